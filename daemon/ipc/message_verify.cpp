@@ -1,0 +1,123 @@
+// message_verify: FlatBuffers verification with explicit limits, plus envelope checks.
+#include "daemon/ipc/message_verify.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "schema/protocol.h"
+
+namespace recon::daemon {
+namespace {
+
+// Smallest well-formed buffer: root offset (4) + file identifier (4).
+constexpr size_t kMinMessageBytes = 8;
+
+std::string identifier_text(std::span<const uint8_t> bytes) {
+  std::string text;
+  for (size_t i = 4; i < 8; ++i) {
+    const uint8_t c = bytes[i];
+    if (c >= 0x20 && c < 0x7f) {
+      text += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      text += hex;
+    }
+  }
+  return text;
+}
+
+// Size, alignment and identifier: the checks shared by requests and responses.
+Status check_frame(std::span<const uint8_t> bytes, const VerifyLimits& limits, const char* what,
+                   const char* identifier) {
+  const size_t max_bytes = std::min<size_t>(limits.max_bytes, FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+  if (bytes.size() > max_bytes) {
+    return resource_exhausted(std::string(what) + " of " + std::to_string(bytes.size()) +
+                              " bytes exceeds the limit of " + std::to_string(max_bytes));
+  }
+  if (bytes.size() < kMinMessageBytes) {
+    return invalid_argument(std::string(what) + " of " + std::to_string(bytes.size()) +
+                            " bytes is too short to be a FlatBuffer");
+  }
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
+    // Not the peer's fault: the caller skipped the private (aligned) copy.
+    return internal_error(std::string(what) + " buffer is not 8-byte aligned (verify a private copy)");
+  }
+  if (!flatbuffers::BufferHasIdentifier(bytes.data(), identifier)) {
+    return invalid_argument(std::string("not a recon ") + what + ": file identifier '" +
+                            identifier_text(bytes) + "', expected '" + identifier + "'");
+  }
+  return Status::ok();
+}
+
+flatbuffers::Verifier::Options verifier_options(const VerifyLimits& limits) {
+  flatbuffers::Verifier::Options options;
+  options.max_depth = limits.max_depth;
+  options.max_tables = limits.max_tables;
+  options.check_alignment = true;
+  options.check_nested_flatbuffers = true;
+  return options;
+}
+
+template <typename Enum, size_t N>
+bool is_known(Enum value, const Enum (&known)[N]) {
+  return std::find(std::begin(known), std::end(known), value) != std::end(known);
+}
+
+std::string version_range() {
+  return std::to_string(wire::kMinProtocolVersion) + ".." + std::to_string(wire::kProtocolVersion);
+}
+
+}  // namespace
+
+Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy,
+                                            const VerifyLimits& limits) {
+  RECON_RETURN_IF_ERROR(check_frame(private_copy, limits, "request", wire::RequestIdentifier()));
+  flatbuffers::Verifier verifier(private_copy.data(), private_copy.size(), verifier_options(limits));
+  if (!wire::VerifyRequestBuffer(verifier)) {
+    return invalid_argument("malformed request: FlatBuffers verification failed (" +
+                            std::to_string(private_copy.size()) + " bytes)");
+  }
+  const wire::Request* request = wire::GetRequest(private_copy.data());
+  const uint32_t version = request->protocol_version();
+  if (version == 0) return invalid_argument("request has no protocol_version");
+  if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
+    return unimplemented("protocol version " + std::to_string(version) +
+                         " is not supported; this daemon speaks " + version_range());
+  }
+  const wire::RequestBody type = request->body_type();
+  if (type == wire::RequestBody::NONE) return invalid_argument("request has no body");
+  if (!is_known(type, wire::EnumValuesRequestBody())) {
+    return unimplemented("unknown request type " + std::to_string(static_cast<unsigned>(type)) +
+                         " (client newer than daemon?)");
+  }
+  return request;
+}
+
+Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy,
+                                              const VerifyLimits& limits) {
+  RECON_RETURN_IF_ERROR(check_frame(private_copy, limits, "response", wire::ResponseIdentifier()));
+  flatbuffers::Verifier verifier(private_copy.data(), private_copy.size(), verifier_options(limits));
+  if (!wire::VerifyResponseBuffer(verifier)) {
+    return invalid_argument("malformed response: FlatBuffers verification failed (" +
+                            std::to_string(private_copy.size()) + " bytes)");
+  }
+  const wire::Response* response = wire::GetResponse(private_copy.data());
+  const uint32_t version = response->protocol_version();
+  if (version == 0) return invalid_argument("response has no protocol_version");
+  const wire::ResponseBody type = response->body_type();
+  if (type == wire::ResponseBody::NONE) return invalid_argument("response has no body");
+  if (type == wire::ResponseBody::Error) return response;  // readable at any version
+  if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
+    return unimplemented("daemon answered in protocol version " + std::to_string(version) +
+                         "; this client speaks " + version_range());
+  }
+  if (!is_known(type, wire::EnumValuesResponseBody())) {
+    return unimplemented("unknown response type " + std::to_string(static_cast<unsigned>(type)) +
+                         " (daemon newer than client?)");
+  }
+  return response;
+}
+
+}  // namespace recon::daemon

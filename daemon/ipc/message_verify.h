@@ -1,0 +1,52 @@
+// message_verify: the only way a received FlatBuffer becomes a typed recon::wire object.
+//
+// Rule for callers (daemon and client): verify a PRIVATE COPY. Copy each ZeroMQ frame (and each
+// side-channel packet) into memory only this process can write, e.g. a std::vector<uint8_t>,
+// then verify that copy and read only from it. Never verify or read a message in memory a peer
+// can still write (a shared-memory region, a zero-copy frame): it can change between the check
+// and the use, and the verifier's guarantees are gone. The copy also gives the 8-byte alignment
+// the FlatBuffers accessors need (zmq_msg_data of a small frame is not aligned).
+//
+// The returned pointer points INTO the copy: it is valid only while the copy lives, unchanged.
+// Verification proves offsets and sizes are in bounds; it does not judge values (image sizes,
+// region ids, tensor names): the handlers check those.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "gpu/status.h"
+#include "schema/request_generated.h"
+#include "schema/response_generated.h"
+
+namespace recon::daemon {
+
+// Bounds of one message, tightened well below the FlatBuffers defaults (64 levels, 10^6 tables,
+// 2 GiB). The schema has no recursive type, so depth is bounded statically (deepest path:
+// Request → InferBatch → [Image] → Image → InlineImage → data is 6 levels); max_depth guards
+// against a future schema mistake. max_tables bounds the verifier's work for a buffer whose
+// offsets all point at one small table (N offsets cost 4N bytes but N table verifications).
+struct VerifyLimits {
+  size_t max_bytes = size_t{64} << 20;  // keep equal to ZMQ_MAXMSGSIZE
+  uint32_t max_depth = 16;
+  uint32_t max_tables = 100'000;
+};
+
+// Side-channel packets carry no images: a much smaller budget.
+inline constexpr VerifyLimits kSideChannelLimits{64 << 10, 16, 1'000};
+
+// Checks size, alignment, file identifier "RCNQ", the FlatBuffers structure under `limits`,
+// protocol_version (0 → INVALID_ARGUMENT; outside [kMinProtocolVersion, kProtocolVersion] →
+// UNIMPLEMENTED) and the body type (NONE → INVALID_ARGUMENT; a type this build does not know →
+// UNIMPLEMENTED). Oversize → RESOURCE_EXHAUSTED. Everything else malformed → INVALID_ARGUMENT.
+Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy,
+                                            const VerifyLimits& limits = {});
+
+// The client's side: identifier "RCNA", same structure checks. An Error body is accepted at any
+// protocol version (a daemon that refuses our version still explains why); other bodies need a
+// version in [kMinProtocolVersion, kProtocolVersion].
+Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy,
+                                              const VerifyLimits& limits = {});
+
+}  // namespace recon::daemon

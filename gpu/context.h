@@ -1,0 +1,115 @@
+// The Vulkan context: instance (with validation when asked), the chosen physical device, its
+// capability set, the logical device, a compute queue and (where one exists) a transfer queue.
+// Everything GPU-side in recon hangs off one Context. It must not know about models or IPC.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpu/capabilities.h"
+#include "gpu/status.h"
+
+namespace recon::gpu {
+
+struct ContextOptions {
+  // Device by index ("0") or case-insensitive name substring ("llvmpipe", "H100"). Empty: the
+  // RECON_DEVICE environment variable, else the best device (discrete > integrated > virtual > CPU).
+  std::string device;
+  // Enable the Khronos validation layer with synchronization validation. Also turned on by
+  // RECON_VALIDATION=1. If the layer is not installed, a warning is logged and it is skipped.
+  bool validation = false;
+  std::string application_name = "recon";
+};
+
+// Brief description of one physical device, for listing and selection.
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+};
+
+// A queue plus the mutex that serialises submissions to it (Vulkan requires external sync).
+struct Queue {
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  std::mutex mutex;
+};
+
+class Context {
+ public:
+  static Result<std::unique_ptr<Context>> create(const ContextOptions& options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Lists devices without creating a logical device.
+  static Result<std::vector<DeviceInfo>> list_devices();
+  // Resolves a selector ("" = best, an index, or a name substring) against a device list.
+  static Result<uint32_t> select_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
+
+  VkInstance instance() const { return instance_; }
+  VkPhysicalDevice physical_device() const { return physical_device_; }
+  VkDevice device() const { return device_; }
+  const Capabilities& caps() const { return caps_; }
+  uint32_t device_index() const { return device_index_; }
+
+  Queue& compute_queue() { return *compute_queue_; }
+  // The dedicated transfer queue, or nullptr when the device has only one family.
+  Queue* transfer_queue() { return transfer_queue_.get(); }
+
+  // Refreshes heap budget/usage (VK_EXT_memory_budget) in caps().
+  void refresh_memory_budget();
+
+  // Index of a memory type with `required` flags (and ideally `preferred`), or an error.
+  Result<uint32_t> find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                                    VkMemoryPropertyFlags preferred) const;
+
+  // Records `record` into a one-shot command buffer, submits it to the compute queue and waits.
+  // For uploads, downloads and tests; model graphs use recorded, replayed command buffers.
+  Status run_once(const std::function<void(VkCommandBuffer)>& record);
+
+  bool validation_enabled() const { return validation_enabled_; }
+  // Number of validation errors reported so far (tests assert it stays 0).
+  uint64_t validation_error_count() const { return validation_errors_.load(); }
+  const std::string& last_validation_error() const { return last_validation_error_; }
+
+ private:
+  Context() = default;
+  Status init(const ContextOptions& options);
+  Status create_instance(const ContextOptions& options);
+  Status create_device();
+  void read_capabilities();
+
+  static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                      VkDebugUtilsMessageTypeFlagsEXT types,
+                                                      const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                      void* user);
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  uint32_t device_index_ = 0;
+  Capabilities caps_;
+  VkPhysicalDeviceMemoryProperties memory_properties_ = {};
+  std::unique_ptr<Queue> compute_queue_;
+  std::unique_ptr<Queue> transfer_queue_;
+  std::vector<const char*> enabled_device_extensions_;
+
+  std::mutex once_mutex_;  // guards once_pool_ and once_fence_
+  VkCommandPool once_pool_ = VK_NULL_HANDLE;
+  VkFence once_fence_ = VK_NULL_HANDLE;
+
+  bool validation_enabled_ = false;
+  std::atomic<uint64_t> validation_errors_{0};
+  std::string last_validation_error_;
+};
+
+}  // namespace recon::gpu

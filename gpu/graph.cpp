@@ -1,0 +1,300 @@
+#include "gpu/graph.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "gpu/runtime.h"
+#include "gpu/transfer.h"
+#include "gpu/vk_check.h"
+
+namespace recon::gpu {
+namespace {
+constexpr size_t kMaxRecordings = 4;
+
+struct Range {
+  VkBuffer buffer;
+  VkDeviceSize begin, end;
+  bool overlaps(const Range& o) const { return buffer == o.buffer && begin < o.end && o.begin < end; }
+};
+}  // namespace
+
+struct Graph::Recording {
+  std::vector<std::pair<VkBuffer, VkDeviceSize>> key;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  uint64_t last_submitted = 0;  // timeline value of its last submission
+};
+
+Graph::Graph(Runtime& rt) : rt_(rt) {
+  VkDevice dev = rt_.context().device();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.queueFamilyIndex = rt_.context().compute_queue().family;
+  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  (void)vkCreateCommandPool(dev, &pool_info, nullptr, &command_pool_);
+
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkSemaphoreCreateInfo sem{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  sem.pNext = &type;
+  (void)vkCreateSemaphore(dev, &sem, nullptr, &timeline_);
+}
+
+Graph::~Graph() {
+  VkDevice dev = rt_.context().device();
+  if (timeline_value_ > 0) (void)wait(timeline_value_);
+  for (auto& r : recordings_) {
+    if (r->descriptor_pool) vkDestroyDescriptorPool(dev, r->descriptor_pool, nullptr);
+  }
+  recordings_.clear();
+  if (command_pool_) vkDestroyCommandPool(dev, command_pool_, nullptr);
+  if (timeline_) vkDestroySemaphore(dev, timeline_, nullptr);
+}
+
+std::array<uint32_t, 3> Graph::grid_1d(uint64_t workgroups) {
+  constexpr uint64_t kMaxX = 65535;
+  if (workgroups <= kMaxX) return {static_cast<uint32_t>(std::max<uint64_t>(workgroups, 1)), 1, 1};
+  const uint64_t y = (workgroups + kMaxX - 1) / kMaxX;
+  return {static_cast<uint32_t>(kMaxX), static_cast<uint32_t>(y), 1};
+}
+
+Arg Graph::add_slot(std::string name, DType dtype, Shape shape) {
+  slots_.push_back({std::move(name), dtype, shape, Tensor()});
+  return Arg::slot(static_cast<uint32_t>(slots_.size() - 1), dtype, std::move(shape));
+}
+
+Status Graph::bind(const Arg& slot, const Tensor& tensor) {
+  if (!slot.is_slot() || slot.slot_index() >= slots_.size()) return invalid_argument("bind: not a slot of this graph");
+  SlotInfo& s = slots_[slot.slot_index()];
+  if (!tensor.defined()) return invalid_argument("bind: slot " + s.name + " given an undefined tensor");
+  if (tensor.dtype() != s.dtype || tensor.shape() != s.shape) {
+    return invalid_argument("bind: slot " + s.name + " expects " + dtype_name(s.dtype) + shape_string(s.shape) +
+                            ", got " + dtype_name(tensor.dtype()) + shape_string(tensor.shape()));
+  }
+  s.bound = tensor;
+  return Status::ok();
+}
+
+Status Graph::bind(std::string_view slot_name, const Tensor& tensor) {
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].name == slot_name) return bind(Arg::slot(i, slots_[i].dtype, slots_[i].shape), tensor);
+  }
+  return not_found("graph has no slot named " + std::string(slot_name));
+}
+
+Status Graph::dispatch(std::string_view shader, std::span<const uint32_t> spec, std::initializer_list<Binding> bindings,
+                       const void* push, uint32_t push_size, std::array<uint32_t, 3> groups) {
+  if (bindings.size() > kMaxBindings) return invalid_argument("dispatch with more than 8 bindings");
+  if (push_size > kMaxPushConstantBytes) return invalid_argument("push constants exceed 128 bytes");
+  const auto& limits = rt_.caps().max_workgroup_count;
+  for (int i = 0; i < 3; ++i) {
+    if (groups[i] == 0 || groups[i] > limits[i]) {
+      return invalid_argument("dispatch of " + std::string(shader) + ": workgroup count " + std::to_string(groups[i]) +
+                              " outside 1.." + std::to_string(limits[i]));
+    }
+  }
+  for (const Binding& b : bindings) {
+    if (b.arg.bytes() > rt_.caps().max_storage_buffer_range) {
+      return invalid_argument("dispatch of " + std::string(shader) + ": operand of " + std::to_string(b.arg.bytes()) +
+                              " bytes exceeds maxStorageBufferRange; the op must split it");
+    }
+  }
+  RECON_ASSIGN_OR_RETURN(const Pipeline* pipeline, rt_.pipelines().get(shader, spec));
+  Dispatch d;
+  d.pipeline = pipeline;
+  d.bindings.assign(bindings.begin(), bindings.end());
+  if (push_size) std::memcpy(d.push.data(), push, push_size);
+  d.push_size = push_size;
+  d.groups = groups;
+  dispatches_.push_back(std::move(d));
+  return Status::ok();
+}
+
+Result<Graph::Resolved> Graph::resolve(const Binding& b) const {
+  const Tensor* t = &b.arg.tensor();
+  if (b.arg.is_slot()) {
+    const SlotInfo& s = slots_[b.arg.slot_index()];
+    if (!s.bound.defined()) return invalid_argument("graph slot " + s.name + " is not bound");
+    t = &s.bound;
+  }
+  // Storage-buffer ranges must be non-zero; round up to a whole word for 16-bit and 8-bit data.
+  VkDeviceSize range = std::max<VkDeviceSize>((t->bytes() + 3) / 4 * 4, 4);
+  return Resolved{t->buffer(), t->offset(), range};
+}
+
+Result<Graph::Recording*> Graph::recording_for_current_bindings() {
+  std::vector<std::pair<VkBuffer, VkDeviceSize>> key;
+  for (const SlotInfo& s : slots_) {
+    if (!s.bound.defined()) return invalid_argument("graph slot " + s.name + " is not bound");
+    key.emplace_back(s.bound.buffer(), s.bound.offset());
+  }
+  for (auto it = recordings_.begin(); it != recordings_.end(); ++it) {
+    if ((*it)->key == key) {
+      recordings_.splice(recordings_.begin(), recordings_, it);
+      return recordings_.front().get();
+    }
+  }
+  if (recordings_.size() >= kMaxRecordings) {
+    Recording* oldest = recordings_.back().get();
+    RECON_RETURN_IF_ERROR(wait(oldest->last_submitted));
+    VkDevice dev = rt_.context().device();
+    vkFreeCommandBuffers(dev, command_pool_, 1, &oldest->cmd);
+    vkDestroyDescriptorPool(dev, oldest->descriptor_pool, nullptr);
+    recordings_.pop_back();
+  }
+  auto rec = std::make_unique<Recording>();
+  rec->key = std::move(key);
+  RECON_RETURN_IF_ERROR(record(*rec));
+  recordings_.push_front(std::move(rec));
+  return recordings_.front().get();
+}
+
+Status Graph::record(Recording& rec) {
+  VkDevice dev = rt_.context().device();
+  size_t binding_total = 0;
+  for (const auto& d : dispatches_) binding_total += d.bindings.size();
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            static_cast<uint32_t>(std::max<size_t>(binding_total, 1))};
+  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pool_info.maxSets = static_cast<uint32_t>(std::max<size_t>(dispatches_.size(), 1));
+  pool_info.poolSizeCount = 1;
+  pool_info.pPoolSizes = &size;
+  RECON_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(dev, &pool_info, nullptr, &rec.descriptor_pool));
+
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = command_pool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  RECON_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(dev, &alloc, &rec.cmd));
+
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  RECON_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(rec.cmd, &begin));
+  // Uploads and earlier submissions wrote our inputs: make them visible first.
+  full_barrier(rec.cmd);
+
+  PipelineRegistry& reg = rt_.pipelines();
+  VkDescriptorSetLayout layout = reg.set_layout();
+  std::vector<Range> written, read;  // accesses since the last barrier
+  size_t barriers = 0;
+  for (const Dispatch& d : dispatches_) {
+    VkDescriptorSetAllocateInfo set_alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    set_alloc.descriptorPool = rec.descriptor_pool;
+    set_alloc.descriptorSetCount = 1;
+    set_alloc.pSetLayouts = &layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    RECON_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(dev, &set_alloc, &set));
+
+    std::vector<VkDescriptorBufferInfo> infos(d.bindings.size());
+    std::vector<VkWriteDescriptorSet> writes(d.bindings.size());
+    std::vector<Range> my_reads, my_writes;
+    for (size_t i = 0; i < d.bindings.size(); ++i) {
+      RECON_ASSIGN_OR_RETURN(Resolved r, resolve(d.bindings[i]));
+      infos[i] = {r.buffer, r.offset, r.range};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+      Range range{r.buffer, r.offset, r.offset + r.range};
+      if (d.bindings[i].access != Access::kWrite) my_reads.push_back(range);
+      if (d.bindings[i].access != Access::kRead) my_writes.push_back(range);
+    }
+    vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+
+    // A barrier only where this dispatch touches what an earlier one wrote (RAW, WAW) or
+    // writes what an earlier one read (WAR).
+    bool hazard = false;
+    for (const Range& r : my_reads) {
+      hazard |= std::any_of(written.begin(), written.end(), [&](const Range& w) { return w.overlaps(r); });
+    }
+    for (const Range& w : my_writes) {
+      hazard |= std::any_of(written.begin(), written.end(), [&](const Range& x) { return x.overlaps(w); });
+      hazard |= std::any_of(read.begin(), read.end(), [&](const Range& x) { return x.overlaps(w); });
+    }
+    if (hazard) {
+      VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+      barrier.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      barrier.srcAccessMask = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      barrier.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      barrier.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+      dep.memoryBarrierCount = 1;
+      dep.pMemoryBarriers = &barrier;
+      vkCmdPipelineBarrier2(rec.cmd, &dep);
+      written.clear();
+      read.clear();
+      ++barriers;
+    }
+    written.insert(written.end(), my_writes.begin(), my_writes.end());
+    read.insert(read.end(), my_reads.begin(), my_reads.end());
+
+    vkCmdBindPipeline(rec.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
+    vkCmdBindDescriptorSets(rec.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reg.layout(), 0, 1, &set, 0, nullptr);
+    if (d.push_size) {
+      vkCmdPushConstants(rec.cmd, reg.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, d.push_size, d.push.data());
+    }
+    vkCmdDispatch(rec.cmd, d.groups[0], d.groups[1], d.groups[2]);
+  }
+  // Results are read by transfers and the host after the graph.
+  full_barrier(rec.cmd);
+  RECON_VK_RETURN_IF_ERROR(vkEndCommandBuffer(rec.cmd));
+  ++record_count_;
+  last_barrier_count_ = barriers;
+  return Status::ok();
+}
+
+Result<uint64_t> Graph::submit() {
+  if (command_pool_ == VK_NULL_HANDLE || timeline_ == VK_NULL_HANDLE) {
+    return internal_error("graph command pool or timeline semaphore could not be created");
+  }
+  RECON_ASSIGN_OR_RETURN(Recording * rec, recording_for_current_bindings());
+  // A command buffer may not be pending twice without SIMULTANEOUS_USE: wait for its last run.
+  RECON_RETURN_IF_ERROR(wait(rec->last_submitted));
+
+  const uint64_t signal = timeline_value_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &signal;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &rec->cmd;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &timeline_;
+  Queue& q = rt_.context().compute_queue();
+  {
+    std::lock_guard lock(q.mutex);
+    RECON_VK_RETURN_IF_ERROR(vkQueueSubmit(q.queue, 1, &submit, VK_NULL_HANDLE));
+  }
+  timeline_value_ = signal;
+  rec->last_submitted = signal;
+
+  // Cached host copies of anything this graph writes are stale from now on.
+  for (const Dispatch& d : dispatches_) {
+    for (const Binding& b : d.bindings) {
+      if (b.access == Access::kRead) continue;
+      if (b.arg.is_slot()) {
+        slots_[b.arg.slot_index()].bound.invalidate_host();
+      } else {
+        b.arg.tensor().invalidate_host();
+      }
+    }
+  }
+  return signal;
+}
+
+Status Graph::wait(uint64_t value) {
+  if (value == 0) return Status::ok();
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &timeline_;
+  info.pValues = &value;
+  return RECON_VK(vkWaitSemaphores(rt_.context().device(), &info, UINT64_MAX));
+}
+
+Status Graph::run() {
+  RECON_ASSIGN_OR_RETURN(uint64_t value, submit());
+  return wait(value);
+}
+
+}  // namespace recon::gpu

@@ -1,0 +1,24 @@
+// Host <-> device copies through the staging pool, in bounded chunks so a tensor of any size
+// moves with a fixed amount of staging memory.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+
+#include "gpu/status.h"
+
+namespace recon::gpu {
+
+class Runtime;
+
+inline constexpr VkDeviceSize kStagingChunkBytes = VkDeviceSize{16} << 20;
+
+Status copy_host_to_device(Runtime& rt, const void* src, VkBuffer dst, VkDeviceSize dst_offset, size_t bytes);
+Status copy_device_to_host(Runtime& rt, VkBuffer src, VkDeviceSize src_offset, void* dst, size_t bytes);
+
+// A full memory barrier between everything before and everything after, including host access.
+// Used at the edges of one-shot submissions and recorded graphs.
+void full_barrier(VkCommandBuffer cmd);
+
+}  // namespace recon::gpu

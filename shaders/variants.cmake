@@ -1,0 +1,10 @@
+# Every shader variant recon embeds: one line per (variant name, source, defines).
+# Kernels pick a variant by name at run time from the device's capability set.
+recon_shader(fill_f32 fill.comp DEFINES DTYPE_F16=0)
+recon_shader(fill_f16 fill.comp DEFINES DTYPE_F16=1)
+recon_shader(copy_u32 copy.comp DEFINES VEC4=0)
+recon_shader(copy_vec4 copy.comp DEFINES VEC4=1)
+recon_shader(add_f32 add.comp DEFINES DTYPE_F16=0)
+recon_shader(add_f16 add.comp DEFINES DTYPE_F16=1)
+recon_shader(matmul_tiled_f32 matmul_tiled.comp DEFINES DTYPE_F16=0)
+recon_shader(matmul_tiled_f16 matmul_tiled.comp DEFINES DTYPE_F16=1)

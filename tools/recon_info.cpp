@@ -1,0 +1,66 @@
+// recon-info: prints the Vulkan devices, the one recon would choose, its capability set, memory
+// heaps and budget, and the pipeline cache's path and state. Exit code 0 when a device is usable.
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "gpu/runtime.h"
+
+namespace {
+
+void usage() {
+  std::puts(
+      "usage: recon-info [--device SELECTOR] [--validation]\n"
+      "  SELECTOR is a device index or a name substring (default: $RECON_DEVICE, else the best device)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  recon::gpu::RuntimeOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) {
+      options.context.device = argv[++i];
+    } else if (a == "--validation") {
+      options.context.validation = true;
+    } else if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+
+  auto devices = recon::gpu::Context::list_devices();
+  if (!devices.is_ok()) {
+    std::fprintf(stderr, "recon-info: %s\n", devices.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("Vulkan devices:\n");
+  for (const auto& d : devices.value()) {
+    std::printf("  [%u] %s (%s, Vulkan %u.%u)\n", d.index, d.name.c_str(), recon::gpu::device_type_name(d.type),
+                VK_API_VERSION_MAJOR(d.api_version), VK_API_VERSION_MINOR(d.api_version));
+  }
+
+  auto rt = recon::gpu::Runtime::create(options);
+  if (!rt.is_ok()) {
+    std::fprintf(stderr, "recon-info: %s\n", rt.status().to_string().c_str());
+    return 1;
+  }
+  auto& runtime = *rt.value();
+  std::printf("\nChosen device: [%u]\n%s", runtime.context().device_index(), runtime.caps().describe().c_str());
+  std::printf("  transfer queue:       %s\n", runtime.context().transfer_queue() ? "dedicated" : "none (compute queue)");
+  std::printf("  validation:           %s\n", runtime.context().validation_enabled() ? "on" : "off");
+
+  auto& cache = runtime.pipeline_cache();
+  std::string path = cache.path().empty() ? "(none)" : cache.path();
+  std::error_code ec;
+  auto size = cache.path().empty() ? 0 : std::filesystem::file_size(cache.path(), ec);
+  std::printf("\nPipeline cache:\n  path:  %s\n  state: %s%s%s\n  size:  %s\n", path.c_str(),
+              recon::gpu::cache_state_name(cache.state()), cache.rejection_reason().empty() ? "" : " — ",
+              cache.rejection_reason().c_str(), ec ? "(no file)" : (std::to_string(size) + " bytes").c_str());
+  return 0;
+}
