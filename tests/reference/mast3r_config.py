@@ -236,16 +236,18 @@ def config_from_model_string(text, allow_unknown=False):
     """Full inference config from a checkpoint's `args.model` constructor string.
 
     Applies the same rewrites as mast3r's load_model (ManyAR_PatchEmbed -> PatchEmbedDust3R,
-    landscape_only=False). Returns (config, ignored unknown keys).
+    landscape_only=False). The NON-OFFICIAL keys are accepted too (tiny test checkpoints made from the
+    reference). Unknown keys are refused unless allow_unknown, in which case they are dropped.
+    Returns (config, dropped unknown keys).
     """
     name, kwargs = parse_model_string(text)
     if name != "AsymmetricMASt3R":
         raise ConfigError(f"expected an AsymmetricMASt3R model string, got {name!r}")
-    unknown = sorted(set(kwargs) - OFFICIAL_KEYS)
+    unknown = sorted(set(kwargs) - KNOWN_KEYS)
     if unknown and not allow_unknown:
         raise ConfigError("model string has constructor arguments this converter does not know "
                           f"(they may change the architecture): {', '.join(unknown)}")
-    kwargs = {k: v for k, v in kwargs.items() if k in OFFICIAL_KEYS}
+    kwargs = {k: v for k, v in kwargs.items() if k in KNOWN_KEYS}
     if kwargs.get("patch_embed_cls") == "ManyAR_PatchEmbed":
         kwargs["patch_embed_cls"] = "PatchEmbedDust3R"
     kwargs["landscape_only"] = False
@@ -255,3 +257,18 @@ def config_from_model_string(text, allow_unknown=False):
 
 def configs_equal(a, b):
     return config_to_json(a) == config_to_json(b)
+
+
+def _py_literal(value):
+    if isinstance(value, tuple):
+        inner = ", ".join(_py_literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
+
+
+def model_string_from_config(cfg, keys=None):
+    """'AsymmetricMASt3R(k=v, ...)' in the style of a checkpoint's args.model (inf written bare)."""
+    keys = list(cfg) if keys is None else keys
+    return "AsymmetricMASt3R(" + ", ".join(f"{k}={_py_literal(_canon(cfg[k]))}" for k in keys) + ")"

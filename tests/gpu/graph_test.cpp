@@ -1,0 +1,128 @@
+#include "gpu/graph.h"
+
+#include <gtest/gtest.h>
+
+#include "gpu/ops/elementwise_basic.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using testing::download_f32;
+using testing::GpuTest;
+using testing::random_floats;
+using testing::upload_f32;
+
+class GraphTest : public GpuTest {};
+
+TEST_F(GraphTest, ReplaysWithNewBindingsAndReusesRecordings) {
+  const Shape shape{3, 37};
+  Graph g(rt());
+  Arg a = g.add_slot("a", DType::kF32, shape);
+  Arg b = g.add_slot("b", DType::kF32, shape);
+  Arg out = g.add_slot("out", DType::kF32, shape);
+  ASSERT_TRUE(ops::add(g, a, b, out).is_ok());
+
+  struct Set {
+    std::vector<float> a, b;
+    Tensor ta, tb, tout;
+  };
+  std::vector<Set> sets(2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    sets[i].a = random_floats(111, 10 + i);
+    sets[i].b = random_floats(111, 20 + i);
+    sets[i].ta = upload_f32(rt(), DType::kF32, shape, sets[i].a);
+    sets[i].tb = upload_f32(rt(), DType::kF32, shape, sets[i].b);
+    sets[i].tout = testing::poisoned(rt(), DType::kF32, shape);
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (auto& s : sets) {
+      ASSERT_TRUE(g.bind(a, s.ta).is_ok());
+      ASSERT_TRUE(g.bind(b, s.tb).is_ok());
+      ASSERT_TRUE(g.bind("out", s.tout).is_ok());
+      ASSERT_TRUE(g.run().is_ok());
+      auto got = download_f32(rt(), s.tout);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_FLOAT_EQ(got[i], s.a[i] + s.b[i]) << "round " << round;
+    }
+  }
+  EXPECT_EQ(g.record_count(), 2u) << "each binding set is recorded once, then replayed";
+}
+
+TEST_F(GraphTest, UnboundSlotIsAnErrorNotACrash) {
+  Graph g(rt());
+  Arg out = g.add_slot("out", DType::kF32, {16});
+  ASSERT_TRUE(ops::fill(g, out, 1.0f).is_ok());
+  Status s = g.run();
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("out"), std::string::npos);
+}
+
+TEST_F(GraphTest, BindingTheWrongShapeOrDtypeIsRefused) {
+  Graph g(rt());
+  Arg out = g.add_slot("out", DType::kF32, {4, 4});
+  auto wrong_shape = Tensor::empty(rt(), DType::kF32, {16});
+  auto wrong_dtype = Tensor::empty(rt(), DType::kF16, {4, 4});
+  EXPECT_EQ(g.bind(out, wrong_shape.value()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.bind(out, wrong_dtype.value()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.bind("missing", wrong_dtype.value()).code(), StatusCode::kNotFound);
+}
+
+TEST_F(GraphTest, BarriersOnlyWhereADependencyExists) {
+  auto x = Tensor::empty(rt(), DType::kF32, {1024}).value();
+  auto y = Tensor::empty(rt(), DType::kF32, {1024}).value();
+  auto z = Tensor::empty(rt(), DType::kF32, {1024}).value();
+  Graph g(rt());
+  ASSERT_TRUE(ops::fill(g, x, 1.0f).is_ok());
+  ASSERT_TRUE(ops::fill(g, y, 2.0f).is_ok());  // independent of the first: no barrier
+  ASSERT_TRUE(ops::add(g, x, y, z).is_ok());   // reads both: one barrier
+  ASSERT_TRUE(ops::fill(g, x, 5.0f).is_ok());  // overwrites what add read: one more barrier
+  ASSERT_TRUE(g.run().is_ok());
+  EXPECT_EQ(g.barrier_count(), 2u);
+  auto got = download_f32(rt(), z);
+  for (float v : got) ASSERT_EQ(v, 3.0f);
+  for (float v : download_f32(rt(), x)) ASSERT_EQ(v, 5.0f);
+}
+
+TEST_F(GraphTest, ManyReplaysOfOneRecordingStayCorrect) {
+  auto acc = Tensor::empty(rt(), DType::kF32, {64}).value();
+  auto one = Tensor::empty(rt(), DType::kF32, {64}).value();
+  Graph init(rt());
+  ASSERT_TRUE(ops::fill(init, acc, 0.0f).is_ok());
+  ASSERT_TRUE(ops::fill(init, one, 1.0f).is_ok());
+  ASSERT_TRUE(init.run().is_ok());
+  Graph step(rt());
+  ASSERT_TRUE(ops::add(step, acc, one, acc).is_ok());  // in place: acc += 1
+  for (int i = 0; i < 25; ++i) ASSERT_TRUE(step.run().is_ok());
+  EXPECT_EQ(step.record_count(), 1u);
+  for (float v : download_f32(rt(), acc)) ASSERT_EQ(v, 25.0f);
+}
+
+TEST_F(GraphTest, SubmitReturnsIncreasingTimelineValues) {
+  auto t = Tensor::empty(rt(), DType::kF32, {8}).value();
+  Graph g(rt());
+  ASSERT_TRUE(ops::fill(g, t, 1.0f).is_ok());
+  auto v1 = g.submit();
+  ASSERT_TRUE(v1.is_ok());
+  auto v2 = g.submit();
+  ASSERT_TRUE(v2.is_ok());
+  EXPECT_LT(v1.value(), v2.value());
+  EXPECT_TRUE(g.wait(v2.value()).is_ok());
+}
+
+TEST_F(GraphTest, OversizedDispatchIsRefused) {
+  Graph g(rt());
+  auto t = Tensor::empty(rt(), DType::kF32, {8}).value();
+  Status s = g.dispatch("fill_f32", {}, {{t, Access::kWrite}}, nullptr, 0, {0, 1, 1});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+TEST(GraphGrid, SplitsLargeCountsIntoTwoDimensions) {
+  EXPECT_EQ(Graph::grid_1d(10)[0], 10u);
+  auto g = Graph::grid_1d(200000);
+  EXPECT_EQ(g[0], 65535u);
+  EXPECT_GE(uint64_t{g[0]} * g[1], 200000u);
+}
+
+}  // namespace
+}  // namespace recon::gpu
