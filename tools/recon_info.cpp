@@ -6,12 +6,13 @@
 #include <string>
 
 #include "gpu/runtime.h"
+#include "gpu/self_check.h"
 
 namespace {
 
 void usage() {
   std::puts(
-      "usage: recon-info [--device SELECTOR] [--validation]\n"
+      "usage: recon-info [--device SELECTOR] [--validation] [--self-check]\n"
       "  SELECTOR is a device index or a name substring (default: $RECON_DEVICE, else the best device)");
 }
 
@@ -19,10 +20,13 @@ void usage() {
 
 int main(int argc, char** argv) {
   recon::gpu::RuntimeOptions options;
+  bool self_check = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) {
       options.context.device = argv[++i];
+    } else if (a == "--self-check") {
+      self_check = true;
     } else if (a == "--validation") {
       options.context.validation = true;
     } else if (a == "-h" || a == "--help") {
@@ -62,5 +66,24 @@ int main(int argc, char** argv) {
   std::printf("\nPipeline cache:\n  path:  %s\n  state: %s%s%s\n  size:  %s\n", path.c_str(),
               recon::gpu::cache_state_name(cache.state()), cache.rejection_reason().empty() ? "" : " — ",
               cache.rejection_reason().c_str(), ec ? "(no file)" : (std::to_string(size) + " bytes").c_str());
-  return 0;
+  if (!self_check) return 0;
+
+  std::printf("\nSelf-check (GPU result against exact CPU math):\n");
+  auto items = recon::gpu::run_self_check(runtime);
+  if (!items.is_ok()) {
+    std::fprintf(stderr, "recon-info: self-check could not run: %s\n", items.status().to_string().c_str());
+    return 1;
+  }
+  bool all = true;
+  for (const auto& item : items.value()) {
+    std::printf("  %-24s %s  max error %.3g (tolerance %.3g)  %.2f ms\n", item.name.c_str(),
+                item.passed ? "PASS" : "FAIL", item.max_error, item.tolerance, item.gpu_ms);
+    all = all && item.passed;
+  }
+  if (runtime.context().validation_error_count() > 0) {
+    std::printf("  validation errors: %llu\n", static_cast<unsigned long long>(runtime.context().validation_error_count()));
+    all = false;
+  }
+  std::printf("%s\n", all ? "self-check passed" : "self-check FAILED");
+  return all ? 0 : 1;
 }

@@ -77,5 +77,21 @@ TEST(Context, ValidationLayerRunsCleanWhenInstalled) {
   EXPECT_EQ(ctx.value()->validation_error_count(), 0u);
 }
 
+// Proves the other tests' "no validation errors" assertion can fail: a deliberate misuse is counted.
+TEST(Context, CountsValidationErrorsWhenTheLayerIsOn) {
+  ContextOptions o;
+  o.validation = true;
+  auto ctx = Context::create(o);
+  ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+  if (!ctx.value()->validation_enabled()) GTEST_SKIP() << "VK_LAYER_KHRONOS_validation is not installed";
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = 0;  // VUID-VkBufferCreateInfo-size-00912
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  (void)vkCreateBuffer(ctx.value()->device(), &info, nullptr, &buffer);
+  if (buffer != VK_NULL_HANDLE) vkDestroyBuffer(ctx.value()->device(), buffer, nullptr);
+  EXPECT_GT(ctx.value()->validation_error_count(), 0u);
+}
+
 }  // namespace
 }  // namespace recon::gpu

@@ -56,7 +56,7 @@ class SafetensorsError(ValueError):
 
 def bf16_bits_from_f32(a):
     """float32 array -> uint16 bf16 bit patterns, round-to-nearest-even (NaN kept quiet)."""
-    a = np.ascontiguousarray(a, dtype=np.float32)
+    a = np.asarray(a, dtype=np.float32, order="C")
     u = a.view(np.uint32).astype(np.uint64)
     rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
     out = rounded.astype(np.uint16)
@@ -67,7 +67,7 @@ def bf16_bits_from_f32(a):
 
 
 def f32_from_bf16_bits(bits):
-    bits = np.ascontiguousarray(bits, dtype=np.uint16)
+    bits = np.asarray(bits, dtype=np.uint16, order="C")
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
@@ -75,7 +75,7 @@ class BF16:
     """Marks a value for save_file as bf16: wraps uint16 bit patterns (or converts a float array)."""
 
     def __init__(self, values, already_bits=False):
-        self.bits = np.ascontiguousarray(values, dtype=np.uint16) if already_bits else bf16_bits_from_f32(values)
+        self.bits = np.asarray(values, dtype=np.uint16, order="C") if already_bits else bf16_bits_from_f32(values)
 
 
 def _to_st_array(value):
@@ -94,7 +94,7 @@ def _to_st_array(value):
     name = _NUMPY_TO_ST.get(native)
     if name is None:
         raise SafetensorsError(f"unsupported dtype {arr.dtype}")
-    return name, np.ascontiguousarray(arr, dtype=_DTYPES[name])
+    return name, np.asarray(arr, dtype=_DTYPES[name], order="C")  # ascontiguousarray would make 0-d arrays 1-d
 
 
 def save_file(tensors, path, metadata=None):

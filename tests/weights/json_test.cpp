@@ -76,7 +76,9 @@ TEST(Json, RejectsInvalidDocuments) {
   for (const char* text : bad) {
     const Result<JsonValue> r = parse_json(text);
     EXPECT_FALSE(r.is_ok()) << "accepted: " << text;
-    if (!r.is_ok()) EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << text;
+    if (!r.is_ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << text;
+    }
   }
 }
 
