@@ -17,26 +17,41 @@
 
 namespace recon::gpu::testing {
 
-// A fresh runtime per test on the default device (lavapipe in CI), validation layers on when
-// installed, no pipeline cache file. TearDown fails the test if the validation layer complained.
+// One runtime per test process on the default device (lavapipe in CI), validation layers on when
+// installed, no pipeline cache file. It is shared because NVIDIA's driver refused new instances
+// after ~20 create/destroy cycles in one process (seen on an H200, driver 580.159.04); the daemon
+// creates one context for its lifetime. TearDown fails the test if the validation layer reported
+// an error during it.
 class GpuTest : public ::testing::Test {
  protected:
+  static Runtime* shared_runtime() {
+    static std::unique_ptr<Runtime> rt = [] {
+      RuntimeOptions options;
+      options.context.validation = true;
+      options.pipeline_cache_path = "none";
+      auto r = Runtime::create(options);
+      if (!r.is_ok()) {
+        ADD_FAILURE() << r.status().to_string();
+        return std::unique_ptr<Runtime>();
+      }
+      return std::move(r).value();
+    }();
+    return rt.get();
+  }
   void SetUp() override {
-    RuntimeOptions options;
-    options.context.validation = true;
-    options.pipeline_cache_path = "none";
-    auto rt = Runtime::create(options);
-    ASSERT_TRUE(rt.is_ok()) << rt.status().to_string();
-    rt_ = std::move(rt).value();
+    rt_ = shared_runtime();
+    ASSERT_NE(rt_, nullptr);
+    errors_at_start_ = rt_->context().validation_error_count();
   }
   void TearDown() override {
     if (!rt_) return;
-    EXPECT_EQ(rt_->context().validation_error_count(), 0u)
+    EXPECT_EQ(rt_->context().validation_error_count(), errors_at_start_)
         << "last validation error: " << rt_->context().last_validation_error();
   }
   Runtime& rt() { return *rt_; }
 
-  std::unique_ptr<Runtime> rt_;
+  Runtime* rt_ = nullptr;
+  uint64_t errors_at_start_ = 0;
 };
 
 // Deterministic per-test random numbers; each call draws fresh values.

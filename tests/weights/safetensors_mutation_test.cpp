@@ -59,7 +59,9 @@ void exercise(std::vector<std::byte> bytes) {
   }
   // The config parser sees mutated metadata too.
   const Result<Mast3rConfig> c = Mast3rConfig::from_safetensors(f);
-  if (!c.is_ok()) ASSERT_EQ(c.status().code(), StatusCode::kInvalidArgument) << c.status().to_string();
+  if (!c.is_ok()) {
+    ASSERT_EQ(c.status().code(), StatusCode::kInvalidArgument) << c.status().to_string();
+  }
 }
 
 std::vector<std::byte> mutate(const std::vector<std::byte>& seed, std::mt19937_64& rng) {

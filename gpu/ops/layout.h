@@ -1,0 +1,80 @@
+// Layout ops: views (reshape, row ranges) and the copies that move elements between layouts —
+// permute/transpose, slice, split, concat and MASt3R's NCHW ↔ token-major conversions. Copies move
+// bits and never compute on values, so they take every dtype (f32/i32 as 32-bit words, f16, u8;
+// u8 needs the device's 8-bit storage feature). They must not be used for dtype conversion.
+//
+// Reshape is a view, not a kernel: `Tensor::reshape` (or `reshape_view` here for an Arg, which also
+// works on graph slots) gives the same elements under another shape.
+//
+// Large tensors. A binding may span at most kMaxBindingBytes (Vulkan's guaranteed minimum of
+// maxStorageBufferRange, lavapipe's actual limit). Every op of the library that can meet larger
+// operands splits its work into several dispatches over ranges of an outer axis, binding row views
+// (`row_view`) whose offsets are multiples of kBindingOffsetAlign. Here that means:
+//   - permute/transpose: split along output axis 0 when perm[0] == 0 (the batch axis);
+//   - slice/split: split along axis 0;
+//   - concat: along axis 0 for axis ≠ 0, else per input and per row range of that input.
+// A graph slot cannot be viewed by rows, so an oversized slot operand is refused (bind a tensor).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include "gpu/graph.h"
+
+namespace recon::gpu::ops {
+
+// Vulkan guarantees maxStorageBufferRange ≥ 2^27 bytes on every device; lavapipe has exactly that.
+inline constexpr uint64_t kMaxBindingBytes = uint64_t{1} << 27;
+// The largest minStorageBufferOffsetAlignment Vulkan allows; row views start on multiples of it.
+inline constexpr uint64_t kBindingOffsetAlign = 256;
+// The highest rank the strided kernels take (after merging dimensions that stay adjacent).
+inline constexpr int kMaxLayoutRank = 6;
+
+// ---- Views (no kernel) ----
+
+// The same elements under another shape (numel must match). Works on tensors and graph slots.
+Result<Arg> reshape_view(const Arg& a, const Shape& shape);
+// Rows [begin, end) of axis 0. A slot can only be "viewed" whole.
+Result<Arg> row_view(const Arg& a, int64_t begin, int64_t end);
+// How many rows of axis 0 one dispatch may take so that every operand's row range, at
+// `row_bytes[i]` bytes per row, fits kMaxBindingBytes and starts on a kBindingOffsetAlign boundary.
+// Returns `total_rows` when everything fits at once; INVALID_ARGUMENT when even one row is too big.
+Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows);
+Result<int64_t> rows_per_dispatch(std::initializer_list<uint64_t> row_bytes, int64_t total_rows);
+
+// ---- Copies ----
+
+// out = in.permute(perm): out.shape[d] == in.shape[perm[d]]. Any permutation of up to 6 axes after
+// merging axes that stay adjacent (so higher ranks work when they collapse). Permutations that
+// collapse to a (batched) 2-D transpose take a tiled shared-memory kernel; the rest a strided gather.
+Status permute(Graph& g, const Arg& in, const Arg& out, const std::vector<int>& perm);
+// Swaps two axes (negative axes count from the end).
+Status transpose(Graph& g, const Arg& in, const Arg& out, int dim0, int dim1);
+
+// One axis of a slice, with Python/PyTorch semantics: negative start/stop count from the end,
+// both are clamped to [0, dim], step ≥ 1. Output length ceil((stop − start) / step), or 0.
+struct SliceAxis {
+  int64_t start = 0;
+  int64_t stop = INT64_MAX;
+  int64_t step = 1;
+};
+// out = in[axes[0], axes[1], ...]; axes beyond axes.size() are taken whole. out's shape must match.
+Status slice(Graph& g, const Arg& in, const Arg& out, const std::vector<SliceAxis>& axes);
+
+// out = cat(inputs, axis): inputs agree with out on every axis but `axis`, whose sizes sum to
+// out's. Any number of inputs ≥ 1; each dispatch gathers from up to 7 of them (8 bindings).
+Status concat(Graph& g, std::span<const Arg> inputs, int axis, const Arg& out);
+Status concat(Graph& g, std::initializer_list<Arg> inputs, int axis, const Arg& out);
+// The inverse: consecutive pieces of `in` along `axis`, sized by the outputs' shapes.
+Status split(Graph& g, const Arg& in, int axis, std::span<const Arg> outputs);
+Status split(Graph& g, const Arg& in, int axis, std::initializer_list<Arg> outputs);
+
+// MASt3R's token ↔ feature-map conversions (spec §3.1, §5.1): token n = y·w + x.
+// tokens [B, N, C] → out [B, C, h, w] with N = h·w (h, w taken from out).
+Status tokens_to_nchw(Graph& g, const Arg& tokens, const Arg& out);
+// in [B, C, h, w] → tokens [B, h·w, C].
+Status nchw_to_tokens(Graph& g, const Arg& in, const Arg& tokens);
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,47 @@
+#version 450
+// out = a ∘ b with NumPy broadcasting, ∘ ∈ {+, −, ×, ÷} chosen by OP (ops::BinaryOp order).
+// The host merges axes first; a broadcast axis has stride 0. SAME_SHAPE = 1 is the fast path for
+// operands of one shape (no index arithmetic).
+#include "common.glsl"
+layout(constant_id = 0) const uint OP = 0;
+layout(constant_id = 1) const uint SAME_SHAPE = 0;
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { STORE_T a[]; };
+layout(binding = 1) readonly buffer B { STORE_T b[]; };
+layout(binding = 2) writeonly buffer Out { STORE_T out_data[]; };
+// Mirrored by BinaryPush in gpu/ops/elementwise.cpp.
+layout(push_constant) uniform Push {
+  uint n, rank;
+  uint shape[6];
+  uint stride_a[6];
+  uint stride_b[6];
+} p;
+
+float apply(float x, float y) {
+  switch (OP) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    default: return x / y;
+  }
+}
+
+void main() {
+  uint i = linear_invocation(256);
+  if (i >= p.n) return;
+  uint ia = i, ib = i;
+  if (SAME_SHAPE == 0) {
+    ia = 0;
+    ib = 0;
+    uint rem = i;
+    for (int d = int(p.rank) - 1; d >= 0; --d) {
+      uint extent = p.shape[d];
+      uint q = rem / extent;
+      uint c = rem - q * extent;
+      ia += c * p.stride_a[d];
+      ib += c * p.stride_b[d];
+      rem = q;
+    }
+  }
+  out_data[i] = STORE_T(apply(float(a[ia]), float(b[ib])));
+}

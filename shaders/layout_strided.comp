@@ -1,0 +1,27 @@
+#version 450
+// Strided gather: dst[i] = src[base + Σ_d c_d · stride[d]], where (c_0 … c_{rank−1}) is the
+// row-major coordinate of i in `shape`. Serves permute, slice and split (gpu/ops/layout.cpp), which
+// merge adjacent axes first so rank is usually 2–3.
+#include "layout_common.glsl"
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer Src { ELEM_T src[]; };
+layout(binding = 1) writeonly buffer Dst { ELEM_T dst[]; };
+// Mirrored by StridedPush in gpu/ops/layout.cpp.
+layout(push_constant) uniform Push {
+  uint n, rank, base;
+  uint shape[6];
+  uint stride[6];
+} p;
+void main() {
+  uint i = linear_invocation(256);
+  if (i >= p.n) return;
+  uint rem = i;
+  uint s = p.base;
+  for (int d = int(p.rank) - 1; d >= 0; --d) {
+    uint extent = p.shape[d];
+    uint q = rem / extent;
+    s += (rem - q * extent) * p.stride[d];
+    rem = q;
+  }
+  dst[i] = src[s];
+}

@@ -1,0 +1,64 @@
+// Accurate fp32 special functions for the unary and GELU shaders. GLSL has no erf; these keep a
+// relative error of a few 1e-7 over the whole range (see gpu/ops/unary.h for the measured bounds).
+
+// erfc(z) for z ≥ 0 with fractional error < 1.2e-7 in exact arithmetic (Numerical Recipes' Chebyshev
+// fit "erfcc"). z² is split exactly with fma so that exp(−z²) keeps its relative accuracy for large z.
+float recon_erfc_nonneg(float z) {
+  float t = 1.0 / (1.0 + 0.5 * z);
+  float poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+               t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+  precise float hi = z * z;
+  precise float lo = fma(z, z, -hi);  // z² = hi + lo exactly (precise: fma must not be split)
+  return t * exp(-hi) * exp(poly - lo);
+}
+
+// erf(z): a Taylor series near 0 (no cancellation), 1 − erfc(|z|) beyond.
+float recon_erf(float z) {
+  float a = abs(z);
+  if (a < 0.5) {
+    float z2 = z * z;
+    // 2/√π · z · Σ (−z²)^k / (k!·(2k+1)), k = 0..5; the next term is < 2e-8 relative at |z| = 0.5.
+    float s = 1.0 + z2 * (-1.0 / 3.0 + z2 * (1.0 / 10.0 + z2 * (-1.0 / 42.0 + z2 * (1.0 / 216.0 + z2 * (-1.0 / 1320.0)))));
+    return 1.1283791670955126 * z * s;
+  }
+  float r = 1.0 - recon_erfc_nonneg(a);
+  return z < 0.0 ? -r : r;
+}
+
+// Φ(x), the standard normal CDF = ½·erfc(−x/√2), accurate in relative terms in both tails.
+float recon_normal_cdf(float x) {
+  float c = 0.5 * recon_erfc_nonneg(abs(x) * 0.70710678118654752);
+  return x < 0.0 ? c : 1.0 - c;
+}
+
+// 1 / (1 + e^−x), without overflow and with relative accuracy for x ≪ 0.
+float recon_sigmoid(float x) {
+  if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+  float e = exp(x);
+  return e / (1.0 + e);
+}
+
+// tanh with relative accuracy near 0 (odd Taylor series) and no inf/inf for large |x|.
+float recon_tanh(float x) {
+  float a = abs(x);
+  float r;
+  if (a < 0.3) {
+    float x2 = x * x;
+    // x − x³/3 + 2x⁵/15 − 17x⁷/315 + 62x⁹/2835 − 1382x¹¹/155925
+    return x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0 +
+                x2 * (-1382.0 / 155925.0))))));
+  }
+  float e = exp(-2.0 * a);
+  r = (1.0 - e) / (1.0 + e);
+  return x < 0.0 ? -r : r;
+}
+
+// GELU, exact form (PyTorch approximate='none'): x·Φ(x).
+float recon_gelu_erf(float x) { return x * recon_normal_cdf(x); }
+
+// GELU, tanh form (approximate='tanh'): ½x(1 + tanh(√(2/π)(x + 0.044715x³))), evaluated as
+// x·σ(2u) so the x ≪ 0 tail does not cancel.
+float recon_gelu_tanh(float x) {
+  float u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+  return x * recon_sigmoid(2.0 * u);
+}

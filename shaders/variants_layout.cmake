@@ -1,0 +1,7 @@
+# Layout copies (gpu/ops/layout.cpp, also used by pixel_shuffle): one variant per element width.
+# b32 moves f32/i32 words, b16 f16, b8 u8 (needs 8-bit storage).
+foreach(bits 32 16 8)
+  recon_shader(layout_strided_b${bits} layout_strided.comp DEFINES ELEM_BITS=${bits})
+  recon_shader(permute_tiled_b${bits} permute_tiled.comp DEFINES ELEM_BITS=${bits})
+  recon_shader(concat_b${bits} concat.comp DEFINES ELEM_BITS=${bits})
+endforeach()
