@@ -34,7 +34,7 @@ layout(push_constant) uniform Push {
 const uint DP = D + 1;        // padded rows: no bank conflicts across rows
 const uint SP = BC + 1;
 const uint OPT = (D + TPR - 1) / TPR;  // output columns per invocation
-const float kNegInf = uintBitsToFloat(0xff800000u);
+#define NEG_INF uintBitsToFloat(0xff800000u)
 
 shared float q_s[BR * DP];
 shared float k_s[BC * DP];
@@ -55,7 +55,7 @@ void main() {
     q_s[row * DP + d] = q0 + row < p.nq ? float(q[q_base + (q0 + row) * p.q_stride + d]) : 0.0;
   }
 
-  float m = kNegInf, l = 0.0;
+  float m = NEG_INF, l = 0.0;
   float acc[OPT];
   for (uint i = 0; i < OPT; ++i) acc[i] = 0.0;
 
@@ -72,12 +72,12 @@ void main() {
     for (uint c = t; c < BC; c += TPR) {
       float dot = 0.0;
       for (uint d = 0; d < D; ++d) dot += q_s[r * DP + d] * k_s[c * DP + d];
-      s_s[r * SP + c] = k0 + c < p.nk ? dot * p.scale_log2e : kNegInf;
+      s_s[r * SP + c] = k0 + c < p.nk ? dot * p.scale_log2e : NEG_INF;
     }
     barrier();
 
     // Every invocation of the row reads the whole score row: no further barrier is needed.
-    float tile_max = kNegInf;
+    float tile_max = NEG_INF;
     for (uint c = 0; c < BC; ++c) tile_max = max(tile_max, s_s[r * SP + c]);
     const float m_new = max(m, tile_max);  // finite: every tile holds at least one valid key
     const float alpha = exp2(m - m_new);   // 0 on the first tile (m = −inf)

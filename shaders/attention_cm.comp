@@ -50,17 +50,17 @@ const uint LPR = SG / 16;            // lanes per query row
 const uint DV = D / 8;               // uvec4 per head row
 const uint KS = DV + 1;              // k_s/v_s row stride in uvec4 (16 bytes of skew)
 const uint PS = BC / 8 + 1;          // p_s row stride in uvec4
-const uint SW = (BC > D ? BC : D) / 4 + 1;  // scratch row stride in vec4
+const uint SW = (BC > D ? BC : D) / 4 + 1;  // scratch row stride in uvec4 (4 floats)
 const uint TILE_VECS = BC * DV;      // uvec4 per K (or V) tile
 const uint VPT = (TILE_VECS + WG - 1) / WG;  // per invocation
 const uint SCH = BC / 8 / LPR;       // 8-score chunks per lane
 const uint OCH = DV / LPR;           // 8-column output chunks per lane
-const float kNegInf = uintBitsToFloat(0xff800000u);
+#define NEG_INF uintBitsToFloat(0xff800000u)
 
 shared uvec4 k_s[BC * KS];  // K tile; before the key loop, the q tile (needs BR ≤ BC)
 shared uvec4 v_s[BC * KS];
 shared uvec4 p_s[WARPS * 16 * PS];
-shared vec4 scratch[WARPS * 16 * SW];
+shared uvec4 scratch[WARPS * 16 * SW];  // fp32 bits (glslang stores fp32 matrices to uint views)
 
 uvec4 k_regs[VPT];
 uvec4 v_regs[VPT];
@@ -97,7 +97,7 @@ void main() {
     coopMatLoadNV(qa[kk], k_s, warp * 16 * KS + kk * 2, KS, false);
   }
 
-  float m = kNegInf, l = 0.0;
+  float m = NEG_INF, l = 0.0;
   float acc[OCH * 8];
   [[unroll]] for (uint i = 0; i < OCH * 8; ++i) acc[i] = 0.0;
 
@@ -133,13 +133,14 @@ void main() {
 
     // 3. Online softmax on this lane's chunks of its row.
     float sv[SCH * 8];
-    float tile_max = kNegInf;
+    float tile_max = NEG_INF;
     [[unroll]] for (uint i = 0; i < SCH; ++i) {
       const uint ch = part + i * LPR;
-      const vec4 lo = scratch[scratch_row + ch * 2], hi = scratch[scratch_row + ch * 2 + 1];
+      const vec4 lo = uintBitsToFloat(scratch[scratch_row + ch * 2]);
+      const vec4 hi = uintBitsToFloat(scratch[scratch_row + ch * 2 + 1]);
       [[unroll]] for (uint e = 0; e < 8; ++e) {
         const float raw = e < 4 ? lo[e] : hi[e - 4];
-        const float sc = k0 + ch * 8 + e < p.nk ? raw * p.scale_log2e : kNegInf;
+        const float sc = k0 + ch * 8 + e < p.nk ? raw * p.scale_log2e : NEG_INF;
         sv[i * 8 + e] = sc;
         tile_max = max(tile_max, sc);
       }
@@ -181,7 +182,8 @@ void main() {
     subgroupBarrier();
     [[unroll]] for (uint i = 0; i < OCH; ++i) {
       const uint ch = part + i * LPR;
-      const vec4 lo = scratch[scratch_row + ch * 2], hi = scratch[scratch_row + ch * 2 + 1];
+      const vec4 lo = uintBitsToFloat(scratch[scratch_row + ch * 2]);
+      const vec4 hi = uintBitsToFloat(scratch[scratch_row + ch * 2 + 1]);
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         acc[i * 8 + e] += lo[e];
         acc[i * 8 + 4 + e] += hi[e];

@@ -1,9 +1,11 @@
 #version 450
 // LayerNorm over the last axis: y = (x − mean) · rsqrt(var + eps) · weight + bias.
 // One workgroup per row. Statistics are fp32 and two-pass (the mean first, then the sum of squared
-// deviations from it), so rows with a large offset and a small spread (mean ~100, std ~0.01) keep
-// their precision, unlike E[x²] − E[x]². Reductions: subgroupAdd, then one shared slot per subgroup,
-// summed in a fixed order; no assumption on the subgroup size.
+// deviations from it), and both passes work on x − x[0] (exact for nearby floats), so rows with a
+// large offset and a small spread (mean ~100, std ~0.01) keep their precision: the naive
+// E[x²] − E[x]² loses all of it, and even a plain two-pass mean carries an error of ~ulp(mean).
+// Reductions: subgroupAdd, then one shared slot per subgroup, summed in a fixed order; no assumption
+// on the subgroup size.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
@@ -42,20 +44,21 @@ void main() {
   const uint base = row * p.cols;
   const uint tid = gl_LocalInvocationID.x;
 
+  const float shift = float(x[base]);
   float s = 0.0;
-  for (uint i = tid; i < p.cols; i += WG) s += float(x[base + i]);
-  const float mean = workgroup_sum(s) / float(p.cols);
+  for (uint i = tid; i < p.cols; i += WG) s += float(x[base + i]) - shift;
+  const float mean = workgroup_sum(s) / float(p.cols);  // of x − shift
 
   float ss = 0.0;
   for (uint i = tid; i < p.cols; i += WG) {
-    const float d = float(x[base + i]) - mean;
+    const float d = (float(x[base + i]) - shift) - mean;
     ss += d * d;
   }
   const float rstd = inversesqrt(workgroup_sum(ss) / float(p.cols) + p.eps);
 
   const bool has_w = (p.flags & kHasWeight) != 0u, has_b = (p.flags & kHasBias) != 0u;
   for (uint i = tid; i < p.cols; i += WG) {
-    float v = (float(x[base + i]) - mean) * rstd;
+    float v = ((float(x[base + i]) - shift) - mean) * rstd;
     if (has_w) v *= float(weight[i]);
     if (has_b) v += float(bias[i]);
     y[base + i] = STORE_T(v);

@@ -61,5 +61,13 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   recon::bench::release_copy_buffers();
+  // With RECON_VALIDATION=1 the suite doubles as a check of its own Vulkan usage.
+  const recon::gpu::Context& ctx = (*rt)->context();
+  if (ctx.validation_enabled()) {
+    std::fprintf(stderr, "recon_bench_runtime: %llu validation error(s)%s%s\n",
+                 static_cast<unsigned long long>(ctx.validation_error_count()),
+                 ctx.validation_error_count() ? "; last: " : "", ctx.last_validation_error().c_str());
+    if (ctx.validation_error_count() != 0) return 1;
+  }
   return 0;
 }

@@ -23,9 +23,10 @@
 namespace recon::daemon {
 
 // Bounds of one message, tightened well below the FlatBuffers defaults (64 levels, 10^6 tables,
-// 2 GiB). The schema has no recursive type, so depth is bounded statically (deepest path:
-// Request → InferBatch → [Image] → Image → InlineImage → data is 6 levels); max_depth guards
-// against a future schema mistake. max_tables bounds the verifier's work for a buffer whose
+// 2 GiB). The schema has no recursive type, so depth is bounded statically: the verifier counts
+// 4 levels for the deepest messages (Request → InferBatch → Image → InlineImage; Response →
+// StatusReport → DeviceStatus → PoolStats; a test pins this); max_depth = 16 guards against a
+// future schema mistake. max_tables bounds the verifier's work for a buffer whose
 // offsets all point at one small table (N offsets cost 4N bytes but N table verifications).
 struct VerifyLimits {
   size_t max_bytes = size_t{64} << 20;  // keep equal to ZMQ_MAXMSGSIZE

@@ -80,8 +80,8 @@ LAYOUTS = {
     "tap.patch_embed_*/enc_block*_*/enc_out_*/dec_embed_*/dec{l}_*": "(B,N,C), token n = y*w + x",
     "tap.dec{L}_*": "last decoder entry, after dec_norm",
     "tap.local_mlp_*": "(B,N,(desc_dim+1)*p*p) before pixel_shuffle",
-    "tap.dpt_act{i}_*/dpt_rn{i}_*/dpt_refinenet{n}_*/dpt_out_*": "(B,C,h,w) NCHW; refinenet4 after the crop",
-    "tap.raw_*": "(B,H,W,29) NHWC: [0:3] pts raw, [3] conf raw, [4:4+D] desc raw, [4+D] desc_conf raw",
+    "tap.dpt_act{i}_*/dpt_rn{i}_*/dpt_refinenet{n}_*/dpt_out_*": "(B,C,rows,cols) NCHW; refinenet4 after the crop",
+    "tap.raw_*": "(B,H,W,4+D+1) NHWC: [0:3] pts raw, [3] conf raw, [4:4+D] desc raw, [4+D] desc_conf raw",
 }
 
 
@@ -99,6 +99,15 @@ def init_golden_weights(model, seed):
     def normal(shape, std):
         return torch.from_numpy((rs.standard_normal(size=shape) * std).astype(np.float32))
 
+    done = _init_modules(model, normal)
+    unset = [n for n, p in model.named_parameters() if id(p) not in done]
+    if unset:  # the model may come from to_empty(): every tensor must be written
+        raise RuntimeError("init_golden_weights left parameters unset: " + ", ".join(unset))
+
+
+def _init_modules(model, normal):
+    """Writes every parameter of `model`; returns the ids of the parameters it wrote."""
+    done = set()
     with torch.no_grad():
         model.mask_token.copy_(normal(tuple(model.mask_token.shape), 0.02))
         for name, m in model.named_modules():
@@ -123,6 +132,11 @@ def init_golden_weights(model, seed):
                 m.weight.copy_(normal(tuple(m.weight.shape), gain / np.sqrt(fan_in)))
                 if m.bias is not None:
                     m.bias.copy_(normal(tuple(m.bias.shape), 0.1))
+            else:
+                continue
+            done.update(id(p) for p in m.parameters(recurse=False))
+        done.add(id(model.mask_token))
+    return done
 
 
 # ----------------------------------------------------------------------------------------- images
@@ -175,9 +189,14 @@ def _select_taps(taps, patterns):
     return keep
 
 
+def _empty_model(cfg, dtype):
+    """Uninitialised model (skips PyTorch's default init, slow at full size); every tensor is set later."""
+    return AsymmetricMASt3R(cfg, device="meta", dtype=dtype).to_empty(device="cpu")
+
+
 def run_reference(model_f32_state, cfg, img1, img2, dtype=torch.float64, taps_wanted=True):
     """Forward in `dtype` on the given fp32 weights; returns (outputs, taps) as float32 tensors."""
-    model = AsymmetricMASt3R(cfg, dtype=dtype)
+    model = _empty_model(cfg, dtype)
     load_weights(model, model_f32_state)
     model.eval()
     taps = {} if taps_wanted else None
@@ -190,8 +209,7 @@ def run_reference(model_f32_state, cfg, img1, img2, dtype=torch.float64, taps_wa
 
 def build_case(name, spec, all_taps=False):
     cfg = resolve_config(spec["config"])
-    torch.manual_seed(0)  # unused by the init below; keeps nn default init (overwritten) deterministic
-    model = AsymmetricMASt3R(cfg, dtype=torch.float32)
+    model = _empty_model(cfg, torch.float32)
     init_golden_weights(model, spec["weight_seed"])
     weights = {k: v.detach().clone() for k, v in canonical_state_dict(model).items()}
     B = spec["batch"]
@@ -241,7 +259,7 @@ def full_size(args):
         weights = {k: torch.from_numpy(v).to(torch.float32) for k, v in tensors.items()}
     else:
         print("building the official config with seeded weights (about 2.8 GB in fp32)...", flush=True)
-        model = AsymmetricMASt3R(cfg, dtype=torch.float32)
+        model = _empty_model(cfg, torch.float32)
         init_golden_weights(model, args.seed)
         weights = canonical_state_dict(model)
         del model

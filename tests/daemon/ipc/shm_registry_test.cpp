@@ -37,7 +37,9 @@ UniqueFd memfd_with_seals(const std::string& name, uint64_t size, int seals) {
   UniqueFd fd(::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
   EXPECT_TRUE(fd.valid());
   EXPECT_EQ(::ftruncate(fd.get(), static_cast<off_t>(size)), 0);
-  if (seals != 0) EXPECT_EQ(::fcntl(fd.get(), F_ADD_SEALS, seals), 0);
+  if (seals != 0) {
+    EXPECT_EQ(::fcntl(fd.get(), F_ADD_SEALS, seals), 0);
+  }
   return fd;
 }
 

@@ -1,0 +1,12 @@
+# Elementwise and reduction families (gpu/ops/elementwise, unary, reduce, topk): fp32 and fp16
+# storage, fp32 arithmetic. The op itself (add/sub/…, relu/gelu/…, sum/max/…) is a
+# specialisation constant, not a variant.
+foreach(dt f32 f16)
+  if(dt STREQUAL "f16")
+    set(f16 1)
+  else()
+    set(f16 0)
+  endif()
+  recon_shader(binary_${dt} binary.comp DEFINES DTYPE_F16=${f16})
+  recon_shader(unary_${dt} unary.comp DEFINES DTYPE_F16=${f16})
+endforeach()

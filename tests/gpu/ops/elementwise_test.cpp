@@ -1,0 +1,187 @@
+// Broadcasting binary arithmetic against a float64 CPU reference: equal shapes, size-1 axes,
+// scalars, different ranks, six unmergeable axes, in-place, splitting beyond one binding, misuse.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "gpu/ops/elementwise.h"
+#include "gpu/ops/layout.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+using ops::BinaryOp;
+
+double apply(BinaryOp op, double x, double y) {
+  switch (op) {
+    case BinaryOp::kAdd: return x + y;
+    case BinaryOp::kSub: return x - y;
+    case BinaryOp::kMul: return x * y;
+    case BinaryOp::kDiv: return x / y;
+  }
+  return 0;
+}
+
+// Index of out element `i` in an operand of shape `s` broadcast to `out`.
+int64_t source_index(int64_t i, const Shape& s, const Shape& out) {
+  int64_t idx = 0, step = 1;
+  for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+    const int64_t c = i % out[d];
+    i /= out[d];
+    const int sd = d - static_cast<int>(out.size() - s.size());
+    if (sd >= 0) {
+      if (s[sd] != 1) idx += c * step;
+      step *= s[sd];
+    }
+  }
+  return idx;
+}
+
+// Worst error: add/sub relative to |x| + |y| (the scale of their rounding), mul/div relative to |want|.
+double check(BinaryOp op, const std::vector<float>& a, const Shape& sa, const std::vector<float>& b, const Shape& sb,
+             const std::vector<float>& got, const Shape& so) {
+  double worst = 0;
+  for (int64_t i = 0; i < shape_numel(so); ++i) {
+    const double x = a[source_index(i, sa, so)], y = b[source_index(i, sb, so)];
+    const double want = apply(op, x, y);
+    if (!std::isfinite(got[i])) return INFINITY;
+    const double scale = (op == BinaryOp::kAdd || op == BinaryOp::kSub) ? std::abs(x) + std::abs(y) : std::abs(want);
+    worst = std::max(worst, std::abs(got[i] - want) / (scale + 1e-30));
+  }
+  return worst;
+}
+
+class ElementwiseTest : public GpuTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  double tolerance() const { return GetParam() == DType::kF32 ? 1e-6 : 1e-3; }
+  // Runs every op on fresh data of the given shapes and returns nothing; fails the test on error.
+  void run_case(const Shape& sa, const Shape& sb, uint32_t seed) {
+    const DType d = GetParam();
+    const Shape so = ops::broadcast_shape(sa, sb).value();
+    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+      seed += 17;
+      auto a = random_floats(shape_numel(sa), seed, -2.0f, 2.0f);
+      auto b = random_floats(shape_numel(sb), seed + 1, 0.5f, 2.0f);  // away from 0 for div
+      for (size_t i = 0; i < b.size(); i += 2) b[i] = -b[i];
+      Tensor ta = upload_f32(rt(), d, sa, a), tb = upload_f32(rt(), d, sb, b);
+      Tensor out = poisoned(rt(), d, so);
+      Graph g(rt());
+      Status s = ops::binary(g, op, ta, tb, out);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_TRUE(g.run().is_ok());
+      EXPECT_LE(check(op, download_f32(rt(), ta), sa, download_f32(rt(), tb), sb, download_f32(rt(), out), so),
+                tolerance())
+          << "op " << static_cast<int>(op) << " " << shape_string(sa) << " with " << shape_string(sb);
+    }
+  }
+};
+
+TEST_P(ElementwiseTest, EqualShapesTakeTheFastPath) { run_case({7, 129}, {7, 129}, 1); }
+
+TEST_P(ElementwiseTest, SizeOneAxesBroadcastBothWays) {
+  run_case({3, 1, 5}, {4, 1}, 2);
+  run_case({1, 37}, {29, 1}, 3);
+  run_case({5, 1, 1, 3}, {5, 7, 2, 1}, 4);
+}
+
+TEST_P(ElementwiseTest, ScalarsBroadcastAgainstAnything) {
+  run_case({}, {6, 11}, 5);
+  run_case({6, 11}, {}, 6);
+  run_case({1}, {301}, 7);
+  run_case({}, {}, 8);
+}
+
+TEST_P(ElementwiseTest, DifferentRanksAlignAtTheLastAxis) {
+  run_case({2, 3, 33, 17}, {17}, 9);      // bias over the feature axis
+  run_case({33, 1}, {2, 3, 33, 17}, 10);  // lower rank on the left
+  run_case({4, 1, 6}, {2, 1, 5, 1}, 11);
+}
+
+TEST_P(ElementwiseTest, SixUnmergeableAxesWork) { run_case({2, 1, 3, 1, 4, 1}, {1, 5, 1, 6, 1, 7}, 12); }
+
+TEST_P(ElementwiseTest, HigherRanksWorkWhenTheyMerge) { run_case({1, 2, 3, 2, 3, 2, 5}, {2, 3, 2, 3, 2, 5}, 13); }
+
+TEST_P(ElementwiseTest, InPlaceOnTheFirstOperand) {
+  const DType d = GetParam();
+  auto a = random_floats(5 * 77, 21), b = random_floats(77, 22);
+  Tensor ta = upload_f32(rt(), d, {5, 77}, a), tb = upload_f32(rt(), d, {77}, b);
+  auto sa = download_f32(rt(), ta), sb = download_f32(rt(), tb);
+  Graph g(rt());
+  ASSERT_TRUE(ops::binary_mul(g, ta, tb, ta).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  EXPECT_LE(check(BinaryOp::kMul, sa, {5, 77}, sb, {77}, download_f32(rt(), ta), {5, 77}), tolerance());
+}
+
+TEST_P(ElementwiseTest, EmptyTensorsRecordNothing) {
+  const DType d = GetParam();
+  Tensor a = Tensor::empty(rt(), d, {0, 3}).value(), b = Tensor::empty(rt(), d, {3}).value();
+  Tensor out = Tensor::empty(rt(), d, {0, 3}).value();
+  Graph g(rt());
+  EXPECT_TRUE(ops::binary_add(g, a, b, out).is_ok());
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class ElementwiseMisuseTest : public GpuTest {};
+
+TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
+  auto t = [&](DType d, const Shape& s) { return Tensor::empty(rt(), d, s).value(); };
+  Graph g(rt());
+  // Incompatible shapes.
+  EXPECT_EQ(ops::binary_add(g, t(DType::kF32, {3, 4}), t(DType::kF32, {5}), t(DType::kF32, {3, 4})).code(),
+            StatusCode::kInvalidArgument);
+  // out is not the broadcast shape (even if the element count matches).
+  EXPECT_EQ(ops::binary_add(g, t(DType::kF32, {3, 4}), t(DType::kF32, {4}), t(DType::kF32, {4, 3})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::binary_add(g, t(DType::kF32, {3, 1}), t(DType::kF32, {4}), t(DType::kF32, {3, 1})).code(),
+            StatusCode::kInvalidArgument);
+  // Mixed and unsupported dtypes.
+  EXPECT_EQ(ops::binary_sub(g, t(DType::kF32, {4}), t(DType::kF16, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::binary_mul(g, t(DType::kI32, {4}), t(DType::kI32, {4}), t(DType::kI32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  // Seven independent axes.
+  EXPECT_EQ(ops::binary_div(g, t(DType::kF32, {2, 1, 2, 1, 2, 1, 2}), t(DType::kF32, {1, 2, 1, 2, 1, 2, 1}),
+                            t(DType::kF32, {2, 2, 2, 2, 2, 2, 2}))
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::binary(g, static_cast<BinaryOp>(9), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4}))
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+// Operands beyond one binding (128 MiB) are split along the leading axis; the broadcast operand
+// is bound whole. Sized just over the limit: [3, 11.2M] f32 = 134.4 MB.
+TEST_F(ElementwiseMisuseTest, OperandsLargerThanOneBindingAreSplit) {
+  const int64_t rows = 3, cols = (int64_t{1} << 25) / 3 + 1000;
+  ASSERT_GT(static_cast<uint64_t>(rows * cols * 4), ops::kMaxBindingBytes);
+  auto a = random_floats(rows * cols, 31);
+  auto b = random_floats(cols, 32);
+  Tensor ta = upload_f32(rt(), DType::kF32, {rows, cols}, a), tb = upload_f32(rt(), DType::kF32, {cols}, b);
+  Tensor out = poisoned(rt(), DType::kF32, {rows, cols});
+  Graph g(rt());
+  ASSERT_TRUE(ops::binary_add(g, ta, tb, out).is_ok());
+  EXPECT_GT(g.dispatch_count(), 1u);
+  ASSERT_TRUE(g.run().is_ok());
+  auto got = download_f32(rt(), out);
+  for (int64_t i = 0; i < rows * cols; i += 997) {
+    ASSERT_FLOAT_EQ(got[i], a[i] + b[i % cols]) << i;
+  }
+  ASSERT_FLOAT_EQ(got.back(), a.back() + b.back());
+  // Equal shapes split as flat ranges.
+  Graph g2(rt());
+  ASSERT_TRUE(ops::binary_sub(g2, ta, ta, out).is_ok());
+  EXPECT_GT(g2.dispatch_count(), 1u);
+  ASSERT_TRUE(g2.run().is_ok());
+  got = download_f32(rt(), out);
+  for (int64_t i = 0; i < rows * cols; i += 991) ASSERT_EQ(got[i], 0.0f) << i;
+  ASSERT_EQ(got.back(), 0.0f);
+}
+
+}  // namespace
+}  // namespace recon::gpu

@@ -1,0 +1,116 @@
+// LayerNorm against a float64 reference on the stored inputs: ragged row lengths, optional affine
+// parameters, and rows with a large offset and a small spread (the case a naive E[x²] − E[x]² fails).
+#include "gpu/ops/layer_norm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// max |got − want| / max(|want|, 1): LayerNorm outputs are O(1).
+double max_error(const std::vector<float>& got, const std::vector<double>& want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), 1.0));
+  }
+  return worst;
+}
+
+std::vector<double> reference(const std::vector<float>& x, int64_t cols, const std::vector<float>* w,
+                              const std::vector<float>* b, double eps) {
+  std::vector<double> out(x.size());
+  for (size_t r = 0; r < x.size() / cols; ++r) {
+    const float* row = &x[r * cols];
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < cols; ++i) mean += row[i];
+    mean /= cols;
+    for (int64_t i = 0; i < cols; ++i) var += (row[i] - mean) * (row[i] - mean);
+    var /= cols;
+    for (int64_t i = 0; i < cols; ++i) {
+      double v = (row[i] - mean) / std::sqrt(var + eps);
+      if (w) v *= (*w)[i];
+      if (b) v += (*b)[i];
+      out[r * cols + i] = v;
+    }
+  }
+  return out;
+}
+
+class LayerNormTest : public GpuTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(LayerNormTest, MatchesFloat64OnRaggedShapesWithAndWithoutAffine) {
+  const DType d = GetParam();
+  struct Case {
+    Shape shape;
+    bool weight, bias;
+  };
+  uint32_t seed = 10;
+  for (const Case& c : {Case{{3, 5, 77}, true, true}, Case{{2, 1030}, true, true}, Case{{4, 1}, true, true},
+                        Case{{7, 33}, false, false}, Case{{1, 768}, true, false}, Case{{300, 24}, false, true}}) {
+    const int64_t cols = c.shape.back();
+    const int64_t n = shape_numel(c.shape);
+    Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, -2.0f, 3.0f));
+    Tensor w = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, 0.5f, 1.5f));
+    Tensor b = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, -1.0f, 1.0f));
+    Tensor out = poisoned(rt(), d, c.shape);
+    Graph g(rt());
+    ASSERT_TRUE(ops::layer_norm(g, x, c.weight ? std::optional<Arg>(w) : std::nullopt,
+                                c.bias ? std::optional<Arg>(b) : std::nullopt, out, 1e-6f)
+                    .is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    auto sx = download_f32(rt(), x), sw = download_f32(rt(), w), sb = download_f32(rt(), b);
+    auto want = reference(sx, cols, c.weight ? &sw : nullptr, c.bias ? &sb : nullptr, 1e-6);
+    EXPECT_LE(max_error(download_f32(rt(), out), want), d == DType::kF32 ? 1e-5 : 4e-3) << shape_string(c.shape);
+  }
+}
+
+TEST_P(LayerNormTest, KeepsPrecisionOnLargeOffsetSmallSpreadRows) {
+  const DType d = GetParam();
+  // fp32: mean 100, std ~0.01 (E[x²] − E[x]² would cancel 8 digits). fp16 cannot hold a 0.01 spread
+  // at 100 (its spacing there is 0.0625), so it gets mean 100 with a spread of ~2.
+  const float spread = d == DType::kF32 ? 0.02f : 4.0f;
+  const Shape shape{6, 1024};
+  std::vector<float> v = random_floats(6 * 1024, 77, 100.0f - spread, 100.0f + spread);
+  Tensor x = upload_f32(rt(), d, shape, v);
+  Tensor out = poisoned(rt(), d, shape);
+  Graph g(rt());
+  ASSERT_TRUE(ops::layer_norm(g, x, std::nullopt, std::nullopt, out, 1e-6f).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  auto want = reference(download_f32(rt(), x), 1024, nullptr, nullptr, 1e-6);
+  EXPECT_LE(max_error(download_f32(rt(), out), want), d == DType::kF32 ? 1e-5 : 4e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, LayerNormTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class LayerNormMisuseTest : public GpuTest {};
+
+TEST_F(LayerNormMisuseTest, RefusesWrongShapesDtypesAndEps) {
+  Tensor x = Tensor::empty(rt(), DType::kF32, {4, 8}).value();
+  Tensor out = Tensor::empty(rt(), DType::kF32, {4, 8}).value();
+  Tensor out_h = Tensor::empty(rt(), DType::kF16, {4, 8}).value();
+  Tensor w7 = Tensor::empty(rt(), DType::kF32, {7}).value();
+  Tensor w8h = Tensor::empty(rt(), DType::kF16, {8}).value();
+  Tensor xi = Tensor::empty(rt(), DType::kI32, {4, 8}).value();
+  Graph g(rt());
+  const auto code = [](Status s) { return s.code(); };
+  EXPECT_EQ(code(ops::layer_norm(g, x, std::nullopt, std::nullopt, out_h, 1e-6f)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(ops::layer_norm(g, x, w7, std::nullopt, out, 1e-6f)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(ops::layer_norm(g, x, std::nullopt, w8h, out, 1e-6f)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(ops::layer_norm(g, xi, std::nullopt, std::nullopt, xi, 1e-6f)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(ops::layer_norm(g, x, std::nullopt, std::nullopt, out, -1.0f)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(ops::layer_norm(g, x, std::nullopt, std::nullopt, out, NAN)), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+}  // namespace
+}  // namespace recon::gpu
