@@ -385,6 +385,7 @@ Status Context::create_device() {
     }
   }
   if (compute < 0) return unimplemented("device " + caps_.device_name + " has no compute queue");
+  if (families[compute].timestampValidBits == 0) caps_.timestamp_period_ns = 0;  // no GPU timings
 
   float priority = 1.0f;
   std::vector<VkDeviceQueueCreateInfo> queues;

@@ -46,6 +46,7 @@ Graph::~Graph() {
     if (r->descriptor_pool) vkDestroyDescriptorPool(dev, r->descriptor_pool, nullptr);
   }
   recordings_.clear();
+  if (query_pool_) vkDestroyQueryPool(dev, query_pool_, nullptr);
   if (command_pool_) vkDestroyCommandPool(dev, command_pool_, nullptr);
   if (timeline_) vkDestroySemaphore(dev, timeline_, nullptr);
 }
@@ -55,6 +56,24 @@ std::array<uint32_t, 3> Graph::grid_1d(uint64_t workgroups) {
   if (workgroups <= kMaxX) return {static_cast<uint32_t>(std::max<uint64_t>(workgroups, 1)), 1, 1};
   const uint64_t y = (workgroups + kMaxX - 1) / kMaxX;
   return {static_cast<uint32_t>(kMaxX), static_cast<uint32_t>(y), 1};
+}
+
+void Graph::timestamp(std::string label) { marks_.push_back({dispatches_.size(), std::move(label)}); }
+
+std::vector<std::pair<std::string, double>> Graph::timings() {
+  std::vector<std::pair<std::string, double>> out;
+  if (query_pool_ == VK_NULL_HANDLE || marks_.empty()) return out;
+  const uint32_t count = static_cast<uint32_t>(marks_.size() + 1);
+  std::vector<uint64_t> ticks(count);
+  if (vkGetQueryPoolResults(rt_.context().device(), query_pool_, 0, count, ticks.size() * 8, ticks.data(), 8,
+                            VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    return out;
+  }
+  const double ns_per_tick = rt_.caps().timestamp_period_ns;
+  for (size_t i = 0; i < marks_.size(); ++i) {
+    out.emplace_back(marks_[i].label, static_cast<double>(ticks[i + 1] - ticks[i]) * ns_per_tick * 1e-6);
+  }
+  return out;
 }
 
 Arg Graph::add_slot(std::string name, DType dtype, Shape shape) {
@@ -170,12 +189,28 @@ Status Graph::record(Recording& rec) {
   RECON_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(rec.cmd, &begin));
   // Uploads and earlier submissions wrote our inputs: make them visible first.
   full_barrier(rec.cmd);
+  const bool timed = !marks_.empty() && rt_.caps().timestamp_period_ns > 0;
+  if (timed) {
+    if (query_pool_ == VK_NULL_HANDLE) {
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = static_cast<uint32_t>(marks_.size() + 1);
+      RECON_VK_RETURN_IF_ERROR(vkCreateQueryPool(dev, &qi, nullptr, &query_pool_));
+    }
+    vkCmdResetQueryPool(rec.cmd, query_pool_, 0, static_cast<uint32_t>(marks_.size() + 1));
+  }
+  size_t next_mark = 0;
 
   PipelineRegistry& reg = rt_.pipelines();
   VkDescriptorSetLayout layout = reg.set_layout();
   std::vector<Range> written, read;  // accesses since the last barrier
   size_t barriers = 0;
-  for (const Dispatch& d : dispatches_) {
+  for (size_t di = 0; di < dispatches_.size(); ++di) {
+    const Dispatch& d = dispatches_[di];
+    while (timed && next_mark < marks_.size() && marks_[next_mark].before_dispatch == di) {
+      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_, static_cast<uint32_t>(next_mark));
+      ++next_mark;
+    }
     VkDescriptorSetAllocateInfo set_alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     set_alloc.descriptorPool = rec.descriptor_pool;
     set_alloc.descriptorSetCount = 1;
@@ -234,6 +269,14 @@ Status Graph::record(Recording& rec) {
       vkCmdPushConstants(rec.cmd, reg.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, d.push_size, d.push.data());
     }
     vkCmdDispatch(rec.cmd, d.groups[0], d.groups[1], d.groups[2]);
+  }
+  if (timed) {
+    while (next_mark < marks_.size()) {
+      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_, static_cast<uint32_t>(next_mark));
+      ++next_mark;
+    }
+    vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_,
+                         static_cast<uint32_t>(marks_.size()));
   }
   // Results are read by transfers and the host after the graph.
   full_barrier(rec.cmd);

@@ -86,6 +86,12 @@ class Graph {
     return dispatch(shader, spec, bindings, &push, sizeof(Push), groups);
   }
 
+  // Marks a point between dispatches; after a run, timings() gives the GPU time between marks.
+  void timestamp(std::string label);
+  // GPU milliseconds from each mark to the next one (the last mark to the end of the graph), of the
+  // most recent completed run; empty when the device has no timestamps on the compute queue.
+  std::vector<std::pair<std::string, double>> timings();
+
   // Submits (recording first if these bindings are new) and returns the timeline value to wait for.
   Result<uint64_t> submit();
   Status wait(uint64_t value);
@@ -122,7 +128,14 @@ class Graph {
   Result<Recording*> recording_for_current_bindings();
   Status record(Recording& rec);
 
+  struct Mark {
+    size_t before_dispatch;  // index of the dispatch the mark precedes
+    std::string label;
+  };
+
   Runtime& rt_;
+  std::vector<Mark> marks_;
+  VkQueryPool query_pool_ = VK_NULL_HANDLE;
   std::vector<SlotInfo> slots_;
   std::vector<Dispatch> dispatches_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;

@@ -9,9 +9,10 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORE_T a[]; };
 layout(binding = 1) readonly buffer B { STORE_T b[]; };
 layout(binding = 2) writeonly buffer Out { STORE_T out_data[]; };
-// Mirrored by BinaryPush in gpu/ops/elementwise.cpp.
+// Mirrored by BinaryPush in gpu/ops/elementwise.cpp. base_* are element offsets into the bound
+// windows (work split over operands larger than one binding).
 layout(push_constant) uniform Push {
-  uint n, rank;
+  uint n, rank, base_a, base_b, base_out;
   uint shape[6];
   uint stride_a[6];
   uint stride_b[6];
@@ -29,10 +30,10 @@ float apply(float x, float y) {
 void main() {
   uint i = linear_invocation(256);
   if (i >= p.n) return;
-  uint ia = i, ib = i;
+  uint ia = p.base_a + i, ib = p.base_b + i;
   if (SAME_SHAPE == 0) {
-    ia = 0;
-    ib = 0;
+    ia = p.base_a;
+    ib = p.base_b;
     uint rem = i;
     for (int d = int(p.rank) - 1; d >= 0; --d) {
       uint extent = p.shape[d];
@@ -43,5 +44,5 @@ void main() {
       rem = q;
     }
   }
-  out_data[i] = STORE_T(apply(float(a[ia]), float(b[ib])));
+  out_data[p.base_out + i] = STORE_T(apply(float(a[ia]), float(b[ib])));
 }

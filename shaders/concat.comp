@@ -14,10 +14,12 @@ layout(binding = 5) readonly buffer In5 { ELEM_T in5[]; };
 layout(binding = 6) readonly buffer In6 { ELEM_T in6[]; };
 layout(binding = 7) readonly buffer In7 { ELEM_T in7[]; };
 // Mirrored by ConcatPush in gpu/ops/layout.cpp. offsets[k] is piece k's first axis index relative
-// to axis_begin; offsets[pieces] is the covered length.
+// to axis_begin; offsets[pieces] is the covered length. dst_base and bases[k] are element offsets
+// into the bound windows (splitting of operands beyond one binding).
 layout(push_constant) uniform Push {
-  uint n, inner, out_axis, axis_begin, pieces, pad;
+  uint n, inner, out_axis, axis_begin, pieces, dst_base;
   uint offsets[8];
+  uint bases[7];
 } p;
 void main() {
   uint i = linear_invocation(256);
@@ -30,7 +32,7 @@ void main() {
   uint k = 0;
   while (k + 1 < p.pieces && a >= p.offsets[k + 1]) ++k;
   uint len = p.offsets[k + 1] - p.offsets[k];
-  uint s = (o * len + (a - p.offsets[k])) * p.inner + r;
+  uint s = p.bases[k] + (o * len + (a - p.offsets[k])) * p.inner + r;
   ELEM_T v;
   switch (k) {
     case 0: v = in1[s]; break;
@@ -41,5 +43,5 @@ void main() {
     case 5: v = in6[s]; break;
     default: v = in7[s]; break;
   }
-  dst[(o * p.out_axis + p.axis_begin + a) * p.inner + r] = v;
+  dst[p.dst_base + (o * p.out_axis + p.axis_begin + a) * p.inner + r] = v;
 }

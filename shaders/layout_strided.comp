@@ -1,5 +1,5 @@
 #version 450
-// Strided gather: dst[i] = src[base + Σ_d c_d · stride[d]], where (c_0 … c_{rank−1}) is the
+// Strided gather: dst[dst_base + i] = src[base + Σ_d c_d · stride[d]], where (c_0 … c_{rank−1}) is the
 // row-major coordinate of i in `shape`. Serves permute, slice and split (gpu/ops/layout.cpp), which
 // merge adjacent axes first so rank is usually 2–3.
 #include "layout_common.glsl"
@@ -8,7 +8,7 @@ layout(binding = 0) readonly buffer Src { ELEM_T src[]; };
 layout(binding = 1) writeonly buffer Dst { ELEM_T dst[]; };
 // Mirrored by StridedPush in gpu/ops/layout.cpp.
 layout(push_constant) uniform Push {
-  uint n, rank, base;
+  uint n, rank, base, dst_base;
   uint shape[6];
   uint stride[6];
 } p;
@@ -23,5 +23,5 @@ void main() {
     s += (rem - q * extent) * p.stride[d];
     rem = q;
   }
-  dst[i] = src[s];
+  dst[p.dst_base + i] = src[s];
 }

@@ -1,6 +1,7 @@
 #version 450
 // Batched 2-D transpose through a shared-memory tile, the fast path of permute:
-// dst[b][c][r] = src[base + b·batch_stride + r·row_stride + c] for dst of shape [batch, cols, rows].
+// dst[dst_base + (b·cols + c)·rows + r] = src[base + b·batch_stride + r·row_stride + c], i.e. dst is
+// [batch, cols, rows].
 // Reads run along c and writes along r, both coalesced. Batch is gl_WorkGroupID.z.
 #include "layout_common.glsl"
 layout(constant_id = 0) const uint TILE = 32;        // tile edge
@@ -9,7 +10,7 @@ layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(binding = 0) readonly buffer Src { ELEM_T src[]; };
 layout(binding = 1) writeonly buffer Dst { ELEM_T dst[]; };
 // Mirrored by TiledPush in gpu/ops/layout.cpp.
-layout(push_constant) uniform Push { uint rows, cols, base, row_stride, batch_stride; } p;
+layout(push_constant) uniform Push { uint rows, cols, base, row_stride, batch_stride, dst_base; } p;
 shared ELEM_T tile[TILE][TILE + 1];  // +1 column: no bank conflicts on the transposed read
 void main() {
   const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
@@ -21,7 +22,7 @@ void main() {
     if (r < p.rows && c < p.cols) tile[j][lx] = src[src_base + r * p.row_stride + c];
   }
   barrier();
-  const uint dst_base = b * p.rows * p.cols;
+  const uint dst_base = p.dst_base + b * p.rows * p.cols;
   for (uint j = ly; j < TILE; j += ROWS_PER_PASS) {
     uint c = c0 + j, r = r0 + lx;
     if (c < p.cols && r < p.rows) dst[dst_base + c * p.rows + r] = tile[lx][j];

@@ -7,8 +7,8 @@ layout(constant_id = 0) const uint OP = 0;
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer In { STORE_T x_data[]; };
 layout(binding = 1) writeonly buffer Out { STORE_T y_data[]; };
-// Mirrored by UnaryPush in gpu/ops/unary.cpp.
-layout(push_constant) uniform Push { uint n; float alpha, beta; } p;
+// Mirrored by UnaryPush in gpu/ops/unary.cpp. base_* are element offsets into the bound windows.
+layout(push_constant) uniform Push { uint n; float alpha, beta; uint base_in, base_out; } p;
 
 float apply(float v) {
   switch (OP) {
@@ -25,5 +25,5 @@ float apply(float v) {
 void main() {
   uint i = linear_invocation(256);
   if (i >= p.n) return;
-  y_data[i] = STORE_T(apply(fma(p.alpha, float(x_data[i]), p.beta)));
+  y_data[p.base_out + i] = STORE_T(apply(fma(p.alpha, float(x_data[p.base_in + i]), p.beta)));
 }

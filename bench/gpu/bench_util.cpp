@@ -86,7 +86,9 @@ double Samples::median() const {
   return (lower + upper) / 2;
 }
 
-void fail(benchmark::State& state, const Status& status) { state.SkipWithError(status.to_string().c_str()); }
+void fail(benchmark::State& state, const Status& status) {
+  state.SkipWithError(status.to_string().c_str());
+}
 
 std::string size_label(uint64_t bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};

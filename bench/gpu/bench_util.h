@@ -36,7 +36,10 @@ Result<SuiteOptions> parse_options(int* argc, char** argv);
 // Per-iteration measurements of one quantity, in seconds.
 class Samples {
  public:
-  void add(double seconds) { values_.push_back(seconds); total_ += seconds; }
+  void add(double seconds) {
+    values_.push_back(seconds);
+    total_ += seconds;
+  }
   size_t count() const { return values_.size(); }
   double total() const { return total_; }
   double median() const;  // 0 when empty

@@ -196,13 +196,16 @@ void copy_bandwidth(benchmark::State& state, gpu::Runtime* rt, uint64_t bytes, i
 
 }  // namespace
 
-void release_copy_buffers() { g_buffers.reset(); }
+void release_copy_buffers() {
+  g_buffers.reset();
+}
 
 void register_copy_benchmarks(gpu::Runtime& rt, const SuiteOptions& options) {
   const gpu::Capabilities& caps = rt.caps();
   const bool cpu_device = caps.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   std::vector<uint64_t> mib = options.copy_mib;
-  if (mib.empty()) mib = cpu_device ? std::vector<uint64_t>{1, 4, 16, 64} : std::vector<uint64_t>{1, 4, 16, 64, 256, 1024};
+  if (mib.empty())
+    mib = cpu_device ? std::vector<uint64_t>{1, 4, 16, 64} : std::vector<uint64_t>{1, 4, 16, 64, 256, 1024};
   const uint64_t rep_bytes = (options.copy_rep_mib ? options.copy_rep_mib : (cpu_device ? 64 : 1024)) * kMiB;
 
   // One binding must stay within maxStorageBufferRange (128 MiB on lavapipe, 4 GiB - 1 on NVIDIA)

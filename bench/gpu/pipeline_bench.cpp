@@ -137,7 +137,7 @@ void pipeline_creation(benchmark::State& state) {
   state.counters["cold_ms_per_pipeline"] = cold.median() * 1e3;
   state.counters["warm_ms_per_pipeline"] = warm.median() * 1e3;
   state.counters["ratio_vs_baseline"] = cold.median() / warm.median();  // speed-up of the warm cache
-  state.counters["cache_file_bytes"] = cache_bytes;  // our 64-byte header + the driver's payload
+  state.counters["cache_file_bytes"] = cache_bytes;                     // our 64-byte header + the driver's payload
   state.counters["cache_loaded"] = cache_loaded ? 1 : 0;
 }
 

@@ -92,8 +92,7 @@ void pool_acquire_release(benchmark::State& state, gpu::Runtime* rt, VkDeviceSiz
 
 void register_pool_benchmarks(gpu::Runtime& rt) {
   for (VkDeviceSize size : {VkDeviceSize{256}, VkDeviceSize{64} << 10, VkDeviceSize{1} << 20, VkDeviceSize{16} << 20}) {
-    benchmark::RegisterBenchmark(("pool_acquire_release/" + size_label(size)).c_str(), pool_acquire_release, &rt,
-                                 size)
+    benchmark::RegisterBenchmark(("pool_acquire_release/" + size_label(size)).c_str(), pool_acquire_release, &rt, size)
         ->Unit(benchmark::kNanosecond);
   }
 }

@@ -91,7 +91,9 @@ Status add_resolutions(std::vector<Resolution>& list, std::string_view value) {
   return Status::ok();
 }
 
-std::string show_u64(uint64_t value) { return std::to_string(value); }
+std::string show_u64(uint64_t value) {
+  return std::to_string(value);
+}
 
 constexpr uint64_t kTiB = uint64_t{1} << 40;
 
@@ -124,7 +126,7 @@ const Option kOptions[] = {
        return Status::ok();
      },
      [](const DaemonConfig& c) {
-       return c.pipeline_cache == PipelineCacheMode::kPath ? c.pipeline_cache_path
+       return c.pipeline_cache == PipelineCacheMode::kPath  ? c.pipeline_cache_path
               : c.pipeline_cache == PipelineCacheMode::kOff ? std::string("off")
                                                             : std::string("auto");
      }},
@@ -150,9 +152,7 @@ const Option kOptions[] = {
      [](const DaemonConfig& c) { return show_u64(c.max_clients); }},
     {"limits", "max_regions_per_client", "max-regions-per-client", "N",
      "shared-memory regions one client may register (1..4096)",
-     [](DaemonConfig& c, std::string_view v, ApplyContext&) {
-       return set_uint(c.max_regions_per_client, v, 1, 4096);
-     },
+     [](DaemonConfig& c, std::string_view v, ApplyContext&) { return set_uint(c.max_regions_per_client, v, 1, 4096); },
      [](const DaemonConfig& c) { return show_u64(c.max_regions_per_client); }},
     {"limits", "max_region_bytes", "max-region-bytes", "SIZE", "size of one region (4KiB..1TiB)",
      [](DaemonConfig& c, std::string_view v, ApplyContext&) { return set_bytes(c.max_region_bytes, v, kTiB); },
@@ -166,11 +166,8 @@ const Option kOptions[] = {
        return set_bytes(c.max_total_region_bytes, v, 16 * kTiB);
      },
      [](const DaemonConfig& c) { return format_byte_size(c.max_total_region_bytes); }},
-    {"limits", "max_handles_per_client", "max-handles-per-client", "N",
-     "result handles one client may hold (1..65536)",
-     [](DaemonConfig& c, std::string_view v, ApplyContext&) {
-       return set_uint(c.max_handles_per_client, v, 1, 65536);
-     },
+    {"limits", "max_handles_per_client", "max-handles-per-client", "N", "result handles one client may hold (1..65536)",
+     [](DaemonConfig& c, std::string_view v, ApplyContext&) { return set_uint(c.max_handles_per_client, v, 1, 65536); },
      [](const DaemonConfig& c) { return show_u64(c.max_handles_per_client); }},
     {"limits", "handle_ttl", "handle-ttl", "DURATION", "unreleased result handles expire after this (1s..24h)",
      [](DaemonConfig& c, std::string_view v, ApplyContext&) {
@@ -375,15 +372,17 @@ Result<std::string> read_file(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) {
     return not_found("cannot read config file " + path + ": " + std::strerror(errno));
   }
-  constexpr off_t kMaxBytes = 1 << 20;
-  if (!S_ISREG(st.st_mode)) return invalid_argument("config file " + path + " is not a regular file");
-  if (st.st_size > kMaxBytes) return invalid_argument("config file " + path + " is larger than 1 MiB");
+  // Not only regular files: --config /dev/null (no file) and --config <(...) are useful.
+  if (S_ISDIR(st.st_mode)) return invalid_argument("config file " + path + " is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found("cannot open config file " + path);
-  std::ostringstream content;
-  content << in.rdbuf();
+  constexpr size_t kMaxBytes = 1 << 20;
+  std::string content(kMaxBytes + 1, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
   if (in.bad()) return data_loss("error reading config file " + path);
-  return content.str();
+  content.resize(static_cast<size_t>(in.gcount()));
+  if (content.size() > kMaxBytes) return invalid_argument("config file " + path + " is larger than 1 MiB");
+  return content;
 }
 
 // ---- Command line --------------------------------------------------------------------------------
@@ -445,8 +444,7 @@ Result<CommandLine> parse_command_line(int argc, const char* const* argv) {
     } else if (name != "config") {
       assignment.option = find_flag(name);
       if (assignment.option == nullptr) {
-        return invalid_argument("unknown option --" + name + did_you_mean(name, all_flag_names()) +
-                                " (see --help)");
+        return invalid_argument("unknown option --" + name + did_you_mean(name, all_flag_names()) + " (see --help)");
       }
     }
     if (inline_value) {
@@ -454,7 +452,7 @@ Result<CommandLine> parse_command_line(int argc, const char* const* argv) {
     } else if (i + 1 < argc) {
       assignment.value = argv[++i];
     } else {
-      const std::string_view metavar = assignment.option ? assignment.option->metavar
+      const std::string_view metavar = assignment.option  ? assignment.option->metavar
                                        : assignment.model ? std::string_view("NAME=PATH")
                                                           : std::string_view("PATH");
       return invalid_argument("--" + name + " needs a value (" + std::string(metavar) + ")");
@@ -531,8 +529,8 @@ std::string format_config(const DaemonConfig& config) {
     for (const Option& o : kOptions) {
       if (o.section != section) continue;
       std::string value = o.show(config);
-      const bool needs_quotes = value.find('#') != std::string::npos ||
-                                (!value.empty() && (value.front() == ' ' || value.back() == ' '));
+      const bool needs_quotes =
+          value.find('#') != std::string::npos || (!value.empty() && (value.front() == ' ' || value.back() == ' '));
       if (needs_quotes) value = "\"" + value + "\"";
       out += std::string(o.key) + " = " + value + "\n";
     }
@@ -545,8 +543,10 @@ std::string usage(std::string_view program) {
   out += "recond: the recon GPU inference daemon. Options override the same key of the config file.\n\n";
   const auto line = [&out](std::string left, std::string_view help) {
     left = "  " + left;
-    if (left.size() < 36) left.resize(36, ' ');
-    else left += "\n" + std::string(36, ' ');
+    if (left.size() < 36)
+      left.resize(36, ' ');
+    else
+      left += "\n" + std::string(36, ' ');
     out += left + std::string(help) + "\n";
   };
   line("--config PATH", std::string("configuration file (default ") + kDefaultConfigPath + ")");
@@ -567,12 +567,14 @@ std::string usage(std::string_view program) {
   return out;
 }
 
-std::string pipeline_cache_file(const DaemonConfig& config, const char* cache_directory,
-                                const std::string& fallback) {
+std::string pipeline_cache_file(const DaemonConfig& config, const char* cache_directory, const std::string& fallback) {
   switch (config.pipeline_cache) {
-    case PipelineCacheMode::kOff: return "";
-    case PipelineCacheMode::kPath: return config.pipeline_cache_path;
-    case PipelineCacheMode::kAuto: break;
+    case PipelineCacheMode::kOff:
+      return "";
+    case PipelineCacheMode::kPath:
+      return config.pipeline_cache_path;
+    case PipelineCacheMode::kAuto:
+      break;
   }
   if (cache_directory != nullptr && cache_directory[0] != '\0') {
     std::string first(cache_directory);

@@ -46,13 +46,13 @@ struct DaemonConfig {
   // [warmup]: every model is run once per resolution before READY=1.
   std::vector<Resolution> warmup;
   // [limits]: every client-controllable resource has one.
-  uint32_t max_queue = 256;               // queued requests over all clients
-  uint32_t max_clients = 64;              // concurrent client sessions
-  uint32_t max_regions_per_client = 64;   // registered shared-memory regions
+  uint32_t max_queue = 256;              // queued requests over all clients
+  uint32_t max_clients = 64;             // concurrent client sessions
+  uint32_t max_regions_per_client = 64;  // registered shared-memory regions
   uint64_t max_region_bytes = uint64_t{4} << 30;
-  uint64_t max_client_bytes = uint64_t{8} << 30;         // all regions of one client
-  uint64_t max_total_region_bytes = uint64_t{32} << 30;  // all clients (pinned host memory)
-  uint32_t max_handles_per_client = 256;  // result handles alive at once
+  uint64_t max_client_bytes = uint64_t{8} << 30;                   // all regions of one client
+  uint64_t max_total_region_bytes = uint64_t{32} << 30;            // all clients (pinned host memory)
+  uint32_t max_handles_per_client = 256;                           // result handles alive at once
   std::chrono::milliseconds handle_ttl = std::chrono::minutes(5);  // unreleased handles expire
   // [sockets]: used when systemd did not pass them (socket activation wins).
   std::string client_socket = "/run/recon/client.sock";

@@ -7,7 +7,9 @@
 namespace recon::daemon {
 namespace {
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quoted(std::string_view text) {
+  return "'" + std::string(text) + "'";
+}
 
 bool all_digits(std::string_view text) {
   if (text.empty()) return false;
@@ -67,10 +69,20 @@ Result<uint64_t> parse_uint(std::string_view text, uint64_t min, uint64_t max) {
 }
 
 Result<uint64_t> parse_byte_size(std::string_view text, uint64_t min, uint64_t max) {
-  static constexpr Unit kUnits[] = {{"", 1},          {"b", 1},          {"k", 1ull << 10}, {"kb", 1ull << 10},
-                                    {"kib", 1ull << 10}, {"m", 1ull << 20}, {"mb", 1ull << 20}, {"mib", 1ull << 20},
-                                    {"g", 1ull << 30}, {"gb", 1ull << 30}, {"gib", 1ull << 30}, {"t", 1ull << 40},
-                                    {"tb", 1ull << 40}, {"tib", 1ull << 40}};
+  static constexpr Unit kUnits[] = {{"", 1},
+                                    {"b", 1},
+                                    {"k", 1ull << 10},
+                                    {"kb", 1ull << 10},
+                                    {"kib", 1ull << 10},
+                                    {"m", 1ull << 20},
+                                    {"mb", 1ull << 20},
+                                    {"mib", 1ull << 20},
+                                    {"g", 1ull << 30},
+                                    {"gb", 1ull << 30},
+                                    {"gib", 1ull << 30},
+                                    {"t", 1ull << 40},
+                                    {"tb", 1ull << 40},
+                                    {"tib", 1ull << 40}};
   const auto [digits, unit_text] = split_number(trim(text));
   const std::string unit = lower(unit_text);
   uint64_t number = 0;
@@ -82,8 +94,7 @@ Result<uint64_t> parse_byte_size(std::string_view text, uint64_t min, uint64_t m
   if (!to_u64(digits, number) || unit_found == nullptr) {
     return invalid_argument("expected a size such as 512MiB or 4GiB (" + range + "), got " + quoted(text));
   }
-  if (number > max / unit_found->factor || number * unit_found->factor < min ||
-      number * unit_found->factor > max) {
+  if (number > max / unit_found->factor || number * unit_found->factor < min || number * unit_found->factor > max) {
     return invalid_argument("size " + quoted(text) + " is out of range: " + range);
   }
   return number * unit_found->factor;
@@ -111,8 +122,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text, std::chr
   uint64_t number = 0;
   const std::string range = "from " + format_duration(min) + " to " + format_duration(max);
   if (!to_u64(digits, number) || unit_found == nullptr) {
-    return invalid_argument("expected a duration such as 500ms, 30s, 5min or 1h (" + range + "), got " +
-                            quoted(text));
+    return invalid_argument("expected a duration such as 500ms, 30s, 5min or 1h (" + range + "), got " + quoted(text));
   }
   const auto max_ms = static_cast<uint64_t>(max.count());
   if (number > max_ms / unit_found->factor || number * unit_found->factor > max_ms ||
@@ -146,14 +156,15 @@ Result<Resolution> parse_resolution(std::string_view text) {
     }
     if (value % kResolutionMultiple != 0) {
       return invalid_argument(std::string(side) + " " + std::to_string(value) + " of " + quoted(text) +
-                              " is not a multiple of the " + std::to_string(kResolutionMultiple) +
-                              "-pixel patch size");
+                              " is not a multiple of the " + std::to_string(kResolutionMultiple) + "-pixel patch size");
     }
   }
   return Resolution{static_cast<uint32_t>(width), static_cast<uint32_t>(height)};
 }
 
-std::string format_resolution(Resolution r) { return std::to_string(r.width) + "x" + std::to_string(r.height); }
+std::string format_resolution(Resolution r) {
+  return std::to_string(r.width) + "x" + std::to_string(r.height);
+}
 
 Result<TcpEndpoint> parse_tcp_endpoint(std::string_view text) {
   const std::string_view t = trim(text);
@@ -193,7 +204,9 @@ Result<Precision> parse_precision(std::string_view text) {
   return invalid_argument("expected fp32 or fp16, got " + quoted(text));
 }
 
-const char* precision_name(Precision precision) { return precision == Precision::kFp16 ? "fp16" : "fp32"; }
+const char* precision_name(Precision precision) {
+  return precision == Precision::kFp16 ? "fp16" : "fp32";
+}
 
 Result<LogLevel> parse_log_level(std::string_view text) {
   const std::string t = lower(trim(text));
@@ -206,17 +219,21 @@ Result<LogLevel> parse_log_level(std::string_view text) {
 
 const char* log_level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
 
 Status check_model_name(std::string_view name) {
-  bool ok = !name.empty() && name.size() <= 64 && (std::islower(static_cast<unsigned char>(name[0])) ||
-                                                    std::isdigit(static_cast<unsigned char>(name[0])));
+  bool ok = !name.empty() && name.size() <= 64 &&
+            (std::islower(static_cast<unsigned char>(name[0])) || std::isdigit(static_cast<unsigned char>(name[0])));
   for (char c : name) {
     ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
                 c == '_' || c == '-' || c == '.');
@@ -231,8 +248,7 @@ Status check_model_name(std::string_view name) {
 
 Status check_group_name(std::string_view name) {
   if (all_digits(name)) return Status::ok();
-  bool ok = !name.empty() && name.size() <= 32 &&
-            (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  bool ok = !name.empty() && name.size() <= 32 && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
     const bool trailing_dollar = c == '$' && i + 1 == name.size();
@@ -244,8 +260,7 @@ Status check_group_name(std::string_view name) {
 
 Status check_socket_path(std::string_view path) {
   if (path.empty() || path.front() != '/') {
-    return invalid_argument("socket path must be absolute (abstract sockets have no permissions), got " +
-                            quoted(path));
+    return invalid_argument("socket path must be absolute (abstract sockets have no permissions), got " + quoted(path));
   }
   if (path.size() > 107) {
     return invalid_argument("socket path is " + std::to_string(path.size()) +

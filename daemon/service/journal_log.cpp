@@ -18,10 +18,14 @@ thread_local std::vector<LogField> t_fields;
 
 const char* level_word(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
   }
   return "?";
 }
@@ -68,9 +72,13 @@ ScopedLogFields::ScopedLogFields(std::vector<LogField> fields) : previous_size_(
   for (LogField& field : fields) t_fields.push_back(std::move(field));
 }
 
-ScopedLogFields::~ScopedLogFields() { t_fields.resize(previous_size_); }
+ScopedLogFields::~ScopedLogFields() {
+  t_fields.resize(previous_size_);
+}
 
-const std::vector<LogField>& current_log_fields() { return t_fields; }
+const std::vector<LogField>& current_log_fields() {
+  return t_fields;
+}
 
 LogTarget detect_log_target(bool foreground) {
   if (foreground) return LogTarget::kStderr;
@@ -91,10 +99,14 @@ LogTarget detect_log_target(bool foreground) {
 
 int journal_priority(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return 7;
-    case LogLevel::kInfo: return 6;
-    case LogLevel::kWarning: return 4;
-    case LogLevel::kError: return 3;
+    case LogLevel::kDebug:
+      return 7;
+    case LogLevel::kInfo:
+      return 6;
+    case LogLevel::kWarning:
+      return 4;
+    case LogLevel::kError:
+      return 3;
   }
   return 6;
 }
@@ -130,8 +142,7 @@ std::string stderr_line(LogLevel level, const std::string& message, const std::s
   std::string line;
   if (time) {
     const std::time_t seconds = std::chrono::system_clock::to_time_t(*time);
-    const auto millis =
-        std::chrono::duration_cast<std::chrono::milliseconds>(time->time_since_epoch()).count() % 1000;
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(time->time_since_epoch()).count() % 1000;
     std::tm local{};
     ::localtime_r(&seconds, &local);
     char stamp[40];

@@ -85,7 +85,6 @@ std::vector<std::string> journal_entry(LogLevel level, const std::string& messag
 // "2026-07-21 12:00:00.123 recond warning: <message> [RECON_CLIENT_PID=12 RECON_REQUEST_ID=7]\n"
 // (local time; no timestamp when `time` is nullopt).
 std::string stderr_line(LogLevel level, const std::string& message, const std::string& identifier,
-                        const std::vector<LogField>& fields,
-                        std::optional<std::chrono::system_clock::time_point> time);
+                        const std::vector<LogField>& fields, std::optional<std::chrono::system_clock::time_point> time);
 
 }  // namespace recon::daemon

@@ -34,9 +34,8 @@ Result<std::optional<std::chrono::microseconds>> watchdog_interval_from_environm
   if (r < 0) {
     const char* value = std::getenv("WATCHDOG_USEC");
     const char* pid = std::getenv("WATCHDOG_PID");
-    return invalid_argument(std::string("malformed watchdog environment (WATCHDOG_USEC=") +
-                            (value ? value : "") + ", WATCHDOG_PID=" + (pid ? pid : "") +
-                            "): " + std::strerror(-r));
+    return invalid_argument(std::string("malformed watchdog environment (WATCHDOG_USEC=") + (value ? value : "") +
+                            ", WATCHDOG_PID=" + (pid ? pid : "") + "): " + std::strerror(-r));
   }
   if (r == 0) return std::optional<std::chrono::microseconds>();
   return std::optional<std::chrono::microseconds>(std::chrono::microseconds(usec));
@@ -61,20 +60,30 @@ Status Notifier::send(const std::string& assignments) const {
   return Status::ok();
 }
 
-Status Notifier::ready(std::string_view status) const { return send(with_status("READY=1", status)); }
+Status Notifier::ready(std::string_view status) const {
+  return send(with_status("READY=1", status));
+}
 
-Status Notifier::status(std::string_view text) const { return send("STATUS=" + one_line(text)); }
+Status Notifier::status(std::string_view text) const {
+  return send("STATUS=" + one_line(text));
+}
 
 Status Notifier::extend_timeout(std::chrono::microseconds extension) const {
   const int64_t usec = extension.count() < 1 ? 1 : extension.count();
   return send("EXTEND_TIMEOUT_USEC=" + std::to_string(usec));
 }
 
-Status Notifier::watchdog() const { return send("WATCHDOG=1"); }
+Status Notifier::watchdog() const {
+  return send("WATCHDOG=1");
+}
 
-Status Notifier::reloading(std::string_view status) const { return send(with_status("RELOADING=1", status)); }
+Status Notifier::reloading(std::string_view status) const {
+  return send(with_status("RELOADING=1", status));
+}
 
-Status Notifier::stopping(std::string_view status) const { return send(with_status("STOPPING=1", status)); }
+Status Notifier::stopping(std::string_view status) const {
+  return send(with_status("STOPPING=1", status));
+}
 
 std::optional<std::chrono::microseconds> Notifier::watchdog_ping_interval() const {
   if (!watchdog_interval_) return std::nullopt;

@@ -12,16 +12,21 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const std::string& what, int error = errno) { return what + ": " + std::strerror(error); }
+std::string errno_text(const std::string& what, int error = errno) {
+  return what + ": " + std::strerror(error);
+}
 
 }  // namespace
 
 SignalAction SignalEvent::action() const {
   switch (signal) {
     case SIGTERM:
-    case SIGINT: return SignalAction::kShutdown;
-    case SIGHUP: return SignalAction::kReload;
-    default: return SignalAction::kOther;
+    case SIGINT:
+      return SignalAction::kShutdown;
+    case SIGHUP:
+      return SignalAction::kReload;
+    default:
+      return SignalAction::kOther;
   }
 }
 

@@ -42,7 +42,8 @@ class SignalFd {
   Result<std::optional<SignalEvent>> read();
 
  private:
-  SignalFd(UniqueFd fd, std::vector<int> newly_blocked) : fd_(std::move(fd)), newly_blocked_(std::move(newly_blocked)) {}
+  SignalFd(UniqueFd fd, std::vector<int> newly_blocked)
+      : fd_(std::move(fd)), newly_blocked_(std::move(newly_blocked)) {}
   UniqueFd fd_;
   std::vector<int> newly_blocked_;  // blocked by us, unblocked again by the destructor
 };

@@ -17,7 +17,9 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const std::string& what, int error = errno) { return what + ": " + std::strerror(error); }
+std::string errno_text(const std::string& what, int error = errno) {
+  return what + ": " + std::strerror(error);
+}
 
 int socket_type_constant(UnixSocketType type) {
   return type == UnixSocketType::kStream ? SOCK_STREAM : SOCK_SEQPACKET;
@@ -30,10 +32,14 @@ const char* listen_directive(UnixSocketType type) {
 
 std::string describe_socket_type(int type) {
   switch (type) {
-    case SOCK_STREAM: return "SOCK_STREAM";
-    case SOCK_DGRAM: return "SOCK_DGRAM";
-    case SOCK_SEQPACKET: return "SOCK_SEQPACKET";
-    default: return "socket type " + std::to_string(type);
+    case SOCK_STREAM:
+      return "SOCK_STREAM";
+    case SOCK_DGRAM:
+      return "SOCK_DGRAM";
+    case SOCK_SEQPACKET:
+      return "SOCK_SEQPACKET";
+    default:
+      return "socket type " + std::to_string(type);
   }
 }
 
@@ -114,8 +120,8 @@ Result<ListenFds> ListenFds::from_environment() {
   // Copied first: sd_listen_fds_with_names unsets them, and an error message should show them.
   const char* fds_env = std::getenv("LISTEN_FDS");
   const char* names_env = std::getenv("LISTEN_FDNAMES");
-  const std::string shown = std::string("LISTEN_FDS=") + (fds_env ? fds_env : "") +
-                            " LISTEN_FDNAMES=" + (names_env ? names_env : "");
+  const std::string shown =
+      std::string("LISTEN_FDS=") + (fds_env ? fds_env : "") + " LISTEN_FDNAMES=" + (names_env ? names_env : "");
   char** raw_names = nullptr;
   const int n = sd_listen_fds_with_names(/*unset_environment=*/1, &raw_names);
   std::unique_ptr<char*, NamesDeleter> names(raw_names);

@@ -13,12 +13,12 @@ constexpr uint32_t kGroup = 256;  // local_size_x of shaders/binary.comp
 constexpr int kMaxRank = 6;
 
 struct BinaryPush {
-  uint32_t n, rank;
+  uint32_t n, rank, base_a, base_b, base_out;
   uint32_t shape[6];
   uint32_t stride_a[6];
   uint32_t stride_b[6];
 };
-static_assert(sizeof(BinaryPush) == 80, "mirrors Push in shaders/binary.comp");
+static_assert(sizeof(BinaryPush) == 92, "mirrors Push in shaders/binary.comp");
 
 const char* op_name(BinaryOp op) {
   switch (op) {
@@ -47,9 +47,9 @@ Shape left_pad(const Shape& s, size_t rank) {
   return p;
 }
 
-// One dispatch; every operand is known to fit one binding.
-Status emit(Graph& g, BinaryOp op, const char* shader, const Arg& a, const Shape& pa, const Arg& b, const Shape& pb,
-            const Arg& out, const Shape& po) {
+// One dispatch over windows that fit one binding each; pa/pb/po are the shapes of the covered part.
+Status emit(Graph& g, BinaryOp op, const char* shader, const Window& a, const Shape& pa, const Window& b,
+            const Shape& pb, const Window& out, const Shape& po) {
   const std::vector<int64_t> sa_in = broadcast_strides(pa, po), sb_in = broadcast_strides(pb, po);
   Shape shape;
   std::vector<int64_t> sa, sb;
@@ -69,10 +69,13 @@ Status emit(Graph& g, BinaryOp op, const char* shader, const Arg& a, const Shape
     return invalid_argument(std::string("binary ") + op_name(op) + ": " + std::to_string(shape.size()) +
                             " independent axes after merging; at most 6 are supported");
   }
-  const int64_t n = out.numel();
-  if (n > int64_t{0xffffffff}) return invalid_argument("binary: more than 2^32 elements in one dispatch");
+  const int64_t n = shape_numel(po);
+  if (n + out.base > int64_t{0xffffffff}) return invalid_argument("binary: more than 2^32 elements in one dispatch");
   BinaryPush push{};
   push.n = static_cast<uint32_t>(n);
+  push.base_a = a.base;
+  push.base_b = b.base;
+  push.base_out = out.base;
   push.rank = static_cast<uint32_t>(shape.size());
   const bool same = shape.size() <= 1 && (shape.empty() || (sa[0] == 1 && sb[0] == 1));
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -81,7 +84,7 @@ Status emit(Graph& g, BinaryOp op, const char* shader, const Arg& a, const Shape
     push.stride_b[d] = static_cast<uint32_t>(sb[d]);
   }
   const uint32_t spec[] = {static_cast<uint32_t>(op), same ? 1u : 0u};
-  return g.dispatch(shader, spec, {{a, Access::kRead}, {b, Access::kRead}, {out, Access::kWrite}}, push,
+  return g.dispatch(shader, spec, {{a.arg, Access::kRead}, {b.arg, Access::kRead}, {out.arg, Access::kWrite}}, push,
                     Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
 }
 
@@ -123,21 +126,19 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
   if (a.shape() == b.shape()) {
     const int64_t n = out.numel();
     RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({es}, n));
-    RECON_ASSIGN_OR_RETURN(Arg fa, reshape_view(a, {n}));
-    RECON_ASSIGN_OR_RETURN(Arg fb, reshape_view(b, {n}));
-    RECON_ASSIGN_OR_RETURN(Arg fo, reshape_view(out, {n}));
     for (int64_t e0 = 0; e0 < n; e0 += c) {
       const int64_t e1 = std::min(n, e0 + c);
-      RECON_ASSIGN_OR_RETURN(Arg va, row_view(fa, e0, e1));
-      RECON_ASSIGN_OR_RETURN(Arg vb, row_view(fb, e0, e1));
-      RECON_ASSIGN_OR_RETURN(Arg vo, row_view(fo, e0, e1));
+      RECON_ASSIGN_OR_RETURN(Window wa, window(a, e0, e1));
+      RECON_ASSIGN_OR_RETURN(Window wb, window(b, e0, e1));
+      RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
       const Shape s{e1 - e0};
-      RECON_RETURN_IF_ERROR(emit(g, op, shader, va, s, vb, s, vo, s));
+      RECON_RETURN_IF_ERROR(emit(g, op, shader, wa, s, wb, s, wo, s));
     }
     return Status::ok();
   }
 
-  // Broadcasting: drop out's leading size-1 axes, then split along the new leading axis.
+  // Broadcasting: drop out's leading size-1 axes, then split along the new leading axis. An
+  // operand that is broadcast along it is bound whole in every chunk.
   Shape po = out.shape();
   Shape pa = left_pad(a.shape(), po.size()), pb = left_pad(b.shape(), po.size());
   while (po.size() > 1 && po[0] == 1) {
@@ -148,29 +149,19 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
   const int64_t rows = po.empty() ? 1 : po[0];
   const bool split_a = !po.empty() && pa[0] == rows && rows > 1;
   const bool split_b = !po.empty() && pb[0] == rows && rows > 1;
-  const uint64_t out_row = static_cast<uint64_t>(out.numel() / rows) * es;
-  const uint64_t a_row = split_a ? static_cast<uint64_t>(a.numel() / rows) * es : 0;
-  const uint64_t b_row = split_b ? static_cast<uint64_t>(b.numel() / rows) * es : 0;
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({out_row, a_row, b_row}, rows));
-  if (c >= rows) return emit(g, op, shader, a, pa, b, pb, out, po);
-  RECON_ASSIGN_OR_RETURN(Arg ra, reshape_view(a, {split_a ? rows : 1, a.numel() / (split_a ? rows : 1)}));
-  RECON_ASSIGN_OR_RETURN(Arg rb, reshape_view(b, {split_b ? rows : 1, b.numel() / (split_b ? rows : 1)}));
-  RECON_ASSIGN_OR_RETURN(Arg ro, reshape_view(out, {rows, out.numel() / rows}));
+  const int64_t out_row = out.numel() / rows;
+  const int64_t a_row = split_a ? a.numel() / rows : 0, b_row = split_b ? b.numel() / rows : 0;
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({out_row * es, a_row * es, b_row * es}, rows));
   for (int64_t r0 = 0; r0 < rows; r0 += c) {
     const int64_t r1 = std::min(rows, r0 + c);
     Shape ca = pa, cb = pb, co = po;
-    co[0] = r1 - r0;
-    Arg va = a, vb = b;
-    if (split_a) {
-      RECON_ASSIGN_OR_RETURN(va, row_view(ra, r0, r1));
-      ca[0] = r1 - r0;
-    }
-    if (split_b) {
-      RECON_ASSIGN_OR_RETURN(vb, row_view(rb, r0, r1));
-      cb[0] = r1 - r0;
-    }
-    RECON_ASSIGN_OR_RETURN(Arg vo, row_view(ro, r0, r1));
-    RECON_RETURN_IF_ERROR(emit(g, op, shader, va, ca, vb, cb, vo, co));
+    if (!co.empty()) co[0] = r1 - r0;
+    if (split_a) ca[0] = r1 - r0;
+    if (split_b) cb[0] = r1 - r0;
+    RECON_ASSIGN_OR_RETURN(Window wa, split_a ? window(a, r0 * a_row, r1 * a_row) : window(a, 0, a.numel()));
+    RECON_ASSIGN_OR_RETURN(Window wb, split_b ? window(b, r0 * b_row, r1 * b_row) : window(b, 0, b.numel()));
+    RECON_ASSIGN_OR_RETURN(Window wo, window(out, r0 * out_row, r1 * out_row));
+    RECON_RETURN_IF_ERROR(emit(g, op, shader, wa, ca, wb, cb, wo, co));
   }
   return Status::ok();
 }

@@ -12,22 +12,23 @@ constexpr uint32_t kTile = 32, kRowsPerPass = 8;
 constexpr uint32_t kMaxGroupCount = 65535;  // Vulkan's guaranteed minimum per dimension
 
 struct StridedPush {
-  uint32_t n, rank, base;
+  uint32_t n, rank, base, dst_base;
   uint32_t shape[6];
   uint32_t stride[6];
 };
-static_assert(sizeof(StridedPush) == 60, "mirrors Push in shaders/layout_strided.comp");
+static_assert(sizeof(StridedPush) == 64, "mirrors Push in shaders/layout_strided.comp");
 
 struct TiledPush {
-  uint32_t rows, cols, base, row_stride, batch_stride;
+  uint32_t rows, cols, base, row_stride, batch_stride, dst_base;
 };
-static_assert(sizeof(TiledPush) == 20, "mirrors Push in shaders/permute_tiled.comp");
+static_assert(sizeof(TiledPush) == 24, "mirrors Push in shaders/permute_tiled.comp");
 
 struct ConcatPush {
-  uint32_t n, inner, out_axis, axis_begin, pieces, pad;
+  uint32_t n, inner, out_axis, axis_begin, pieces, dst_base;
   uint32_t offsets[8];
+  uint32_t bases[7];
 };
-static_assert(sizeof(ConcatPush) == 56, "mirrors Push in shaders/concat.comp");
+static_assert(sizeof(ConcatPush) == 84, "mirrors Push in shaders/concat.comp");
 
 constexpr int kMaxPieces = 7;
 
@@ -53,8 +54,8 @@ bool fits_u32(int64_t v) { return v >= 0 && v <= int64_t{0xffffffff}; }
 
 // One strided gather, already known to fit the binding limits: merges axes, picks the tiled
 // transpose when the merged pattern is a (batched) transpose, else the generic kernel.
-Status emit_gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_in, const std::vector<int64_t>& stride_in,
-                   int64_t base) {
+Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shape_in,
+                   const std::vector<int64_t>& stride_in, int64_t base) {
   // Drop unit axes, then merge an axis into its outer neighbour when they stay adjacent in memory.
   Shape shape;
   std::vector<int64_t> stride;
@@ -72,8 +73,8 @@ Status emit_gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_i
     return invalid_argument("layout copy: the access pattern has " + std::to_string(shape.size()) +
                             " independent axes after merging; at most 6 are supported");
   }
-  const int64_t n = out.numel();
-  if (!fits_u32(n) || !fits_u32(in.numel()) || !fits_u32(base)) {
+  const int64_t n = shape_numel(shape_in);
+  if (!fits_u32(n + out.base) || !fits_u32(in.numel()) || !fits_u32(base)) {
     return invalid_argument("layout copy: more than 2^32 elements in one dispatch");
   }
   // Tiled transpose: out [B, C, R] with strides (batch, 1, row) — or [C, R] with (1, row).
@@ -85,9 +86,10 @@ Status emit_gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_i
     if (gx <= kMaxGroupCount && gy <= kMaxGroupCount && batch <= kMaxGroupCount) {
       RECON_ASSIGN_OR_RETURN(std::string shader, elem_variant("permute_tiled", in.dtype()));
       TiledPush push{static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), static_cast<uint32_t>(base),
-                     static_cast<uint32_t>(stride[rank - 1]), rank == 3 ? static_cast<uint32_t>(stride[0]) : 0u};
+                     static_cast<uint32_t>(stride[rank - 1]), rank == 3 ? static_cast<uint32_t>(stride[0]) : 0u,
+                     out.base};
       const uint32_t spec[] = {kTile, kRowsPerPass};
-      return g.dispatch(shader, spec, {{in, Access::kRead}, {out, Access::kWrite}}, push,
+      return g.dispatch(shader, spec, {{in, Access::kRead}, {out.arg, Access::kWrite}}, push,
                         {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(batch)});
     }
   }
@@ -96,59 +98,50 @@ Status emit_gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_i
   push.n = static_cast<uint32_t>(n);
   push.rank = static_cast<uint32_t>(rank);
   push.base = static_cast<uint32_t>(base);
+  push.dst_base = out.base;
   for (size_t d = 0; d < rank; ++d) {
     if (!fits_u32(stride[d])) return invalid_argument("layout copy: stride beyond 2^32 elements");
     push.shape[d] = static_cast<uint32_t>(shape[d]);
     push.stride[d] = static_cast<uint32_t>(stride[d]);
   }
-  return g.dispatch(shader, {}, {{in, Access::kRead}, {out, Access::kWrite}}, push,
+  return g.dispatch(shader, {}, {{in, Access::kRead}, {out.arg, Access::kWrite}}, push,
                     Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
 }
 
 // out (contiguous, `shape`) [c] = in[base + Σ c_d·stride[d]], all strides ≥ 0. When an operand is
 // too large for one binding, splits along out axis 0 and binds a window of `in` covering each
-// chunk's reads (aligned down to kBindingOffsetAlign, with the slack folded into `base`).
+// chunk's reads.
 Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape, const std::vector<int64_t>& stride,
               int64_t base) {
   if (out.numel() == 0) return Status::ok();
   if (in.bytes() <= kMaxBindingBytes && out.bytes() <= kMaxBindingBytes) {
-    return emit_gather(g, in, out, shape, stride, base);
+    return emit_gather(g, in, Window{out, 0}, shape, stride, base);
   }
-  const uint64_t es = dtype_size(in.dtype());
+  const int64_t es = static_cast<int64_t>(dtype_size(in.dtype()));
   const int64_t rows = shape[0];
-  const int64_t out_row_elems = out.numel() / rows;
+  const int64_t out_row = out.numel() / rows;
   int64_t max_rest = 0;  // farthest element one out row reaches beyond its first
   for (size_t d = 1; d < shape.size(); ++d) max_rest += (shape[d] - 1) * stride[d];
-  const int64_t align_elems = static_cast<int64_t>(kBindingOffsetAlign / es);
-  const int64_t limit_elems = static_cast<int64_t>(kMaxBindingBytes / es);
-  // Rows per chunk: the out rows must fit and start aligned; the in window of c rows spans
-  // (c−1)·stride0 + max_rest + 1 elements plus up to align_elems−1 of alignment slack.
-  const uint64_t out_row_bytes = static_cast<uint64_t>(out_row_elems) * es;
-  const int64_t q = static_cast<int64_t>(kBindingOffsetAlign / std::gcd(out_row_bytes, kBindingOffsetAlign));
-  int64_t c = static_cast<int64_t>(kMaxBindingBytes / out_row_bytes);
-  const int64_t in_room = limit_elems - max_rest - align_elems;
-  if (in_room <= 0) c = 0;
-  if (stride[0] > 0 && in_room > 0) c = std::min(c, (in_room - 1) / stride[0] + 1);
-  if (c < rows) c = c / q * q;
+  // Rows per chunk: out rows and the in window of c rows, (c−1)·stride0 + max_rest + 1 elements,
+  // each plus alignment slack.
+  const int64_t room = static_cast<int64_t>(kMaxBindingBytes - kBindingOffsetAlign) / es;
+  int64_t c = room / out_row;
+  if (room - max_rest - 1 < 0) c = 0;
+  if (stride[0] > 0 && room - max_rest - 1 >= 0) c = std::min(c, (room - max_rest - 1) / stride[0] + 1);
   if (c <= 0) {
     return invalid_argument("layout copy: operands of " + std::to_string(in.bytes()) + " and " +
                             std::to_string(out.bytes()) +
                             " bytes exceed one binding and cannot be split along axis 0 (the access pattern "
                             "reaches across it); split along the batch axis instead");
   }
-  RECON_ASSIGN_OR_RETURN(Arg in_flat, reshape_view(in, {in.numel()}));
-  RECON_ASSIGN_OR_RETURN(Arg out_rows, reshape_view(out, {rows, out_row_elems}));
   for (int64_t r0 = 0; r0 < rows; r0 += c) {
     const int64_t r1 = std::min(rows, r0 + c);
     const int64_t lo = base + r0 * stride[0];
-    const int64_t hi = base + (r1 - 1) * stride[0] + max_rest + 1;
-    const int64_t lo_aligned = lo / align_elems * align_elems;
-    RECON_ASSIGN_OR_RETURN(Arg in_win, row_view(in_flat, lo_aligned, hi));
-    RECON_ASSIGN_OR_RETURN(Arg out_win, row_view(out_rows, r0, r1));
+    RECON_ASSIGN_OR_RETURN(Window iw, window(in, lo, base + (r1 - 1) * stride[0] + max_rest + 1));
+    RECON_ASSIGN_OR_RETURN(Window ow, window(out, r0 * out_row, r1 * out_row));
     Shape chunk_shape = shape;
     chunk_shape[0] = r1 - r0;
-    RECON_ASSIGN_OR_RETURN(Arg out_chunk, reshape_view(out_win, chunk_shape));
-    RECON_RETURN_IF_ERROR(emit_gather(g, in_win, out_chunk, chunk_shape, stride, lo - lo_aligned));
+    RECON_RETURN_IF_ERROR(emit_gather(g, iw.arg, ow, chunk_shape, stride, iw.base));
   }
   return Status::ok();
 }
@@ -159,29 +152,35 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return s;
 }
 
-// One concat dispatch over [outer, axis, inner] views: pieces (≤ 7) cover out's axis range
-// [axis_begin, axis_begin + Σ len) in order. The caller guarantees every binding fits.
-Status emit_concat(Graph& g, const Arg& out, int64_t outer, int64_t out_axis, int64_t inner, int64_t axis_begin,
-                   const std::vector<std::pair<Arg, int64_t>>& pieces) {
+// One concat dispatch over [outer, axis, inner]: pieces (≤ 7) cover out's axis range
+// [axis_begin, axis_begin + Σ len) in order. The caller guarantees every window fits.
+struct Piece {
+  Window w;
+  int64_t len;  // along the axis
+};
+Status emit_concat(Graph& g, const Window& out, int64_t outer, int64_t out_axis, int64_t inner, int64_t axis_begin,
+                   const std::vector<Piece>& pieces) {
   ConcatPush push{};
   int64_t covered = 0;
   for (size_t k = 0; k < pieces.size(); ++k) {
     push.offsets[k] = static_cast<uint32_t>(covered);
-    covered += pieces[k].second;
+    push.bases[k] = pieces[k].w.base;
+    covered += pieces[k].len;
   }
   push.offsets[pieces.size()] = static_cast<uint32_t>(covered);
   const int64_t n = outer * covered * inner;
   if (n == 0) return Status::ok();
-  if (!fits_u32(n) || !fits_u32(out.numel())) return invalid_argument("concat: more than 2^32 elements");
+  if (!fits_u32(n) || !fits_u32(out.arg.numel())) return invalid_argument("concat: more than 2^32 elements");
   push.n = static_cast<uint32_t>(n);
   push.inner = static_cast<uint32_t>(inner);
   push.out_axis = static_cast<uint32_t>(out_axis);
   push.axis_begin = static_cast<uint32_t>(axis_begin);
   push.pieces = static_cast<uint32_t>(pieces.size());
-  auto piece = [&](size_t k) { return pieces[k < pieces.size() ? k : 0].first; };
-  RECON_ASSIGN_OR_RETURN(std::string shader, elem_variant("concat", out.dtype()));
+  push.dst_base = out.base;
+  auto piece = [&](size_t k) { return pieces[k < pieces.size() ? k : 0].w.arg; };
+  RECON_ASSIGN_OR_RETURN(std::string shader, elem_variant("concat", out.arg.dtype()));
   return g.dispatch(shader, {},
-                    {{out, Access::kWrite},
+                    {{out.arg, Access::kWrite},
                      {piece(0), Access::kRead},
                      {piece(1), Access::kRead},
                      {piece(2), Access::kRead},
@@ -218,18 +217,28 @@ Result<Arg> row_view(const Arg& a, int64_t begin, int64_t end) {
   return Arg(t);
 }
 
+Result<Window> window(const Arg& a, int64_t begin, int64_t end) {
+  if (begin < 0 || end < begin || end > a.numel()) {
+    return invalid_argument("window [" + std::to_string(begin) + "," + std::to_string(end) + ") out of " +
+                            std::to_string(a.numel()) + " elements");
+  }
+  if (a.bytes() <= kMaxBindingBytes) return Window{a, static_cast<uint32_t>(begin)};
+  const int64_t align = static_cast<int64_t>(kBindingOffsetAlign / dtype_size(a.dtype()));
+  const int64_t start = begin / align * align;
+  RECON_ASSIGN_OR_RETURN(Arg flat, reshape_view(a, {a.numel()}));
+  RECON_ASSIGN_OR_RETURN(Arg view, row_view(flat, start, end));
+  return Window{view, static_cast<uint32_t>(begin - start)};
+}
+
 Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows) {
   uint64_t widest = 0;
-  int64_t quantum = 1;
-  for (uint64_t b : row_bytes) {
-    widest = std::max(widest, b);
-    if (b > 0) quantum = std::lcm(quantum, static_cast<int64_t>(kBindingOffsetAlign / std::gcd(b, kBindingOffsetAlign)));
+  for (uint64_t b : row_bytes) widest = std::max(widest, b);
+  if (widest == 0 || widest * static_cast<uint64_t>(total_rows) <= kMaxBindingBytes) {
+    return std::max<int64_t>(total_rows, 1);
   }
-  if (widest == 0 || widest * static_cast<uint64_t>(total_rows) <= kMaxBindingBytes) return std::max<int64_t>(total_rows, 1);
-  const int64_t rows = static_cast<int64_t>(kMaxBindingBytes / widest) / quantum * quantum;
+  const int64_t rows = static_cast<int64_t>((kMaxBindingBytes - kBindingOffsetAlign) / widest);
   if (rows <= 0) {
-    return invalid_argument("a row of " + std::to_string(widest) +
-                            " bytes is too large to split into bindings of at most " +
+    return invalid_argument("a row of " + std::to_string(widest) + " bytes is too large for one binding of " +
                             std::to_string(kMaxBindingBytes) + " bytes");
   }
   return rows;
@@ -332,47 +341,26 @@ Status concat(Graph& g, std::span<const Arg> inputs, int axis_in, const Arg& out
     inner = 1;
   }
   const uint64_t es = dtype_size(out.dtype());
-  // Views: out as [outer, A·inner], input i as [outer, A_i·inner] (rows of axis 0 of these views).
+  // Lengths along the axis of [outer, axis, inner] views (flat blocks when outer == 1).
   auto axis_len = [&](const Arg& a) { return outer == 1 ? a.numel() : a.shape()[axis]; };
   const int64_t out_axis = axis_len(out);
 
-  bool fits = out.bytes() <= kMaxBindingBytes;
-  for (const Arg& a : inputs) fits = fits && a.bytes() <= kMaxBindingBytes;
-  if (fits) {
-    RECON_ASSIGN_OR_RETURN(Arg out3, reshape_view(out, {outer, out_axis, inner}));
-    int64_t begin = 0;
-    for (size_t i0 = 0; i0 < inputs.size(); i0 += kMaxPieces) {
-      std::vector<std::pair<Arg, int64_t>> pieces;
-      int64_t len = 0;
-      for (size_t i = i0; i < std::min(inputs.size(), i0 + kMaxPieces); ++i) {
-        if (inputs[i].numel() == 0) continue;
-        pieces.emplace_back(inputs[i], axis_len(inputs[i]));
-        len += pieces.back().second;
-      }
-      if (!pieces.empty()) RECON_RETURN_IF_ERROR(emit_concat(g, out3, outer, out_axis, inner, begin, pieces));
-      begin += len;
-    }
-    return Status::ok();
-  }
-
-  if (outer > 1) {  // split along the outer rows; every input contributes to every chunk
+  if (outer > 1) {  // chunks of outer rows (one chunk when everything fits); every input in each
     std::vector<uint64_t> row_bytes{static_cast<uint64_t>(out_axis * inner) * es};
     for (const Arg& a : inputs) row_bytes.push_back(static_cast<uint64_t>(axis_len(a) * inner) * es);
     RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch(row_bytes, outer));
-    RECON_ASSIGN_OR_RETURN(Arg out2, reshape_view(out, {outer, out_axis * inner}));
     for (int64_t r0 = 0; r0 < outer; r0 += c) {
       const int64_t r1 = std::min(outer, r0 + c);
-      RECON_ASSIGN_OR_RETURN(Arg ow, row_view(out2, r0, r1));
+      RECON_ASSIGN_OR_RETURN(Window ow, window(out, r0 * out_axis * inner, r1 * out_axis * inner));
       int64_t begin = 0;
       for (size_t i0 = 0; i0 < inputs.size(); i0 += kMaxPieces) {
-        std::vector<std::pair<Arg, int64_t>> pieces;
+        std::vector<Piece> pieces;
         int64_t len = 0;
         for (size_t i = i0; i < std::min(inputs.size(), i0 + kMaxPieces); ++i) {
           const int64_t ai = axis_len(inputs[i]);
           if (ai == 0) continue;
-          RECON_ASSIGN_OR_RETURN(Arg in2, reshape_view(inputs[i], {outer, ai * inner}));
-          RECON_ASSIGN_OR_RETURN(Arg iw, row_view(in2, r0, r1));
-          pieces.emplace_back(iw, ai);
+          RECON_ASSIGN_OR_RETURN(Window iw, window(inputs[i], r0 * ai * inner, r1 * ai * inner));
+          pieces.push_back({iw, ai});
           len += ai;
         }
         if (!pieces.empty()) RECON_RETURN_IF_ERROR(emit_concat(g, ow, r1 - r0, out_axis, inner, begin, pieces));
@@ -382,22 +370,35 @@ Status concat(Graph& g, std::span<const Arg> inputs, int axis_in, const Arg& out
     return Status::ok();
   }
 
-  // outer == 1: flat blocks. Copy each input in element ranges; the output window starts on an
-  // aligned element and axis_begin carries the slack.
-  const int64_t align_elems = static_cast<int64_t>(kBindingOffsetAlign / es);
-  const int64_t chunk = static_cast<int64_t>(kMaxBindingBytes / es) / align_elems * align_elems - align_elems;
-  RECON_ASSIGN_OR_RETURN(Arg out_flat, reshape_view(out, {out.numel()}));
+  // outer == 1: flat blocks, up to 7 inputs per dispatch when all fit, else each input in ranges.
+  bool fits = out.bytes() <= kMaxBindingBytes;
+  for (const Arg& a : inputs) fits = fits && a.bytes() <= kMaxBindingBytes;
+  if (fits) {
+    int64_t begin = 0;
+    for (size_t i0 = 0; i0 < inputs.size(); i0 += kMaxPieces) {
+      std::vector<Piece> pieces;
+      int64_t len = 0;
+      for (size_t i = i0; i < std::min(inputs.size(), i0 + kMaxPieces); ++i) {
+        if (inputs[i].numel() == 0) continue;
+        pieces.push_back({Window{inputs[i], 0}, inputs[i].numel()});
+        len += inputs[i].numel();
+      }
+      if (!pieces.empty()) RECON_RETURN_IF_ERROR(emit_concat(g, Window{out, 0}, 1, out_axis, 1, begin, pieces));
+      begin += len;
+    }
+    return Status::ok();
+  }
+  const int64_t chunk = static_cast<int64_t>((kMaxBindingBytes - kBindingOffsetAlign) / es);
   int64_t offset = 0;
   for (const Arg& a : inputs) {
     const int64_t n = a.numel();
-    RECON_ASSIGN_OR_RETURN(Arg in_flat, reshape_view(a, {n}));
     for (int64_t e0 = 0; e0 < n; e0 += chunk) {
       const int64_t e1 = std::min(n, e0 + chunk);
-      const int64_t lo = offset + e0, lo_aligned = lo / align_elems * align_elems;
-      RECON_ASSIGN_OR_RETURN(Arg iw, row_view(in_flat, e0, e1));
-      RECON_ASSIGN_OR_RETURN(Arg ow, row_view(out_flat, lo_aligned, offset + e1));
-      RECON_ASSIGN_OR_RETURN(Arg ow3, reshape_view(ow, {1, ow.numel(), 1}));
-      RECON_RETURN_IF_ERROR(emit_concat(g, ow3, 1, ow.numel(), 1, lo - lo_aligned, {{iw, e1 - e0}}));
+      RECON_ASSIGN_OR_RETURN(Window iw, window(a, e0, e1));
+      RECON_ASSIGN_OR_RETURN(Window ow, window(out, offset + e0, offset + e1));
+      // The out window starts at element offset + e0 − ow.base; address it with axis_begin.
+      const int64_t ow_len = ow.arg.numel();
+      RECON_RETURN_IF_ERROR(emit_concat(g, Window{ow.arg, 0}, 1, ow_len, 1, ow.base, {{iw, e1 - e0}}));
     }
     offset += n;
   }

@@ -8,11 +8,12 @@
 //
 // Large tensors. A binding may span at most kMaxBindingBytes (Vulkan's guaranteed minimum of
 // maxStorageBufferRange, lavapipe's actual limit). Every op of the library that can meet larger
-// operands splits its work into several dispatches over ranges of an outer axis, binding row views
-// (`row_view`) whose offsets are multiples of kBindingOffsetAlign. Here that means:
+// operands splits its work into several dispatches over ranges of an outer axis, binding windows
+// (`window`) that start on kBindingOffsetAlign boundaries and pass the remainder to the kernel as an
+// element offset. Here that means:
 //   - permute/transpose: split along output axis 0 when perm[0] == 0 (the batch axis);
 //   - slice/split: split along axis 0;
-//   - concat: along axis 0 for axis ≠ 0, else per input and per row range of that input.
+//   - concat: along the axes before `axis`, else (axis 0) per input in flat ranges.
 // A graph slot cannot be viewed by rows, so an oversized slot operand is refused (bind a tensor).
 #pragma once
 
@@ -36,11 +37,22 @@ inline constexpr int kMaxLayoutRank = 6;
 
 // The same elements under another shape (numel must match). Works on tensors and graph slots.
 Result<Arg> reshape_view(const Arg& a, const Shape& shape);
-// Rows [begin, end) of axis 0. A slot can only be "viewed" whole.
+// Rows [begin, end) of axis 0. A slot can only be "viewed" whole. The view's offset is the
+// caller's to keep aligned; kernels that split work use `window` instead.
 Result<Arg> row_view(const Arg& a, int64_t begin, int64_t end);
-// How many rows of axis 0 one dispatch may take so that every operand's row range, at
-// `row_bytes[i]` bytes per row, fits kMaxBindingBytes and starts on a kBindingOffsetAlign boundary.
-// Returns `total_rows` when everything fits at once; INVALID_ARGUMENT when even one row is too big.
+
+// A binding window over elements [begin, end) of an operand taken flat: `arg` starts at the
+// nearest kBindingOffsetAlign boundary at or below `begin`, and kernels add `base` (< 256 / element
+// size) to their indices. The whole operand when it fits one binding (then base = begin).
+struct Window {
+  Arg arg;
+  uint32_t base = 0;
+};
+Result<Window> window(const Arg& a, int64_t begin, int64_t end);
+// How many rows one dispatch may take so that every operand's rows, `row_bytes[i]` bytes each,
+// plus the alignment slack of a window, fit kMaxBindingBytes. `total_rows` when every operand
+// fits whole; INVALID_ARGUMENT when not even one row fits. Operands bound whole (broadcast along
+// the rows) pass 0.
 Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows);
 Result<int64_t> rows_per_dispatch(std::initializer_list<uint64_t> row_bytes, int64_t total_rows);
 

@@ -13,8 +13,9 @@ constexpr uint32_t kGroup = 256;  // local_size_x of shaders/unary.comp
 struct UnaryPush {
   uint32_t n;
   float alpha, beta;
+  uint32_t base_in, base_out;
 };
-static_assert(sizeof(UnaryPush) == 12, "mirrors Push in shaders/unary.comp");
+static_assert(sizeof(UnaryPush) == 20, "mirrors Push in shaders/unary.comp");
 
 }  // namespace
 
@@ -29,15 +30,13 @@ Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, f
   const int64_t n = in.numel();
   if (n == 0) return Status::ok();
   RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({dtype_size(in.dtype())}, n));
-  RECON_ASSIGN_OR_RETURN(Arg fi, reshape_view(in, {n}));
-  RECON_ASSIGN_OR_RETURN(Arg fo, reshape_view(out, {n}));
   const uint32_t spec[] = {static_cast<uint32_t>(op)};
   for (int64_t e0 = 0; e0 < n; e0 += c) {
     const int64_t e1 = std::min(n, e0 + c);
-    RECON_ASSIGN_OR_RETURN(Arg vi, row_view(fi, e0, e1));
-    RECON_ASSIGN_OR_RETURN(Arg vo, row_view(fo, e0, e1));
-    UnaryPush push{static_cast<uint32_t>(e1 - e0), alpha, beta};
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{vi, Access::kRead}, {vo, Access::kWrite}}, push,
+    RECON_ASSIGN_OR_RETURN(Window wi, window(in, e0, e1));
+    RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
+    UnaryPush push{static_cast<uint32_t>(e1 - e0), alpha, beta, wi.base, wo.base};
+    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
                                      Graph::grid_1d((static_cast<uint64_t>(e1 - e0) + kGroup - 1) / kGroup)));
   }
   return Status::ok();

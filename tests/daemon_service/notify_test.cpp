@@ -149,7 +149,7 @@ TEST(WatchdogInterval, IsReadFromWatchdogUsecForThisProcess) {
   ASSERT_TRUE(notifier.is_ok()) << notifier.status().to_string();
   EXPECT_EQ(notifier->watchdog_interval(), std::chrono::microseconds(30s));
   EXPECT_EQ(notifier->watchdog_ping_interval(), std::chrono::microseconds(15s));
-  // Read again on the next call: the variables stay for children that need them (none do today).
+  // Left in place (sd_watchdog_enabled with unset_environment=0).
   EXPECT_NE(std::getenv("WATCHDOG_USEC"), nullptr);
 }
 

@@ -117,6 +117,24 @@ TEST_F(GraphTest, OversizedDispatchIsRefused) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(GraphTest, TimestampsGiveOneNonNegativeDurationPerMark) {
+  auto t = Tensor::empty(rt(), DType::kF32, {4096}).value();
+  Graph g(rt());
+  g.timestamp("first");
+  ASSERT_TRUE(ops::fill(g, t, 1.0f).is_ok());
+  g.timestamp("second");
+  ASSERT_TRUE(ops::fill(g, t, 2.0f).is_ok());
+  ASSERT_TRUE(ops::fill(g, t, 3.0f).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  auto timings = g.timings();
+  if (rt().caps().timestamp_period_ns == 0) GTEST_SKIP() << "device has no timestamps";
+  ASSERT_EQ(timings.size(), 2u);
+  EXPECT_EQ(timings[0].first, "first");
+  EXPECT_EQ(timings[1].first, "second");
+  EXPECT_GE(timings[0].second, 0.0);
+  EXPECT_GE(timings[1].second, 0.0);
+}
+
 TEST(GraphGrid, SplitsLargeCountsIntoTwoDimensions) {
   EXPECT_EQ(Graph::grid_1d(10)[0], 10u);
   auto g = Graph::grid_1d(200000);

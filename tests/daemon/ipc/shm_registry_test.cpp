@@ -412,7 +412,7 @@ TEST(ShmRegistry, SurvivesConcurrentLeasesAndUnregisters) {
       for (int n = 0; !stop.load(); ++n) {
         auto lease = registry.lease_range(1, ids[(t + n) % ids.size()], 0, kPage);
         if (lease.is_ok()) {
-          lease->bytes()[kPage - 1] = static_cast<uint8_t>(n);
+          lease->bytes()[t] = static_cast<uint8_t>(n);  // own byte: content is unguarded
           leased.fetch_add(1);
         }
       }

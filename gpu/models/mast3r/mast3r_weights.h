@@ -1,0 +1,45 @@
+// MASt3R's parameters on the device: read from a safetensors file with official names, checked
+// against the catalog of the file's configuration (one error naming every missing, unexpected or
+// wrong-shaped tensor), converted to the device dtype and uploaded to the weights pool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "gpu/runtime.h"
+#include "gpu/status.h"
+#include "gpu/tensor.h"
+#include "gpu/weights/mast3r_config.h"
+
+namespace recon::gpu {
+
+enum class Precision { kF32, kF16 };
+const char* precision_name(Precision p);
+Result<Precision> parse_precision(std::string_view name);
+
+class Mast3rWeights {
+ public:
+  // In kF16, the encoder and decoder are stored in fp16; the heads stay fp32, as the official
+  // inference runs them (autocast disabled, spec §4.5).
+  static Result<std::unique_ptr<Mast3rWeights>> load(Runtime& rt, const std::string& path, Precision precision);
+
+  const Mast3rConfig& config() const { return config_; }
+  Precision precision() const { return precision_; }
+  DType trunk_dtype() const { return precision_ == Precision::kF16 ? DType::kF16 : DType::kF32; }
+  // The tensor of a catalog name (canonical spelling). Asking for a name that is not loaded is a
+  // programming error and aborts.
+  const Tensor& at(std::string_view name) const;
+  size_t device_bytes() const { return device_bytes_; }
+  size_t tensor_count() const { return tensors_.size(); }
+
+ private:
+  Mast3rWeights() = default;
+  Mast3rConfig config_;
+  Precision precision_ = Precision::kF32;
+  std::unordered_map<std::string, Tensor> tensors_;
+  size_t device_bytes_ = 0;
+};
+
+}  // namespace recon::gpu

@@ -1,0 +1,149 @@
+#include "gpu/ops/conv2d.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace recon::gpu::ops {
+namespace {
+
+struct Conv2dPush {
+  uint32_t cin, h, w;
+  uint32_t cout, ho, wo;
+  uint32_t k;
+  uint32_t stride_in, stride_out;
+  uint32_t off_in, off_w, off_out, off_r, off_bias;
+  uint32_t flags;
+};
+static_assert(sizeof(Conv2dPush) == 60, "mirrors Push in shaders/conv2d.comp and shaders/conv2d_coopmat.comp");
+
+constexpr int64_t kU32Max = 0xffffffffLL;
+
+}  // namespace
+
+Result<Shape> conv2d_output_shape(const Shape& in, const Shape& w, const Conv2dParams& p) {
+  if (in.size() != 4 || w.size() != 4) {
+    return invalid_argument("conv2d: expects input [B,Cin,H,W] and weight [Cout,Cin,KH,KW], got " + shape_string(in) +
+                            " and " + shape_string(w));
+  }
+  if (w[1] != in[1]) {
+    return invalid_argument("conv2d: weight " + shape_string(w) + " does not take " + std::to_string(in[1]) +
+                            " input channels");
+  }
+  if (p.stride_h < 1 || p.stride_w < 1 || p.pad_h < 0 || p.pad_w < 0 || w[2] < 1 || w[3] < 1) {
+    return invalid_argument("conv2d: stride must be >= 1, padding >= 0, kernel >= 1");
+  }
+  if (in[2] + 2 * p.pad_h < w[2] || in[3] + 2 * p.pad_w < w[3]) {
+    return invalid_argument("conv2d: kernel " + shape_string(w) + " larger than the padded input " + shape_string(in));
+  }
+  return Shape{in[0], w[0], (in[2] + 2 * p.pad_h - w[2]) / p.stride_h + 1, (in[3] + 2 * p.pad_w - w[3]) / p.stride_w + 1};
+}
+
+Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,
+              const Arg& out, const Conv2dParams& p, const Epilogue& epilogue, GemmPath path) {
+  RECON_ASSIGN_OR_RETURN(Shape want, conv2d_output_shape(input.shape(), weight.shape(), p));
+  if (out.shape() != want) {
+    return invalid_argument("conv2d: output " + shape_string(out.shape()) + " should be " + shape_string(want));
+  }
+  const DType dtype = out.dtype();
+  if (input.dtype() != dtype || weight.dtype() != dtype || (bias && bias->dtype() != dtype) ||
+      (epilogue.residual && epilogue.residual->dtype() != dtype)) {
+    return invalid_argument("conv2d: all operands must share one dtype");
+  }
+  const int64_t batch = want[0], cin = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
+  const int64_t cout = want[1], ho = want[2], wo = want[3], kh = weight.shape()[2], kw = weight.shape()[3];
+  if (bias && bias->shape() != Shape{cout}) {
+    return invalid_argument("conv2d: bias " + shape_string(bias->shape()) + " should be [" + std::to_string(cout) + "]");
+  }
+  if (epilogue.residual && epilogue.residual->shape() != want) {
+    return invalid_argument("conv2d: residual " + shape_string(epilogue.residual->shape()) + " differs from output " +
+                            shape_string(want));
+  }
+  if (kh == 1 && kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && !p.input_relu) {
+    // Pointwise: out[b] (Cout × HW) = W (Cout × Cin) · in[b] (Cin × HW), weights broadcast.
+    MatmulGeometry geo;
+    geo.m = cout, geo.n = h * w, geo.k = cin, geo.batch = batch;
+    geo.lda = std::max<int64_t>(cin, 1), geo.ldb = std::max<int64_t>(h * w, 1), geo.ldc = std::max<int64_t>(h * w, 1);
+    geo.stride_a = 0, geo.stride_b = cin * h * w, geo.stride_c = cout * h * w;
+    MatmulOptions opt;
+    opt.bias = bias;
+    opt.bias_per_row = true;
+    opt.epilogue = epilogue;
+    opt.path = path;
+    auto s = matmul_strided(g, caps, weight, input, out, geo, opt);
+    return s.with_context("conv2d 1x1");
+  }
+
+  const int64_t k = cin * kh * kw, npix = ho * wo;
+  for (int64_t v : {input.numel(), out.numel(), weight.numel(), k, kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) {
+    if (v > kU32Max) return invalid_argument("conv2d: size beyond 32 bits");
+  }
+  if (batch == 0 || cout == 0 || npix == 0) return Status::ok();
+  RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, cout, npix, k, path));
+  const auto grid = tiling.groups(cout, npix, 1);
+  if (grid[0] > caps.max_workgroup_count[0] || grid[1] > caps.max_workgroup_count[1]) {
+    return invalid_argument("conv2d: output " + shape_string(want) + " needs more workgroups than the device allows");
+  }
+
+  // Whole images per dispatch so that input, output and residual windows fit one binding.
+  const int64_t in_img = cin * h * w, out_img = cout * npix;
+  const VkDeviceSize range = caps.max_storage_buffer_range;
+  const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
+  const int64_t usable = static_cast<int64_t>(range) - static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
+  int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
+  if (input.bytes() > range) bc = std::min(bc, usable / (in_img * esz));
+  if (out.bytes() > range || (epilogue.residual && epilogue.residual->bytes() > range)) {
+    bc = std::min(bc, usable / (out_img * esz));
+  }
+  if (bc < 1) return invalid_argument("conv2d: one image of " + shape_string(want) + " exceeds maxStorageBufferRange");
+  if (weight.bytes() > range) return invalid_argument("conv2d: weights exceed maxStorageBufferRange");
+
+  uint32_t flags = static_cast<uint32_t>(epilogue.activation);
+  if (bias) flags |= kGemmFlagBias;
+  if (epilogue.residual) flags |= kGemmFlagResidual;
+  if (p.input_relu) flags |= kGemmFlagInputRelu;
+  const char* shader = tiling.coopmat ? "conv2d_coopmat_f16" : (dtype == DType::kF32 ? "conv2d_f32" : "conv2d_f16");
+  std::vector<uint32_t> spec;
+  for (uint32_t s : tiling.spec()) spec.push_back(s);
+  for (int64_t v : {kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) spec.push_back(static_cast<uint32_t>(v));
+  if (tiling.coopmat) spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
+
+  for (int64_t b0 = 0; b0 < batch; b0 += bc) {
+    const int64_t nb = std::min(bc, batch - b0);
+    RECON_ASSIGN_OR_RETURN(GemmWindow win, gemm_window(caps, input, b0 * in_img, nb * in_img));
+    RECON_ASSIGN_OR_RETURN(GemmWindow wout, gemm_window(caps, out, b0 * out_img, nb * out_img));
+    std::optional<GemmWindow> wres;
+    if (epilogue.residual) {
+      RECON_ASSIGN_OR_RETURN(GemmWindow r, gemm_window(caps, *epilogue.residual, b0 * out_img, nb * out_img));
+      wres = r;
+    }
+    Conv2dPush push{};
+    push.cin = static_cast<uint32_t>(cin);
+    push.h = static_cast<uint32_t>(h);
+    push.w = static_cast<uint32_t>(w);
+    push.cout = static_cast<uint32_t>(cout);
+    push.ho = static_cast<uint32_t>(ho);
+    push.wo = static_cast<uint32_t>(wo);
+    push.k = static_cast<uint32_t>(k);
+    push.stride_in = static_cast<uint32_t>(in_img);
+    push.stride_out = static_cast<uint32_t>(out_img);
+    push.off_in = static_cast<uint32_t>(win.offset);
+    push.off_w = 0;
+    push.off_out = static_cast<uint32_t>(wout.offset);
+    push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
+    push.off_bias = 0;
+    push.flags = flags;
+    const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
+    const Arg& res_arg = wres ? wres->arg : weight;
+    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec,
+                                     {{win.arg, Access::kRead},
+                                      {weight, Access::kRead},
+                                      {wout.arg, Access::kWrite},
+                                      {bias_arg, Access::kRead},
+                                      {res_arg, Access::kRead}},
+                                     push, tiling.groups(cout, npix, nb)));
+  }
+  return Status::ok();
+}
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,44 @@
+// 2-D convolution (PyTorch Conv2d semantics) as an implicit GEMM with a fused epilogue:
+//   out[b,o,y,x] = act(bias[o] + Σ_{c,i,j} W[o,c,i,j]·in'[b,c,y·sh−ph+i, x·sw−pw+j]) + R[b,o,y,x]
+// NCHW activations, OIHW weights as PyTorch stores them, zero padding, any kernel size and
+// stride; in' = relu(in) when input_relu (DPT's ResidualConvUnit convolves relu(x) and adds x:
+// conv2d(x, input_relu) then conv2d(…, residual = x) needs no separate ReLU pass).
+// GEMM view: M = Cout, N = Ho·Wo (per image), K = Cin·KH·KW; the weights are A, the input is
+// gathered into B on the fly (shaders/conv2d*.comp on the tile loops of matmul.h). 1×1 stride-1
+// unpadded convolutions without input_relu run as a batched matmul instead (weights broadcast).
+// Paths: scalar (f32/f16, every device) and tensor cores (f16, VK_NV_cooperative_matrix), as for
+// matmul (GemmPath). Kernel geometry is specialised into the pipeline (one per conv shape).
+//
+// Large tensors: when input, output or residual exceed maxStorageBufferRange the batch is split
+// into chunks of whole images, one dispatch each with window views; a single image (or the
+// weights) beyond the range is refused with INVALID_ARGUMENT.
+//
+// Tolerance (tests/gpu/ops/conv2d_test.cpp): |got − ref| ≤ tol·(Σ|w·x| + |bias| + |r| + 1e-6),
+// tol = 1e-5 for f32 storage, 2e-3 for f16 storage.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "gpu/capabilities.h"
+#include "gpu/graph.h"
+#include "gpu/ops/matmul.h"
+
+namespace recon::gpu::ops {
+
+struct Conv2dParams {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  bool input_relu = false;  // convolve relu(input)
+};
+
+// [B, Cout, Ho, Wo] with Ho = (H + 2·pad_h − KH)/stride_h + 1, or INVALID_ARGUMENT.
+Result<Shape> conv2d_output_shape(const Shape& input, const Shape& weight, const Conv2dParams& params);
+
+// input [B, Cin, H, W], weight [Cout, Cin, KH, KW], bias [Cout] or none, out [B, Cout, Ho, Wo];
+// the residual (in `epilogue`) is shaped like out and may be out itself. One dtype (f32/f16).
+Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,
+              const Arg& out, const Conv2dParams& params = {}, const Epilogue& epilogue = {},
+              GemmPath path = GemmPath::kAuto);
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,350 @@
+#include "gpu/ops/matmul.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/runtime.h"
+
+namespace recon::gpu::ops {
+namespace {
+
+struct MatmulPush {
+  uint32_t m, n, k;
+  uint32_t lda, ldb, ldc;
+  uint32_t stride_a, stride_b, stride_c;
+  uint32_t off_a, off_b, off_c, off_r, off_bias;
+  float alpha, beta;
+  uint32_t flags;
+};
+static_assert(sizeof(MatmulPush) == 68, "mirrors Push in shaders/matmul.comp and shaders/matmul_coopmat.comp");
+
+constexpr int64_t kU32Max = 0xffffffffLL;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Halves a chunk extent, keeping it a multiple of the tile edge while it spans several tiles.
+int64_t shrink(int64_t extent, int64_t tile) {
+  int64_t half = ceil_div(extent, 2);
+  return half > tile ? ceil_div(half, tile) * tile : half;
+}
+
+// One operand seen as a flat array: element (b, m, n) of a chunk lies at
+// offset + b·sb + m·sm + n·sn (+ the fixed K extent for A and B).
+struct Operand {
+  const Arg* arg = nullptr;
+  const char* name = "";
+  int64_t offset = 0, sb = 0, sm = 0, sn = 0;
+  int64_t fixed = 0;  // (K−1)·(stride along K) for A and B
+  bool uses_m = false, uses_n = false;
+
+  // Elements spanned by a chunk of bc × mc × nc (all ≥ 1).
+  int64_t footprint(int64_t bc, int64_t mc, int64_t nc) const {
+    return (bc - 1) * sb + (uses_m ? (mc - 1) * sm : 0) + (uses_n ? (nc - 1) * sn : 0) + fixed + 1;
+  }
+  int64_t start(int64_t b0, int64_t m0, int64_t n0) const {
+    return offset + b0 * sb + (uses_m ? m0 * sm : 0) + (uses_n ? n0 * sn : 0);
+  }
+};
+
+bool overlaps(const Arg& x, const Arg& y) {
+  if (x.is_slot() || y.is_slot() || x.tensor().buffer() != y.tensor().buffer()) return false;
+  const VkDeviceSize x0 = x.tensor().offset(), y0 = y.tensor().offset();
+  return x0 < y0 + y.bytes() && y0 < x0 + x.bytes();
+}
+
+bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kF16; }
+
+std::string dims(int64_t m, int64_t n, int64_t k) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+}  // namespace
+
+Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t start, int64_t count) {
+  if (arg.bytes() <= caps.max_storage_buffer_range) return GemmWindow{arg, start};
+  if (arg.is_slot()) {
+    return invalid_argument("operand of " + std::to_string(arg.bytes()) +
+                            " bytes exceeds maxStorageBufferRange; pass a tensor so that it can be split");
+  }
+  const Tensor& t = arg.tensor();
+  const int64_t esz = static_cast<int64_t>(dtype_size(t.dtype()));
+  const int64_t align = static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
+  const int64_t misalign = static_cast<int64_t>((t.offset() + static_cast<VkDeviceSize>(start * esz)) % align);
+  const int64_t lo = start - misalign / esz;
+  if (misalign % esz != 0 || lo < 0) return invalid_argument("operand is not aligned to its element size");
+  if (static_cast<VkDeviceSize>((start + count - lo) * esz) > caps.max_storage_buffer_range) {
+    return invalid_argument("a window of " + std::to_string(count) + " elements exceeds maxStorageBufferRange");
+  }
+  RECON_ASSIGN_OR_RETURN(Tensor flat, t.reshape({t.numel()}));
+  RECON_ASSIGN_OR_RETURN(Tensor view, flat.slice_rows(lo, start + count));
+  return GemmWindow{Arg(view), start - lo};
+}
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::kNone: return "none";
+    case Activation::kRelu: return "relu";
+    case Activation::kGeluErf: return "gelu_erf";
+    case Activation::kGeluTanh: return "gelu_tanh";
+    case Activation::kSigmoid: return "sigmoid";
+    case Activation::kTanh: return "tanh";
+  }
+  return "?";
+}
+
+bool coopmat_gemm_available(const Capabilities& caps) {
+  if (!caps.nv_cooperative_matrix || !caps.storage_16bit || !caps.shader_float16) return false;
+  if (caps.subgroup_size == 0 || 8 * caps.subgroup_size > caps.max_workgroup_invocations) return false;
+  if (caps.max_compute_shared_memory < 40960) return false;
+  return std::any_of(caps.coopmat_shapes.begin(), caps.coopmat_shapes.end(), [](const CoopMatShape& s) {
+    return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" && s.c_type == "f32" &&
+           s.result_type == "f32" && s.scope == "NV subgroup";
+  });
+}
+
+std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) const {
+  return {static_cast<uint32_t>(std::max<int64_t>(ceil_div(n, bn), 1)),
+          static_cast<uint32_t>(std::max<int64_t>(ceil_div(m, bm), 1)), static_cast<uint32_t>(std::max<int64_t>(batch, 1))};
+}
+
+Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t /*k*/,
+                                      GemmPath path) {
+  if (!float_dtype(dtype)) {
+    return invalid_argument(std::string("GEMM: dtype ") + dtype_name(dtype) + " not supported (f32, f16)");
+  }
+  const bool coop_ok = dtype == DType::kF16 && coopmat_gemm_available(caps);
+  if (path == GemmPath::kCoopMat && !coop_ok) {
+    return unimplemented(dtype == DType::kF16
+                             ? "GEMM: the tensor-core path needs VK_NV_cooperative_matrix (16x16x16 f16->f32)"
+                             : "GEMM: the tensor-core path takes f16 storage only");
+  }
+  GemmTiling t;
+  if (path != GemmPath::kScalar && coop_ok) {
+    t.coopmat = true;
+    // 128×128 tiles (8 subgroups of 2×4 fragments) once they fill the GPU, else 64×64 (4 of 2×2).
+    if (ceil_div(m, 128) * ceil_div(n, 128) >= 120) {
+      t.bm = 128, t.bn = 128, t.bk = 32, t.t0 = 4, t.t1 = 2;
+    } else {
+      t.bm = 64, t.bn = 64, t.bk = 32, t.t0 = 2, t.t1 = 2;
+    }
+    t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
+    return t;
+  }
+  // Scalar tiles (BM, BN, BK, TM, TN), 256 invocations each.
+  if (m <= 16 && n > 16) {
+    t.bm = 16, t.bn = 128, t.t0 = 1, t.t1 = 8;
+  } else if (n <= 16 && m > 16) {
+    t.bm = 128, t.bn = 16, t.t0 = 8, t.t1 = 1;
+  } else if (ceil_div(m, 128) * ceil_div(n, 128) >= 256) {
+    t.bm = 128, t.bn = 128, t.t0 = 8, t.t1 = 8;
+  } else {
+    t.bm = 64, t.bn = 64, t.t0 = 4, t.t1 = 4;
+  }
+  t.bk = 16;
+  t.wg_size = (t.bm / t.t0) * (t.bn / t.t1);
+  return t;
+}
+
+Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, const Arg& c,
+                      const MatmulGeometry& geo, const MatmulOptions& opt) {
+  const auto& [m, n, k, batch, lda, ldb, ldc, stride_a, stride_b, stride_c, offset_a, offset_b, offset_c] = geo;
+  const DType dtype = c.dtype();
+  if (!float_dtype(dtype)) return invalid_argument(std::string("matmul: dtype ") + dtype_name(dtype) + " not supported");
+  if (a.dtype() != dtype || b.dtype() != dtype || (opt.bias && opt.bias->dtype() != dtype) ||
+      (opt.epilogue.residual && opt.epilogue.residual->dtype() != dtype)) {
+    return invalid_argument("matmul: all operands must share one dtype");
+  }
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || stride_a < 0 || stride_b < 0 || stride_c < 0 || offset_a < 0 ||
+      offset_b < 0 || offset_c < 0) {
+    return invalid_argument("matmul: negative size, stride or offset");
+  }
+  if (lda < std::max<int64_t>(1, opt.transpose_a ? m : k) || ldb < std::max<int64_t>(1, opt.transpose_b ? k : n) ||
+      ldc < std::max<int64_t>(1, n)) {
+    return invalid_argument("matmul: leading dimension smaller than the row it strides over");
+  }
+  for (int64_t v : {m, n, k, batch, lda, ldb, ldc, stride_a, stride_b, stride_c}) {
+    if (v > kU32Max) return invalid_argument("matmul: size or stride beyond 32 bits");
+  }
+  if (m == 0 || n == 0 || batch == 0) return Status::ok();  // nothing to write
+
+  std::vector<Operand> ops;
+  const int64_t kk = std::max<int64_t>(k, 1);
+  ops.push_back({&a, "A", offset_a, stride_a, opt.transpose_a ? 1 : lda, 0, (kk - 1) * (opt.transpose_a ? lda : 1),
+                 true, false});
+  ops.push_back({&b, "B", offset_b, stride_b, 0, opt.transpose_b ? ldb : 1, (kk - 1) * (opt.transpose_b ? 1 : ldb),
+                 false, true});
+  ops.push_back({&c, "C", offset_c, stride_c, ldc, 1, 0, true, true});
+  if (opt.epilogue.residual) ops.push_back({&*opt.epilogue.residual, "residual", offset_c, stride_c, ldc, 1, 0, true, true});
+  if (opt.bias) {
+    ops.push_back({&*opt.bias, "bias", 0, 0, opt.bias_per_row ? 1 : 0, opt.bias_per_row ? 0 : 1, 0, opt.bias_per_row,
+                   !opt.bias_per_row});
+  }
+  for (const Operand& op : ops) {
+    const bool reads_k = op.arg == &a || op.arg == &b;
+    if (reads_k && k == 0) continue;
+    const int64_t last = op.offset + op.footprint(batch, m, n);
+    if (last > op.arg->numel()) {
+      return invalid_argument(std::string("matmul: operand ") + op.name + " of " + std::to_string(op.arg->numel()) +
+                              " elements is too small for " + std::to_string(batch) + " x " + dims(m, n, k) +
+                              " (needs " + std::to_string(last) + ")");
+    }
+  }
+  if (batch > 1 && stride_c < (m - 1) * ldc + n) return invalid_argument("matmul: batches of C overlap");
+  if (overlaps(c, a) || overlaps(c, b)) return invalid_argument("matmul: C overlaps an input (A or B)");
+
+  RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, m, n, k, opt.path));
+
+  // Chunk plan: shrink batch, then M, then N until every oversized operand's window fits.
+  const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
+  const int64_t align = static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
+  const int64_t limit = (static_cast<int64_t>(caps.max_storage_buffer_range) - align) / esz;
+  int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
+  int64_t mc = std::min<int64_t>(m, int64_t{caps.max_workgroup_count[1]} * tiling.bm);
+  int64_t nc = std::min<int64_t>(n, int64_t{caps.max_workgroup_count[0]} * tiling.bn);
+  for (;;) {
+    const Operand* worst = nullptr;
+    int64_t worst_size = limit;
+    for (const Operand& op : ops) {
+      if (op.arg->bytes() <= caps.max_storage_buffer_range) continue;
+      if (op.arg->is_slot()) {
+        return invalid_argument(std::string("matmul: operand ") + op.name + " (" + std::to_string(op.arg->bytes()) +
+                                " bytes) exceeds maxStorageBufferRange; pass a tensor so that it can be split");
+      }
+      const int64_t size = op.footprint(bc, mc, nc);
+      if (size > worst_size) worst = &op, worst_size = size;
+    }
+    if (worst == nullptr) break;
+    if (bc > 1 && worst->sb > 0) {
+      bc = ceil_div(bc, 2);
+    } else if (worst->uses_m && mc > 1 && worst->sm > 0) {
+      mc = shrink(mc, tiling.bm);
+    } else if (worst->uses_n && nc > 1 && worst->sn > 0) {
+      nc = shrink(nc, tiling.bn);
+    } else {
+      return invalid_argument(std::string("matmul: operand ") + worst->name + " (" +
+                              std::to_string(worst->arg->bytes()) +
+                              " bytes) exceeds maxStorageBufferRange and cannot be split along batch, M or N");
+    }
+  }
+
+  uint32_t flags = static_cast<uint32_t>(opt.epilogue.activation);
+  if (opt.bias) flags |= kGemmFlagBias | (opt.bias_per_row ? kGemmFlagBiasPerRow : 0);
+  if (opt.epilogue.residual) flags |= kGemmFlagResidual;
+  if (opt.beta != 0.0f) flags |= kGemmFlagBeta;
+  const Access c_access = opt.beta != 0.0f ? Access::kReadWrite : Access::kWrite;
+  const char* shader = tiling.coopmat ? "matmul_coopmat_f16" : (dtype == DType::kF32 ? "matmul_f32" : "matmul_f16");
+
+  for (int64_t b0 = 0; b0 < batch; b0 += bc) {
+    const int64_t bn_ = std::min(bc, batch - b0);
+    for (int64_t m0 = 0; m0 < m; m0 += mc) {
+      const int64_t mn = std::min(mc, m - m0);
+      for (int64_t n0 = 0; n0 < n; n0 += nc) {
+        const int64_t nn = std::min(nc, n - n0);
+        std::vector<GemmWindow> w;
+        for (const Operand& op : ops) {
+          auto win = gemm_window(caps, *op.arg, op.start(b0, m0, n0), op.footprint(bn_, mn, nn));
+          if (!win.is_ok()) return win.status().with_context(std::string("matmul: operand ") + op.name);
+          w.push_back(std::move(win).value());
+        }
+        const GemmWindow& wa = w[0];
+        const GemmWindow& wb = w[1];
+        const GemmWindow& wc = w[2];
+        const GemmWindow* wr = opt.epilogue.residual ? &w[3] : nullptr;
+        const GemmWindow* wbias = opt.bias ? &w.back() : nullptr;
+        MatmulPush push{};
+        push.m = static_cast<uint32_t>(mn);
+        push.n = static_cast<uint32_t>(nn);
+        push.k = static_cast<uint32_t>(k);
+        push.lda = static_cast<uint32_t>(lda);
+        push.ldb = static_cast<uint32_t>(ldb);
+        push.ldc = static_cast<uint32_t>(ldc);
+        push.stride_a = static_cast<uint32_t>(stride_a);
+        push.stride_b = static_cast<uint32_t>(stride_b);
+        push.stride_c = static_cast<uint32_t>(stride_c);
+        push.off_a = static_cast<uint32_t>(wa.offset);
+        push.off_b = static_cast<uint32_t>(wb.offset);
+        push.off_c = static_cast<uint32_t>(wc.offset);
+        push.off_r = wr ? static_cast<uint32_t>(wr->offset) : 0;
+        push.off_bias = wbias ? static_cast<uint32_t>(wbias->offset) : 0;
+        push.alpha = opt.alpha;
+        push.beta = opt.beta;
+        push.flags = flags;
+        for (int64_t off : {wa.offset, wb.offset, wc.offset, wr ? wr->offset : 0, wbias ? wbias->offset : 0}) {
+          if (off > kU32Max) return invalid_argument("matmul: element offset beyond 32 bits");
+        }
+
+        std::vector<uint32_t> spec;
+        for (uint32_t s : tiling.spec()) spec.push_back(s);
+        spec.push_back(opt.transpose_a ? 1 : 0);
+        spec.push_back(opt.transpose_b ? 1 : 0);
+        if (tiling.coopmat) {
+          // 16-byte loads need every row start of the operand at a multiple of 8 elements.
+          const bool vec_a = (opt.transpose_a ? mn : k) % 8 == 0 && lda % 8 == 0 &&
+                             (bn_ == 1 || stride_a % 8 == 0) && wa.offset % 8 == 0;
+          const bool vec_b = (opt.transpose_b ? k : nn) % 8 == 0 && ldb % 8 == 0 &&
+                             (bn_ == 1 || stride_b % 8 == 0) && wb.offset % 8 == 0;
+          spec.push_back(vec_a ? 1 : 0);
+          spec.push_back(vec_b ? 1 : 0);
+        }
+        const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
+        const Arg& res_arg = wr ? wr->arg : wa.arg;
+        RECON_RETURN_IF_ERROR(g.dispatch(shader, spec,
+                                         {{wa.arg, Access::kRead},
+                                          {wb.arg, Access::kRead},
+                                          {wc.arg, c_access},
+                                          {bias_arg, Access::kRead},
+                                          {res_arg, Access::kRead}},
+                                         push, tiling.groups(mn, nn, bn_)));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status matmul(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, const Arg& c,
+              const MatmulOptions& opt) {
+  const Shape &sa = a.shape(), &sb = b.shape(), &sc = c.shape();
+  const auto rank_ok = [](const Shape& s) { return s.size() == 2 || s.size() == 3; };
+  if (!rank_ok(sa) || !rank_ok(sb) || !rank_ok(sc)) {
+    return invalid_argument("matmul: operands must be 2-D or 3-D (batched), got " + shape_string(sa) + " x " +
+                            shape_string(sb) + " -> " + shape_string(sc));
+  }
+  const int64_t batch = sc.size() == 3 ? sc[0] : 1;
+  const auto rows = [](const Shape& s) { return s[s.size() - 2]; };
+  const auto cols = [](const Shape& s) { return s[s.size() - 1]; };
+  MatmulGeometry geo;
+  geo.batch = batch;
+  geo.m = opt.transpose_a ? cols(sa) : rows(sa);
+  geo.k = opt.transpose_a ? rows(sa) : cols(sa);
+  const int64_t kb = opt.transpose_b ? cols(sb) : rows(sb);
+  geo.n = opt.transpose_b ? rows(sb) : cols(sb);
+  const std::string what = shape_string(sa) + (opt.transpose_a ? "^T" : "") + " x " + shape_string(sb) +
+                           (opt.transpose_b ? "^T" : "") + " -> " + shape_string(sc);
+  if (kb != geo.k || rows(sc) != geo.m || cols(sc) != geo.n) return invalid_argument("matmul: shapes " + what + " do not agree");
+  if ((sa.size() == 3 && sa[0] != batch) || (sb.size() == 3 && sb[0] != batch) ||
+      (sc.size() == 2 && (sa.size() == 3 || sb.size() == 3))) {
+    return invalid_argument("matmul: batch sizes of " + what + " do not agree");
+  }
+  geo.lda = cols(sa);
+  geo.ldb = cols(sb);
+  geo.ldc = geo.n;
+  geo.stride_a = sa.size() == 3 ? rows(sa) * cols(sa) : 0;
+  geo.stride_b = sb.size() == 3 ? rows(sb) * cols(sb) : 0;
+  geo.stride_c = geo.m * geo.n;
+  if (opt.bias) {
+    const int64_t want = opt.bias_per_row ? geo.m : geo.n;
+    if (opt.bias->shape() != Shape{want}) {
+      return invalid_argument("matmul: bias " + shape_string(opt.bias->shape()) + " should be [" + std::to_string(want) +
+                              "] for " + what);
+    }
+  }
+  if (opt.epilogue.residual && opt.epilogue.residual->shape() != sc) {
+    return invalid_argument("matmul: residual " + shape_string(opt.epilogue.residual->shape()) + " differs from C " +
+                            shape_string(sc));
+  }
+  return matmul_strided(g, caps, a, b, c, geo, opt);
+}
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,122 @@
+// Batched matrix products with a fused epilogue, and the GEMM tiling the convolutions share:
+//   C[b] = act(alpha·op(A[b])·op(B[b]) + beta·C[b] + bias) + R[b]
+// op() optionally transposes; bias is per output column (or per row, for convolutions); R is a
+// residual laid out like C and added after the activation. Accumulation is always fp32; storage
+// is f32 or f16 (all operands of one call share the dtype).
+//
+// Two paths, one interface (vulkan-anchors §9.1):
+//  - scalar: register-tiled shared-memory GEMM (shaders/gemm_scalar.glsl) that every device runs;
+//    tiles 128×128/8×8, 64×64/4×4, 16×128/1×8 or 128×16/8×1 per workgroup (BK 16) by shape;
+//  - tensor cores: VK_NV_cooperative_matrix, fp16 only (shaders/gemm_coopmat.glsl), 128×128 or
+//    64×64 workgroup tiles, BK 32, 16×16×16 fragments, chosen when caps allow (GemmPath::kAuto).
+//
+// Operands larger than maxStorageBufferRange (lavapipe: 128 MiB; the 6400×7168 fp32 MLP weight is
+// 175 MiB) are split: the op plans chunks over the batch, then rows of C (M), then columns of C
+// (N), until every operand's touched element window fits, and records one dispatch per chunk
+// that binds a window view (Tensor::reshape + slice_rows, aligned down to
+// minStorageBufferOffsetAlignment) with the remaining offset in the push constants. A weight in
+// nn.Linear layout ([N,K], transpose_b) thus splits over its rows. Slots cannot be windowed: an
+// oversized operand must be a tensor. A transposed-A or non-transposed-B operand too large for
+// one binding cannot be split (each of its column windows spans nearly all of it) and is refused.
+//
+// Tolerances (tests/gpu/ops/matmul_test.cpp): |got − ref| ≤ tol·(Σ_k|a·b|·|alpha| + |beta·c| +
+// |bias| + |r| + 1e-6), tol = 1e-5 for f32 storage, 2e-3 for f16 storage (the final f16 rounding,
+// ≤ 4.9e-4 relative, dominates). The activations add at most ~1e-6 relative (gemm_epilogue.glsl).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "gpu/capabilities.h"
+#include "gpu/graph.h"
+
+namespace recon::gpu::ops {
+
+// Fused activation, applied after bias and before the residual. Values are the shader codes.
+enum class Activation : uint8_t {
+  kNone = 0,
+  kRelu = 1,
+  kGeluErf = 2,   // nn.GELU(): 0.5·x·(1 + erf(x/√2)), erf accurate to ~2e-7 relative
+  kGeluTanh = 3,  // nn.GELU(approximate='tanh')
+  kSigmoid = 4,
+  kTanh = 5,
+};
+const char* activation_name(Activation a);
+
+// Which GEMM implementation to use. kAuto takes tensor cores when the device and dtype allow;
+// kCoopMat fails with UNIMPLEMENTED where they are absent; kScalar always works.
+enum class GemmPath : uint8_t { kAuto, kScalar, kCoopMat };
+
+struct Epilogue {
+  Activation activation = Activation::kNone;
+  std::optional<Arg> residual;  // same shape and dtype as the output; may be the output itself
+};
+
+struct MatmulOptions {
+  bool transpose_a = false;  // A stored [K,M] (per batch)
+  bool transpose_b = false;  // B stored [N,K] (per batch): nn.Linear weights
+  float alpha = 1.0f;
+  float beta = 0.0f;              // nonzero: C is read before it is written
+  std::optional<Arg> bias;        // [N], or [M] with bias_per_row
+  bool bias_per_row = false;
+  Epilogue epilogue;
+  GemmPath path = GemmPath::kAuto;
+};
+
+// Shapes: A [M,K] or [batch,M,K] ([K,M] / [batch,K,M] when transposed); B [K,N] or [batch,K,N]
+// ([N,K] / [batch,N,K]); C [M,N] or [batch,M,N]. A 2-D A or B with a 3-D C is broadcast over the
+// batch. C must not overlap A or B (checked for tensors; a residual may alias C). `caps`
+// (Runtime::caps()) selects the path and bounds the binding ranges.
+Status matmul(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, const Arg& c,
+              const MatmulOptions& options = {});
+
+// The general form: explicit sizes, leading dimensions (elements between rows as stored),
+// batch strides (0 broadcasts) and element offsets, over operands viewed as flat arrays (their
+// shapes are ignored; every touched element must lie inside). A residual uses C's geometry.
+struct MatmulGeometry {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  int64_t offset_a = 0, offset_b = 0, offset_c = 0;
+};
+Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, const Arg& c,
+                      const MatmulGeometry& geometry, const MatmulOptions& options = {});
+
+// ---- Shared by the GEMM-based ops (matmul, linear, conv2d, conv_transpose2d) ----
+
+// True when the device runs our tensor-core GEMM: VK_NV_cooperative_matrix with a subgroup-scope
+// 16×16×16 f16·f16 → f32 shape, 16-bit storage and a known subgroup size.
+bool coopmat_gemm_available(const Capabilities& caps);
+
+// Workgroup tile geometry of one GEMM dispatch: the specialisation constants 0..5 of
+// gemm_scalar.glsl (WG_SIZE, BM, BN, BK, TM, TN) or gemm_coopmat.glsl (WG_SIZE, BM, BN, BK, WM, WN).
+struct GemmTiling {
+  bool coopmat = false;
+  uint32_t wg_size = 0, bm = 0, bn = 0, bk = 0, t0 = 0, t1 = 0;
+  // Grid for an M×N problem over `batch` images: x = N tiles, y = M tiles, z = batch.
+  std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
+  // Spec constants 0..7 (6 and 7 unused); the op appends its own from 8.
+  std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, 0, 0}; }
+};
+
+// Picks the path and tile for an M×N×K problem of `dtype` storage. Fails for dtypes other than
+// f32/f16, and with UNIMPLEMENTED for kCoopMat where coopmat_gemm_available() is false or the
+// dtype is not f16.
+Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
+                                      GemmPath path);
+
+// A binding for elements [start, start + count) of `arg` viewed as a flat array: `arg` itself
+// when it fits one descriptor range (offset = start), else a window view of the tensor aligned down
+// to minStorageBufferOffsetAlignment, with `offset` the start inside it. Oversized slots fail.
+struct GemmWindow {
+  Arg arg;
+  int64_t offset;
+};
+Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t start, int64_t count);
+
+// Epilogue flag word of the GEMM shaders (bits mirrored in shaders/gemm_epilogue.glsl).
+inline constexpr uint32_t kGemmFlagBias = 0x10, kGemmFlagBiasPerRow = 0x20, kGemmFlagResidual = 0x40,
+                          kGemmFlagBeta = 0x80, kGemmFlagInputRelu = 0x100;
+
+}  // namespace recon::gpu::ops

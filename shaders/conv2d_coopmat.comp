@@ -1,0 +1,95 @@
+#version 450
+// 2-D convolution as an implicit GEMM on tensor cores (VK_NV_cooperative_matrix), fp16 storage,
+// fp32 accumulation: the same operation, bindings, push constants and specialisation constants
+// as conv2d.comp; the tile loop is gemm_coopmat.glsl. The weights [Cout][K] are the row-major A
+// (16-byte loads when VEC_A: K and the weight offset are multiples of 8); B rows of 8 output
+// pixels are gathered from the input with bounds checks (zero padding).
+#include "common.glsl"
+#include "gemm_epilogue.glsl"
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 8) const uint KH = 3;
+layout(constant_id = 9) const uint KW = 3;
+layout(constant_id = 10) const uint SH = 1;
+layout(constant_id = 11) const uint SW = 1;
+layout(constant_id = 12) const uint PH = 1;
+layout(constant_id = 13) const uint PW = 1;
+layout(constant_id = 14) const bool VEC_A = false;
+
+layout(binding = 0) readonly buffer BufIn { float16_t inp[]; };
+layout(binding = 1) readonly buffer BufW { float16_t wgt[]; };
+layout(binding = 1) readonly buffer BufW4 { uvec4 wgt4[]; };
+layout(binding = 2) writeonly buffer BufOut { float16_t outp[]; };
+layout(binding = 3) readonly buffer BufBias { float16_t bias[]; };
+layout(binding = 4) readonly buffer BufR { float16_t res[]; };
+
+// Mirrored by Conv2dPush in gpu/ops/conv2d.cpp (same as conv2d.comp).
+layout(push_constant) uniform Push {
+  uint cin, h, w;
+  uint cout, ho, wo;
+  uint k;
+  uint stride_in, stride_out;
+  uint off_in, off_w, off_out, off_r, off_bias;
+  uint flags;
+} p;
+
+#define GEMM_M p.cout
+#define GEMM_N (p.ho * p.wo)
+#define GEMM_K p.k
+#define A_COLMAJOR false
+#define B_COLMAJOR false
+
+uvec4 pack8(float16_t v[8]) {
+  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+}
+
+// Weights: row = output channel, col = k.
+uvec4 gemm_load_a8(uint bz, uint row, uint col) {
+  if (row >= p.cout || col >= p.k) return uvec4(0u);
+  const uint base = p.off_w + row * p.k + col;
+  if (VEC_A) return wgt4[base / 8u];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    v[e] = float16_t(0.0);
+    if (col + e < p.k) v[e] = wgt[base + e];
+  }
+  return pack8(v);
+}
+
+// Implicit im2col: row = k = (c, i, j), col = first of 8 output pixels n = oy·Wo + ox.
+uvec4 gemm_load_b8(uint bz, uint row, uint col) {
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) v[e] = float16_t(0.0);
+  const uint npix = p.ho * p.wo;
+  if (row < p.k && col < npix) {
+    const uint c = row / (KH * KW), r = row % (KH * KW);
+    const uint ky = r / KW, kx = r % KW;
+    const uint plane = p.off_in + bz * p.stride_in + c * p.h * p.w;
+    const bool relu = (p.flags & GEMM_FLAG_INPUT_RELU) != 0u;
+    uint oy = col / p.wo, ox = col % p.wo;
+    [[unroll]] for (uint e = 0; e < 8u; ++e) {
+      const uint iy = oy * SH + ky - PH, ix = ox * SW + kx - PW;  // wraps when negative
+      if (col + e < npix && iy < p.h && ix < p.w) {
+        float16_t x = inp[plane + iy * p.w + ix];
+        v[e] = relu ? max(x, float16_t(0.0)) : x;
+      }
+      if (++ox == p.wo) {
+        ox = 0u;
+        ++oy;
+      }
+    }
+  }
+  return pack8(v);
+}
+
+void gemm_store(uint bz, uint m, uint n, float acc) {
+  const uint oi = bz * p.stride_out + m * (p.ho * p.wo) + n;
+  float v = acc;
+  if ((p.flags & GEMM_FLAG_BIAS) != 0u) v += float(bias[p.off_bias + m]);
+  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
+  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + oi]);
+  outp[p.off_out + oi] = float16_t(v);
+}
+
+#include "gemm_coopmat.glsl"

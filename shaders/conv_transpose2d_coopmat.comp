@@ -1,0 +1,82 @@
+#version 450
+// 2-D transposed convolution with stride == kernel on tensor cores (VK_NV_cooperative_matrix),
+// fp16 storage, fp32 accumulation: the same operation, bindings, push and specialisation
+// constants as conv_transpose2d.comp; the tile loop is gemm_coopmat.glsl. A = the weights read
+// column-major ([Cin][Cout·KH·KW] in memory), B = the input image [Cin][H·W]; VEC_A / VEC_B select
+// 16-byte loads when the host found the extents and offsets multiples of 8 elements.
+#include "common.glsl"
+#include "gemm_epilogue.glsl"
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 8) const uint KH = 2;
+layout(constant_id = 9) const uint KW = 2;
+layout(constant_id = 10) const bool VEC_A = false;
+layout(constant_id = 11) const bool VEC_B = false;
+
+layout(binding = 0) readonly buffer BufIn { float16_t inp[]; };
+layout(binding = 0) readonly buffer BufIn4 { uvec4 inp4[]; };
+layout(binding = 1) readonly buffer BufW { float16_t wgt[]; };
+layout(binding = 1) readonly buffer BufW4 { uvec4 wgt4[]; };
+layout(binding = 2) writeonly buffer BufOut { float16_t outp[]; };
+layout(binding = 3) readonly buffer BufBias { float16_t bias[]; };
+layout(binding = 4) readonly buffer BufR { float16_t res[]; };
+
+// Mirrored by ConvTranspose2dPush in gpu/ops/conv_transpose2d.cpp (same as conv_transpose2d.comp).
+layout(push_constant) uniform Push {
+  uint cin, h, w, cout;
+  uint stride_in, stride_out;
+  uint off_in, off_w, off_out, off_r, off_bias;
+  uint flags;
+} p;
+
+#define GEMM_M (p.cout * KH * KW)
+#define GEMM_N (p.h * p.w)
+#define GEMM_K p.cin
+#define A_COLMAJOR true
+#define B_COLMAJOR false
+
+uvec4 pack8(float16_t v[8]) {
+  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+}
+
+// Weights in storage orientation: row = k (input channel), col = m = (o, i, j).
+uvec4 gemm_load_a8(uint bz, uint row, uint col) {
+  const uint cols = p.cout * KH * KW;
+  if (row >= p.cin || col >= cols) return uvec4(0u);
+  const uint base = p.off_w + row * cols + col;
+  if (VEC_A) return wgt4[base / 8u];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    v[e] = float16_t(0.0);
+    if (col + e < cols) v[e] = wgt[base + e];
+  }
+  return pack8(v);
+}
+
+// Input: row = k (input channel), col = pixel.
+uvec4 gemm_load_b8(uint bz, uint row, uint col) {
+  const uint cols = p.h * p.w;
+  if (row >= p.cin || col >= cols) return uvec4(0u);
+  const uint base = p.off_in + bz * p.stride_in + row * cols + col;
+  if (VEC_B) return inp4[base / 8u];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    v[e] = float16_t(0.0);
+    if (col + e < cols) v[e] = inp[base + e];
+  }
+  return pack8(v);
+}
+
+void gemm_store(uint bz, uint m, uint n, float acc) {
+  const uint o = m / (KH * KW), r = m % (KH * KW);
+  const uint y = n / p.w, x = n % p.w;
+  const uint oi = bz * p.stride_out + (o * p.h * KH + y * KH + r / KW) * (p.w * KW) + x * KW + r % KW;
+  float v = acc;
+  if ((p.flags & GEMM_FLAG_BIAS) != 0u) v += float(bias[p.off_bias + o]);
+  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
+  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + oi]);
+  outp[p.off_out + oi] = float16_t(v);
+}
+
+#include "gemm_coopmat.glsl"

@@ -1,0 +1,166 @@
+// The tensor-core GEMM core (VK_NV_cooperative_matrix, fp16 A/B, fp32 accumulation):
+// C[bz] (M×N) = Σ_k A(m,k)·B(k,n). One workgroup computes a BM×BN tile with WM×WN subgroups,
+// each owning (BM/WM)×(BN/WN) = FM×FN fragments of 16×16 fp32 accumulators. A and B slices of
+// depth BK are staged through shared memory in their storage orientation (row- or column-major,
+// one 16-byte pad per row against bank conflicts), double-buffered: the next slice's 16-byte
+// global loads are issued before the current slice's MMAs and stored into the other buffer
+// after them, so one barrier per slice suffices. Subgroups load 16×16×16 fp16 fragments from
+// shared memory (coopMatLoadNV) and multiply-accumulate. The epilogue spills each accumulator
+// fragment through a per-subgroup scratch in shared memory and applies the includer's store
+// element-wise, with bounds checks (any M, N, K).
+// Workgroup grid: x = N tiles, y = M tiles, z = batch. WG_SIZE must equal WM·WN·subgroup size.
+// Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
+// BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize).
+//
+// The includer defines before the #include:
+//   GEMM_M, GEMM_N, GEMM_K            uint expressions
+//   A_COLMAJOR, B_COLMAJOR            bool constant expressions: A stored [K][M] (else [M][K]),
+//                                     B stored [N][K] (else [K][N])
+//   uvec4 gemm_load_a8(uint bz, uint row, uint col)  8 fp16 values A[row][col..col+7] in
+//       storage orientation (row = m, col = k when row-major; row = k, col = m when column-major),
+//       zero outside the matrix; col is a multiple of 8
+//   uvec4 gemm_load_b8(uint bz, uint row, uint col)  likewise for B (row = k, col = n when
+//       row-major; row = n, col = k when column-major)
+//   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
+// Specialisation constants 0..5 belong to this core; includers number theirs from 8.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 0) const uint WG_SIZE = 256;
+layout(constant_id = 1) const uint BM = 128;
+layout(constant_id = 2) const uint BN = 128;
+layout(constant_id = 3) const uint BK = 32;
+layout(constant_id = 4) const uint WM = 4;  // subgroups along M
+layout(constant_id = 5) const uint WN = 2;  // subgroups along N
+layout(local_size_x_id = 0) in;
+
+const uint GEMM_FM = BM / (WM * 16);
+const uint GEMM_FN = BN / (WN * 16);
+const uint GEMM_A_ROWS = A_COLMAJOR ? BK : BM;
+const uint GEMM_A_COLS = A_COLMAJOR ? BM : BK;
+const uint GEMM_B_ROWS = B_COLMAJOR ? BN : BK;
+const uint GEMM_B_COLS = B_COLMAJOR ? BK : BN;
+const uint GEMM_A_STRIDE = GEMM_A_COLS / 8 + 1;  // row stride in uvec4 (8 fp16 each)
+const uint GEMM_B_STRIDE = GEMM_B_COLS / 8 + 1;
+const uint GEMM_A_TILE = GEMM_A_ROWS * GEMM_A_STRIDE;
+const uint GEMM_B_TILE = GEMM_B_ROWS * GEMM_B_STRIDE;
+const uint GEMM_A_VECS = GEMM_A_ROWS * GEMM_A_COLS / 8;
+const uint GEMM_B_VECS = GEMM_B_ROWS * GEMM_B_COLS / 8;
+const uint GEMM_A_PER_THREAD = (GEMM_A_VECS + WG_SIZE - 1) / WG_SIZE;
+const uint GEMM_B_PER_THREAD = (GEMM_B_VECS + WG_SIZE - 1) / WG_SIZE;
+
+shared uvec4 gemm_sa[2 * GEMM_A_TILE];
+shared uvec4 gemm_sb[2 * GEMM_B_TILE];
+
+// Offset (in uvec4) of the 16×16 fragment at tile coordinates (r, c) in storage orientation.
+uint gemm_frag_a(uint buf, uint m, uint k) {
+  return buf * GEMM_A_TILE + (A_COLMAJOR ? k * GEMM_A_STRIDE + m / 8 : m * GEMM_A_STRIDE + k / 8);
+}
+uint gemm_frag_b(uint buf, uint k, uint n) {
+  return buf * GEMM_B_TILE + (B_COLMAJOR ? n * GEMM_B_STRIDE + k / 8 : k * GEMM_B_STRIDE + n / 8);
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint bz = gl_WorkGroupID.z;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint M = GEMM_M, N = GEMM_N, K = GEMM_K;
+  const uint sg = gl_SubgroupID;
+  const uint sg_m = (sg / WN) * GEMM_FM * 16;  // subgroup's first row inside the tile
+  const uint sg_n = (sg % WN) * GEMM_FN * 16;
+
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[GEMM_FM * GEMM_FN];
+  [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
+
+  uvec4 ra[GEMM_A_PER_THREAD];
+  uvec4 rb[GEMM_B_PER_THREAD];
+  const uint nk = (K + BK - 1) / BK;
+
+  // Global → registers for slice starting at k0 (storage orientation: rows × cols/8 vectors).
+#define GEMM_FETCH(k0)                                                                   \
+  [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {                              \
+    const uint v = i * WG_SIZE + tid;                                                    \
+    const uint row = v / (GEMM_A_COLS / 8), col = (v % (GEMM_A_COLS / 8)) * 8;           \
+    ra[i] = uvec4(0u);                                                                   \
+    if (v < GEMM_A_VECS) {                                                               \
+      ra[i] = A_COLMAJOR ? gemm_load_a8(bz, (k0) + row, m0 + col)                        \
+                         : gemm_load_a8(bz, m0 + row, (k0) + col);                       \
+    }                                                                                    \
+  }                                                                                      \
+  [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {                              \
+    const uint v = i * WG_SIZE + tid;                                                    \
+    const uint row = v / (GEMM_B_COLS / 8), col = (v % (GEMM_B_COLS / 8)) * 8;           \
+    rb[i] = uvec4(0u);                                                                   \
+    if (v < GEMM_B_VECS) {                                                               \
+      rb[i] = B_COLMAJOR ? gemm_load_b8(bz, n0 + row, (k0) + col)                        \
+                         : gemm_load_b8(bz, (k0) + row, n0 + col);                       \
+    }                                                                                    \
+  }
+
+  // Registers → shared buffer `buf`.
+#define GEMM_STASH(buf)                                                                  \
+  [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {                              \
+    const uint v = i * WG_SIZE + tid;                                                    \
+    const uint row = v / (GEMM_A_COLS / 8), col8 = v % (GEMM_A_COLS / 8);                \
+    if (v < GEMM_A_VECS) gemm_sa[(buf) * GEMM_A_TILE + row * GEMM_A_STRIDE + col8] = ra[i]; \
+  }                                                                                      \
+  [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {                              \
+    const uint v = i * WG_SIZE + tid;                                                    \
+    const uint row = v / (GEMM_B_COLS / 8), col8 = v % (GEMM_B_COLS / 8);                \
+    if (v < GEMM_B_VECS) gemm_sb[(buf) * GEMM_B_TILE + row * GEMM_B_STRIDE + col8] = rb[i]; \
+  }
+
+  if (nk > 0) {
+    GEMM_FETCH(0u)
+    GEMM_STASH(0u)
+  }
+  barrier();
+
+  for (uint kt = 0; kt < nk; ++kt) {
+    const uint buf = kt & 1u;
+    const bool more = kt + 1 < nk;
+    if (more) {
+      GEMM_FETCH((kt + 1) * BK)
+    }
+    [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM];
+      [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
+        coopMatLoadNV(fa[i], gemm_sa, gemm_frag_a(buf, sg_m + i * 16, ks), GEMM_A_STRIDE, A_COLMAJOR);
+      }
+      [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
+        coopMatLoadNV(fb, gemm_sb, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR);
+        [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
+          acc[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc[i * GEMM_FN + j]);
+        }
+      }
+    }
+    if (more) {
+      GEMM_STASH(buf ^ 1u)
+    }
+    barrier();
+  }
+#undef GEMM_FETCH
+#undef GEMM_STASH
+
+  // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
+  // after the final barrier above) and its invocations store the elements through gemm_store.
+  const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
+  [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
+    [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
+      coopMatStoreNV(acc[i * GEMM_FN + j], gemm_sa, scratch, 4u, false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      const uint mf = m0 + sg_m + i * 16, nf = n0 + sg_n + j * 16;
+      for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
+        const uint m = mf + e / 16u, n = nf + e % 16u;
+        if (m < M && n < N) gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+    }
+  }
+}

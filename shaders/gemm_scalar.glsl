@@ -1,0 +1,138 @@
+// The scalar GEMM core (no tensor cores): C[bz] (M×N) = Σ_k A(m,k)·B(k,n) with fp32 accumulation,
+// for every device. One workgroup computes a BM×BN tile; each of its WG_SIZE = (BM/TM)·(BN/TN)
+// invocations holds a TM×TN register micro-tile whose rows are strided by BM/TM and columns by
+// BN/TN (conflict-free shared reads, coalesced stores). A and B go through shared memory in BK
+// slices; the next slice is fetched into registers while the current one is multiplied.
+// Workgroup grid: x = N tiles, y = M tiles, z = batch. Ragged edges read zeros and skip stores.
+//
+// The including shader supplies the operands, which is how matmul, implicit-GEMM convolution
+// and transposed convolution share this loop. Before the #include it defines:
+//   GEMM_M, GEMM_N, GEMM_K            uint expressions (the problem size)
+//   A_K_CONTIGUOUS, B_N_CONTIGUOUS    bool constant expressions: is A(m,k+1) next to A(m,k),
+//                                     is B(k,n+1) next to B(k,n) in memory (picks the coalesced
+//                                     thread order of the tile loads)
+//   float gemm_load_a(uint bz, uint m, uint k)      called only for m < M, k < K
+//   float gemm_load_b(uint bz, uint k, uint n)      called only for k < K, n < N
+//   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
+// Specialisation constants 0..5 belong to this core; includers number theirs from 8.
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 0) const uint WG_SIZE = 256;
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 16;
+layout(constant_id = 4) const uint TM = 4;
+layout(constant_id = 5) const uint TN = 4;
+layout(local_size_x_id = 0) in;
+
+const uint GEMM_THREADS_M = BM / TM;
+const uint GEMM_THREADS_N = BN / TN;
+// One word of padding per shared row keeps the transposing tile stores free of bank conflicts.
+const uint GEMM_SA_STRIDE = BM + 1;
+const uint GEMM_SB_STRIDE = BN + 1;
+const uint GEMM_A_PER_THREAD = (BM * BK + WG_SIZE - 1) / WG_SIZE;
+const uint GEMM_B_PER_THREAD = (BN * BK + WG_SIZE - 1) / WG_SIZE;
+
+shared float gemm_sa[BK * GEMM_SA_STRIDE];  // [k][m]
+shared float gemm_sb[BK * GEMM_SB_STRIDE];  // [k][n]
+
+// Tile-local coordinates of the i-th element an invocation moves, in coalesced order.
+void gemm_a_coord(uint idx, out uint mm, out uint kk) {
+  if (A_K_CONTIGUOUS) {
+    kk = idx % BK;
+    mm = idx / BK;
+  } else {
+    mm = idx % BM;
+    kk = idx / BM;
+  }
+}
+void gemm_b_coord(uint idx, out uint kk, out uint nn) {
+  if (B_N_CONTIGUOUS) {
+    nn = idx % BN;
+    kk = idx / BN;
+  } else {
+    kk = idx % BK;
+    nn = idx / BK;
+  }
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint tx = tid % GEMM_THREADS_N;
+  const uint ty = tid / GEMM_THREADS_N;
+  const uint bz = gl_WorkGroupID.z;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint M = GEMM_M, N = GEMM_N, K = GEMM_K;
+
+  float acc[TM * TN];
+  [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0f;
+  float ra[GEMM_A_PER_THREAD];
+  float rb[GEMM_B_PER_THREAD];
+
+  const uint nk = (K + BK - 1) / BK;
+  // Prefetch slice 0.
+  [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {
+    uint idx = i * WG_SIZE + tid, mm, kk;
+    gemm_a_coord(idx, mm, kk);
+    ra[i] = 0.0f;
+    if (idx < BM * BK && m0 + mm < M && kk < K) ra[i] = gemm_load_a(bz, m0 + mm, kk);
+  }
+  [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {
+    uint idx = i * WG_SIZE + tid, kk, nn;
+    gemm_b_coord(idx, kk, nn);
+    rb[i] = 0.0f;
+    if (idx < BN * BK && kk < K && n0 + nn < N) rb[i] = gemm_load_b(bz, kk, n0 + nn);
+  }
+
+  for (uint kt = 0; kt < nk; ++kt) {
+    barrier();  // everyone is done reading the previous slice
+    [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {
+      uint idx = i * WG_SIZE + tid, mm, kk;
+      gemm_a_coord(idx, mm, kk);
+      if (idx < BM * BK) gemm_sa[kk * GEMM_SA_STRIDE + mm] = ra[i];
+    }
+    [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {
+      uint idx = i * WG_SIZE + tid, kk, nn;
+      gemm_b_coord(idx, kk, nn);
+      if (idx < BN * BK) gemm_sb[kk * GEMM_SB_STRIDE + nn] = rb[i];
+    }
+    barrier();
+
+    // Fetch the next slice while this one is multiplied.
+    if (kt + 1 < nk) {
+      const uint k0 = (kt + 1) * BK;
+      [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {
+        uint idx = i * WG_SIZE + tid, mm, kk;
+        gemm_a_coord(idx, mm, kk);
+        ra[i] = 0.0f;
+        if (idx < BM * BK && m0 + mm < M && k0 + kk < K) ra[i] = gemm_load_a(bz, m0 + mm, k0 + kk);
+      }
+      [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {
+        uint idx = i * WG_SIZE + tid, kk, nn;
+        gemm_b_coord(idx, kk, nn);
+        rb[i] = 0.0f;
+        if (idx < BN * BK && k0 + kk < K && n0 + nn < N) rb[i] = gemm_load_b(bz, k0 + kk, n0 + nn);
+      }
+    }
+
+    [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
+      float av[TM];
+      float bv[TN];
+      [[unroll]] for (uint i = 0; i < TM; ++i) av[i] = gemm_sa[kk * GEMM_SA_STRIDE + ty + i * GEMM_THREADS_M];
+      [[unroll]] for (uint j = 0; j < TN; ++j) bv[j] = gemm_sb[kk * GEMM_SB_STRIDE + tx + j * GEMM_THREADS_N];
+      [[unroll]] for (uint i = 0; i < TM; ++i) {
+        [[unroll]] for (uint j = 0; j < TN; ++j) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+      }
+    }
+  }
+
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    const uint m = m0 + ty + i * GEMM_THREADS_M;
+    if (m >= M) continue;
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      const uint n = n0 + tx + j * GEMM_THREADS_N;
+      if (n < N) gemm_store(bz, m, n, acc[i * TN + j]);
+    }
+  }
+}

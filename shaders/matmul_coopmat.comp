@@ -1,0 +1,83 @@
+#version 450
+// Batched GEMM with fused epilogue on tensor cores (VK_NV_cooperative_matrix), fp16 storage,
+// fp32 accumulation: the same operation, bindings and push constants as matmul.comp; the tile
+// loop is gemm_coopmat.glsl. VEC_A / VEC_B select 16-byte global loads, which the host enables
+// only when the contiguous extent, leading dimension, batch stride and offset of that operand
+// are multiples of 8 elements; otherwise 8 bounds-checked scalar loads build each vector.
+#include "common.glsl"
+#include "gemm_epilogue.glsl"
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 8) const bool TRANS_A = false;
+layout(constant_id = 9) const bool TRANS_B = false;
+layout(constant_id = 10) const bool VEC_A = false;
+layout(constant_id = 11) const bool VEC_B = false;
+
+layout(binding = 0) readonly buffer BufA { float16_t a[]; };
+layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; };
+layout(binding = 1) readonly buffer BufB { float16_t b[]; };
+layout(binding = 1) readonly buffer BufB4 { uvec4 b4[]; };
+layout(binding = 2) buffer BufC { float16_t c[]; };
+layout(binding = 3) readonly buffer BufBias { float16_t bias[]; };
+layout(binding = 4) readonly buffer BufR { float16_t res[]; };
+
+// Mirrored by MatmulPush in gpu/ops/matmul.cpp (same as matmul.comp).
+layout(push_constant) uniform Push {
+  uint m, n, k;
+  uint lda, ldb, ldc;
+  uint stride_a, stride_b, stride_c;
+  uint off_a, off_b, off_c, off_r, off_bias;
+  float alpha, beta;
+  uint flags;
+} p;
+
+#define GEMM_M p.m
+#define GEMM_N p.n
+#define GEMM_K p.k
+#define A_COLMAJOR TRANS_A
+#define B_COLMAJOR TRANS_B
+
+uvec4 pack8(float16_t v[8]) {
+  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+}
+
+uvec4 gemm_load_a8(uint bz, uint row, uint col) {
+  const uint rows = TRANS_A ? p.k : p.m, cols = TRANS_A ? p.m : p.k;
+  if (row >= rows || col >= cols) return uvec4(0u);
+  const uint base = p.off_a + bz * p.stride_a + row * p.lda + col;
+  if (VEC_A) return a4[base / 8u];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    v[e] = float16_t(0.0);
+    if (col + e < cols) v[e] = a[base + e];
+  }
+  return pack8(v);
+}
+
+uvec4 gemm_load_b8(uint bz, uint row, uint col) {
+  const uint rows = TRANS_B ? p.n : p.k, cols = TRANS_B ? p.k : p.n;
+  if (row >= rows || col >= cols) return uvec4(0u);
+  const uint base = p.off_b + bz * p.stride_b + row * p.ldb + col;
+  if (VEC_B) return b4[base / 8u];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    v[e] = float16_t(0.0);
+    if (col + e < cols) v[e] = b[base + e];
+  }
+  return pack8(v);
+}
+
+void gemm_store(uint bz, uint m, uint n, float acc) {
+  const uint ci = bz * p.stride_c + m * p.ldc + n;
+  float v = p.alpha * acc;
+  if ((p.flags & GEMM_FLAG_BETA) != 0u) v += p.beta * float(c[p.off_c + ci]);
+  if ((p.flags & GEMM_FLAG_BIAS) != 0u) {
+    v += float(bias[p.off_bias + ((p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u ? m : n)]);
+  }
+  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
+  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + ci]);
+  c[p.off_c + ci] = float16_t(v);
+}
+
+#include "gemm_coopmat.glsl"

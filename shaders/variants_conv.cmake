@@ -1,0 +1,8 @@
+# Convolution variants (gpu/ops/conv2d.cpp, gpu/ops/conv_transpose2d.cpp). The scalar path runs
+# everywhere; the _coopmat variants need VK_NV_cooperative_matrix and fp16 storage.
+recon_shader(conv2d_f32 conv2d.comp DEFINES DTYPE_F16=0)
+recon_shader(conv2d_f16 conv2d.comp DEFINES DTYPE_F16=1)
+recon_shader(conv2d_coopmat_f16 conv2d_coopmat.comp DEFINES DTYPE_F16=1)
+recon_shader(conv_transpose2d_f32 conv_transpose2d.comp DEFINES DTYPE_F16=0)
+recon_shader(conv_transpose2d_f16 conv_transpose2d.comp DEFINES DTYPE_F16=1)
+recon_shader(conv_transpose2d_coopmat_f16 conv_transpose2d_coopmat.comp DEFINES DTYPE_F16=1)

@@ -1,0 +1,69 @@
+// Softmax against a float64 reference on the stored inputs: ragged row lengths (1 to past the
+// workgroup size) and rows whose values would overflow exp() without the max subtraction.
+#include "gpu/ops/softmax.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+
+std::vector<double> reference(const std::vector<float>& x, int64_t cols) {
+  std::vector<double> out(x.size());
+  for (size_t r = 0; r < x.size() / cols; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t i = 0; i < cols; ++i) m = std::max(m, double(x[r * cols + i]));
+    for (int64_t i = 0; i < cols; ++i) s += std::exp(x[r * cols + i] - m);
+    for (int64_t i = 0; i < cols; ++i) out[r * cols + i] = std::exp(x[r * cols + i] - m) / s;
+  }
+  return out;
+}
+
+class SoftmaxTest : public GpuTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(SoftmaxTest, MatchesFloat64OnRaggedRowsAndHugeLogits) {
+  const DType d = GetParam();
+  struct Case {
+    Shape shape;
+    float lo, hi;
+  };
+  uint32_t seed = 700;
+  // Logits around +200 overflow exp() in fp32 (and fp16) unless the row max is subtracted.
+  for (const Case& c : {Case{{3, 1}, -1, 1}, Case{{2, 3, 7}, -4, 4}, Case{{4, 300}, -8, 8}, Case{{2, 1000}, 190, 210},
+                        Case{{1, 2049}, -30, 30}}) {
+    const int64_t cols = c.shape.back(), n = shape_numel(c.shape);
+    Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, c.lo, c.hi));
+    Tensor out = poisoned(rt(), d, c.shape);
+    Graph g(rt());
+    ASSERT_TRUE(ops::softmax(g, x, out).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    auto want = reference(download_f32(rt(), x), cols);
+    // Relative to max(|p|, 1e-3): probabilities far below the largest ones only need absolute accuracy.
+    EXPECT_LE(max_relative_error(download_f32(rt(), out), want, 1e-3), d == DType::kF32 ? 1e-5 : 2e-3)
+        << shape_string(c.shape);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class SoftmaxMisuseTest : public GpuTest {};
+
+TEST_F(SoftmaxMisuseTest, RefusesWrongShapesAndDtypes) {
+  Tensor x = Tensor::empty(rt(), DType::kF32, {4, 8}).value();
+  Tensor out = Tensor::empty(rt(), DType::kF32, {8, 4}).value();
+  Tensor xi = Tensor::empty(rt(), DType::kI32, {4, 8}).value();
+  Graph g(rt());
+  EXPECT_EQ(ops::softmax(g, x, out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::softmax(g, xi, xi).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+}  // namespace
+}  // namespace recon::gpu

@@ -1,0 +1,169 @@
+// Unary activations against float64 std:: math: every op × dtype on ragged shapes, a dense sweep of
+// GELU/erf accuracy over [−10, 10], extreme inputs, in-place, splitting beyond one binding, misuse.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu/ops/layout.h"
+#include "gpu/ops/unary.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+using ops::UnaryOp;
+
+double reference(UnaryOp op, double x) {
+  switch (op) {
+    case UnaryOp::kIdentity: return x;
+    case UnaryOp::kRelu: return x > 0 ? x : 0;
+    case UnaryOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case UnaryOp::kTanh: return std::tanh(x);
+    case UnaryOp::kGeluErf: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case UnaryOp::kGeluTanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case UnaryOp::kExp: return std::exp(x);
+  }
+  return 0;
+}
+
+const char* name(UnaryOp op) {
+  static const char* kNames[] = {"identity", "relu", "sigmoid", "tanh", "gelu_erf", "gelu_tanh", "exp"};
+  return kNames[static_cast<int>(op)];
+}
+
+// Runs `op` on `x` (shape [n]) and returns got vs. the float64 reference of the stored inputs.
+struct Outcome {
+  double worst;
+  size_t worst_index;
+  float x_at_worst;
+};
+
+class UnaryTest : public GpuTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  Outcome run(UnaryOp op, const std::vector<float>& x, float alpha = 1.0f, float beta = 0.0f) {
+    const DType d = GetParam();
+    const int64_t n = static_cast<int64_t>(x.size());
+    Tensor in = upload_f32(rt(), d, {n}, x);
+    Tensor out = poisoned(rt(), d, {n});
+    Graph g(rt());
+    Status s = ops::unary(g, op, in, out, alpha, beta);
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+    EXPECT_TRUE(g.run().is_ok());
+    auto stored = download_f32(rt(), in), got = download_f32(rt(), out);
+    Outcome o{0, 0, 0};
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double want = reference(op, double(alpha) * stored[i] + double(beta));
+      const double err = std::isfinite(got[i]) || std::isinf(want) ? std::abs(got[i] - want) / (std::abs(want) + 1e-3)
+                                                                    : INFINITY;
+      if (!(err <= o.worst)) o = {err, i, stored[i]};
+    }
+    return o;
+  }
+  bool f32() const { return GetParam() == DType::kF32; }
+};
+
+TEST_P(UnaryTest, EveryOpMatchesFloat64OnRandomData) {
+  struct Case {
+    UnaryOp op;
+    float lo, hi, tol32;
+  };
+  const Case cases[] = {
+      {UnaryOp::kRelu, -3, 3, 1e-7f},      {UnaryOp::kSigmoid, -12, 12, 2e-6f},  {UnaryOp::kTanh, -6, 6, 2e-6f},
+      {UnaryOp::kGeluErf, -8, 8, 2e-6f},   {UnaryOp::kGeluTanh, -8, 8, 2e-6f},  {UnaryOp::kExp, -8, 8, 2e-6f},
+      {UnaryOp::kIdentity, -3, 3, 1e-7f},
+  };
+  uint32_t seed = 100;
+  for (const Case& c : cases) {
+    auto x = random_floats(3 * 1001 + 5, ++seed, c.lo, c.hi);
+    Outcome o = run(c.op, x);
+    EXPECT_LE(o.worst, f32() ? c.tol32 : 1e-3) << name(c.op) << " at x = " << o.x_at_worst;
+  }
+}
+
+TEST_P(UnaryTest, ScaleShiftAppliesBeforeTheFunction) {
+  auto x = random_floats(777, 7, -2, 2);
+  Outcome o = run(UnaryOp::kIdentity, x, 2.5f, -0.75f);
+  EXPECT_LE(o.worst, f32() ? 1e-7 : 1e-3);
+  o = run(UnaryOp::kExp, x, -1.5f, 0.25f);  // exp(−1.5x + 0.25)
+  EXPECT_LE(o.worst, f32() ? 2e-6 : 1e-3);
+}
+
+TEST_P(UnaryTest, ExtremeInputsStayFiniteAndSaturate) {
+  std::vector<float> x{-100, -50, -20, -10, -1e-4f, -1e-7f, 0, 1e-7f, 1e-4f, 10, 20, 50, 100};
+  if (!f32()) x = {-60000, -100, -20, -10, -1e-4f, 0, 1e-4f, 10, 20, 100, 60000};
+  for (UnaryOp op : {UnaryOp::kRelu, UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kGeluErf, UnaryOp::kGeluTanh}) {
+    Outcome o = run(op, x);
+    EXPECT_LE(o.worst, f32() ? 2e-6 : 1e-3) << name(op) << " at x = " << o.x_at_worst;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, UnaryTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class UnaryAccuracyTest : public GpuTest {};
+
+// GELU (erf) on a dense grid: the absolute error against float64 must stay near fp32 rounding, and
+// the relative error in both tails small (Φ is computed from erfc, not 1 + erf).
+TEST_F(UnaryAccuracyTest, GeluErfIsAccurateAcrossTheRange) {
+  const int n = 200001;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = -10.0f + 20.0f * static_cast<float>(i) / (n - 1);
+  Tensor in = upload_f32(rt(), DType::kF32, {n}, x);
+  Tensor out = poisoned(rt(), DType::kF32, {n});
+  Graph g(rt());
+  ASSERT_TRUE(ops::gelu(g, in, out).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  auto got = download_f32(rt(), out);
+  double worst_abs = 0, worst_rel = 0;  // abs: relative to max(|x|, 1), the scale of GELU's rounding
+  for (int i = 0; i < n; ++i) {
+    const double want = reference(UnaryOp::kGeluErf, x[i]);
+    const double err = std::abs(got[i] - want);
+    worst_abs = std::max(worst_abs, err / std::max(1.0, std::abs(double(x[i]))));
+    if (std::abs(want) > 1e-30) worst_rel = std::max(worst_rel, err / std::abs(want));
+  }
+  EXPECT_LE(worst_abs, 1e-6);
+  EXPECT_LE(worst_rel, 1e-5);  // includes x ≈ −10, where GELU ≈ −8e−23
+  std::printf("gelu_erf over [-10, 10]: max abs error (per max(|x|,1)) %.3g, max relative %.3g\n", worst_abs,
+              worst_rel);
+}
+
+TEST_F(UnaryAccuracyTest, InPlaceOverwritesTheInput) {
+  auto x = random_floats(513, 9, -4, 4);
+  Tensor t = upload_f32(rt(), DType::kF32, {513}, x);
+  Graph g(rt());
+  ASSERT_TRUE(ops::tanh_activation(g, t, t).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  auto got = download_f32(rt(), t);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(got[i], std::tanh(double(x[i])), 2e-7) << i;
+}
+
+TEST_F(UnaryAccuracyTest, TensorsLargerThanOneBindingAreSplit) {
+  const int64_t n = (int64_t{1} << 25) + 4099;  // 128 MiB + 16 KiB of f32
+  std::vector<float> x = random_floats(n, 11, -1, 1);
+  Tensor in = upload_f32(rt(), DType::kF32, {n}, x);
+  Tensor out = poisoned(rt(), DType::kF32, {n});
+  Graph g(rt());
+  ASSERT_TRUE(ops::relu(g, in, out).is_ok());
+  EXPECT_EQ(g.dispatch_count(), 2u);
+  ASSERT_TRUE(g.run().is_ok());
+  auto got = download_f32(rt(), out);
+  for (int64_t i = 0; i < n; ++i) {
+    if (got[i] != std::max(x[i], 0.0f)) FAIL() << "element " << i << ": " << got[i] << " for x = " << x[i];
+  }
+}
+
+TEST_F(UnaryAccuracyTest, MisuseIsRefused) {
+  auto t = [&](DType d, const Shape& s) { return Tensor::empty(rt(), d, s).value(); };
+  Graph g(rt());
+  EXPECT_EQ(ops::relu(g, t(DType::kF32, {4}), t(DType::kF32, {5})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::relu(g, t(DType::kF32, {4}), t(DType::kF32, {2, 2})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::gelu(g, t(DType::kF32, {4}), t(DType::kF16, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::sigmoid(g, t(DType::kI32, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::unary(g, static_cast<UnaryOp>(42), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+}  // namespace
+}  // namespace recon::gpu
