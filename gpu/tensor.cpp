@@ -94,7 +94,7 @@ Result<Tensor> Tensor::slice_rows(int64_t begin, int64_t end) const {
   return v;
 }
 
-Status Tensor::upload(Runtime& rt, const void* data, size_t bytes) {
+Status Tensor::upload(Runtime& rt, const void* data, size_t bytes) const {
   if (!defined()) return invalid_argument("upload to an undefined tensor");
   if (bytes != this->bytes()) {
     return invalid_argument("upload of " + std::to_string(bytes) + " bytes into a tensor of " +

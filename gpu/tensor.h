@@ -51,7 +51,7 @@ class Tensor {
   // Rows [begin, end) along the first axis, as a view.
   Result<Tensor> slice_rows(int64_t begin, int64_t end) const;
 
-  Status upload(Runtime& rt, const void* data, size_t bytes);
+  Status upload(Runtime& rt, const void* data, size_t bytes) const;  // writes the device memory it views
   Status download(Runtime& rt, void* data, size_t bytes) const;
   // The lazy host copy: downloaded on first access, then cached.
   Result<std::span<const uint8_t>> host(Runtime& rt) const;

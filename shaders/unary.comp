@@ -18,7 +18,7 @@ float apply(float v) {
     case 3: return recon_tanh(v);
     case 4: return recon_gelu_erf(v);
     case 5: return recon_gelu_tanh(v);
-    default: return exp(v);                    // 6: exp
+    default: return recon_exp(v);              // 6: exp
   }
 }
 

@@ -26,8 +26,9 @@ struct SuiteOptions {
   // --recon_copy_rep_mib=N or RECON_BENCH_COPY_REP_MIB: bytes each timed replay copies, in MiB; a
   // replay holds N / size copies (1..64). Default 64 on a CPU device, 1024 on a GPU.
   uint64_t copy_rep_mib = 0;
-  // --recon_pipeline_rounds=N or RECON_BENCH_PIPELINE_ROUNDS: cold/warm rounds. Default 3.
-  int pipeline_rounds = 3;
+  // --recon_pipeline_rounds=N or RECON_BENCH_PIPELINE_ROUNDS: cold/warm rounds of building every
+  // variant. Default 1 on a CPU device (lavapipe compiles slowly), 3 on a GPU.
+  int pipeline_rounds = 0;
 };
 
 // Parses the recon flags out of argv (compacting it) and the environment.
@@ -64,7 +65,7 @@ std::string size_label(uint64_t bytes);
 
 // Per-file registration; each adds its benchmarks in the order the suite runs them.
 void register_pool_benchmarks(gpu::Runtime& rt);
-void register_pipeline_benchmarks(const SuiteOptions& options);
+void register_pipeline_benchmarks(gpu::Runtime& rt, const SuiteOptions& options);
 void register_graph_benchmarks(gpu::Runtime& rt);
 void register_copy_benchmarks(gpu::Runtime& rt, const SuiteOptions& options);
 // Frees the copy benchmarks' buffers; main() calls it before the Runtime goes.

@@ -25,6 +25,7 @@ void add_device_context(const recon::gpu::Capabilities& caps) {
   benchmark::AddCustomContext("recon_driver", caps.driver_name + " " + caps.driver_info);
   benchmark::AddCustomContext("recon_vendor_device", hex(caps.vendor_id) + ":" + hex(caps.device_id));
   benchmark::AddCustomContext("recon_max_storage_buffer_range", std::to_string(caps.max_storage_buffer_range));
+  benchmark::AddCustomContext("recon_max_memory_allocation_size", std::to_string(caps.max_memory_allocation_size));
   benchmark::AddCustomContext("recon_timestamp_period_ns", std::to_string(caps.timestamp_period_ns));
 }
 
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
   add_device_context((*rt)->caps());
 
   recon::bench::register_pool_benchmarks(**rt);
-  recon::bench::register_pipeline_benchmarks(*options);
+  recon::bench::register_pipeline_benchmarks(**rt, *options);
   recon::bench::register_graph_benchmarks(**rt);
   recon::bench::register_copy_benchmarks(**rt, *options);
 

@@ -17,7 +17,7 @@
 #   RECON_BENCH_COPY_MIB     copy sizes in MiB, e.g. 1,4,16,64,256,1024 (default: 1..64 on lavapipe,
 #                            1..1024 on a GPU; clamped to maxStorageBufferRange and the largest allocation)
 #   RECON_BENCH_COPY_REP_MIB bytes each timed copy replay moves, in MiB (default 64 lavapipe, 1024 GPU)
-#   RECON_BENCH_PIPELINE_ROUNDS  cold/warm pipeline-cache rounds (default 3)
+#   RECON_BENCH_PIPELINE_ROUNDS  cold/warm pipeline-cache rounds (default 1 on lavapipe, 3 on a GPU)
 #   RECON_DEVICE             device index or name substring (default: the best device)
 #
 # Here (lavapipe):  XDG_RUNTIME_DIR=/tmp bash bench/scripts/run-runtime-bench.sh /tmp/bench-out
@@ -73,6 +73,7 @@ json="$out/runtime-bench.json"
 log="$out/runtime-bench.log"
 table="$out/runtime-bench.txt"
 echo "run-runtime-bench: $bin --benchmark_min_time=${RECON_BENCH_MIN_TIME:-0.05} $*"
+rm -f "$json" "$table"  # never show a stale table
 start=$(date +%s)
 "$bin" --benchmark_min_time="${RECON_BENCH_MIN_TIME:-0.05}" --benchmark_out="$json" --benchmark_out_format=json \
   "$@" >"$log" 2>&1
@@ -83,6 +84,11 @@ if [ ! -s "$json" ]; then
   exit $((status ? status : 1))
 fi
 
+if ! command -v python3 >/dev/null; then
+  echo "run-runtime-bench: no python3 for the table; the console output:"
+  tail -n 40 "$log"
+  exit "$status"
+fi
 python3 - "$json" >"$table" <<'EOF'
 # One line per benchmark: the subject's figure, the baseline's, and the speed-up of the subject.
 import json, sys
@@ -103,7 +109,7 @@ baselines = {"pool_acquire_release": "raw alloc+free", "pipeline_creation": "col
 rows = [b for b in data.get("benchmarks", [])]
 if any(b.get("run_type") == "aggregate" for b in rows):
     rows = [b for b in rows if b.get("aggregate_name") == "median"]
-fmt = "{:<52} {:>12} {:>12} {:>8}  {}"
+fmt = "{:<58} {:>10} {:>10} {:>8}  {}"
 print(fmt.format("benchmark", "subject", "baseline", "ratio", "unit / baseline / notes"))
 errors = 0
 for b in rows:
@@ -119,7 +125,10 @@ for b in rows:
     if family == "graph_replay":
         note += f"; {b.get('us_per_replay', 0):.1f} us/replay, {int(b.get('barriers', 0))} barriers"
     elif family == "pipeline_creation":
-        note += f"; {int(b.get('pipelines', 0))} pipelines, cache file {int(b.get('cache_file_bytes', 0))} B"
+        note += (f"; {int(b.get('pipelines', 0))} pipelines, cache file {int(b.get('cache_file_bytes', 0))} B, "
+                 f"first cold round {b.get('first_cold_ms_per_pipeline', 0):.3g} ms/pipeline")
+        if b.get("skipped_variants"):
+            note += f", {int(b['skipped_variants'])} coopmat variants skipped"
         if b.get("failed_variants"):
             note += f", {int(b['failed_variants'])} variants failed to build"
     elif family == "copy" and not b.get("timestamps", 1):

@@ -45,8 +45,8 @@ Status check_frame(std::span<const uint8_t> bytes, const VerifyLimits& limits, c
     return internal_error(std::string(what) + " buffer is not 8-byte aligned (verify a private copy)");
   }
   if (!flatbuffers::BufferHasIdentifier(bytes.data(), identifier)) {
-    return invalid_argument(std::string("not a recon ") + what + ": file identifier '" +
-                            identifier_text(bytes) + "', expected '" + identifier + "'");
+    return invalid_argument(std::string("not a recon ") + what + ": file identifier '" + identifier_text(bytes) +
+                            "', expected '" + identifier + "'");
   }
   return Status::ok();
 }
@@ -71,8 +71,7 @@ std::string version_range() {
 
 }  // namespace
 
-Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy,
-                                            const VerifyLimits& limits) {
+Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy, const VerifyLimits& limits) {
   RECON_RETURN_IF_ERROR(check_frame(private_copy, limits, "request", wire::RequestIdentifier()));
   flatbuffers::Verifier verifier(private_copy.data(), private_copy.size(), verifier_options(limits));
   if (!wire::VerifyRequestBuffer(verifier)) {
@@ -83,8 +82,8 @@ Result<const wire::Request*> verify_request(std::span<const uint8_t> private_cop
   const uint32_t version = request->protocol_version();
   if (version == 0) return invalid_argument("request has no protocol_version");
   if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
-    return unimplemented("protocol version " + std::to_string(version) +
-                         " is not supported; this daemon speaks " + version_range());
+    return unimplemented("protocol version " + std::to_string(version) + " is not supported; this daemon speaks " +
+                         version_range());
   }
   const wire::RequestBody type = request->body_type();
   if (type == wire::RequestBody::NONE) return invalid_argument("request has no body");
@@ -95,8 +94,7 @@ Result<const wire::Request*> verify_request(std::span<const uint8_t> private_cop
   return request;
 }
 
-Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy,
-                                              const VerifyLimits& limits) {
+Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy, const VerifyLimits& limits) {
   RECON_RETURN_IF_ERROR(check_frame(private_copy, limits, "response", wire::ResponseIdentifier()));
   flatbuffers::Verifier verifier(private_copy.data(), private_copy.size(), verifier_options(limits));
   if (!wire::VerifyResponseBuffer(verifier)) {
@@ -110,14 +108,40 @@ Result<const wire::Response*> verify_response(std::span<const uint8_t> private_c
   if (type == wire::ResponseBody::NONE) return invalid_argument("response has no body");
   if (type == wire::ResponseBody::Error) return response;  // readable at any version
   if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
-    return unimplemented("daemon answered in protocol version " + std::to_string(version) +
-                         "; this client speaks " + version_range());
+    return unimplemented("daemon answered in protocol version " + std::to_string(version) + "; this client speaks " +
+                         version_range());
   }
   if (!is_known(type, wire::EnumValuesResponseBody())) {
     return unimplemented("unknown response type " + std::to_string(static_cast<unsigned>(type)) +
                          " (daemon newer than client?)");
   }
   return response;
+}
+
+namespace {
+
+Status check_size_before_copy(std::span<const uint8_t> frame, const VerifyLimits& limits, const char* what) {
+  if (frame.size() > limits.max_bytes) {
+    return resource_exhausted(std::string(what) + " of " + std::to_string(frame.size()) +
+                              " bytes exceeds the limit of " + std::to_string(limits.max_bytes));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t> frame, const VerifyLimits& limits) {
+  RECON_RETURN_IF_ERROR(check_size_before_copy(frame, limits, "request"));
+  std::vector<uint8_t> copy(frame.begin(), frame.end());  // operator new: 16-byte aligned
+  RECON_ASSIGN_OR_RETURN(const wire::Request* request, verify_request(copy, limits));
+  return Verified<wire::Request>(std::move(copy), request);
+}
+
+Result<Verified<wire::Response>> copy_and_verify_response(std::span<const uint8_t> frame, const VerifyLimits& limits) {
+  RECON_RETURN_IF_ERROR(check_size_before_copy(frame, limits, "response"));
+  std::vector<uint8_t> copy(frame.begin(), frame.end());
+  RECON_ASSIGN_OR_RETURN(const wire::Response* response, verify_response(copy, limits));
+  return Verified<wire::Response>(std::move(copy), response);
 }
 
 }  // namespace recon::daemon

@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "gpu/status.h"
 #include "schema/request_generated.h"
@@ -41,13 +43,38 @@ inline constexpr VerifyLimits kSideChannelLimits{64 << 10, 16, 1'000};
 // protocol_version (0 → INVALID_ARGUMENT; outside [kMinProtocolVersion, kProtocolVersion] →
 // UNIMPLEMENTED) and the body type (NONE → INVALID_ARGUMENT; a type this build does not know →
 // UNIMPLEMENTED). Oversize → RESOURCE_EXHAUSTED. Everything else malformed → INVALID_ARGUMENT.
-Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy,
-                                            const VerifyLimits& limits = {});
+Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy, const VerifyLimits& limits = {});
 
 // The client's side: identifier "RCNA", same structure checks. An Error body is accepted at any
 // protocol version (a daemon that refuses our version still explains why); other bodies need a
 // version in [kMinProtocolVersion, kProtocolVersion].
-Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy,
-                                              const VerifyLimits& limits = {});
+Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy, const VerifyLimits& limits = {});
+
+// A private copy of a received frame together with the verified view into it: what the server
+// should hold instead of a bare pointer, so that the copy cannot be forgotten or outlived.
+// Moving it keeps the view valid (the vector's heap buffer moves with it).
+template <typename Message>
+class Verified {
+ public:
+  const Message* operator->() const { return message_; }
+  const Message& operator*() const { return *message_; }
+  const Message* get() const { return message_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+
+ private:
+  friend Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t>, const VerifyLimits&);
+  friend Result<Verified<wire::Response>> copy_and_verify_response(std::span<const uint8_t>, const VerifyLimits&);
+  Verified(std::vector<uint8_t> bytes, const Message* message) : bytes_(std::move(bytes)), message_(message) {}
+
+  std::vector<uint8_t> bytes_;
+  const Message* message_ = nullptr;
+};
+
+// Copies `frame` (e.g. zmq_msg_data of a received frame, any alignment) into private memory,
+// after refusing oversize frames without copying them, then verifies the copy.
+Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t> frame,
+                                                        const VerifyLimits& limits = {});
+Result<Verified<wire::Response>> copy_and_verify_response(std::span<const uint8_t> frame,
+                                                          const VerifyLimits& limits = {});
 
 }  // namespace recon::daemon

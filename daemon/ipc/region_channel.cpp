@@ -13,7 +13,9 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+std::string errno_text(const char* call) {
+  return std::string(call) + ": " + std::strerror(errno);
+}
 
 Result<sockaddr_un> unix_address(const std::string& path) {
   sockaddr_un address{};
@@ -81,8 +83,7 @@ Status RegionChannel::set_nonblocking(bool nonblocking) {
 Result<PeerCredentials> RegionChannel::peer_credentials() const {
   ucred cred{};
   socklen_t length = sizeof(cred);
-  if (::getsockopt(socket_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 ||
-      length != sizeof(cred)) {
+  if (::getsockopt(socket_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 || length != sizeof(cred)) {
     return internal_error(errno_text("getsockopt SO_PEERCRED"));
   }
   return PeerCredentials{cred.pid, cred.uid, cred.gid};
@@ -121,8 +122,8 @@ Status RegionChannel::send(std::span<const uint8_t> bytes, int fd_to_pass) {
     return internal_error(errno_text("sendmsg"));
   }
   if (static_cast<size_t>(sent) != bytes.size()) {
-    return internal_error("sendmsg sent " + std::to_string(sent) + " of " +
-                          std::to_string(bytes.size()) + " bytes of a packet");
+    return internal_error("sendmsg sent " + std::to_string(sent) + " of " + std::to_string(bytes.size()) +
+                          " bytes of a packet");
   }
   return Status::ok();
 }
@@ -166,8 +167,7 @@ Result<ChannelMessage> RegionChannel::receive(size_t max_bytes, int timeout_ms) 
 
   // Take ownership of every fd first, so that each refusal below closes them all.
   std::vector<UniqueFd> fds;
-  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
-       header = CMSG_NXTHDR(&message, header)) {
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr; header = CMSG_NXTHDR(&message, header)) {
     if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
     const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     const auto* data = CMSG_DATA(header);
@@ -178,12 +178,12 @@ Result<ChannelMessage> RegionChannel::receive(size_t max_bytes, int timeout_ms) 
     }
   }
   if ((message.msg_flags & MSG_CTRUNC) != 0) {
-    return invalid_argument("packet carried more file descriptors than allowed (at most 1); "
-                            "all were closed");
+    return invalid_argument(
+        "packet carried more file descriptors than allowed (at most 1); "
+        "all were closed");
   }
   if ((message.msg_flags & MSG_TRUNC) != 0) {
-    return resource_exhausted("packet larger than " + std::to_string(max_bytes) +
-                              " bytes refused");
+    return resource_exhausted("packet larger than " + std::to_string(max_bytes) + " bytes refused");
   }
   if (fds.size() > 1) {
     return invalid_argument("packet carried " + std::to_string(fds.size()) +
@@ -203,8 +203,7 @@ Result<ChannelMessage> RegionChannel::receive(size_t max_bytes, int timeout_ms) 
 
 // ---- RegionChannelListener ---------------------------------------------------------------------
 
-Result<RegionChannelListener> RegionChannelListener::bind(const std::string& path, int backlog,
-                                                          mode_t mode) {
+Result<RegionChannelListener> RegionChannelListener::bind(const std::string& path, int backlog, mode_t mode) {
   RECON_ASSIGN_OR_RETURN(const sockaddr_un address, unix_address(path));
   RECON_ASSIGN_OR_RETURN(UniqueFd socket, new_seqpacket_socket());
   const auto* raw = reinterpret_cast<const sockaddr*>(&address);
@@ -244,8 +243,9 @@ Result<RegionChannelListener> RegionChannelListener::adopt(UniqueFd listening_so
     return invalid_argument(errno_text("adopted fd: getsockname"));
   }
   if (address.ss_family != AF_UNIX || type != SOCK_SEQPACKET || !listening) {
-    return invalid_argument("adopted fd is not a listening AF_UNIX SOCK_SEQPACKET socket "
-                            "(ListenSequentialPacket= in the .socket unit)");
+    return invalid_argument(
+        "adopted fd is not a listening AF_UNIX SOCK_SEQPACKET socket "
+        "(ListenSequentialPacket= in the .socket unit)");
   }
   return RegionChannelListener(std::move(listening_socket));
 }

@@ -92,8 +92,7 @@ class RegionChannelListener {
 
   // Binds and listens on `path` (mode 0660 unless `mode` says otherwise). A stale socket file
   // nobody listens on is replaced; a live one (another daemon) → UNAVAILABLE, never stolen.
-  static Result<RegionChannelListener> bind(const std::string& path, int backlog = 64,
-                                            mode_t mode = 0660);
+  static Result<RegionChannelListener> bind(const std::string& path, int backlog = 64, mode_t mode = 0660);
   // Systemd socket activation: takes a listening AF_UNIX SOCK_SEQPACKET fd (checked).
   static Result<RegionChannelListener> adopt(UniqueFd listening_socket);
 

@@ -15,7 +15,9 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+std::string errno_text(const char* call) {
+  return std::string(call) + ": " + std::strerror(errno);
+}
 
 // Sends a finished request, waits for its answer, verifies it and checks the id and type.
 // The answer's bytes are returned with it: the Response pointer points into them.
@@ -24,12 +26,11 @@ struct Answer {
   const wire::Response* response = nullptr;
 };
 
-Result<Answer> call(RegionChannel& channel, const flatbuffers::FlatBufferBuilder& builder,
-                    uint64_t request_id, wire::ResponseBody expected, int fd, int timeout_ms) {
+Result<Answer> call(RegionChannel& channel, const flatbuffers::FlatBufferBuilder& builder, uint64_t request_id,
+                    wire::ResponseBody expected, int fd, int timeout_ms) {
   std::span<const uint8_t> request(builder.GetBufferPointer(), builder.GetSize());
   RECON_RETURN_IF_ERROR(channel.send(request, fd));
-  RECON_ASSIGN_OR_RETURN(ChannelMessage message,
-                         channel.receive(RegionChannel::kDefaultMaxMessageBytes, timeout_ms));
+  RECON_ASSIGN_OR_RETURN(ChannelMessage message, channel.receive(RegionChannel::kDefaultMaxMessageBytes, timeout_ms));
   if (message.event == ReceiveEvent::kPeerClosed) return unavailable("daemon closed the side channel");
   if (message.event == ReceiveEvent::kWouldBlock) {
     return unavailable("no answer from the daemon within " + std::to_string(timeout_ms) + " ms");
@@ -46,8 +47,7 @@ Result<Answer> call(RegionChannel& channel, const flatbuffers::FlatBufferBuilder
                           " while waiting for " + std::to_string(request_id));
   }
   if (answer.response->body_type() != expected) {
-    return internal_error(std::string("unexpected answer ") +
-                          wire::EnumNameResponseBody(answer.response->body_type()));
+    return internal_error(std::string("unexpected answer ") + wire::EnumNameResponseBody(answer.response->body_type()));
   }
   return answer;
 }
@@ -71,37 +71,33 @@ Result<UniqueFd> create_sealed_memfd(const std::string& name, uint64_t size) {
   return fd;
 }
 
-Result<RegionClient> RegionClient::connect(const std::string& path, std::string_view client_name,
-                                           int timeout_ms) {
+Result<RegionClient> RegionClient::connect(const std::string& path, std::string_view client_name, int timeout_ms) {
   RECON_ASSIGN_OR_RETURN(RegionChannel channel, RegionChannel::connect(path));
   return open(std::move(channel), client_name, timeout_ms);
 }
 
-Result<RegionClient> RegionClient::open(RegionChannel channel, std::string_view client_name,
-                                        int timeout_ms) {
+Result<RegionClient> RegionClient::open(RegionChannel channel, std::string_view client_name, int timeout_ms) {
   RegionClient client(std::move(channel), timeout_ms);
   flatbuffers::FlatBufferBuilder builder(128);
   const auto name = builder.CreateString(client_name.data(), client_name.size());
   const auto body = wire::CreateOpenSession(builder, name);
   const uint64_t request_id = client.next_request_id_++;
   finish_request(builder, request_id, Id128{}, wire::RequestBody::OpenSession, body.Union());
-  RECON_ASSIGN_OR_RETURN(Answer answer, call(client.channel_, builder, request_id,
-                                             wire::ResponseBody::SessionOpened, -1, timeout_ms));
+  RECON_ASSIGN_OR_RETURN(Answer answer,
+                         call(client.channel_, builder, request_id, wire::ResponseBody::SessionOpened, -1, timeout_ms));
   client.session_ = from_wire(answer.response->body_as_SessionOpened()->session());
   if (client.session_.is_zero()) return internal_error("daemon opened a session without a token");
   return client;
 }
 
-Result<RegisteredRegion> RegionClient::register_region(int memfd, uint64_t size,
-                                                       std::string_view label) {
+Result<RegisteredRegion> RegionClient::register_region(int memfd, uint64_t size, std::string_view label) {
   flatbuffers::FlatBufferBuilder builder(128);
   const auto text = builder.CreateString(label.data(), label.size());
   const auto body = wire::CreateRegisterRegion(builder, size, text);
   const uint64_t request_id = next_request_id_++;
   finish_request(builder, request_id, session_, wire::RequestBody::RegisterRegion, body.Union());
-  RECON_ASSIGN_OR_RETURN(Answer answer, call(channel_, builder, request_id,
-                                             wire::ResponseBody::RegisterRegionResult, memfd,
-                                             timeout_ms_));
+  RECON_ASSIGN_OR_RETURN(
+      Answer answer, call(channel_, builder, request_id, wire::ResponseBody::RegisterRegionResult, memfd, timeout_ms_));
   const auto* result = answer.response->body_as_RegisterRegionResult();
   return RegisteredRegion{from_wire(result->region_id()), result->size(), result->zero_copy()};
 }
@@ -112,9 +108,8 @@ Result<bool> RegionClient::unregister_region(const Id128& id) {
   const auto body = wire::CreateUnregisterRegion(builder, &wire_id);
   const uint64_t request_id = next_request_id_++;
   finish_request(builder, request_id, session_, wire::RequestBody::UnregisterRegion, body.Union());
-  RECON_ASSIGN_OR_RETURN(Answer answer, call(channel_, builder, request_id,
-                                             wire::ResponseBody::UnregisterRegionResult, -1,
-                                             timeout_ms_));
+  RECON_ASSIGN_OR_RETURN(
+      Answer answer, call(channel_, builder, request_id, wire::ResponseBody::UnregisterRegionResult, -1, timeout_ms_));
   return answer.response->body_as_UnregisterRegionResult()->deferred();
 }
 

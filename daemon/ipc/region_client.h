@@ -50,8 +50,7 @@ class RegionClient {
   Result<bool> unregister_region(const Id128& id);
 
  private:
-  RegionClient(RegionChannel channel, int timeout_ms)
-      : channel_(std::move(channel)), timeout_ms_(timeout_ms) {}
+  RegionClient(RegionChannel channel, int timeout_ms) : channel_(std::move(channel)), timeout_ms_(timeout_ms) {}
 
   RegionChannel channel_;
   int timeout_ms_ = kDefaultTimeoutMs;

@@ -20,35 +20,31 @@ std::vector<uint8_t> RegionService::handle(const SessionContext& session, Channe
   const wire::RequestBody type = request->body_type();
   if (message.fd.valid() && type != wire::RequestBody::RegisterRegion) {
     // `message.fd` closes when `message` goes.
-    return error_response(request_id, invalid_argument(std::string("a file descriptor came with ") +
-                                                       wire::EnumNameRequestBody(type) +
-                                                       "; only RegisterRegion carries one"));
+    return error_response(
+        request_id, invalid_argument(std::string("a file descriptor came with ") + wire::EnumNameRequestBody(type) +
+                                     "; only RegisterRegion carries one"));
   }
 
   flatbuffers::FlatBufferBuilder builder(256);
   switch (type) {
     case wire::RequestBody::OpenSession: {
       const RegistryLimits& limits = registry_.limits();
-      const auto wire_limits = wire::CreateSessionLimits(
-          builder, limits.max_regions_per_client, limits.max_bytes_per_client, options_.max_handles,
-          options_.max_result_bytes, options_.max_message_bytes);
+      const auto wire_limits =
+          wire::CreateSessionLimits(builder, limits.max_regions_per_client, limits.max_bytes_per_client,
+                                    options_.max_handles, options_.max_result_bytes, options_.max_message_bytes);
       const wire::Id128 token = to_wire(session.session);
-      const auto body = wire::CreateSessionOpenedDirect(builder, &token, wire_limits,
-                                                        options_.server_version.c_str(),
-                                                        wire::kMinProtocolVersion,
-                                                        wire::kProtocolVersion);
+      const auto body = wire::CreateSessionOpenedDirect(builder, &token, wire_limits, options_.server_version.c_str(),
+                                                        wire::kMinProtocolVersion, wire::kProtocolVersion);
       finish_response(builder, request_id, wire::ResponseBody::SessionOpened, body.Union());
       return to_bytes(builder);
     }
     case wire::RequestBody::RegisterRegion: {
       const auto* body = request->body_as_RegisterRegion();
       if (!message.fd.valid()) {
-        return error_response(request_id,
-                              invalid_argument("RegisterRegion came without a memfd (SCM_RIGHTS)"));
+        return error_response(request_id, invalid_argument("RegisterRegion came without a memfd (SCM_RIGHTS)"));
       }
       std::string label = body->label() ? body->label()->str() : std::string();
-      auto info = registry_.register_region(session.client, std::move(message.fd), body->size(),
-                                            std::move(label));
+      auto info = registry_.register_region(session.client, std::move(message.fd), body->size(), std::move(label));
       if (!info.is_ok()) {
         return error_response(request_id, info.status().with_context("registering region"));
       }
@@ -68,14 +64,12 @@ std::vector<uint8_t> RegionService::handle(const SessionContext& session, Channe
       auto deferred = registry_.unregister_region(session.client, from_wire(body->region_id()));
       if (!deferred.is_ok()) return error_response(request_id, deferred.status());
       const auto result = wire::CreateUnregisterRegionResult(builder, *deferred);
-      finish_response(builder, request_id, wire::ResponseBody::UnregisterRegionResult,
-                      result.Union());
+      finish_response(builder, request_id, wire::ResponseBody::UnregisterRegionResult, result.Union());
       return to_bytes(builder);
     }
     default:
-      return error_response(request_id,
-                            invalid_argument(std::string(wire::EnumNameRequestBody(type)) +
-                                             " is not served on the side channel; send it over ZeroMQ"));
+      return error_response(request_id, invalid_argument(std::string(wire::EnumNameRequestBody(type)) +
+                                                         " is not served on the side channel; send it over ZeroMQ"));
   }
 }
 

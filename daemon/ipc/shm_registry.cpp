@@ -30,7 +30,9 @@ struct ShmRegion {
 
 namespace {
 
-std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+std::string errno_text(const char* call) {
+  return std::string(call) + ": " + std::strerror(errno);
+}
 
 std::string mib(uint64_t bytes) {
   char text[32];
@@ -40,8 +42,7 @@ std::string mib(uint64_t bytes) {
 
 // The checks on the fd itself, in an order that defeats a racing client: seals are read BEFORE
 // the size, and seals can only ever be added, so once SHRINK|GROW are seen the size is final.
-Result<uint64_t> validate_memfd(int fd, uint64_t expected_size, uint64_t max_region_bytes,
-                                size_t page_size) {
+Result<uint64_t> validate_memfd(int fd, uint64_t expected_size, uint64_t max_region_bytes, size_t page_size) {
   if (fd < 0) return invalid_argument("no file descriptor");
   struct stat st {};
   if (::fstat(fd, &st) != 0) return invalid_argument(errno_text("fstat of region fd"));
@@ -50,8 +51,7 @@ Result<uint64_t> validate_memfd(int fd, uint64_t expected_size, uint64_t max_reg
   }
   const int seals = ::fcntl(fd, F_GET_SEALS);
   if (seals < 0) {
-    return invalid_argument("region fd is not a memfd (F_GET_SEALS failed: " +
-                            std::string(std::strerror(errno)) +
+    return invalid_argument("region fd is not a memfd (F_GET_SEALS failed: " + std::string(std::strerror(errno)) +
                             "); create it with memfd_create(MFD_ALLOW_SEALING)");
   }
   if ((seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
@@ -60,8 +60,7 @@ Result<uint64_t> validate_memfd(int fd, uint64_t expected_size, uint64_t max_reg
         "(fcntl F_ADD_SEALS) before registering it");
   }
   if ((seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0) {
-    return invalid_argument(
-        "region memfd is write-sealed; the daemon must map it read-write for GPU import");
+    return invalid_argument("region memfd is write-sealed; the daemon must map it read-write for GPU import");
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0) return invalid_argument(errno_text("fcntl F_GETFL of region fd"));
@@ -70,16 +69,15 @@ Result<uint64_t> validate_memfd(int fd, uint64_t expected_size, uint64_t max_reg
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size == 0) return invalid_argument("region memfd is empty (ftruncate it before sealing)");
   if (size % page_size != 0) {
-    return invalid_argument("region size " + std::to_string(size) +
-                            " is not a multiple of the page size " + std::to_string(page_size));
+    return invalid_argument("region size " + std::to_string(size) + " is not a multiple of the page size " +
+                            std::to_string(page_size));
   }
   if (expected_size != 0 && expected_size != size) {
     return invalid_argument("region memfd has " + std::to_string(size) + " bytes, the request says " +
                             std::to_string(expected_size));
   }
   if (size > max_region_bytes) {
-    return resource_exhausted("region of " + mib(size) + " exceeds the per-region limit of " +
-                              mib(max_region_bytes));
+    return resource_exhausted("region of " + mib(size) + " exceeds the per-region limit of " + mib(max_region_bytes));
   }
   return size;
 }
@@ -99,14 +97,13 @@ Result<uint64_t> image_extent(const ImageGeometry& image, uint64_t region_size) 
                             std::to_string(image.height) + ")");
   }
   if (image.height > kMaxImageSide || image.width > kMaxImageSide) {
-    return invalid_argument("image " + std::to_string(image.width) + "x" +
-                            std::to_string(image.height) + " exceeds the largest side " +
-                            std::to_string(kMaxImageSide));
+    return invalid_argument("image " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                            " exceeds the largest side " + std::to_string(kMaxImageSide));
   }
   const uint64_t row_bytes = uint64_t{image.width} * bpp;  // ≤ 16384*3: no overflow
   if (row_bytes > image.stride) {
-    return invalid_argument("image stride " + std::to_string(image.stride) +
-                            " is smaller than a row (" + std::to_string(row_bytes) + " bytes)");
+    return invalid_argument("image stride " + std::to_string(image.stride) + " is smaller than a row (" +
+                            std::to_string(row_bytes) + " bytes)");
   }
   uint64_t extent = 0;
   if (__builtin_mul_overflow(uint64_t{image.height} - 1, uint64_t{image.stride}, &extent) ||
@@ -114,9 +111,8 @@ Result<uint64_t> image_extent(const ImageGeometry& image, uint64_t region_size) 
     return invalid_argument("image extent overflows");
   }
   if (!range_fits(image.offset, extent, region_size)) {
-    return invalid_argument("image at offset " + std::to_string(image.offset) + " spanning " +
-                            std::to_string(extent) + " bytes does not fit in the region of " +
-                            std::to_string(region_size) + " bytes");
+    return invalid_argument("image at offset " + std::to_string(image.offset) + " spanning " + std::to_string(extent) +
+                            " bytes does not fit in the region of " + std::to_string(region_size) + " bytes");
   }
   return extent;
 }
@@ -140,9 +136,15 @@ RegionLease& RegionLease::operator=(RegionLease&& other) noexcept {
   return *this;
 }
 
-const RegionId& RegionLease::id() const { return region_->id; }
-uint8_t* RegionLease::base() const { return region_->mapping.data(); }
-uint64_t RegionLease::region_size() const { return region_->mapping.size(); }
+const RegionId& RegionLease::id() const {
+  return region_->id;
+}
+uint8_t* RegionLease::base() const {
+  return region_->mapping.data();
+}
+uint64_t RegionLease::region_size() const {
+  return region_->mapping.size();
+}
 
 void RegionLease::reset() {
   if (region_ != nullptr) registry_->release_lease(region_);
@@ -175,8 +177,8 @@ ShmRegistry::~ShmRegistry() {
   }
 }
 
-Result<RegionInfo> ShmRegistry::register_region(ClientId client, UniqueFd fd,
-                                                uint64_t expected_size, std::string label) {
+Result<RegionInfo> ShmRegistry::register_region(ClientId client, UniqueFd fd, uint64_t expected_size,
+                                                std::string label) {
   RECON_ASSIGN_OR_RETURN(const uint64_t size,
                          validate_memfd(fd.get(), expected_size, limits_.max_region_bytes, page_size_));
   // Reserve the bytes before mapping so that concurrent registrations cannot overshoot.
@@ -185,13 +187,11 @@ Result<RegionInfo> ShmRegistry::register_region(ClientId client, UniqueFd fd,
     ClientUsage& usage = usage_[client];
     Status refused;
     if (usage.regions >= limits_.max_regions_per_client) {
-      refused = resource_exhausted("client already holds " + std::to_string(usage.regions) +
-                                   " regions (limit " +
+      refused = resource_exhausted("client already holds " + std::to_string(usage.regions) + " regions (limit " +
                                    std::to_string(limits_.max_regions_per_client) + ")");
     } else if (size > limits_.max_bytes_per_client - std::min(usage.bytes, limits_.max_bytes_per_client)) {
       refused = resource_exhausted("region of " + mib(size) + " would exceed the client's limit of " +
-                                   mib(limits_.max_bytes_per_client) + " (" + mib(usage.bytes) +
-                                   " registered)");
+                                   mib(limits_.max_bytes_per_client) + " (" + mib(usage.bytes) + " registered)");
     } else if (size > limits_.max_total_bytes - std::min(total_bytes_, limits_.max_total_bytes)) {
       refused = resource_exhausted("region of " + mib(size) + " would exceed the daemon's limit of " +
                                    mib(limits_.max_total_bytes) + " for all clients");
@@ -342,21 +342,19 @@ Result<RegionLease> ShmRegistry::lease(ClientId client, const RegionId& id) {
   return lease_locked(region, 0, region->mapping.size());
 }
 
-Result<RegionLease> ShmRegistry::lease_range(ClientId client, const RegionId& id, uint64_t offset,
-                                             uint64_t length) {
+Result<RegionLease> ShmRegistry::lease_range(ClientId client, const RegionId& id, uint64_t offset, uint64_t length) {
   std::lock_guard lock(mutex_);
   ShmRegion* region = find_live_locked(client, id);
   if (region == nullptr) return not_found("region " + id.to_string() + " not found");
   if (!range_fits(offset, length, region->mapping.size())) {
-    return invalid_argument("range at offset " + std::to_string(offset) + " of " +
-                            std::to_string(length) + " bytes does not fit in the region of " +
-                            std::to_string(region->mapping.size()) + " bytes");
+    return invalid_argument("range at offset " + std::to_string(offset) + " of " + std::to_string(length) +
+                            " bytes does not fit in the region of " + std::to_string(region->mapping.size()) +
+                            " bytes");
   }
   return lease_locked(region, offset, length);
 }
 
-Result<RegionLease> ShmRegistry::lease_image(ClientId client, const RegionId& id,
-                                             const ImageGeometry& image) {
+Result<RegionLease> ShmRegistry::lease_image(ClientId client, const RegionId& id, const ImageGeometry& image) {
   std::lock_guard lock(mutex_);
   ShmRegion* region = find_live_locked(client, id);
   if (region == nullptr) return not_found("region " + id.to_string() + " not found");
@@ -364,8 +362,7 @@ Result<RegionLease> ShmRegistry::lease_image(ClientId client, const RegionId& id
   return lease_locked(region, image.offset, extent);
 }
 
-Status ShmRegistry::attach(ClientId client, const RegionId& id,
-                           std::unique_ptr<RegionAttachment> attachment) {
+Status ShmRegistry::attach(ClientId client, const RegionId& id, std::unique_ptr<RegionAttachment> attachment) {
   std::lock_guard lock(mutex_);
   ShmRegion* region = find_live_locked(client, id);
   if (region == nullptr) return not_found("region " + id.to_string() + " not found");
@@ -387,8 +384,7 @@ void ShmRegistry::release_lease(ShmRegion* region) {
 
 bool ShmRegistry::wait_until_freed(const RegionId& id, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  return freed_.wait_for(lock, timeout,
-                         [&] { return !regions_.contains(id) && !freeing_.contains(id); });
+  return freed_.wait_for(lock, timeout, [&] { return !regions_.contains(id) && !freeing_.contains(id); });
 }
 
 RegistryStats ShmRegistry::stats() const {

@@ -49,7 +49,8 @@ using RegionId = Id128;
 enum class PixelFormat { kRgb8 };
 inline constexpr uint32_t bytes_per_pixel(PixelFormat format) {
   switch (format) {
-    case PixelFormat::kRgb8: return 3;
+    case PixelFormat::kRgb8:
+      return 3;
   }
   return 0;
 }
@@ -136,8 +137,7 @@ class RegionLease {
 
  private:
   friend class ShmRegistry;
-  RegionLease(ShmRegistry* registry, ShmRegion* region, std::span<uint8_t> bytes,
-              RegionAttachment* attachment)
+  RegionLease(ShmRegistry* registry, ShmRegion* region, std::span<uint8_t> bytes, RegionAttachment* attachment)
       : registry_(registry), region_(region), bytes_(bytes), attachment_(attachment) {}
 
   ShmRegistry* registry_ = nullptr;
@@ -160,8 +160,7 @@ class ShmRegistry {
   // `expected_size` 0 accepts the memfd's size, otherwise it must match.
   // INVALID_ARGUMENT (not a memfd, unsealed, write-sealed, read-only fd, bad size),
   // RESOURCE_EXHAUSTED (limits, mmap ENOMEM).
-  Result<RegionInfo> register_region(ClientId client, UniqueFd fd, uint64_t expected_size,
-                                     std::string label);
+  Result<RegionInfo> register_region(ClientId client, UniqueFd fd, uint64_t expected_size, std::string label);
 
   // Removes the region from lookup at once. Returns true if leases still used it (then the
   // memory is unmapped when the last one ends) and false if it was unmapped now.
@@ -174,8 +173,7 @@ class ShmRegistry {
   // The whole region.
   Result<RegionLease> lease(ClientId client, const RegionId& id);
   // [offset, offset+length) of the region; INVALID_ARGUMENT if out of bounds (overflow-safe).
-  Result<RegionLease> lease_range(ClientId client, const RegionId& id, uint64_t offset,
-                                  uint64_t length);
+  Result<RegionLease> lease_range(ClientId client, const RegionId& id, uint64_t offset, uint64_t length);
   // The bytes of one image (image_extent's checks); bytes() starts at the first pixel.
   Result<RegionLease> lease_image(ClientId client, const RegionId& id, const ImageGeometry& image);
 
@@ -209,9 +207,9 @@ class ShmRegistry {
   mutable std::mutex mutex_;
   std::condition_variable freed_;
   std::unordered_map<RegionId, RegionPtr, Id128Hash> regions_;  // live and retiring
-  std::unordered_set<RegionId, Id128Hash> freeing_;              // taken out, being unmapped
+  std::unordered_set<RegionId, Id128Hash> freeing_;             // taken out, being unmapped
   std::unordered_map<ClientId, ClientUsage> usage_;             // entries with regions > 0
-  uint64_t total_bytes_ = 0;                                     // reserved or mapped
+  uint64_t total_bytes_ = 0;                                    // reserved or mapped
   uint64_t leases_ = 0;
 };
 

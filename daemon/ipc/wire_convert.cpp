@@ -22,7 +22,8 @@ RECON_SAME_CODE_(kUnimplemented, UNIMPLEMENTED);
 
 wire::ErrorCode to_wire(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return wire::ErrorCode::UNKNOWN;  // an Error never carries OK
+    case StatusCode::kOk:
+      return wire::ErrorCode::UNKNOWN;  // an Error never carries OK
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
     case StatusCode::kPermissionDenied:
@@ -30,7 +31,8 @@ wire::ErrorCode to_wire(StatusCode code) {
     case StatusCode::kUnavailable:
     case StatusCode::kInternal:
     case StatusCode::kDataLoss:
-    case StatusCode::kUnimplemented: return static_cast<wire::ErrorCode>(code);
+    case StatusCode::kUnimplemented:
+      return static_cast<wire::ErrorCode>(code);
   }
   return wire::ErrorCode::INTERNAL;
 }
@@ -44,8 +46,10 @@ StatusCode from_wire(wire::ErrorCode code) {
     case wire::ErrorCode::UNAVAILABLE:
     case wire::ErrorCode::INTERNAL:
     case wire::ErrorCode::DATA_LOSS:
-    case wire::ErrorCode::UNIMPLEMENTED: return static_cast<StatusCode>(code);
-    case wire::ErrorCode::UNKNOWN: break;
+    case wire::ErrorCode::UNIMPLEMENTED:
+      return static_cast<StatusCode>(code);
+    case wire::ErrorCode::UNKNOWN:
+      break;
   }
   return StatusCode::kInternal;
 }
@@ -60,10 +64,11 @@ Status status_from_wire(const wire::Error* error) {
 Result<ImageGeometry> image_geometry_from_wire(const wire::ImageRef& ref) {
   ImageGeometry geometry;
   switch (ref.format()) {
-    case wire::PixelFormat::RGB8: geometry.format = PixelFormat::kRgb8; break;
+    case wire::PixelFormat::RGB8:
+      geometry.format = PixelFormat::kRgb8;
+      break;
     default:
-      return invalid_argument("unknown pixel format " +
-                              std::to_string(static_cast<unsigned>(ref.format())));
+      return invalid_argument("unknown pixel format " + std::to_string(static_cast<unsigned>(ref.format())));
   }
   geometry.offset = ref.offset();
   geometry.height = ref.height();
@@ -72,8 +77,8 @@ Result<ImageGeometry> image_geometry_from_wire(const wire::ImageRef& ref) {
   return geometry;
 }
 
-void finish_response(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id,
-                     wire::ResponseBody type, flatbuffers::Offset<void> body, bool final) {
+void finish_response(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, wire::ResponseBody type,
+                     flatbuffers::Offset<void> body, bool final) {
   wire::ResponseBuilder response(builder);
   response.add_protocol_version(wire::kProtocolVersion);
   response.add_request_id(request_id);
@@ -83,8 +88,7 @@ void finish_response(flatbuffers::FlatBufferBuilder& builder, uint64_t request_i
   wire::FinishResponseBuffer(builder, response.Finish());
 }
 
-std::vector<uint8_t> error_response(uint64_t request_id, const Status& status,
-                                    uint32_t retry_after_ms) {
+std::vector<uint8_t> error_response(uint64_t request_id, const Status& status, uint32_t retry_after_ms) {
   flatbuffers::FlatBufferBuilder builder(256);
   const auto message = builder.CreateString(status.message());
   const auto error = wire::CreateError(builder, to_wire(status.code()), message, retry_after_ms);
@@ -92,8 +96,8 @@ std::vector<uint8_t> error_response(uint64_t request_id, const Status& status,
   return to_bytes(builder);
 }
 
-void finish_request(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id,
-                    const Id128& session, wire::RequestBody type, flatbuffers::Offset<void> body) {
+void finish_request(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, const Id128& session,
+                    wire::RequestBody type, flatbuffers::Offset<void> body) {
   const wire::Id128 wire_session = to_wire(session);
   wire::RequestBuilder request(builder);
   request.add_protocol_version(wire::kProtocolVersion);

@@ -18,9 +18,13 @@ wire::ErrorCode to_wire(StatusCode code);
 // Unknown values (a newer peer) and UNKNOWN become kInternal.
 StatusCode from_wire(wire::ErrorCode code);
 
-inline wire::Id128 to_wire(const Id128& id) { return wire::Id128(id.lo, id.hi); }
+inline wire::Id128 to_wire(const Id128& id) {
+  return wire::Id128(id.lo, id.hi);
+}
 // nullptr (field absent) → the zero id, which names nothing.
-inline Id128 from_wire(const wire::Id128* id) { return id ? Id128{id->lo(), id->hi()} : Id128{}; }
+inline Id128 from_wire(const wire::Id128* id) {
+  return id ? Id128{id->lo(), id->hi()} : Id128{};
+}
 
 // The Status an Error body describes (never OK: a missing code reads as INTERNAL).
 Status status_from_wire(const wire::Error* error);
@@ -29,16 +33,15 @@ Status status_from_wire(const wire::Error* error);
 Result<ImageGeometry> image_geometry_from_wire(const wire::ImageRef& ref);
 
 // Finishes `builder` as a Response envelope (protocol v = kProtocolVersion, identifier "RCNA").
-void finish_response(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id,
-                     wire::ResponseBody type, flatbuffers::Offset<void> body, bool final = true);
+void finish_response(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, wire::ResponseBody type,
+                     flatbuffers::Offset<void> body, bool final = true);
 
 // A whole Response carrying `status` (must not be OK) as an Error body.
-std::vector<uint8_t> error_response(uint64_t request_id, const Status& status,
-                                    uint32_t retry_after_ms = 0);
+std::vector<uint8_t> error_response(uint64_t request_id, const Status& status, uint32_t retry_after_ms = 0);
 
 // Finishes `builder` as a Request envelope (protocol v = kProtocolVersion, identifier "RCNQ").
-void finish_request(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id,
-                    const Id128& session, wire::RequestBody type, flatbuffers::Offset<void> body);
+void finish_request(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, const Id128& session,
+                    wire::RequestBody type, flatbuffers::Offset<void> body);
 
 // Copies the finished buffer out of `builder`.
 std::vector<uint8_t> to_bytes(const flatbuffers::FlatBufferBuilder& builder);

@@ -97,7 +97,7 @@ std::string show_u64(uint64_t value) {
 
 constexpr uint64_t kTiB = uint64_t{1} << 40;
 
-const Option kOptions[] = {
+constexpr Option kOptions[] = {
     {"gpu", "device", "device", "SELECTOR", "GPU to use: a device index or a name substring; empty picks the best",
      [](DaemonConfig& c, std::string_view v, ApplyContext&) {
        c.device = std::string(trim(v));
@@ -306,29 +306,27 @@ Result<std::string> value_text(std::string_view raw) {
   return std::string(v);
 }
 
-Status parse_into(DaemonConfig& config, std::string_view text, const std::string& name) {
-  ApplyContext context{Origin::kFile};
-  std::string section;
-  std::map<std::string, size_t> seen;  // "section.key" → line, for duplicates
-  size_t line_number = 0;
-  while (!text.empty()) {
-    const size_t end = text.find('\n');
-    const std::string_view line = trim(text.substr(0, end));
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    ++line_number;
-    const std::string where = name + ":" + std::to_string(line_number) + ": ";
-    if (line.empty() || line.front() == '#' || line.front() == ';') continue;
+// One file, line by line; errors are "name:line: ...".
+class FileParser {
+ public:
+  FileParser(DaemonConfig& config, const std::string& name) : config_(config), name_(name) {}
 
-    if (line.front() == '[') {
-      if (line.back() != ']') return invalid_argument(where + "expected '[section]', got '" + std::string(line) + "'");
-      const std::string wanted(trim(line.substr(1, line.size() - 2)));
-      if (std::find(std::begin(kSections), std::end(kSections), wanted) == std::end(kSections)) {
-        std::vector<std::string> names(std::begin(kSections), std::end(kSections));
-        return invalid_argument(where + "unknown section [" + wanted + "]" + did_you_mean(wanted, names));
-      }
-      section = wanted;
-      continue;
+  Status parse(std::string_view text) {
+    size_t number = 0;
+    while (!text.empty()) {
+      const size_t end = text.find('\n');
+      const std::string_view line = trim(text.substr(0, end));
+      text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+      RECON_RETURN_IF_ERROR(parse_line(line, ++number));
     }
+    return Status::ok();
+  }
+
+ private:
+  Status parse_line(std::string_view line, size_t number) {
+    if (line.empty() || line.front() == '#' || line.front() == ';') return Status::ok();
+    const std::string where = name_ + ":" + std::to_string(number) + ": ";
+    if (line.front() == '[') return parse_section(line, where);
 
     const size_t equals = line.find('=');
     if (equals == std::string_view::npos) {
@@ -336,35 +334,55 @@ Status parse_into(DaemonConfig& config, std::string_view text, const std::string
     }
     const std::string key(trim(line.substr(0, equals)));
     if (key.empty()) return invalid_argument(where + "missing key before '='");
-    if (section.empty()) return invalid_argument(where + "key '" + key + "' comes before any [section]");
+    if (section_.empty()) return invalid_argument(where + "key '" + key + "' comes before any [section]");
     auto value = value_text(line.substr(equals + 1));
     if (!value) return value.status().with_context(where + key);
 
-    const std::string id = section + "." + key;
-    if (const auto it = seen.find(id); it != seen.end()) {
-      return invalid_argument(where + "'" + key + "' in [" + section + "] was already set on line " +
+    const auto [it, inserted] = seen_.emplace(section_ + "." + key, number);
+    if (!inserted) {
+      return invalid_argument(where + "'" + key + "' in [" + section_ + "] was already set on line " +
                               std::to_string(it->second));
     }
-    seen.emplace(id, line_number);
-
-    if (section == "models") {
-      RECON_RETURN_IF_ERROR(set_model(config, key, *value, context, /*replace=*/false).with_context(where + key));
-      continue;
+    if (section_ == "models") {
+      return set_model(config_, key, *value, context_, /*replace=*/false).with_context(where + key);
     }
-    const Option* option = find_option(section, key);
-    if (option == nullptr) {
-      std::vector<std::string> here;
-      std::string elsewhere;
-      for (const Option& o : kOptions) {
-        if (o.section == section) here.emplace_back(o.key);
-        if (o.key == key) elsewhere = " (it belongs in [" + std::string(o.section) + "])";
-      }
-      return invalid_argument(where + "unknown key '" + key + "' in [" + section + "]" +
-                              (elsewhere.empty() ? did_you_mean(key, here) : elsewhere));
-    }
-    RECON_RETURN_IF_ERROR(option->apply(config, *value, context).with_context(where + key));
+    const Option* option = find_option(section_, key);
+    if (option == nullptr) return invalid_argument(where + unknown_key(key));
+    return option->apply(config_, *value, context_).with_context(where + key);
   }
-  return Status::ok();
+
+  Status parse_section(std::string_view line, const std::string& where) {
+    if (line.back() != ']') return invalid_argument(where + "expected '[section]', got '" + std::string(line) + "'");
+    const std::string wanted(trim(line.substr(1, line.size() - 2)));
+    if (std::find(std::begin(kSections), std::end(kSections), wanted) == std::end(kSections)) {
+      const std::vector<std::string> names(std::begin(kSections), std::end(kSections));
+      return invalid_argument(where + "unknown section [" + wanted + "]" + did_you_mean(wanted, names));
+    }
+    section_ = wanted;
+    return Status::ok();
+  }
+
+  // "unknown key 'k' in [s]" plus where it belongs or what was meant.
+  std::string unknown_key(const std::string& key) const {
+    std::vector<std::string> here;
+    std::string hint;
+    for (const Option& o : kOptions) {
+      if (o.section == section_) here.emplace_back(o.key);
+      if (o.key == key) hint = " (it belongs in [" + std::string(o.section) + "])";
+    }
+    if (hint.empty()) hint = did_you_mean(key, here);
+    return "unknown key '" + key + "' in [" + section_ + "]" + hint;
+  }
+
+  DaemonConfig& config_;
+  const std::string& name_;
+  ApplyContext context_{Origin::kFile};
+  std::string section_;
+  std::map<std::string, size_t> seen_;  // "section.key" → line, for duplicates
+};
+
+Status parse_into(DaemonConfig& config, std::string_view text, const std::string& name) {
+  return FileParser(config, name).parse(text);
 }
 
 Result<std::string> read_file(const std::string& path) {
@@ -523,7 +541,7 @@ std::string format_config(const DaemonConfig& config) {
   for (std::string_view section : kSections) {
     out += "\n[" + std::string(section) + "]\n";
     if (section == "models") {
-      for (const ModelSource& m : config.models) out += m.name + " = " + m.path + "\n";
+      for (const ModelSource& m : config.models) out.append(m.name).append(" = ").append(m.path).append("\n");
       continue;
     }
     for (const Option& o : kOptions) {
@@ -531,8 +549,11 @@ std::string format_config(const DaemonConfig& config) {
       std::string value = o.show(config);
       const bool needs_quotes =
           value.find('#') != std::string::npos || (!value.empty() && (value.front() == ' ' || value.back() == ' '));
-      if (needs_quotes) value = "\"" + value + "\"";
-      out += std::string(o.key) + " = " + value + "\n";
+      if (needs_quotes) {
+        value.insert(0, 1, '"');
+        value.push_back('"');
+      }
+      out.append(o.key).append(" = ").append(value).append("\n");
     }
   }
   return out;
@@ -542,12 +563,13 @@ std::string usage(std::string_view program) {
   std::string out = "Usage: " + std::string(program) + " [--config PATH] [OPTIONS]\n\n";
   out += "recond: the recon GPU inference daemon. Options override the same key of the config file.\n\n";
   const auto line = [&out](std::string left, std::string_view help) {
-    left = "  " + left;
-    if (left.size() < 36)
+    left.insert(0, "  ");
+    if (left.size() < 36) {
       left.resize(36, ' ');
-    else
-      left += "\n" + std::string(36, ' ');
-    out += left + std::string(help) + "\n";
+    } else {
+      left.append("\n").append(36, ' ');
+    }
+    out.append(left).append(help).append("\n");
   };
   line("--config PATH", std::string("configuration file (default ") + kDefaultConfigPath + ")");
   line("--foreground", "log to stderr, not the journal (development)");

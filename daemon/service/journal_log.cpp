@@ -53,7 +53,7 @@ std::vector<LogField> normalised(const std::vector<LogField>& fields) {
   std::vector<LogField> out;
   for (const LogField& field : fields) {
     std::string name = journal_field_name(field.name);
-    if (is_reserved(name)) name = journal_field_name("RECON_" + name);
+    if (is_reserved(name)) name.insert(0, "RECON_");
     bool replaced = false;
     for (LogField& existing : out) {
       if (existing.name == name) {

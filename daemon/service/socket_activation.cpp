@@ -64,9 +64,10 @@ std::string describe_fd(int fd) {
 }
 
 struct NamesDeleter {
+  // sd_listen_fds_with_names hands out a malloc'ed strv that only free() may release.
   void operator()(char** names) const {
-    for (char** name = names; name != nullptr && *name != nullptr; ++name) std::free(*name);
-    std::free(names);
+    for (char** name = names; name != nullptr && *name != nullptr; ++name) std::free(*name);  // NOLINT
+    std::free(names);  // NOLINT(cppcoreguidelines-no-malloc)
   }
 };
 
@@ -108,6 +109,11 @@ class UnlinkOnError {
   bool armed_ = true;
 };
 
+Status duplicate_name(const std::string& name, const std::string& shown) {
+  return invalid_argument("socket activation passed two fds named '" + name +
+                          "': each .socket unit of recond must have exactly one Listen line (" + shown + ")");
+}
+
 }  // namespace
 
 const char* unix_socket_type_name(UnixSocketType type) {
@@ -129,15 +135,13 @@ Result<ListenFds> ListenFds::from_environment() {
 
   // Own every fd first, so that an error below closes them all.
   std::vector<UniqueFd> fds;
+  fds.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) fds.emplace_back(SD_LISTEN_FDS_START + i);
 
   ListenFds out;
   for (int i = 0; i < n; ++i) {
     const std::string name = (names && names.get()[i]) ? names.get()[i] : "unknown";
-    if (out.fds_.count(name) != 0) {
-      return invalid_argument("socket activation passed two fds named '" + name +
-                              "': each .socket unit of recond must have exactly one Listen line (" + shown + ")");
-    }
+    if (out.fds_.count(name) != 0) return duplicate_name(name, shown);
     out.fds_.emplace(name, std::move(fds[static_cast<size_t>(i)]));
   }
   return out;

@@ -1,6 +1,7 @@
 #include "gpu/ops/layout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <string>
 
@@ -31,6 +32,8 @@ struct ConcatPush {
 static_assert(sizeof(ConcatPush) == 84, "mirrors Push in shaders/concat.comp");
 
 constexpr int kMaxPieces = 7;
+
+std::atomic<uint64_t> g_binding_limit{0};  // 0: kMaxBindingBytes
 
 Result<std::string> elem_variant(const char* base, DType dtype) {
   switch (dtype_size(dtype)) {
@@ -114,7 +117,7 @@ Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shap
 Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape, const std::vector<int64_t>& stride,
               int64_t base) {
   if (out.numel() == 0) return Status::ok();
-  if (in.bytes() <= kMaxBindingBytes && out.bytes() <= kMaxBindingBytes) {
+  if (in.bytes() <= max_binding_bytes() && out.bytes() <= max_binding_bytes()) {
     return emit_gather(g, in, Window{out, 0}, shape, stride, base);
   }
   const int64_t es = static_cast<int64_t>(dtype_size(in.dtype()));
@@ -124,7 +127,7 @@ Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape, const
   for (size_t d = 1; d < shape.size(); ++d) max_rest += (shape[d] - 1) * stride[d];
   // Rows per chunk: out rows and the in window of c rows, (c−1)·stride0 + max_rest + 1 elements,
   // each plus alignment slack.
-  const int64_t room = static_cast<int64_t>(kMaxBindingBytes - kBindingOffsetAlign) / es;
+  const int64_t room = static_cast<int64_t>(max_binding_bytes() - kBindingOffsetAlign) / es;
   int64_t c = room / out_row;
   if (room - max_rest - 1 < 0) c = 0;
   if (stride[0] > 0 && room - max_rest - 1 >= 0) c = std::min(c, (room - max_rest - 1) / stride[0] + 1);
@@ -193,6 +196,15 @@ Status emit_concat(Graph& g, const Window& out, int64_t outer, int64_t out_axis,
 
 }  // namespace
 
+uint64_t max_binding_bytes() {
+  const uint64_t v = g_binding_limit.load(std::memory_order_relaxed);
+  return v ? v : kMaxBindingBytes;
+}
+
+void set_max_binding_bytes_for_testing(uint64_t bytes) {
+  g_binding_limit.store(std::min(bytes, kMaxBindingBytes), std::memory_order_relaxed);
+}
+
 Result<Arg> reshape_view(const Arg& a, const Shape& shape) {
   if (shape_numel(shape) != a.numel()) {
     return invalid_argument("reshape: cannot view " + shape_string(a.shape()) + " as " + shape_string(shape));
@@ -222,7 +234,7 @@ Result<Window> window(const Arg& a, int64_t begin, int64_t end) {
     return invalid_argument("window [" + std::to_string(begin) + "," + std::to_string(end) + ") out of " +
                             std::to_string(a.numel()) + " elements");
   }
-  if (a.bytes() <= kMaxBindingBytes) return Window{a, static_cast<uint32_t>(begin)};
+  if (a.bytes() <= max_binding_bytes()) return Window{a, static_cast<uint32_t>(begin)};
   const int64_t align = static_cast<int64_t>(kBindingOffsetAlign / dtype_size(a.dtype()));
   const int64_t start = begin / align * align;
   RECON_ASSIGN_OR_RETURN(Arg flat, reshape_view(a, {a.numel()}));
@@ -233,13 +245,13 @@ Result<Window> window(const Arg& a, int64_t begin, int64_t end) {
 Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows) {
   uint64_t widest = 0;
   for (uint64_t b : row_bytes) widest = std::max(widest, b);
-  if (widest == 0 || widest * static_cast<uint64_t>(total_rows) <= kMaxBindingBytes) {
+  if (widest == 0 || widest * static_cast<uint64_t>(total_rows) <= max_binding_bytes()) {
     return std::max<int64_t>(total_rows, 1);
   }
-  const int64_t rows = static_cast<int64_t>((kMaxBindingBytes - kBindingOffsetAlign) / widest);
+  const int64_t rows = static_cast<int64_t>((max_binding_bytes() - kBindingOffsetAlign) / widest);
   if (rows <= 0) {
     return invalid_argument("a row of " + std::to_string(widest) + " bytes is too large for one binding of " +
-                            std::to_string(kMaxBindingBytes) + " bytes");
+                            std::to_string(max_binding_bytes()) + " bytes");
   }
   return rows;
 }
@@ -371,8 +383,8 @@ Status concat(Graph& g, std::span<const Arg> inputs, int axis_in, const Arg& out
   }
 
   // outer == 1: flat blocks, up to 7 inputs per dispatch when all fit, else each input in ranges.
-  bool fits = out.bytes() <= kMaxBindingBytes;
-  for (const Arg& a : inputs) fits = fits && a.bytes() <= kMaxBindingBytes;
+  bool fits = out.bytes() <= max_binding_bytes();
+  for (const Arg& a : inputs) fits = fits && a.bytes() <= max_binding_bytes();
   if (fits) {
     int64_t begin = 0;
     for (size_t i0 = 0; i0 < inputs.size(); i0 += kMaxPieces) {
@@ -388,7 +400,7 @@ Status concat(Graph& g, std::span<const Arg> inputs, int axis_in, const Arg& out
     }
     return Status::ok();
   }
-  const int64_t chunk = static_cast<int64_t>((kMaxBindingBytes - kBindingOffsetAlign) / es);
+  const int64_t chunk = static_cast<int64_t>((max_binding_bytes() - kBindingOffsetAlign) / es);
   int64_t offset = 0;
   for (const Arg& a : inputs) {
     const int64_t n = a.numel();

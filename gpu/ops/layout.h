@@ -30,6 +30,10 @@ namespace recon::gpu::ops {
 inline constexpr uint64_t kMaxBindingBytes = uint64_t{1} << 27;
 // The largest minStorageBufferOffsetAlignment Vulkan allows; row views start on multiples of it.
 inline constexpr uint64_t kBindingOffsetAlign = 256;
+// The limit the ops split at: kMaxBindingBytes unless a test lowered it to exercise splitting on
+// small tensors (tests only; process-wide; 0 restores the default).
+uint64_t max_binding_bytes();
+void set_max_binding_bytes_for_testing(uint64_t bytes);
 // The highest rank the strided kernels take (after merging dimensions that stay adjacent).
 inline constexpr int kMaxLayoutRank = 6;
 
@@ -44,13 +48,14 @@ Result<Arg> row_view(const Arg& a, int64_t begin, int64_t end);
 // A binding window over elements [begin, end) of an operand taken flat: `arg` starts at the
 // nearest kBindingOffsetAlign boundary at or below `begin`, and kernels add `base` (< 256 / element
 // size) to their indices. The whole operand when it fits one binding (then base = begin).
+// "Fits" here and below means ≤ max_binding_bytes().
 struct Window {
   Arg arg;
   uint32_t base = 0;
 };
 Result<Window> window(const Arg& a, int64_t begin, int64_t end);
 // How many rows one dispatch may take so that every operand's rows, `row_bytes[i]` bytes each,
-// plus the alignment slack of a window, fit kMaxBindingBytes. `total_rows` when every operand
+// plus the alignment slack of a window, fit max_binding_bytes(). `total_rows` when every operand
 // fits whole; INVALID_ARGUMENT when not even one row fits. Operands bound whole (broadcast along
 // the rows) pass 0.
 Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows);

@@ -37,9 +37,13 @@ const DtypeRow& row(Dtype dtype) {
 }
 }  // namespace
 
-const char* dtype_name(Dtype dtype) { return row(dtype).name; }
+const char* dtype_name(Dtype dtype) {
+  return row(dtype).name;
+}
 
-std::size_t dtype_size(Dtype dtype) { return row(dtype).size; }
+std::size_t dtype_size(Dtype dtype) {
+  return row(dtype).size;
+}
 
 std::optional<Dtype> parse_dtype(std::string_view name) {
   for (const DtypeRow& r : kDtypes) {

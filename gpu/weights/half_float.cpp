@@ -56,7 +56,7 @@ std::uint16_t f32_to_f16(float f) {
   }
   if (e < -25) return sign;  // below half the smallest subnormal (2^-25): rounds to ±0
   // Subnormal result: value = m · 2^-24 with m = 1.mant · 2^(e+24), 0 < m < 1024.
-  const std::uint32_t full = mant | 0x800000u;          // 24-bit significand, value full · 2^(e-23)
+  const std::uint32_t full = mant | 0x800000u;            // 24-bit significand, value full · 2^(e-23)
   const auto shift = static_cast<std::uint32_t>(-e - 1);  // 14..24: full >> shift = m·2^0
   std::uint32_t m = full >> shift;
   const std::uint32_t rest = full & ((1u << shift) - 1);

@@ -69,7 +69,9 @@ const std::string& JsonValue::as_string() const {
   return type_ == Type::kString ? string_ : kEmpty;
 }
 
-void JsonValue::push_back(JsonValue v) { items_.push_back(std::move(v)); }
+void JsonValue::push_back(JsonValue v) {
+  items_.push_back(std::move(v));
+}
 
 const JsonValue* JsonValue::find(std::string_view key) const {
   for (const JsonMember& m : members_) {
@@ -84,12 +86,18 @@ void JsonValue::add(std::string key, JsonValue v) {
 
 const char* JsonValue::type_name(Type t) {
   switch (t) {
-    case Type::kNull: return "null";
-    case Type::kBool: return "boolean";
-    case Type::kNumber: return "number";
-    case Type::kString: return "string";
-    case Type::kArray: return "array";
-    case Type::kObject: return "object";
+    case Type::kNull:
+      return "null";
+    case Type::kBool:
+      return "boolean";
+    case Type::kNumber:
+      return "number";
+    case Type::kString:
+      return "string";
+    case Type::kArray:
+      return "array";
+    case Type::kObject:
+      return "object";
   }
   return "?";
 }
@@ -104,8 +112,7 @@ class Parser {
 
   Result<JsonValue> run() {
     if (text_.size() > limits_.max_input_bytes) {
-      return invalid_argument("JSON text of " + std::to_string(text_.size()) +
-                              " bytes exceeds the limit of " +
+      return invalid_argument("JSON text of " + std::to_string(text_.size()) + " bytes exceeds the limit of " +
                               std::to_string(limits_.max_input_bytes));
     }
     JsonValue root;
@@ -144,17 +151,22 @@ class Parser {
     RECON_RETURN_IF_ERROR(count_value());
     const char c = text_[pos_];
     switch (c) {
-      case '{': return parse_object(out, depth + 1);
-      case '[': return parse_array(out, depth + 1);
+      case '{':
+        return parse_object(out, depth + 1);
+      case '[':
+        return parse_array(out, depth + 1);
       case '"': {
         std::string s;
         RECON_RETURN_IF_ERROR(parse_string(s));
         out = JsonValue::string(std::move(s));
         return Status::ok();
       }
-      case 't': return parse_literal("true", JsonValue::boolean(true), out);
-      case 'f': return parse_literal("false", JsonValue::boolean(false), out);
-      case 'n': return parse_literal("null", JsonValue(), out);
+      case 't':
+        return parse_literal("true", JsonValue::boolean(true), out);
+      case 'f':
+        return parse_literal("false", JsonValue::boolean(false), out);
+      case 'n':
+        return parse_literal("null", JsonValue(), out);
       default:
         if (c == '-' || (c >= '0' && c <= '9')) return parse_number(out);
         return error(std::string("unexpected character ") + describe(peek()));
@@ -292,16 +304,35 @@ class Parser {
     if (at_end()) return error("unterminated string");
     const char c = text_[pos_++];
     switch (c) {
-      case '"': s.push_back('"'); return Status::ok();
-      case '\\': s.push_back('\\'); return Status::ok();
-      case '/': s.push_back('/'); return Status::ok();
-      case 'b': s.push_back('\b'); return Status::ok();
-      case 'f': s.push_back('\f'); return Status::ok();
-      case 'n': s.push_back('\n'); return Status::ok();
-      case 'r': s.push_back('\r'); return Status::ok();
-      case 't': s.push_back('\t'); return Status::ok();
-      case 'u': break;
-      default: --pos_; return error("invalid escape character");
+      case '"':
+        s.push_back('"');
+        return Status::ok();
+      case '\\':
+        s.push_back('\\');
+        return Status::ok();
+      case '/':
+        s.push_back('/');
+        return Status::ok();
+      case 'b':
+        s.push_back('\b');
+        return Status::ok();
+      case 'f':
+        s.push_back('\f');
+        return Status::ok();
+      case 'n':
+        s.push_back('\n');
+        return Status::ok();
+      case 'r':
+        s.push_back('\r');
+        return Status::ok();
+      case 't':
+        s.push_back('\t');
+        return Status::ok();
+      case 'u':
+        break;
+      default:
+        --pos_;
+        return error("invalid escape character");
     }
     std::uint32_t cp = 0;
     RECON_RETURN_IF_ERROR(parse_hex4(cp));
@@ -473,13 +504,27 @@ void write_string(std::string& out, const std::string& s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -495,17 +540,22 @@ void write_string(std::string& out, const std::string& s) {
 
 void write_value(std::string& out, const JsonValue& v) {
   switch (v.type()) {
-    case JsonValue::Type::kNull: out += "null"; return;
-    case JsonValue::Type::kBool: out += v.as_bool() ? "true" : "false"; return;
+    case JsonValue::Type::kNull:
+      out += "null";
+      return;
+    case JsonValue::Type::kBool:
+      out += v.as_bool() ? "true" : "false";
+      return;
     case JsonValue::Type::kNumber: {
       char buf[64];
       const auto i = v.as_int64();
-      const auto r = i ? std::to_chars(buf, buf + sizeof buf, *i)
-                       : std::to_chars(buf, buf + sizeof buf, v.as_double());
+      const auto r = i ? std::to_chars(buf, buf + sizeof buf, *i) : std::to_chars(buf, buf + sizeof buf, v.as_double());
       out.append(buf, r.ptr);
       return;
     }
-    case JsonValue::Type::kString: write_string(out, v.as_string()); return;
+    case JsonValue::Type::kString:
+      write_string(out, v.as_string());
+      return;
     case JsonValue::Type::kArray: {
       out.push_back('[');
       bool first = true;

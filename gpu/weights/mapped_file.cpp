@@ -33,11 +33,15 @@ Status errno_status(int err, const std::string& what, const std::string& path) {
   std::string message = what + " " + path + ": " + std::strerror(err);
   switch (err) {
     case ENOENT:
-    case ENOTDIR: return not_found(std::move(message));
+    case ENOTDIR:
+      return not_found(std::move(message));
     case EACCES:
-    case EPERM: return permission_denied(std::move(message));
-    case EISDIR: return invalid_argument(std::move(message));
-    default: return unavailable(std::move(message));
+    case EPERM:
+      return permission_denied(std::move(message));
+    case EISDIR:
+      return invalid_argument(std::move(message));
+    default:
+      return unavailable(std::move(message));
   }
 }
 
@@ -68,7 +72,9 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
-MappedFile::~MappedFile() { reset(); }
+MappedFile::~MappedFile() {
+  reset();
+}
 
 void MappedFile::reset() {
   if (addr_ != nullptr) ::munmap(addr_, size_);

@@ -26,8 +26,8 @@ Status field_error(std::string_view field, const std::string& what) {
 
 Status check_range(std::string_view field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
   if (v < lo || v > hi) {
-    return field_error(field, "= " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
-                                  std::to_string(hi) + "]");
+    return field_error(
+        field, "= " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return Status::ok();
 }
@@ -81,9 +81,15 @@ double Mast3rConfig::rope_base() const {
   return parse_positive_double(std::string_view(pos_embed).substr(kRopePrefix.size()), base) ? base : 0.0;
 }
 
-std::int64_t Mast3rConfig::enc_mlp_hidden() const { return scaled(enc_embed_dim, mlp_ratio); }
-std::int64_t Mast3rConfig::dec_mlp_hidden() const { return scaled(dec_embed_dim, mlp_ratio); }
-std::int64_t Mast3rConfig::local_mlp_hidden() const { return scaled(local_mlp_in(), effective_local_mlp_ratio()); }
+std::int64_t Mast3rConfig::enc_mlp_hidden() const {
+  return scaled(enc_embed_dim, mlp_ratio);
+}
+std::int64_t Mast3rConfig::dec_mlp_hidden() const {
+  return scaled(dec_embed_dim, mlp_ratio);
+}
+std::int64_t Mast3rConfig::local_mlp_hidden() const {
+  return scaled(local_mlp_in(), effective_local_mlp_ratio());
+}
 
 std::int64_t Mast3rConfig::local_mlp_out() const {
   return (desc_dim() + (two_confs ? 1 : 0)) * patch_size * patch_size;
@@ -112,7 +118,8 @@ Status Mast3rConfig::validate() const {
   }
   if (head_type != "catmlp+dpt") return field_error("head_type", "'" + head_type + "' is not supported (catmlp+dpt)");
   if (desc_dim() < 1 || desc_dim() > 4096) {
-    return field_error("output_mode", "'" + output_mode + "' is not supported (expected pts3d+desc<N>, 1 <= N <= 4096)");
+    return field_error("output_mode",
+                       "'" + output_mode + "' is not supported (expected pts3d+desc<N>, 1 <= N <= 4096)");
   }
   if (depth_mode.mode != "exp" && depth_mode.mode != "linear" && depth_mode.mode != "square") {
     return field_error("depth_mode", "mode '" + depth_mode.mode + "' is not supported (exp, linear, square)");

@@ -41,7 +41,7 @@ struct Mast3rConfig {
   std::int64_t dec_depth = 12;
   std::int64_t dec_num_heads = 12;
   double mlp_ratio = 4.0;
-  bool norm_im2_in_dec = true;    // false is rejected: the runtime always has norm_y
+  bool norm_im2_in_dec = true;        // false is rejected: the runtime always has norm_y
   std::string pos_embed = "RoPE100";  // "RoPE<base>"; additive "cosine" is not supported
   std::string head_type = "catmlp+dpt";
   std::string output_mode = "pts3d+desc24";  // "pts3d+desc<N>"
@@ -65,17 +65,17 @@ struct Mast3rConfig {
   std::optional<double> local_mlp_ratio;  // unset = mlp_ratio (the official hidden_dim_factor is 4)
 
   // ---- Derived values (meaningful once validate() passed).
-  std::int64_t desc_dim() const;            // 24 from "pts3d+desc24"
-  double rope_base() const;                 // 100 from "RoPE100"
+  std::int64_t desc_dim() const;  // 24 from "pts3d+desc24"
+  double rope_base() const;       // 100 from "RoPE100"
   std::int64_t enc_head_dim() const { return enc_embed_dim / enc_num_heads; }
   std::int64_t dec_head_dim() const { return dec_embed_dim / dec_num_heads; }
-  std::int64_t enc_mlp_hidden() const;      // int(enc_embed_dim * mlp_ratio)
-  std::int64_t dec_mlp_hidden() const;      // int(dec_embed_dim * mlp_ratio)
+  std::int64_t enc_mlp_hidden() const;  // int(enc_embed_dim * mlp_ratio)
+  std::int64_t dec_mlp_hidden() const;  // int(dec_embed_dim * mlp_ratio)
   double effective_local_mlp_ratio() const { return local_mlp_ratio.value_or(mlp_ratio); }
   std::int64_t local_mlp_in() const { return enc_embed_dim + dec_embed_dim; }
-  std::int64_t local_mlp_hidden() const;    // int(local_mlp_in * local ratio)
-  std::int64_t local_mlp_out() const;       // (desc_dim + two_confs) * patch_size²
-  std::array<std::int64_t, 4> dpt_hooks() const;  // [0, L/2, 3L/4, L] with L = dec_depth
+  std::int64_t local_mlp_hidden() const;               // int(local_mlp_in * local ratio)
+  std::int64_t local_mlp_out() const;                  // (desc_dim + two_confs) * patch_size²
+  std::array<std::int64_t, 4> dpt_hooks() const;       // [0, L/2, 3L/4, L] with L = dec_depth
   std::int64_t dpt_num_channels() const { return 4; }  // xyz + conf
 
   // kInvalidArgument naming the first inconsistent or unsupported field.

@@ -1,11 +1,10 @@
 // JSON reading and writing of Mast3rConfig (see mast3r_config.h). Python tuples are JSON arrays;
 // infinities are the strings "inf", "+inf", "-inf" (also "Infinity"/"-Infinity", as Python's json
 // module would spell them if quoted).
-#include "gpu/weights/mast3r_config.h"
-
 #include <cmath>
 #include <vector>
 
+#include "gpu/weights/mast3r_config.h"
 #include "gpu/weights/safetensors.h"
 
 namespace recon::gpu {
@@ -13,8 +12,7 @@ namespace recon::gpu {
 namespace {
 
 Status type_error(const std::string& key, const char* expected, const JsonValue& v) {
-  return invalid_argument("MASt3R config: " + key + " must be " + expected + ", got " +
-                          JsonValue::type_name(v.type()));
+  return invalid_argument("MASt3R config: " + key + " must be " + expected + ", got " + JsonValue::type_name(v.type()));
 }
 
 Status read_int(const std::string& key, const JsonValue& v, std::int64_t& out) {
@@ -60,7 +58,8 @@ Status read_string(const std::string& key, const JsonValue& v, std::string& out)
 
 Status read_mode(const std::string& key, const JsonValue& v, ActivationMode& out) {
   if (!v.is_array() || v.items().size() != 3 || !v.items()[0].is_string()) {
-    return invalid_argument("MASt3R config: " + key + " must be an array [mode, vmin, vmax], e.g. [\"exp\", 1, \"inf\"]");
+    return invalid_argument("MASt3R config: " + key +
+                            " must be an array [mode, vmin, vmax], e.g. [\"exp\", 1, \"inf\"]");
   }
   out.mode = v.items()[0].as_string();
   RECON_RETURN_IF_ERROR(read_bound(key, v.items()[1], out.vmin));
@@ -156,7 +155,8 @@ JsonValue ints_to_json(const std::array<std::int64_t, N>& values) {
 
 Result<Mast3rConfig> Mast3rConfig::from_json_value(const JsonValue& object) {
   if (!object.is_object()) {
-    return invalid_argument(std::string("MASt3R config must be a JSON object, got ") + JsonValue::type_name(object.type()));
+    return invalid_argument(std::string("MASt3R config must be a JSON object, got ") +
+                            JsonValue::type_name(object.type()));
   }
   Mast3rConfig c;
   bool desc_conf_follows = false;
@@ -231,6 +231,8 @@ JsonValue Mast3rConfig::to_json_value() const {
   return o;
 }
 
-std::string Mast3rConfig::to_json() const { return to_json_string(to_json_value()); }
+std::string Mast3rConfig::to_json() const {
+  return to_json_string(to_json_value());
+}
 
 }  // namespace recon::gpu

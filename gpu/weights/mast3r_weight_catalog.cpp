@@ -214,7 +214,7 @@ Result<Mast3rWeightMap> check_weights(const SafetensorsFile& file, const Mast3rC
   std::size_t listed = 0;
   std::size_t total = 0;
   const std::pair<const char*, const std::vector<std::string>*> groups[] = {
-      {"missing", &missing},         {"unexpected", &unexpected}, {"wrong shape", &wrong_shape},
+      {"missing", &missing},         {"unexpected", &unexpected},    {"wrong shape", &wrong_shape},
       {"wrong dtype", &wrong_dtype}, {"alias conflict", &conflicts},
   };
   for (const auto& [label, lines] : groups) {

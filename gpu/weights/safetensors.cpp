@@ -27,7 +27,9 @@ std::string shape_to_string(std::span<const std::int64_t> shape) {
 
 namespace {
 
-std::string quoted(std::string_view name) { return "'" + std::string(name) + "'"; }
+std::string quoted(std::string_view name) {
+  return "'" + std::string(name) + "'";
+}
 
 // Reads a JSON array of non-negative integers; false on any other shape of value.
 bool read_uint_array(const JsonValue& v, std::vector<std::int64_t>& out) {
@@ -121,8 +123,8 @@ Status check_overlaps(const std::vector<TensorInfo>& tensors) {
     if (t.byte_size() == 0) continue;
     if (prev != nullptr && t.begin < prev->end) {
       return data_loss("tensors " + quoted(prev->name) + " [" + std::to_string(prev->begin) + ", " +
-                       std::to_string(prev->end) + ") and " + quoted(t.name) + " [" + std::to_string(t.begin) +
-                       ", " + std::to_string(t.end) + ") overlap");
+                       std::to_string(prev->end) + ") and " + quoted(t.name) + " [" + std::to_string(t.begin) + ", " +
+                       std::to_string(t.end) + ") overlap");
     }
     prev = &t;
   }
@@ -171,8 +173,9 @@ Result<SafetensorsFile> SafetensorsFile::validate(SafetensorsFile file) {
   limits.max_input_bytes = kMaxHeaderBytes;
   limits.max_values = kMaxHeaderValues;
   Result<JsonValue> root = parse_json(header, limits);
-  if (!root.is_ok()) return data_loss("header (file bytes 8.." + std::to_string(8 + header_len) +
-                                      ") is not valid JSON: " + root.status().message());
+  if (!root.is_ok())
+    return data_loss("header (file bytes 8.." + std::to_string(8 + header_len) +
+                     ") is not valid JSON: " + root.status().message());
   if (!root->is_object()) return data_loss("header must be a JSON object");
 
   for (const JsonMember& m : root->members()) {
@@ -226,10 +229,17 @@ Status SafetensorsFile::copy_as_f32(std::string_view name, float* dst) const {
   const std::span<const std::byte> src = data(*t);
   const std::size_t n = t->numel();
   switch (t->dtype) {
-    case Dtype::kF32: if (n != 0) std::memcpy(dst, src.data(), src.size()); break;
-    case Dtype::kF16: f16_bytes_to_f32(src.data(), n, dst); break;
-    case Dtype::kBF16: bf16_bytes_to_f32(src.data(), n, dst); break;
-    default: break;  // excluded by convertible()
+    case Dtype::kF32:
+      if (n != 0) std::memcpy(dst, src.data(), src.size());
+      break;
+    case Dtype::kF16:
+      f16_bytes_to_f32(src.data(), n, dst);
+      break;
+    case Dtype::kBF16:
+      bf16_bytes_to_f32(src.data(), n, dst);
+      break;
+    default:
+      break;  // excluded by convertible()
   }
   return Status::ok();
 }
@@ -239,10 +249,17 @@ Status SafetensorsFile::copy_as_f16(std::string_view name, std::uint16_t* dst) c
   const std::span<const std::byte> src = data(*t);
   const std::size_t n = t->numel();
   switch (t->dtype) {
-    case Dtype::kF32: f32_bytes_to_f16(src.data(), n, dst); break;
-    case Dtype::kF16: if (n != 0) std::memcpy(dst, src.data(), src.size()); break;
-    case Dtype::kBF16: bf16_bytes_to_f16(src.data(), n, dst); break;
-    default: break;
+    case Dtype::kF32:
+      f32_bytes_to_f16(src.data(), n, dst);
+      break;
+    case Dtype::kF16:
+      if (n != 0) std::memcpy(dst, src.data(), src.size());
+      break;
+    case Dtype::kBF16:
+      bf16_bytes_to_f16(src.data(), n, dst);
+      break;
+    default:
+      break;
   }
   return Status::ok();
 }

@@ -68,12 +68,13 @@ std::string error_of(const Result<DaemonConfig>& r) {
 Result<CommandLine> run(std::vector<std::string> args) {
   args.insert(args.begin(), "recond");
   std::vector<const char*> argv;
+  argv.reserve(args.size());
   for (const std::string& a : args) argv.push_back(a.c_str());
   return parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
 std::string write_file(const TempDir& dir, const std::string& text) {
-  const std::string path = dir.file("recond.conf");
+  std::string path = dir.file("recond.conf");
   std::ofstream(path) << text;
   return path;
 }

@@ -46,6 +46,7 @@ void run_activated(std::vector<UniqueFd> fds, const std::string& names, bool for
   if (child == 0) {
     // Move the sockets out of the way first, then into place (a source may already sit on 3..).
     std::vector<int> high;
+    high.reserve(fds.size());
     for (UniqueFd& fd : fds) high.push_back(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 100));
     fds.clear();
     for (size_t i = 0; i < high.size(); ++i) {

@@ -18,8 +18,12 @@ namespace recon::wire {
 
 // Readable parameter names in test output ("GetParam() = InferPair"); found by ADL, so outside
 // the anonymous namespace.
-void PrintTo(RequestBody type, std::ostream* os) { *os << EnumNameRequestBody(type); }
-void PrintTo(ResponseBody type, std::ostream* os) { *os << EnumNameResponseBody(type); }
+void PrintTo(RequestBody type, std::ostream* os) {
+  *os << EnumNameRequestBody(type);
+}
+void PrintTo(ResponseBody type, std::ostream* os) {
+  *os << EnumNameResponseBody(type);
+}
 
 namespace {
 
@@ -29,8 +33,7 @@ static_assert(sizeof(ImagePair) == 8);
 static_assert(sizeof(Resolution) == 8);
 
 // A success answer has the number of its request (response.fbs).
-#define SAME_NUMBER(req, res) \
-  static_assert(static_cast<int>(RequestBody::req) == static_cast<int>(ResponseBody::res))
+#define SAME_NUMBER(req, res) static_assert(static_cast<int>(RequestBody::req) == static_cast<int>(ResponseBody::res))
 SAME_NUMBER(OpenSession, SessionOpened);
 SAME_NUMBER(RegisterRegion, RegisterRegionResult);
 SAME_NUMBER(UnregisterRegion, UnregisterRegionResult);
@@ -215,7 +218,8 @@ RequestBodyUnion request_body(RequestBody type) {
       u.Set(std::move(b));
       break;
     }
-    case RequestBody::NONE: break;
+    case RequestBody::NONE:
+      break;
   }
   return u;
 }
@@ -356,7 +360,9 @@ ResponseBodyUnion response_body(ResponseBody type) {
       u.Set(std::move(b));
       break;
     }
-    case ResponseBody::UnloadModelResult: u.Set(UnloadModelResultT()); break;
+    case ResponseBody::UnloadModelResult:
+      u.Set(UnloadModelResultT());
+      break;
     case ResponseBody::Error: {
       ErrorT b;
       b.code = ErrorCode::RESOURCE_EXHAUSTED;
@@ -365,7 +371,8 @@ ResponseBodyUnion response_body(ResponseBody type) {
       u.Set(std::move(b));
       break;
     }
-    case ResponseBody::NONE: break;
+    case ResponseBody::NONE:
+      break;
   }
   return u;
 }
@@ -408,8 +415,7 @@ TEST_P(RequestRoundTrip, PacksVerifiesAndUnpacksToTheSameObject) {
   EXPECT_TRUE(*out == in) << EnumNameRequestBody(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryRequest, RequestRoundTrip,
-                         ::testing::ValuesIn(all_but_none(EnumValuesRequestBody())),
+INSTANTIATE_TEST_SUITE_P(EveryRequest, RequestRoundTrip, ::testing::ValuesIn(all_but_none(EnumValuesRequestBody())),
                          [](const auto& info) { return std::string(EnumNameRequestBody(info.param)); });
 
 class ResponseRoundTrip : public ::testing::TestWithParam<ResponseBody> {};
@@ -436,8 +442,7 @@ TEST_P(ResponseRoundTrip, PacksVerifiesAndUnpacksToTheSameObject) {
   EXPECT_TRUE(*out == in) << EnumNameResponseBody(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryResponse, ResponseRoundTrip,
-                         ::testing::ValuesIn(all_but_none(EnumValuesResponseBody())),
+INSTANTIATE_TEST_SUITE_P(EveryResponse, ResponseRoundTrip, ::testing::ValuesIn(all_but_none(EnumValuesResponseBody())),
                          [](const auto& info) { return std::string(EnumNameResponseBody(info.param)); });
 
 TEST(Schema, CoversEveryRequestWithAnAnswer) {

@@ -16,10 +16,10 @@
 namespace recon::daemon {
 namespace {
 
-const std::string kDir = RECON_SYSTEMD_DIR;
+constexpr const char* kDir = RECON_SYSTEMD_DIR;
 
 std::string read(const std::string& name) {
-  std::ifstream in(kDir + "/" + name);
+  std::ifstream in(std::string(kDir) + "/" + name);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -69,7 +69,7 @@ struct SocketUnit {
   std::string DaemonConfig::*group;
 };
 
-const SocketUnit kSockets[] = {
+constexpr SocketUnit kSockets[] = {
     {"recond.socket", kClientSocketName, "Socket.ListenStream", &DaemonConfig::client_socket,
      &DaemonConfig::client_group},
     {"recond-regions.socket", kRegionsSocketName, "Socket.ListenSequentialPacket", &DaemonConfig::regions_socket,
@@ -146,7 +146,7 @@ TEST(Sysusers, CreatesTheUserAndEveryGroupTheUnitsName) {
 }
 
 TEST(ExampleConfig, ParsesAndAgreesWithTheSocketUnits) {
-  auto config = load_config_file(kDir + "/recond.conf");
+  auto config = load_config_file(std::string(kDir) + "/recond.conf");
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   const DaemonConfig defaults;
   EXPECT_EQ(config->client_socket, defaults.client_socket);

@@ -13,30 +13,32 @@
 namespace recon::gpu {
 namespace {
 
-bool f16_is_nan(std::uint16_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0; }
+bool f16_is_nan(std::uint16_t h) {
+  return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0;
+}
 
 TEST(HalfFloat, RoundsFloatsToKnownHalfBitPatterns) {
   EXPECT_EQ(f32_to_f16(1.0f), 0x3C00);
   EXPECT_EQ(f32_to_f16(-2.0f), 0xC000);
   EXPECT_EQ(f32_to_f16(0.5f), 0x3800);
-  EXPECT_EQ(f32_to_f16(65504.0f), 0x7BFF);          // largest finite half
-  EXPECT_EQ(f32_to_f16(65519.99f), 0x7BFF);         // just below the rounding boundary
-  EXPECT_EQ(f32_to_f16(65520.0f), 0x7C00);          // halfway to 65536 rounds (to even) to inf
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7BFF);   // largest finite half
+  EXPECT_EQ(f32_to_f16(65519.99f), 0x7BFF);  // just below the rounding boundary
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7C00);   // halfway to 65536 rounds (to even) to inf
   EXPECT_EQ(f32_to_f16(-65520.0f), 0xFC00);
   EXPECT_EQ(f32_to_f16(1e10f), 0x7C00);
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -14)), 0x0400);           // smallest normal
-  EXPECT_EQ(f32_to_f16(std::ldexp(1023.0f, -24)), 0x03FF);        // largest subnormal
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);           // smallest subnormal
-  EXPECT_EQ(f32_to_f16(6e-8f), 0x0001);                           // 6e-8 ≈ 1.0066 · 2^-24
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);           // tie between 0 and 2^-24 → even (0)
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.5f, -25)), 0x0001);           // above the tie
-  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);           // tie 1.5·2^-24 → even (2)
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -14)), 0x0400);     // smallest normal
+  EXPECT_EQ(f32_to_f16(std::ldexp(1023.0f, -24)), 0x03FF);  // largest subnormal
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);     // smallest subnormal
+  EXPECT_EQ(f32_to_f16(6e-8f), 0x0001);                     // 6e-8 ≈ 1.0066 · 2^-24
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);     // tie between 0 and 2^-24 → even (0)
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.5f, -25)), 0x0001);     // above the tie
+  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);     // tie 1.5·2^-24 → even (2)
   EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -26)), 0x0000);
   EXPECT_EQ(f32_to_f16(std::numeric_limits<float>::denorm_min()), 0x0000);
   EXPECT_EQ(f32_to_f16(-std::numeric_limits<float>::denorm_min()), 0x8000);
-  EXPECT_EQ(f32_to_f16(std::ldexp(2047.0f, -25)), 0x0400);        // rounds up out of the subnormals
-  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3C00);    // tie → even mantissa
-  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(3.0f, -11)), 0x3C02);    // tie → even mantissa (up)
+  EXPECT_EQ(f32_to_f16(std::ldexp(2047.0f, -25)), 0x0400);      // rounds up out of the subnormals
+  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie → even mantissa
+  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(3.0f, -11)), 0x3C02);  // tie → even mantissa (up)
   EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3C01);
   EXPECT_EQ(f32_to_f16(0.0f), 0x0000);
   EXPECT_EQ(f32_to_f16(-0.0f), 0x8000);
@@ -105,7 +107,7 @@ TEST(HalfFloat, WidensBfloat16Exactly) {
   EXPECT_EQ(bf16_to_f32(0xC000), -2.0f);
   EXPECT_EQ(bf16_to_f32(0x4049), 3.140625f);
   EXPECT_EQ(bf16_to_f32(0x7F7F), std::bit_cast<float>(0x7F7F0000u));  // largest finite bf16
-  EXPECT_EQ(bf16_to_f32(0x0001), std::ldexp(1.0f, -133));              // smallest bf16 subnormal
+  EXPECT_EQ(bf16_to_f32(0x0001), std::ldexp(1.0f, -133));             // smallest bf16 subnormal
   EXPECT_EQ(bf16_to_f32(0x7F80), std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(bf16_to_f32(0x7FC0)));
   EXPECT_EQ(std::bit_cast<std::uint32_t>(bf16_to_f32(0x8000)), 0x80000000u);

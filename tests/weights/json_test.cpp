@@ -66,12 +66,11 @@ TEST(Json, RejectsLoneAndMisorderedSurrogates) {
 
 TEST(Json, RejectsInvalidDocuments) {
   const char* bad[] = {
-      "",          " ",          "[1,]",        "{\"a\":1,}",  "01",         "-",          "1.",
-      ".5",        "+1",         "1e",          "1e+",         "NaN",        "Infinity",   "-Infinity",
-      "tru",       "nul",        "[1 2]",       "{a:1}",       "'a'",        "[",          "{\"a\"",
-      "{\"a\":}",  "\"abc",      "\"\\x\"",     "\"\\u12\"",   "\"\\u12g4\"", "1 2",        "{}}",
-      "[]]",       "{\"a\" 1}",  "{1:2}",       "[,1]",        "// c\n1",    "0x10",       "\"\t\"",
-      "\"\n\"",    "\x01",       "[1e400]",     "-1e999",      "\xEF\xBB\xBF{}",
+      "",          " ",           "[1,]",   "{\"a\":1,}", "01",       "-",         "1.",     ".5",
+      "+1",        "1e",          "1e+",    "NaN",        "Infinity", "-Infinity", "tru",    "nul",
+      "[1 2]",     "{a:1}",       "'a'",    "[",          "{\"a\"",   "{\"a\":}",  "\"abc",  "\"\\x\"",
+      "\"\\u12\"", "\"\\u12g4\"", "1 2",    "{}}",        "[]]",      "{\"a\" 1}", "{1:2}",  "[,1]",
+      "// c\n1",   "0x10",        "\"\t\"", "\"\n\"",     "\x01",     "[1e400]",   "-1e999", "\xEF\xBB\xBF{}",
   };
   for (const char* text : bad) {
     const Result<JsonValue> r = parse_json(text);
@@ -84,14 +83,14 @@ TEST(Json, RejectsInvalidDocuments) {
 
 TEST(Json, RejectsInvalidUtf8) {
   const char* bad[] = {
-      "\"\xFF\"",             // never valid
-      "\"\xC0\x80\"",         // overlong NUL
-      "\"\xE0\x80\xAF\"",     // overlong '/'
-      "\"\xED\xA0\x80\"",     // UTF-16 surrogate encoded in UTF-8
-      "\"\xF4\x90\x80\x80\"", // above U+10FFFF
-      "\"\xC3\"",             // truncated
-      "\"\xE2\x82\"",         // truncated
-      "\"\x80\"",             // stray continuation byte
+      "\"\xFF\"",              // never valid
+      "\"\xC0\x80\"",          // overlong NUL
+      "\"\xE0\x80\xAF\"",      // overlong '/'
+      "\"\xED\xA0\x80\"",      // UTF-16 surrogate encoded in UTF-8
+      "\"\xF4\x90\x80\x80\"",  // above U+10FFFF
+      "\"\xC3\"",              // truncated
+      "\"\xE2\x82\"",          // truncated
+      "\"\x80\"",              // stray continuation byte
   };
   for (const char* text : bad) EXPECT_FALSE(parse_json(text).is_ok()) << ::testing::PrintToString(text);
 }
@@ -127,7 +126,7 @@ TEST(Json, EnforcesTheDepthLimit) {
   EXPECT_THAT(r.status().message(), HasSubstr("nesting deeper than 64"));
   // A pathological input fails cleanly instead of exhausting the stack.
   EXPECT_FALSE(parse_json(std::string(1000000, '['), limits).is_ok());
-  EXPECT_FALSE(parse_json(std::string(100000, '{') , limits).is_ok());
+  EXPECT_FALSE(parse_json(std::string(100000, '{'), limits).is_ok());
 }
 
 TEST(Json, EnforcesInputSizeAndValueCountLimits) {

@@ -68,7 +68,9 @@ TEST(Mast3rConfig, DefaultsAreTheReleasedViTLargeModel) {
   EXPECT_EQ(c.dpt_num_channels(), 4);
 }
 
-TEST(Mast3rConfig, EmptyObjectKeepsEveryDefault) { EXPECT_EQ(parse_ok("{}"), Mast3rConfig{}); }
+TEST(Mast3rConfig, EmptyObjectKeepsEveryDefault) {
+  EXPECT_EQ(parse_ok("{}"), Mast3rConfig{});
+}
 
 TEST(Mast3rConfig, ParsesTheOfficialConstructorArgumentsWithInfinityStrings) {
   // The README's training constructor, as our converter writes it, plus the unused official keys.

@@ -78,7 +78,7 @@ TEST(Mast3rWeightCatalog, ParameterCountsMatchTheSpec) {
     with_aliases += numel(w.shape);
     if (w.alias_of.empty()) unique += numel(w.shape);
   }
-  EXPECT_EQ(unique, 688638856u);        // mast3r-spec.md §9
+  EXPECT_EQ(unique, 688638856u);  // mast3r-spec.md §9
   EXPECT_EQ(with_aliases, 695274376u);
 }
 
@@ -225,7 +225,8 @@ TEST(CheckWeights, AcceptsBothAliasNamesWithEqualDataAndNotesIt) {
 
 TEST(CheckWeights, ReportsMissingUnexpectedAndWrongShapeInOneError) {
   const Mast3rConfig c = tiny_config();
-  SafetensorsWriter w = tiny_writer(c, AliasNames::kCanonical, "dec_blocks2.3.norm_y.bias", "enc_blocks.1.mlp.fc2.weight");
+  SafetensorsWriter w =
+      tiny_writer(c, AliasNames::kCanonical, "dec_blocks2.3.norm_y.bias", "enc_blocks.1.mlp.fc2.weight");
   const std::vector<float> extra = {1, 2};
   ASSERT_TRUE(w.add_f32("enc_blocks.2.norm1.weight", {2}, extra).is_ok());
   const Result<Mast3rWeightMap> m = check(w, c);
@@ -242,7 +243,8 @@ TEST(CheckWeights, MissingAliasedWeightMentionsBothNames) {
   const Mast3rConfig c = tiny_config();
   const Result<Mast3rWeightMap> m = check(tiny_writer(c, AliasNames::kCanonical, kCanon), c);
   ASSERT_FALSE(m.is_ok());
-  EXPECT_THAT(m.status().message(), HasSubstr(std::string("missing: ") + kCanon + " [8, 4, 3, 3] (or its alias " + kAlias + ")"));
+  EXPECT_THAT(m.status().message(),
+              HasSubstr(std::string("missing: ") + kCanon + " [8, 4, 3, 3] (or its alias " + kAlias + ")"));
 }
 
 TEST(CheckWeights, CapsTheListAndCountsTheRest) {
@@ -273,7 +275,8 @@ TEST(CheckWeights, WrongShapedAliasIsReportedUnderItsOwnName) {
   ASSERT_TRUE(w.add_f32(kAlias, {8, 4, 3, 4}, other).is_ok());
   const Result<Mast3rWeightMap> m = check(w, c);
   ASSERT_FALSE(m.is_ok());
-  EXPECT_THAT(m.status().message(), HasSubstr(std::string("wrong shape: ") + kAlias + ": expected [8, 4, 3, 3], found [8, 4, 3, 4]"));
+  EXPECT_THAT(m.status().message(),
+              HasSubstr(std::string("wrong shape: ") + kAlias + ": expected [8, 4, 3, 3], found [8, 4, 3, 4]"));
   EXPECT_THAT(m.status().message(), Not(HasSubstr("alias conflict:")));
 }
 

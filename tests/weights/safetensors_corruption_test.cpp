@@ -13,7 +13,9 @@ namespace {
 using ::testing::HasSubstr;
 using testing::raw_safetensors;
 
-Status open_bytes(std::vector<std::byte> bytes) { return SafetensorsFile::from_bytes(std::move(bytes)).status(); }
+Status open_bytes(std::vector<std::byte> bytes) {
+  return SafetensorsFile::from_bytes(std::move(bytes)).status();
+}
 Status open_header(const std::string& header, std::size_t data_bytes) {
   return open_bytes(raw_safetensors(header, data_bytes));
 }
@@ -94,13 +96,13 @@ TEST(SafetensorsCorruption, NegativeFractionalAndHugeShapesAreDataLoss) {
                "tensor 'w': shape");
   expect_error(open_w(R"("dtype":"F32","shape":[1e3],"data_offsets":[0,4000])", 4000), StatusCode::kDataLoss,
                "tensor 'w': shape");
-  expect_error(open_w(R"("dtype":"F32","shape":[99999999999999999999],"data_offsets":[0,4])", 4),
-               StatusCode::kDataLoss, "tensor 'w': shape");
+  expect_error(open_w(R"("dtype":"F32","shape":[99999999999999999999],"data_offsets":[0,4])", 4), StatusCode::kDataLoss,
+               "tensor 'w': shape");
   // 2^32 · 2^32 · 4 bytes wraps to 0 in 64 bits: must be caught, not accepted as empty.
   expect_error(open_w(R"("dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0])", 0),
                StatusCode::kDataLoss, "tensor 'w': shape [4294967296, 4294967296] overflows");
-  expect_error(open_w(R"("dtype":"U8","shape":[9223372036854775807,3],"data_offsets":[0,0])", 0),
-               StatusCode::kDataLoss, "overflows");
+  expect_error(open_w(R"("dtype":"U8","shape":[9223372036854775807,3],"data_offsets":[0,0])", 0), StatusCode::kDataLoss,
+               "overflows");
   // Fits in 64 bits but the file cannot hold it.
   expect_error(open_w(R"("dtype":"F32","shape":[1000000,1000000],"data_offsets":[0,4])", 4), StatusCode::kDataLoss,
                "tensor 'w': data_offsets [0, 4] hold 4 bytes but F32 [1000000, 1000000] needs 4000000000000");
@@ -120,25 +122,21 @@ TEST(SafetensorsCorruption, OffsetsOutOfRangeAreDataLoss) {
 TEST(SafetensorsCorruption, SizeMismatchIsDataLoss) {
   expect_error(open_w(R"("dtype":"F32","shape":[2],"data_offsets":[0,4])", 8), StatusCode::kDataLoss,
                "tensor 'w': data_offsets [0, 4] hold 4 bytes but F32 [2] needs 8");
-  expect_error(open_w(R"("dtype":"BF16","shape":[2,2],"data_offsets":[0,9])", 9), StatusCode::kDataLoss,
-               "needs 8");
+  expect_error(open_w(R"("dtype":"BF16","shape":[2,2],"data_offsets":[0,9])", 9), StatusCode::kDataLoss, "needs 8");
 }
 
 TEST(SafetensorsCorruption, OverlappingTensorsAreDataLossNamingBoth) {
-  const std::string header =
-      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  const std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
   expect_error(open_header(header, 12), StatusCode::kDataLoss, "tensors 'a' [0, 8) and 'b' [4, 12) overlap");
-  const std::string same =
-      R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
-      R"("b":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
+  const std::string same = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                           R"("b":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
   expect_error(open_header(same, 4), StatusCode::kDataLoss, "overlap");
   // Touching ranges, gaps and empty tensors at the same offset are all fine.
-  const std::string fine =
-      R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
-      R"("z":{"dtype":"U8","shape":[0],"data_offsets":[2,2]},)"
-      R"("b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]},)"
-      R"("c":{"dtype":"U8","shape":[2],"data_offsets":[8,10]}})";
+  const std::string fine = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                           R"("z":{"dtype":"U8","shape":[0],"data_offsets":[2,2]},)"
+                           R"("b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]},)"
+                           R"("c":{"dtype":"U8","shape":[2],"data_offsets":[8,10]}})";
   EXPECT_TRUE(open_header(fine, 10).is_ok());
 }
 

@@ -185,10 +185,9 @@ TEST(Safetensors, AcceptsAnEmptyHeaderAndPaddingSpaces) {
 }
 
 TEST(Safetensors, ScalarAndZeroSizedTensorsAreValid) {
-  const std::string header =
-      R"({"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]},)"
-      R"("e":{"dtype":"F16","shape":[0,5],"data_offsets":[4,4]},)"
-      R"("e2":{"dtype":"F32","shape":[3,0],"data_offsets":[4,4]}})";
+  const std::string header = R"({"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]},)"
+                             R"("e":{"dtype":"F16","shape":[0,5],"data_offsets":[4,4]},)"
+                             R"("e2":{"dtype":"F32","shape":[3,0],"data_offsets":[4,4]}})";
   Result<SafetensorsFile> r = SafetensorsFile::from_bytes(testing::raw_safetensors(header, 4));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->find("s")->numel(), 1u);

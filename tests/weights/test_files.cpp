@@ -16,7 +16,9 @@ TempPath::TempPath(std::string_view stem) {
   path_ = ::testing::TempDir() + "recon_weights_" + std::to_string(::getpid()) + "_" + test + "_" + std::string(stem);
 }
 
-TempPath::~TempPath() { std::remove(path_.c_str()); }
+TempPath::~TempPath() {
+  std::remove(path_.c_str());
+}
 
 std::vector<std::byte> raw_safetensors_with_length(std::uint64_t header_len, std::string_view header,
                                                    std::size_t data_bytes) {

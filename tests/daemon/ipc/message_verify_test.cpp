@@ -145,8 +145,12 @@ TEST(MessageVerify, SurvivesThousandsOfRandomMutations) {
     for (int e = 0; e < edits; ++e) {
       const size_t at = rng() % mutated.size();
       switch (rng() % 3) {
-        case 0: mutated[at] = static_cast<uint8_t>(rng()); break;
-        case 1: mutated[at] = interesting[rng() % sizeof(interesting)]; break;
+        case 0:
+          mutated[at] = static_cast<uint8_t>(rng());
+          break;
+        case 1:
+          mutated[at] = interesting[rng() % sizeof(interesting)];
+          break;
         default: {  // a 32-bit value (offsets, lengths)
           const uint32_t v = (rng() % 2) ? static_cast<uint32_t>(rng()) : 0xffff'fff0u + (rng() % 16);
           if (at + 4 <= mutated.size()) std::memcpy(&mutated[at], &v, 4);
@@ -283,6 +287,34 @@ TEST(MessageVerify, ReadsAnErrorAnswerAtAnyProtocolVersion) {
   wire::FinishResponseBuffer(other, newer.Finish());
   bytes = to_bytes(other);
   EXPECT_EQ(verify_response(bytes).status().code(), StatusCode::kUnimplemented);
+}
+
+TEST(MessageVerify, CopyAndVerifyTakesAnyAlignmentAndKeepsTheViewValidWhenMoved) {
+  const auto bytes = sample_infer_batch();
+  std::vector<uint8_t> frame(bytes.size() + 3);
+  std::memcpy(frame.data() + 3, bytes.data(), bytes.size());  // like a small zmq frame
+  auto verified = copy_and_verify_request({frame.data() + 3, bytes.size()});
+  ASSERT_TRUE(verified.is_ok()) << verified.status().to_string();
+  std::memset(frame.data(), 0xff, frame.size());  // the peer's buffer changes: our copy does not
+  Verified<wire::Request> moved = std::move(verified).value();
+  EXPECT_EQ(moved->request_id(), 99u);
+  EXPECT_EQ(moved->body_as_InferBatch()->images()->size(), 4u);
+  EXPECT_EQ(moved.bytes().size(), bytes.size());
+
+  const auto answer = sample_response();
+  auto response = copy_and_verify_response(answer);
+  ASSERT_TRUE(response.is_ok());
+  EXPECT_EQ((*response)->request_id(), 5u);
+}
+
+TEST(MessageVerify, CopyAndVerifyRefusesOversizeFramesBeforeCopying) {
+  const auto bytes = sample_infer_batch();
+  VerifyLimits limits;
+  limits.max_bytes = 64;
+  auto verified = copy_and_verify_request(bytes, limits);
+  ASSERT_FALSE(verified.is_ok());
+  EXPECT_EQ(verified.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(copy_and_verify_request(sample_response()).is_ok());
 }
 
 }  // namespace

@@ -5,11 +5,10 @@
 #include "daemon/ipc/region_channel.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
@@ -52,8 +51,7 @@ TEST(RegionChannel, PassesAMemfdThatMapsTheSamePages) {
   const uint64_t size = round_up_to_pages(10'000);
   auto memfd = create_sealed_memfd("recon-pass", size);
   ASSERT_TRUE(memfd.is_ok());
-  auto* mine = static_cast<uint8_t*>(
-      ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd->get(), 0));
+  auto* mine = static_cast<uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd->get(), 0));
   ASSERT_NE(mine, MAP_FAILED);
   for (uint64_t i = 0; i < size; ++i) mine[i] = static_cast<uint8_t>(i * 31);
 
@@ -66,15 +64,14 @@ TEST(RegionChannel, PassesAMemfdThatMapsTheSamePages) {
   EXPECT_NE(received->fd.get(), memfd->get());
   EXPECT_NE(::fcntl(received->fd.get(), F_GETFD) & FD_CLOEXEC, 0);  // MSG_CMSG_CLOEXEC
 
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::fstat(memfd->get(), &a), 0);
   ASSERT_EQ(::fstat(received->fd.get(), &b), 0);
   EXPECT_EQ(a.st_ino, b.st_ino);
-  EXPECT_EQ(::fcntl(received->fd.get(), F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW),
-            F_SEAL_SHRINK | F_SEAL_GROW);
+  EXPECT_EQ(::fcntl(received->fd.get(), F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW), F_SEAL_SHRINK | F_SEAL_GROW);
 
-  auto* theirs = static_cast<uint8_t*>(
-      ::mmap(nullptr, size, PROT_READ, MAP_SHARED, received->fd.get(), 0));
+  auto* theirs = static_cast<uint8_t*>(::mmap(nullptr, size, PROT_READ, MAP_SHARED, received->fd.get(), 0));
   ASSERT_NE(theirs, MAP_FAILED);
   EXPECT_EQ(std::memcmp(mine, theirs, size), 0);
   mine[5] = 0xee;
@@ -139,8 +136,7 @@ TEST(RegionChannel, ListenerNeverStealsALiveSocketButReplacesAStaleOne) {
 
 TEST(RegionChannel, AdoptRefusesSocketsOfTheWrongKind) {
   UniqueFd stream(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_EQ(RegionChannelListener::adopt(std::move(stream)).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(RegionChannelListener::adopt(std::move(stream)).status().code(), StatusCode::kInvalidArgument);
   UniqueFd unbound(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   EXPECT_EQ(RegionChannelListener::adopt(std::move(unbound)).status().code(),
             StatusCode::kInvalidArgument);  // not listening

@@ -4,10 +4,9 @@
 #include "daemon/ipc/region_service.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
@@ -85,8 +84,7 @@ TEST(RegionService, OpensASessionAndRegistersARegion) {
   const uint64_t size = 4 * kPage;
   auto memfd = create_sealed_memfd("recon-service", size);
   ASSERT_TRUE(memfd.is_ok());
-  auto* pixels = static_cast<uint8_t*>(
-      ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd->get(), 0));
+  auto* pixels = static_cast<uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd->get(), 0));
   ASSERT_NE(pixels, MAP_FAILED);
   pixels[3 * 10 + 1] = 77;
 
@@ -127,8 +125,7 @@ TEST(RegionService, ReturnsRefusalsAsTypedErrors) {
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-  EXPECT_EQ(client->register_region(read_end.get(), 0, "").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->register_region(read_end.get(), 0, "").status().code(), StatusCode::kInvalidArgument);
 
   // Without an fd.
   EXPECT_EQ(client->register_region(-1, 0, "").status().code(), StatusCode::kInvalidArgument);
@@ -171,8 +168,7 @@ TEST(RegionService, RefusesFdsOnOtherMessagesAndZeroMqOnlyRequests) {
 
   // Two memfds in one RegisterRegion: refused before parsing, neither registered.
   flatbuffers::FlatBufferBuilder r;
-  finish_request(r, 4, Id128{}, wire::RequestBody::RegisterRegion,
-                 wire::CreateRegisterRegion(r, kPage).Union());
+  finish_request(r, 4, Id128{}, wire::RequestBody::RegisterRegion, wire::CreateRegisterRegion(r, kPage).Union());
   auto second = create_sealed_memfd("recon-stray", kPage);
   EXPECT_EQ(call(to_bytes(r), {memfd->get(), second->get()}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(registry.stats().regions, 0u);
@@ -194,7 +190,7 @@ TEST(RegionService, ClientDisconnectFreesItsRegions) {
     }
     EXPECT_EQ(memfd_mapping_count("recon-session"), 3);
     client->channel().close();  // the client process "dies"
-  }  // joins the server thread, which dropped the client
+  }                             // joins the server thread, which dropped the client
   EXPECT_EQ(memfd_mapping_count("recon-session"), 0);
   EXPECT_EQ(registry.stats().regions, 0u);
 }

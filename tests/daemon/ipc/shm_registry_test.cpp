@@ -4,11 +4,10 @@
 #include "daemon/ipc/shm_registry.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
@@ -43,7 +42,9 @@ UniqueFd memfd_with_seals(const std::string& name, uint64_t size, int seals) {
   return fd;
 }
 
-UniqueFd dup_of(const UniqueFd& fd) { return UniqueFd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0)); }
+UniqueFd dup_of(const UniqueFd& fd) {
+  return UniqueFd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+}
 
 Status register_status(ShmRegistry& registry, UniqueFd fd, uint64_t expected = 0) {
   return registry.register_region(1, std::move(fd), expected, "test").status();
@@ -52,8 +53,8 @@ Status register_status(ShmRegistry& registry, UniqueFd fd, uint64_t expected = 0
 TEST(ShmRegistry, RegistersASealedMemfdAndSharesItsBytes) {
   ShmRegistry registry;
   UniqueFd fd = sealed("recon-shares", 4 * kPage);
-  auto* client_view = static_cast<uint8_t*>(
-      ::mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0));
+  auto* client_view =
+      static_cast<uint8_t*>(::mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0));
   ASSERT_NE(client_view, MAP_FAILED);
   client_view[100] = 0xab;
 
@@ -67,8 +68,8 @@ TEST(ShmRegistry, RegistersASealedMemfdAndSharesItsBytes) {
 
   auto lease = registry.lease(1, info->id);
   ASSERT_TRUE(lease.is_ok());
-  EXPECT_EQ(lease->bytes()[100], 0xab);   // the client's write, seen by the daemon
-  lease->bytes()[200] = 0xcd;             // mapped read-write (GPU import needs it)
+  EXPECT_EQ(lease->bytes()[100], 0xab);  // the client's write, seen by the daemon
+  lease->bytes()[200] = 0xcd;            // mapped read-write (GPU import needs it)
   EXPECT_EQ(client_view[200], 0xcd);
   ::munmap(client_view, 4 * kPage);
 }
@@ -140,15 +141,12 @@ TEST(ShmRegistry, RefusesAReadOnlyFd) {
 TEST(ShmRegistry, RefusesBadSizes) {
   ShmRegistry registry;
   EXPECT_EQ(register_status(registry, sealed("recon-empty", 0)).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(register_status(registry, sealed("recon-odd", kPage + 1)).code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(register_status(registry, sealed("recon-mismatch", kPage), 2 * kPage).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(register_status(registry, sealed("recon-odd", kPage + 1)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(register_status(registry, sealed("recon-mismatch", kPage), 2 * kPage).code(), StatusCode::kInvalidArgument);
   RegistryLimits limits;
   limits.max_region_bytes = kPage;
   ShmRegistry small(limits);
-  EXPECT_EQ(register_status(small, sealed("recon-big", 2 * kPage)).code(),
-            StatusCode::kResourceExhausted);
+  EXPECT_EQ(register_status(small, sealed("recon-big", 2 * kPage)).code(), StatusCode::kResourceExhausted);
 }
 
 TEST(ShmRegistry, ClientCannotResizeARegisteredRegion) {
@@ -281,8 +279,7 @@ TEST(ShmRegistry, RefusesOutOfBoundsRanges) {
 // Counts destruction and proves the memory is still mapped at that moment.
 class ProbeAttachment : public RegionAttachment {
  public:
-  ProbeAttachment(const uint8_t* base, std::atomic<int>* destroyed)
-      : base_(base), destroyed_(destroyed) {}
+  ProbeAttachment(const uint8_t* base, std::atomic<int>* destroyed) : base_(base), destroyed_(destroyed) {}
   ~ProbeAttachment() override {
     volatile uint8_t byte = base_[0];  // would fault if unmapped first
     (void)byte;

@@ -36,8 +36,8 @@ inline int memfd_mapping_count(const std::string& name) {
   int count = 0;
   for (std::string line; std::getline(maps, line);) {
     if (line.find(needle) != std::string::npos ||
-        line.compare(line.size() >= needle_end.size() ? line.size() - needle_end.size() : 0,
-                     std::string::npos, needle_end) == 0) {
+        line.compare(line.size() >= needle_end.size() ? line.size() - needle_end.size() : 0, std::string::npos,
+                     needle_end) == 0) {
       ++count;
     }
   }

@@ -1,0 +1,84 @@
+// The MASt3R forward pass as one recorded graph for a fixed (batch, view sizes): uint8 RGB images
+// in, the eight outputs (spec §5.3) out, every intermediate in pooled device memory owned here.
+// Built once per resolution and replayed; the engine uploads the images into input_u8(v) and copies
+// the outputs out after each run.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/graph.h"
+#include "gpu/models/mast3r/mast3r_weights.h"
+#include "gpu/runtime.h"
+
+namespace recon::gpu {
+
+struct ViewSize {
+  int64_t height = 0, width = 0;
+  bool operator==(const ViewSize&) const = default;
+};
+
+struct ForwardShape {
+  int64_t batch = 1;
+  ViewSize view1, view2;
+  bool operator==(const ForwardShape&) const = default;
+  std::string to_string() const;
+};
+
+// The eight outputs, by view (index 0 = view 1).
+struct Mast3rOutputs {
+  std::array<Tensor, 2> pts3d;      // [B, H, W, 3]
+  std::array<Tensor, 2> conf;       // [B, H, W]
+  std::array<Tensor, 2> desc;       // [B, H, W, D]
+  std::array<Tensor, 2> desc_conf;  // [B, H, W]
+};
+
+class Mast3rForward {
+ public:
+  static Result<std::unique_ptr<Mast3rForward>> build(Runtime& rt, const Mast3rWeights& weights,
+                                                      const ForwardShape& shape);
+
+  const ForwardShape& shape() const { return shape_; }
+  Graph& graph() { return *graph_; }
+  // [B, H, W, 3] uint8 images of view v (0 or 1), written by the engine before each run.
+  const Tensor& input_u8(int view) const { return input_u8_[view]; }
+  const Mast3rOutputs& outputs() const { return outputs_; }
+  // Intermediate tensors by tap name (as tests/reference names them), for debugging and tests.
+  const Tensor* tap(const std::string& name) const;
+  size_t activation_bytes() const { return activation_bytes_; }
+
+ private:
+  Mast3rForward(Runtime& rt, const Mast3rWeights& w, const ForwardShape& s);
+  Result<Tensor> alloc(DType dtype, const Shape& shape, const std::string& tap_name = "");
+  Status build_all();
+  Status build_encoder();
+  Status build_decoder();
+  Status build_head(int view);
+  Status build_postprocess(int view);
+
+  Runtime& rt_;
+  const Mast3rWeights& w_;
+  ForwardShape shape_;
+  std::unique_ptr<Graph> graph_;
+  std::array<Tensor, 2> input_u8_;
+  Mast3rOutputs outputs_;
+  std::vector<std::pair<std::string, Tensor>> taps_;
+  std::vector<Tensor> keep_;  // every intermediate, alive as long as the recorded graph
+  size_t activation_bytes_ = 0;
+
+  // Per-view state shared between the build stages.
+  struct View {
+    int64_t h = 0, w = 0, n = 0;  // token grid
+    Tensor image;                  // [B, 3, H, W] fp32, normalised
+    Tensor enc_out;                // [B, N, enc_dim], trunk dtype
+    std::vector<Tensor> dec;       // dec[l], l = 0..L: decoder_embed output, then each layer's output
+    Tensor dec_final;              // dec_norm(dec[L])
+    Tensor dpt_raw;                // [B, 4, H, W] fp32
+    Tensor local_raw;              // [B, D+1, H, W] fp32
+  };
+  std::array<View, 2> views_;
+};
+
+}  // namespace recon::gpu

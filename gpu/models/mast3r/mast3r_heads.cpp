@@ -1,0 +1,190 @@
+// The head and post-processing stages of Mast3rForward (spec §5): per view, the DPT (four hooked
+// decoder entries → reassemble → RefineNet fusion → head convs → 4 raw channels) and the local
+// feature MLP (concat(enc_out, dec_final) → fc1 GELU → fc2 → pixel shuffle → D+1 raw channels),
+// in fp32 as the official code runs them, then the output activations.
+#include <cmath>
+#include <limits>
+
+#include "gpu/models/mast3r/mast3r_forward.h"
+#include "gpu/models/mast3r/mast3r_layers.h"
+#include "gpu/ops/cast.h"
+#include "gpu/ops/elementwise_basic.h"
+#include "gpu/ops/layout.h"
+#include "gpu/ops/unary.h"
+
+namespace recon::gpu {
+
+Status Mast3rForward::build_head(int v) {
+  const Mast3rConfig& c = w_.config();
+  const Capabilities& caps = rt_.caps();
+  const int64_t B = shape_.batch, p = c.patch_size;
+  View& view = views_[v];
+  const int64_t h = view.h, w = view.w;
+  const std::string hp = "downstream_head" + std::to_string(v + 1) + ".";
+  const std::string dp = hp + "dpt.";
+  const std::string sfx = "_" + std::to_string(v + 1);
+  auto W = [&](const std::string& name) -> const Tensor& { return w_.at(name); };
+  using mast3r::Act;
+
+  // Hooked entries [enc_out, dec[h1], dec[h2], dec_final] as fp32 tokens.
+  const auto hooks = c.dpt_hooks();
+  const Tensor* entries[4] = {&view.enc_out, &view.dec[hooks[1]], &view.dec[hooks[2]], &view.dec_final};
+  std::array<Tensor, 4> tokens32;
+  for (int i = 0; i < 4; ++i) {
+    if (entries[i]->dtype() == DType::kF32) {
+      tokens32[i] = *entries[i];
+    } else {
+      RECON_ASSIGN_OR_RETURN(tokens32[i], alloc(DType::kF32, entries[i]->shape()));
+      RECON_RETURN_IF_ERROR(ops::cast(*graph_, *entries[i], tokens32[i]));
+    }
+  }
+
+  // Reassemble (act_postprocess) and project to the feature width (layerN_rn).
+  const auto& dims = c.dpt_layer_dims;
+  const int64_t F = c.dpt_feature_dim;
+  std::array<Tensor, 4> rn;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t cin = tokens32[i].shape()[2];
+    RECON_ASSIGN_OR_RETURN(Tensor map, alloc(DType::kF32, {B, cin, h, w}));
+    RECON_RETURN_IF_ERROR(ops::tokens_to_nchw(*graph_, tokens32[i], map));
+    const std::string ap = dp + "act_postprocess." + std::to_string(i) + ".";
+    RECON_ASSIGN_OR_RETURN(Tensor proj, alloc(DType::kF32, {B, dims[i], h, w}));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, map, W(ap + "0.weight"), &W(ap + "0.bias"), proj, 1, 0));
+    Tensor act = proj;
+    if (i == 0 || i == 1) {
+      const int k = i == 0 ? 4 : 2;
+      RECON_ASSIGN_OR_RETURN(act, alloc(DType::kF32, {B, dims[i], h * k, w * k}));
+      RECON_RETURN_IF_ERROR(mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k));
+    } else if (i == 3) {
+      RECON_ASSIGN_OR_RETURN(act, alloc(DType::kF32, {B, dims[i], (h + 1) / 2, (w + 1) / 2}));
+      RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, 2, 1));
+    }
+    taps_.emplace_back("dpt_act" + std::to_string(i) + sfx, act);
+    RECON_ASSIGN_OR_RETURN(rn[i], alloc(DType::kF32, {B, F, act.shape()[2], act.shape()[3]}, "dpt_rn" + std::to_string(i) + sfx));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, act, W(dp + "scratch.layer" + std::to_string(i + 1) + "_rn.weight"),
+                                         nullptr, rn[i], 1, 1));
+  }
+
+  // ResidualConvUnit: x + conv2(relu(conv1(relu(x)))); the skip uses the un-ReLU'd x.
+  auto rcu = [&](const std::string& prefix, const Tensor& x, const Tensor& out) -> Status {
+    RECON_ASSIGN_OR_RETURN(Tensor a, alloc(DType::kF32, x.shape()));
+    RECON_RETURN_IF_ERROR(ops::relu(*graph_, x, a));
+    RECON_ASSIGN_OR_RETURN(Tensor b2, alloc(DType::kF32, x.shape()));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, a, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), b2, 1, 1,
+                                         Act::kRelu));
+    const Arg skip = x;
+    return mast3r::conv2d(*graph_, caps, b2, W(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1, Act::kNone,
+                          &skip);
+  };
+  // Fusion block: s = a (+ RCU1(b)); s = RCU2(s); s = up×2(s); out_conv(s).
+  auto fusion = [&](int index, const Tensor& a, const Tensor* b) -> Result<Tensor> {
+    const std::string prefix = dp + "scratch.refinenet" + std::to_string(index) + ".";
+    Tensor sum = a;
+    if (b != nullptr) {
+      RECON_ASSIGN_OR_RETURN(sum, alloc(DType::kF32, a.shape()));
+      // RCU1(b) + a: RCU's residual add takes b; add a afterwards through conv2's residual of a copy.
+      RECON_ASSIGN_OR_RETURN(Tensor r1, alloc(DType::kF32, b->shape()));
+      RECON_RETURN_IF_ERROR(rcu(prefix + "resConfUnit1.", *b, r1));
+      RECON_RETURN_IF_ERROR(ops::add(*graph_, a, r1, sum));
+    }
+    RECON_ASSIGN_OR_RETURN(Tensor r2, alloc(DType::kF32, sum.shape()));
+    RECON_RETURN_IF_ERROR(rcu(prefix + "resConfUnit2.", sum, r2));
+    const Shape& s = r2.shape();
+    RECON_ASSIGN_OR_RETURN(Tensor up, alloc(DType::kF32, {s[0], s[1], s[2] * 2, s[3] * 2}));
+    RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, r2, up));
+    RECON_ASSIGN_OR_RETURN(Tensor out, alloc(DType::kF32, up.shape()));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, up, W(prefix + "out_conv.weight"), &W(prefix + "out_conv.bias"), out, 1, 0));
+    return out;
+  };
+
+  RECON_ASSIGN_OR_RETURN(Tensor path4_full, fusion(4, rn[3], nullptr));
+  // Crop to layer 3's grid: matters when h or w is odd (spec §5.1).
+  Tensor path4 = path4_full;
+  if (path4_full.shape()[2] != h || path4_full.shape()[3] != w) {
+    RECON_ASSIGN_OR_RETURN(path4, alloc(DType::kF32, {B, F, h, w}));
+    RECON_RETURN_IF_ERROR(ops::slice(*graph_, path4_full, path4, {{}, {}, {0, h, 1}, {0, w, 1}}));
+  }
+  taps_.emplace_back("dpt_refinenet4" + sfx, path4);
+  RECON_ASSIGN_OR_RETURN(Tensor path3, fusion(3, path4, &rn[2]));
+  taps_.emplace_back("dpt_refinenet3" + sfx, path3);
+  RECON_ASSIGN_OR_RETURN(Tensor path2, fusion(2, path3, &rn[1]));
+  taps_.emplace_back("dpt_refinenet2" + sfx, path2);
+  RECON_ASSIGN_OR_RETURN(Tensor path1, fusion(1, path2, &rn[0]));
+  taps_.emplace_back("dpt_refinenet1" + sfx, path1);
+
+  // dpt.head: conv3×3 F→last, up×2, conv3×3 + ReLU, conv1×1 → 4 channels at full resolution.
+  const int64_t last = c.dpt_last_dim, H = h * p, Wd = w * p;
+  const Shape& s1 = path1.shape();
+  RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(DType::kF32, {B, last, s1[2], s1[3]}));
+  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, path1, W(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
+  RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(DType::kF32, {B, last, H, Wd}));
+  RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, h0, h1));
+  RECON_ASSIGN_OR_RETURN(Tensor h2, alloc(DType::kF32, {B, last, H, Wd}));
+  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h1, W(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));
+  RECON_ASSIGN_OR_RETURN(view.dpt_raw, alloc(DType::kF32, {B, 4, H, Wd}, "dpt_out" + sfx));
+  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h2, W(dp + "head.4.weight"), &W(dp + "head.4.bias"), view.dpt_raw, 1, 0));
+
+  // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2 → pixel shuffle.
+  const int64_t in = c.local_mlp_in(), hid = c.local_mlp_hidden(), outc = c.local_mlp_out();
+  RECON_ASSIGN_OR_RETURN(Tensor cat, alloc(DType::kF32, {B, view.n, in}));
+  RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(tokens32[0]), Arg(tokens32[3])}, 2, cat));
+  RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(DType::kF32, {B, view.n, hid}));
+  const std::string lp = hp + "head_local_features.";
+  RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, cat, W(lp + "fc1.weight"), &W(lp + "fc1.bias"), mid, Act::kGelu));
+  RECON_ASSIGN_OR_RETURN(Tensor mlp, alloc(DType::kF32, {B, view.n, outc}, "local_mlp" + sfx));
+  RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, mid, W(lp + "fc2.weight"), &W(lp + "fc2.bias"), mlp));
+  RECON_ASSIGN_OR_RETURN(view.local_raw, alloc(DType::kF32, {B, c.desc_dim() + 1, H, Wd}));
+  return mast3r::tokens_pixel_shuffle(*graph_, mlp, view.local_raw, static_cast<int>(p));
+}
+
+namespace {
+struct PostprocessPush {
+  uint32_t batch, height, width, desc_dim;
+  uint32_t depth_mode, conf_kind, dconf_kind;
+  float conf_vmin, conf_vmax, dconf_vmin, dconf_vmax;
+};
+static_assert(sizeof(PostprocessPush) == 44, "mirrors Push in shaders/mast3r_postprocess.comp");
+
+Result<uint32_t> conf_kind(const ActivationMode& m) {
+  if (m.mode == "exp") return 0u;
+  if (m.mode == "sigmoid") return 1u;
+  return unimplemented("confidence mode " + m.mode);
+}
+}  // namespace
+
+Status Mast3rForward::build_postprocess(int v) {
+  const Mast3rConfig& c = w_.config();
+  View& view = views_[v];
+  const int64_t B = shape_.batch, H = view.h * c.patch_size, W = view.w * c.patch_size, D = c.desc_dim();
+  RECON_ASSIGN_OR_RETURN(outputs_.pts3d[v], alloc(DType::kF32, {B, H, W, 3}));
+  RECON_ASSIGN_OR_RETURN(outputs_.conf[v], alloc(DType::kF32, {B, H, W}));
+  RECON_ASSIGN_OR_RETURN(outputs_.desc[v], alloc(DType::kF32, {B, H, W, D}));
+  RECON_ASSIGN_OR_RETURN(outputs_.desc_conf[v], alloc(DType::kF32, {B, H, W}));
+  PostprocessPush push{};
+  push.batch = static_cast<uint32_t>(B);
+  push.height = static_cast<uint32_t>(H);
+  push.width = static_cast<uint32_t>(W);
+  push.desc_dim = static_cast<uint32_t>(D);
+  const std::string& dm = c.depth_mode.mode;
+  if (dm == "linear") push.depth_mode = 0;
+  else if (dm == "square") push.depth_mode = 1;
+  else if (dm == "exp") push.depth_mode = 2;
+  else return unimplemented("depth mode " + dm);
+  RECON_ASSIGN_OR_RETURN(push.conf_kind, conf_kind(c.conf_mode));
+  RECON_ASSIGN_OR_RETURN(push.dconf_kind, conf_kind(c.desc_conf_mode));
+  push.conf_vmin = static_cast<float>(c.conf_mode.vmin);
+  push.conf_vmax = static_cast<float>(c.conf_mode.vmax);
+  push.dconf_vmin = static_cast<float>(c.desc_conf_mode.vmin);
+  push.dconf_vmax = static_cast<float>(c.desc_conf_mode.vmax);
+  const uint64_t pixels = static_cast<uint64_t>(B * H * W);
+  return graph_->dispatch("mast3r_postprocess", {},
+                          {{view.dpt_raw, Access::kRead},
+                           {view.local_raw, Access::kRead},
+                           {outputs_.pts3d[v], Access::kWrite},
+                           {outputs_.conf[v], Access::kWrite},
+                           {outputs_.desc[v], Access::kWrite},
+                           {outputs_.desc_conf[v], Access::kWrite}},
+                          push, Graph::grid_1d((pixels + 255) / 256));
+}
+
+}  // namespace recon::gpu

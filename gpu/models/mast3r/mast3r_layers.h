@@ -1,0 +1,33 @@
+// The few layer calls the MASt3R graph builder makes, in the model's own terms (PyTorch weight
+// layouts, optional bias, fused activation and residual), mapped onto the op library. Keeping the
+// mapping here means the builder reads like the architecture (spec §3–§5).
+#pragma once
+
+#include "gpu/capabilities.h"
+#include "gpu/graph.h"
+
+namespace recon::gpu::mast3r {
+
+enum class Act { kNone, kRelu, kGelu };
+
+// out[..., N] = act(x[..., K] · wᵀ + b) (+ residual). w is [N, K] (nn.Linear), b is [N] or null.
+// `residual` may be the same tensor as `out` (in-place residual stream).
+Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+              Act act = Act::kNone, const Arg* residual = nullptr);
+
+// NCHW convolution, weights OIHW (nn.Conv2d), zero padding. `residual` as for linear.
+Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+              int stride, int padding, Act act = Act::kNone, const Arg* residual = nullptr);
+
+// NCHW transposed convolution with stride = kernel, weights (in, out, k, k) (nn.ConvTranspose2d).
+Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,
+                        const Arg& out, int kernel);
+
+// Bilinear ×2 upsampling with align_corners=True (every upsample in MASt3R), NCHW.
+Status upsample2x(Graph& g, const Arg& in, const Arg& out);
+
+// The local head's pixel shuffle straight from tokens: in [B, h·w, C·r²] → out [B, C, h·r, w·r],
+// out[b, c, r·ty+dy, r·tx+dx] = in[b, ty·w+tx, c·r²+dy·r+dx] (spec §5.2).
+Status tokens_pixel_shuffle(Graph& g, const Arg& in, const Arg& out, int r);
+
+}  // namespace recon::gpu::mast3r

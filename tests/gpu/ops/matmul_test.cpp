@@ -1,0 +1,421 @@
+// matmul / matmul_strided against float64 CPU references computed from the stored inputs: ragged
+// shapes on every scalar tile, all four transpose combinations, alpha/beta, bias per column and
+// per row, every activation, residual (also in place), batches with broadcast operands, strided
+// views, splitting of operands beyond maxStorageBufferRange (with a shrunken limit), activation
+// accuracy over [-12, 12], the tensor-core path where the device has it, and misuse.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gpu/ops/matmul.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+using ops::Activation;
+using ops::GemmPath;
+
+double act_ref(double v, Activation a) {
+  switch (a) {
+    case Activation::kNone: return v;
+    case Activation::kRelu: return v > 0 ? v : 0;
+    case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    case Activation::kGeluTanh: {
+      const double y = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+      return 0.5 * v * (1 + std::tanh(y));
+    }
+    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
+    case Activation::kTanh: return std::tanh(v);
+  }
+  return v;
+}
+
+constexpr Activation kAllActivations[] = {Activation::kNone,     Activation::kRelu,    Activation::kGeluErf,
+                                          Activation::kGeluTanh, Activation::kSigmoid, Activation::kTanh};
+
+// One problem: C[b] = act(alpha·op(A[b])·op(B[b]) + beta·C[b] + bias) + R[b] on dense operands.
+struct Problem {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  bool ta = false, tb = false;
+  bool batched_a = false, batched_b = false, batched_c = false;
+  float alpha = 1, beta = 0;
+  bool bias = false, bias_per_row = false, residual = false, residual_in_place = false;
+  Activation act = Activation::kNone;
+  GemmPath path = GemmPath::kScalar;
+
+  std::string str() const {
+    return std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+           (ta ? " ta" : "") + (tb ? " tb" : "") + " act=" + ops::activation_name(act) + (bias ? " bias" : "") +
+           (residual ? " res" : "") + " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta);
+  }
+};
+
+class MatmulTest : public GpuTest {
+ protected:
+  // Runs `p` (optionally under reduced caps) and checks every element against float64:
+  // |got − want| ≤ tol·(|alpha|·Σ|a·b| + |beta·c| + |bias| + |r| + |want| + 1e-6).
+  void run(const Problem& p, DType d, uint32_t seed, const Capabilities* caps_override = nullptr,
+           size_t* dispatches = nullptr) {
+    SCOPED_TRACE(p.str() + " " + dtype_name(d));
+    const int64_t ab = p.batched_a ? p.batch : 1, bb = p.batched_b ? p.batch : 1, cb = p.batched_c ? p.batch : 1;
+    const Shape sa = p.ta ? Shape{p.k, p.m} : Shape{p.m, p.k};
+    const Shape sb = p.tb ? Shape{p.n, p.k} : Shape{p.k, p.n};
+    auto with_batch = [](Shape s, bool batched, int64_t b) {
+      if (batched) s.insert(s.begin(), b);
+      return s;
+    };
+    const Shape shape_a = with_batch(sa, p.batched_a, p.batch), shape_b = with_batch(sb, p.batched_b, p.batch);
+    const Shape shape_c = with_batch({p.m, p.n}, p.batched_c, p.batch);
+    Tensor ta = upload_f32(rt(), d, shape_a, random_floats(ab * p.m * p.k, seed));
+    Tensor tb = upload_f32(rt(), d, shape_b, random_floats(bb * p.k * p.n, seed + 1));
+    const bool c_initialised = p.beta != 0 || p.residual_in_place;
+    Tensor tc = c_initialised ? upload_f32(rt(), d, shape_c, random_floats(cb * p.m * p.n, seed + 2))
+                              : poisoned(rt(), d, shape_c);
+    std::optional<Tensor> tbias, tres;
+    ops::MatmulOptions opt;
+    opt.transpose_a = p.ta;
+    opt.transpose_b = p.tb;
+    opt.alpha = p.alpha;
+    opt.beta = p.beta;
+    opt.path = p.path;
+    opt.epilogue.activation = p.act;
+    if (p.bias) {
+      tbias = upload_f32(rt(), d, {p.bias_per_row ? p.m : p.n}, random_floats(p.bias_per_row ? p.m : p.n, seed + 3));
+      opt.bias = *tbias;
+      opt.bias_per_row = p.bias_per_row;
+    }
+    if (p.residual) {
+      tres = p.residual_in_place ? tc : upload_f32(rt(), d, shape_c, random_floats(cb * p.m * p.n, seed + 4));
+      opt.epilogue.residual = *tres;
+    }
+    // Host copies of what is stored (fp16-rounded for f16), taken before the run.
+    const auto ha = download_f32(rt(), ta), hb = download_f32(rt(), tb);
+    const auto hc0 = c_initialised ? download_f32(rt(), tc) : std::vector<float>();
+    const auto hbias = tbias ? download_f32(rt(), *tbias) : std::vector<float>();
+    const auto hres = tres ? download_f32(rt(), *tres) : std::vector<float>();
+
+    Graph g(rt());
+    const Capabilities& caps = caps_override ? *caps_override : rt().caps();
+    Status s = ops::matmul(g, caps, ta, tb, tc, opt);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    if (dispatches) *dispatches = g.dispatch_count();
+    Status r = g.run();
+    ASSERT_TRUE(r.is_ok()) << r.to_string();
+    const auto got = download_f32(rt(), tc);
+    if (std::getenv("RECON_GEMM_DEBUG")) std::printf("pipelines %zu, %.0f ms\n", rt().pipelines().pipeline_count(), rt().pipelines().total_create_ms());
+
+    double worst = 0;
+    for (int64_t b = 0; b < cb; ++b) {
+      const float* A = ha.data() + (p.batched_a ? b * p.m * p.k : 0);
+      const float* B = hb.data() + (p.batched_b ? b * p.k * p.n : 0);
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          double sum = 0, scale = 0;
+          for (int64_t q = 0; q < p.k; ++q) {
+            const double x = A[p.ta ? q * p.m + i : i * p.k + q], y = B[p.tb ? j * p.k + q : q * p.n + j];
+            sum += x * y;
+            scale += std::abs(x * y);
+          }
+          const int64_t ci = (b * p.m + i) * p.n + j;
+          double v = p.alpha * sum;
+          scale *= std::abs(p.alpha);
+          if (p.beta != 0) {
+            v += p.beta * double(hc0[ci]);
+            scale += std::abs(p.beta * hc0[ci]);
+          }
+          if (p.bias) {
+            const double bv = hbias[p.bias_per_row ? i : j];
+            v += bv;
+            scale += std::abs(bv);
+          }
+          v = act_ref(v, p.act);
+          if (p.residual) {
+            v += hres[ci];
+            scale += std::abs(hres[ci]);
+          }
+          ASSERT_TRUE(std::isfinite(got[ci])) << "element " << b << "," << i << "," << j << " unwritten";
+          worst = std::max(worst, std::abs(got[ci] - v) / (scale + std::abs(v) + 1e-6));
+        }
+      }
+    }
+    EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
+  }
+};
+
+class MatmulDtypeTest : public MatmulTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(MatmulDtypeTest, RaggedShapesOnEveryScalarTileWithAllTransposes) {
+  const DType d = GetParam();
+  struct Case {
+    int64_t m, n, k;
+  };
+  // 64×64 tiles, a single element, the 16×128 (small M) and 128×16 (small N) tiles.
+  uint32_t seed = 10;
+  for (Case c : {Case{1, 1, 1}, Case{67, 70, 45}, Case{5, 200, 37}, Case{150, 7, 20}}) {
+    for (int t = 0; t < 4; ++t) {
+      Problem p;
+      p.m = c.m, p.n = c.n, p.k = c.k, p.ta = t & 1, p.tb = t & 2;
+      run(p, d, seed += 10);
+    }
+  }
+}
+
+TEST_P(MatmulDtypeTest, LargeTileCoversRaggedEdges) {
+  // ≥ 256 tiles of 128×128 select the 8×8 micro-tile; K spans two BK slices.
+  Problem p;
+  p.m = 2100, p.n = 2060, p.k = 19, p.tb = true;
+  run(p, GetParam(), 77);
+}
+
+TEST_P(MatmulDtypeTest, AlphaBetaBiasResidualAndEveryActivation) {
+  const DType d = GetParam();
+  uint32_t seed = 300;
+  for (Activation act : kAllActivations) {
+    Problem p;
+    p.m = 33, p.n = 29, p.k = 47, p.alpha = 0.75f, p.beta = -0.5f, p.bias = true, p.residual = true, p.act = act;
+    run(p, d, seed += 10);
+  }
+  Problem row_bias;
+  row_bias.m = 20, row_bias.n = 70, row_bias.k = 9, row_bias.bias = true, row_bias.bias_per_row = true;
+  row_bias.act = Activation::kRelu;
+  run(row_bias, d, 400);
+  Problem in_place;  // C = gelu(A·B + bias) + C, the residual read from the output itself
+  in_place.m = 19, in_place.n = 66, in_place.k = 30, in_place.bias = true, in_place.residual = true;
+  in_place.residual_in_place = true, in_place.act = Activation::kGeluErf;
+  run(in_place, d, 410);
+}
+
+TEST_P(MatmulDtypeTest, BatchesWithBroadcastOperands) {
+  const DType d = GetParam();
+  Problem p;
+  p.batch = 3, p.m = 21, p.n = 35, p.k = 18, p.batched_a = true, p.batched_b = true, p.batched_c = true;
+  p.ta = true, p.bias = true, p.residual = true, p.act = Activation::kTanh, p.beta = 1.0f;
+  run(p, d, 500);
+  p.batched_b = false, p.ta = false, p.tb = true;  // shared weights
+  run(p, d, 510);
+  p.batched_a = false, p.batched_b = true;  // shared left operand
+  run(p, d, 520);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST_F(MatmulTest, ActivationsAreAccurateOverTheirWholeRange) {
+  // K = 1 and B = 1 make C = act(x) with x exactly as stored: the epilogue math alone.
+  const int64_t m = 4801;
+  std::vector<float> x(m);
+  for (int64_t i = 0; i < m; ++i) x[i] = -12.0f + 24.0f * float(i) / float(m - 1);
+  x[m / 2] = 0.0f;
+  Tensor ta = upload_f32(rt(), DType::kF32, {m, 1}, x);
+  Tensor tb = upload_f32(rt(), DType::kF32, {1, 1}, {1.0f});
+  for (Activation act : kAllActivations) {
+    Tensor tc = poisoned(rt(), DType::kF32, {m, 1});
+    Graph g(rt());
+    ops::MatmulOptions opt;
+    opt.epilogue.activation = act;
+    ASSERT_TRUE(ops::matmul(g, rt().caps(), ta, tb, tc, opt).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    const auto got = download_f32(rt(), tc);
+    double worst = 0;
+    double worst_x = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      const double want = act_ref(x[i], act);
+      const double err = std::abs(got[i] - want) / (std::abs(want) + 1e-30);
+      if (err > worst) worst = err, worst_x = x[i];
+    }
+    // GELU-tanh evaluates its cubic argument y in fp32: e^{2y} then carries ~|2y|·6e-8 relative
+    // error in the far negative tail; the others stay at the fp32 output rounding plus ~1e-6.
+    const double tol = act == Activation::kGeluTanh ? 1e-5 : 1.5e-6;
+    EXPECT_LE(worst, tol) << ops::activation_name(act) << " worst at x = " << worst_x;
+  }
+}
+
+TEST_F(MatmulTest, StridedViewsReadHeadsInPlace) {
+  // Per-"head" products out of a packed [T, 3·H·D] tensor: q_h · k_hᵀ with column offsets and
+  // leading dimensions, batch = heads with stride D; output [H, T, T].
+  const int64_t t = 13, h = 3, dh = 8, row = 3 * h * dh;
+  const auto qkv_h = random_floats(t * row, 900);
+  Tensor qkv = upload_f32(rt(), DType::kF32, {t, row}, qkv_h);
+  Tensor out = poisoned(rt(), DType::kF32, {h, t, t});
+  ops::MatmulGeometry geo;
+  geo.m = t, geo.n = t, geo.k = dh, geo.batch = h;
+  geo.lda = row, geo.ldb = row, geo.ldc = t;
+  geo.stride_a = dh, geo.stride_b = dh, geo.stride_c = t * t;
+  geo.offset_a = 0, geo.offset_b = h * dh;
+  ops::MatmulOptions opt;
+  opt.transpose_b = true;
+  opt.alpha = 0.125f;
+  Graph g(rt());
+  ASSERT_TRUE(ops::matmul_strided(g, rt().caps(), qkv, qkv, out, geo, opt).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  const auto got = download_f32(rt(), out);
+  double worst = 0;
+  for (int64_t hh = 0; hh < h; ++hh)
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t j = 0; j < t; ++j) {
+        double sum = 0, scale = 0;
+        for (int64_t q = 0; q < dh; ++q) {
+          const double x = qkv_h[i * row + hh * dh + q] * double(qkv_h[j * row + h * dh + hh * dh + q]);
+          sum += x;
+          scale += std::abs(x);
+        }
+        worst = std::max(worst, std::abs(got[(hh * t + i) * t + j] - 0.125 * sum) / (0.125 * scale + 1e-6));
+      }
+  EXPECT_LE(worst, 1e-5);
+}
+
+TEST_F(MatmulTest, OperandsBeyondTheBindingLimitAreSplitIntoWindows) {
+  // A shrunken maxStorageBufferRange forces the chunk planner through batch, M and N splits; the
+  // real device still validates every (smaller) binding.
+  Capabilities caps = rt().caps();
+  caps.max_storage_buffer_range = 16384;  // bytes: 4096 f32
+  size_t dispatches = 0;
+  Problem weight_rows;  // linear-style weight [N, K] of 150×40 f32 = 24 000 bytes: split over N
+  weight_rows.m = 9, weight_rows.n = 150, weight_rows.k = 40, weight_rows.tb = true, weight_rows.bias = true;
+  weight_rows.act = Activation::kGeluErf;
+  run(weight_rows, DType::kF32, 1000, &caps, &dispatches);
+  EXPECT_GT(dispatches, 1u);
+  Problem tall;  // A [300, 20] and C [300, 30]: split over M
+  tall.m = 300, tall.n = 30, tall.k = 20, tall.beta = 0.5f, tall.residual = true;
+  run(tall, DType::kF32, 1010, &caps, &dispatches);
+  EXPECT_GT(dispatches, 1u);
+  Problem batched;  // 6 batches of 30×40 C: split over the batch, then rows
+  batched.batch = 6, batched.m = 30, batched.n = 40, batched.k = 12, batched.batched_a = true;
+  batched.batched_b = true, batched.batched_c = true, batched.tb = true;
+  run(batched, DType::kF16, 1020, &caps, &dispatches);
+  EXPECT_GT(dispatches, 1u);
+}
+
+TEST_F(MatmulTest, UnsplittableOperandsAndSlotsAreRefused) {
+  Capabilities caps = rt().caps();
+  caps.max_storage_buffer_range = 4096;
+  Tensor a = Tensor::empty(rt(), DType::kF32, {4, 2000}).value();  // A [K=4, M=2000] transposed
+  Tensor b = Tensor::empty(rt(), DType::kF32, {4, 8}).value();
+  Tensor c = Tensor::empty(rt(), DType::kF32, {2000, 8}).value();
+  Graph g(rt());
+  ops::MatmulOptions opt;
+  opt.transpose_a = true;
+  EXPECT_EQ(ops::matmul(g, caps, a, b, c, opt).code(), StatusCode::kInvalidArgument);
+  Arg big_slot = g.add_slot("x", DType::kF32, {2000, 4});
+  EXPECT_EQ(ops::matmul(g, caps, big_slot, b, c).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+TEST_F(MatmulTest, MisuseIsInvalidArgument) {
+  auto t = [&](DType d, Shape s) { return Tensor::empty(rt(), d, s).value(); };
+  const Capabilities& caps = rt().caps();
+  Graph g(rt());
+  Tensor a = t(DType::kF32, {4, 5}), b = t(DType::kF32, {5, 6}), c = t(DType::kF32, {4, 6});
+  EXPECT_TRUE(ops::matmul(g, caps, a, b, c).is_ok());
+  const size_t ok_dispatches = g.dispatch_count();
+  EXPECT_EQ(ops::matmul(g, caps, a, t(DType::kF32, {6, 6}), c).code(), StatusCode::kInvalidArgument);  // K
+  EXPECT_EQ(ops::matmul(g, caps, a, b, t(DType::kF32, {4, 7})).code(), StatusCode::kInvalidArgument);  // N
+  EXPECT_EQ(ops::matmul(g, caps, a, t(DType::kF16, {5, 6}), c).code(), StatusCode::kInvalidArgument);  // dtype
+  EXPECT_EQ(ops::matmul(g, caps, t(DType::kI32, {4, 5}), t(DType::kI32, {5, 6}), t(DType::kI32, {4, 6})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::matmul(g, caps, t(DType::kF32, {20}), b, c).code(), StatusCode::kInvalidArgument);  // rank
+  EXPECT_EQ(ops::matmul(g, caps, t(DType::kF32, {2, 4, 5}), b, c).code(), StatusCode::kInvalidArgument);  // batch
+  ops::MatmulOptions bad_bias;
+  bad_bias.bias = t(DType::kF32, {5});
+  EXPECT_EQ(ops::matmul(g, caps, a, b, c, bad_bias).code(), StatusCode::kInvalidArgument);
+  ops::MatmulOptions bad_res;
+  bad_res.epilogue.residual = t(DType::kF32, {6, 4});
+  EXPECT_EQ(ops::matmul(g, caps, a, b, c, bad_res).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::matmul(g, caps, c, t(DType::kF32, {6, 6}), c).code(), StatusCode::kInvalidArgument);  // C aliases A
+  ops::MatmulGeometry geo;  // strided form reaching past the end of A
+  geo.m = 4, geo.n = 6, geo.k = 5, geo.lda = 6, geo.ldb = 6, geo.ldc = 6;
+  EXPECT_EQ(ops::matmul_strided(g, caps, a, b, c, geo).code(), StatusCode::kInvalidArgument);
+  ops::MatmulOptions coop;
+  coop.path = GemmPath::kCoopMat;  // f32 never has a tensor-core path
+  EXPECT_EQ(ops::matmul(g, caps, a, b, c, coop).code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(g.dispatch_count(), ok_dispatches);
+}
+
+// The tensor-core path (fp16 storage): runs only where VK_NV_cooperative_matrix is present.
+class MatmulCoopMatTest : public MatmulTest {
+ protected:
+  void SetUp() override {
+    MatmulTest::SetUp();
+    if (!ops::coopmat_gemm_available(rt().caps())) {
+      GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
+    }
+  }
+};
+
+TEST_F(MatmulCoopMatTest, MatchesFloat64OnRaggedAlignedAndTransposedShapes) {
+  struct Case {
+    int64_t m, n, k;
+  };
+  uint32_t seed = 2000;
+  // Unaligned (scalar-load fallback), 8-aligned (16-byte loads), small and large (≥ 120 tiles).
+  for (Case c : {Case{1, 1, 1}, Case{37, 70, 45}, Case{64, 72, 40}, Case{200, 130, 33}, Case{1536, 1288, 96}}) {
+    for (int t = 0; t < 4; ++t) {
+      Problem p;
+      p.m = c.m, p.n = c.n, p.k = c.k, p.ta = t & 1, p.tb = t & 2, p.path = GemmPath::kCoopMat;
+      run(p, DType::kF16, seed += 10);
+    }
+  }
+}
+
+TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
+  uint32_t seed = 2500;
+  for (Activation act : kAllActivations) {
+    Problem p;
+    p.m = 77, p.n = 96, p.k = 64, p.tb = true, p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.residual = true;
+    p.act = act, p.path = GemmPath::kCoopMat;
+    run(p, DType::kF16, seed += 10);
+  }
+  Problem b;
+  b.batch = 3, b.m = 40, b.n = 56, b.k = 24, b.batched_a = true, b.batched_b = true, b.batched_c = true;
+  b.bias = true, b.bias_per_row = true, b.path = GemmPath::kCoopMat;
+  run(b, DType::kF16, 2600);
+  Capabilities caps = rt().caps();
+  caps.max_storage_buffer_range = 16384;
+  Problem split;
+  split.m = 50, split.n = 300, split.k = 40, split.tb = true, split.bias = true, split.path = GemmPath::kCoopMat;
+  size_t dispatches = 0;
+  run(split, DType::kF16, 2700, &caps, &dispatches);
+  EXPECT_GT(dispatches, 1u);
+}
+
+// Throughput on the device (run with RECON_GEMM_BENCH=1): f16 4096³, tensor cores and scalar.
+TEST_F(MatmulTest, BenchmarkTflops) {
+  if (std::getenv("RECON_GEMM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_GEMM_BENCH=1 to run";
+  const int64_t s = std::getenv("RECON_GEMM_SIZE") ? std::atoll(std::getenv("RECON_GEMM_SIZE")) : 4096;
+  for (GemmPath path : {GemmPath::kCoopMat, GemmPath::kScalar}) {
+    for (DType d : {DType::kF16, DType::kF32}) {
+      if (path == GemmPath::kCoopMat && (d != DType::kF16 || !ops::coopmat_gemm_available(rt().caps()))) continue;
+      for (bool tb : {false, true}) {
+        Tensor a = upload_f32(rt(), d, {s, s}, random_floats(s * s, 1));
+        Tensor b = upload_f32(rt(), d, {s, s}, random_floats(s * s, 2));
+        Tensor c = Tensor::empty(rt(), d, {s, s}).value();
+        Graph g(rt());
+        ops::MatmulOptions opt;
+        opt.path = path;
+        opt.transpose_b = tb;
+        const int reps = 10;
+        for (int i = 0; i < reps; ++i) ASSERT_TRUE(ops::matmul(g, rt().caps(), a, b, c, opt).is_ok());
+        for (int i = 0; i < 3; ++i) ASSERT_TRUE(g.run().is_ok());  // warm-up, clocks up
+        double best = 1e30;
+        for (int i = 0; i < 5; ++i) {
+          auto t0 = std::chrono::steady_clock::now();
+          ASSERT_TRUE(g.run().is_ok());
+          best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::printf("BENCH matmul %s %s tb=%d %lld^3: %.1f TFLOP/s (%.3f ms per GEMM)\n",
+                    path == GemmPath::kCoopMat ? "coopmat" : "scalar", dtype_name(d), int(tb), (long long)s,
+                    2.0 * s * s * s * reps / best * 1e-12, best / reps * 1e3);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recon::gpu

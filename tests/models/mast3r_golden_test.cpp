@@ -1,0 +1,131 @@
+// The MASt3R forward pass against the PyTorch reference's golden data (tests/golden, made by
+// tests/reference/make_golden.py in float64): fp32 within 1e-4, fp16 within 2e-2, per output, as
+// max |got − want| / max |want|. On failure the intermediate taps say where the first divergence is.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "gpu/models/mast3r/mast3r_engine.h"
+#include "gpu/weights/safetensors.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using testing::GpuTest;
+
+const std::string kGoldenDir = RECON_GOLDEN_DIR;
+
+double max_scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return INFINITY;
+  double worst = 0, scale = 0;
+  for (float w : want) scale = std::max(scale, double(std::abs(w)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    worst = std::max(worst, double(std::abs(got[i] - want[i])));
+  }
+  return worst / std::max(scale, 1e-30);
+}
+
+struct GoldenCase {
+  std::string name;
+  Precision precision;
+  double tolerance;
+};
+
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name << "/" << precision_name(c.precision); }
+
+class Mast3rGoldenTest : public GpuTest, public ::testing::WithParamInterface<GoldenCase> {};
+
+TEST_P(Mast3rGoldenTest, MatchesTheReference) {
+  const GoldenCase& gc = GetParam();
+  const std::string dir = kGoldenDir + "/" + gc.name;
+  auto engine = Mast3rEngine::load(rt(), dir + "/model.safetensors", gc.precision);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  auto io = SafetensorsFile::open(dir + "/io.safetensors");
+  ASSERT_TRUE(io.is_ok()) << io.status().to_string();
+
+  // Images: (H, W, 3) for batch 1, (B, H, W, 3) otherwise.
+  std::array<std::vector<ImageU8View>, 2> views;
+  std::array<Result<std::span<const std::byte>>, 2> bytes = {io->bytes("img1_u8"), io->bytes("img2_u8")};
+  for (int v = 0; v < 2; ++v) {
+    ASSERT_TRUE(bytes[v].is_ok());
+    const TensorInfo* info = io->find(v == 0 ? "img1_u8" : "img2_u8");
+    const auto& s = info->shape;
+    const int64_t batch = s.size() == 4 ? s[0] : 1, h = s[s.size() - 3], w = s[s.size() - 2];
+    for (int64_t b = 0; b < batch; ++b) {
+      views[v].push_back({reinterpret_cast<const uint8_t*>(bytes[v]->data()) + b * h * w * 3, h, w, 0});
+    }
+  }
+  auto result = engine.value()->infer(views[0], views[1]);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+
+  const Mast3rOutputs& out = result->tensors;
+  struct Named {
+    std::string name;
+    const Tensor* tensor;
+  };
+  const std::vector<Named> outputs = {{"pts3d_1", &out.pts3d[0]}, {"pts3d_2", &out.pts3d[1]},
+                                      {"conf_1", &out.conf[0]},   {"conf_2", &out.conf[1]},
+                                      {"desc_1", &out.desc[0]},   {"desc_2", &out.desc[1]},
+                                      {"desc_conf_1", &out.desc_conf[0]}, {"desc_conf_2", &out.desc_conf[1]}};
+  bool all_ok = true;
+  for (const Named& o : outputs) {
+    auto want = io->read_f32(o.name);
+    ASSERT_TRUE(want.is_ok()) << o.name;
+    const double err = max_scaled_error(testing::download_f32(rt(), *o.tensor), want.value());
+    EXPECT_LE(err, gc.tolerance) << gc.name << " " << o.name;
+    all_ok = all_ok && err <= gc.tolerance;
+    RecordProperty(o.name, std::to_string(err));
+  }
+  if (all_ok) return;
+  // Locate the first diverging intermediate.
+  for (const TensorInfo& t : io->tensors()) {
+    if (t.name.rfind("tap.", 0) != 0) continue;
+    const Tensor* mine = engine.value()->tap(result->shape, t.name.substr(4));
+    if (mine == nullptr) continue;
+    const double err = max_scaled_error(testing::download_f32(rt(), *mine), io->read_f32(t.name).value());
+    ADD_FAILURE() << "tap " << t.name << ": error " << err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Mast3rGoldenTest,
+                         ::testing::Values(GoldenCase{"tiny_same", Precision::kF32, 1e-4},
+                                           GoldenCase{"tiny_mixed", Precision::kF32, 1e-4},
+                                           GoldenCase{"tiny_batch2", Precision::kF32, 1e-4},
+                                           GoldenCase{"tiny_same", Precision::kF16, 2e-2},
+                                           GoldenCase{"tiny_mixed", Precision::kF16, 2e-2}),
+                         [](const auto& info) {
+                           return info.param.name + "_" + precision_name(info.param.precision);
+                         });
+
+class Mast3rEngineTest : public GpuTest {};
+
+TEST_F(Mast3rEngineTest, CorruptWeightFileIsAClearErrorNamingIt) {
+  namespace fs = std::filesystem;
+  const fs::path tmp = fs::temp_directory_path() / ("recon-trunc-" + std::to_string(::getpid()) + ".safetensors");
+  fs::copy_file(kGoldenDir + "/tiny_same/model.safetensors", tmp, fs::copy_options::overwrite_existing);
+  fs::resize_file(tmp, fs::file_size(tmp) / 2);
+  auto engine = Mast3rEngine::load(rt(), tmp.string(), Precision::kF32);
+  fs::remove(tmp);
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_EQ(engine.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(engine.status().message().find(tmp.filename().string()), std::string::npos) << engine.status().message();
+}
+
+TEST_F(Mast3rEngineTest, WrongImageSizesAreRefused) {
+  auto engine = Mast3rEngine::load(rt(), kGoldenDir + "/tiny_same/model.safetensors", Precision::kF32);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  std::vector<uint8_t> px(50 * 50 * 3, 7);
+  ImageU8View odd{px.data(), 50, 50, 0};  // not a multiple of the patch size
+  auto r = engine.value()->infer(std::span(&odd, 1), std::span(&odd, 1));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  auto none = engine.value()->infer({}, {});
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace recon::gpu
