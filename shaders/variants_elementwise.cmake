@@ -1,6 +1,6 @@
 # Elementwise and reduction families (gpu/ops/elementwise, unary, reduce, topk): fp32 and fp16
-# storage, fp32 arithmetic. The op itself (add/sub/…, relu/gelu/…, sum/max/…) is a
-# specialisation constant, not a variant.
+# storage, fp32 arithmetic. The op itself (add/sub/…, relu/gelu/…, sum/max/…) and the schedule
+# are specialisation constants, not variants.
 foreach(dt f32 f16)
   if(dt STREQUAL "f16")
     set(f16 1)
@@ -9,4 +9,7 @@ foreach(dt f32 f16)
   endif()
   recon_shader(binary_${dt} binary.comp DEFINES DTYPE_F16=${f16})
   recon_shader(unary_${dt} unary.comp DEFINES DTYPE_F16=${f16})
+  recon_shader(reduce_${dt} reduce.comp DEFINES DTYPE_F16=${f16})
+  recon_shader(argmax_${dt} argmax.comp DEFINES DTYPE_F16=${f16})
+  recon_shader(topk_${dt} topk.comp DEFINES DTYPE_F16=${f16})
 endforeach()

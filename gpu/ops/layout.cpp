@@ -251,7 +251,7 @@ Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t t
   const int64_t rows = static_cast<int64_t>((max_binding_bytes() - kBindingOffsetAlign) / widest);
   if (rows <= 0) {
     return invalid_argument("a row of " + std::to_string(widest) + " bytes is too large for one binding of " +
-                            std::to_string(max_binding_bytes()) + " bytes");
+                            std::to_string(max_binding_bytes()) + " bytes (less 256 bytes of alignment slack)");
   }
   return rows;
 }

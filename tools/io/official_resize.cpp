@@ -1,0 +1,159 @@
+#include "tools/io/official_resize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace recon::io {
+namespace {
+
+// Pillow's filters (libImaging/Resample.c).
+double bicubic(double x) {
+  constexpr double a = -0.5;
+  x = std::abs(x);
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0.0;
+}
+double sinc(double x) {
+  if (x == 0.0) return 1.0;
+  x *= M_PI;
+  return std::sin(x) / x;
+}
+double lanczos(double x) { return (-3.0 <= x && x < 3.0) ? sinc(x) * sinc(x / 3) : 0.0; }
+
+constexpr int kPrecisionBits = 32 - 8 - 2;
+
+struct Coeffs {
+  int ksize = 0;
+  std::vector<int> bounds;  // (xmin, count) per output
+  std::vector<int32_t> k;   // fixed point, ksize per output
+};
+
+Coeffs precompute(int in_size, int out_size, ResampleFilter f) {
+  const double support_base = f == ResampleFilter::kLanczos ? 3.0 : 2.0;
+  const double scale = static_cast<double>(in_size) / out_size;
+  const double filterscale = std::max(scale, 1.0);
+  const double support = support_base * filterscale;
+  Coeffs c;
+  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  c.bounds.resize(out_size * 2);
+  c.k.assign(static_cast<size_t>(out_size) * c.ksize, 0);
+  std::vector<double> pre(c.ksize);
+  for (int xx = 0; xx < out_size; ++xx) {
+    const double center = (xx + 0.5) * scale;
+    const double ss = 1.0 / filterscale;
+    int xmin = static_cast<int>(center - support + 0.5);
+    if (xmin < 0) xmin = 0;
+    int xmax = static_cast<int>(center + support + 0.5);
+    if (xmax > in_size) xmax = in_size;
+    xmax -= xmin;
+    double ww = 0.0;
+    for (int x = 0; x < xmax; ++x) {
+      const double w = (f == ResampleFilter::kLanczos ? lanczos : bicubic)((x + xmin - center + 0.5) * ss);
+      pre[x] = w;
+      ww += w;
+    }
+    for (int x = 0; x < xmax; ++x) {
+      const double v = ww != 0.0 ? pre[x] / ww : pre[x];
+      c.k[static_cast<size_t>(xx) * c.ksize + x] =
+          static_cast<int32_t>(v < 0 ? -0.5 + v * (1 << kPrecisionBits) : 0.5 + v * (1 << kPrecisionBits));
+    }
+    c.bounds[xx * 2] = xmin;
+    c.bounds[xx * 2 + 1] = xmax;
+  }
+  return c;
+}
+
+uint8_t clip8(int64_t v) {
+  v >>= kPrecisionBits;
+  return static_cast<uint8_t>(std::clamp<int64_t>(v, 0, 255));
+}
+
+}  // namespace
+
+Image pil_resize(const Image& in, int out_w, int out_h, ResampleFilter filter) {
+  if (out_w == in.width && out_h == in.height) return in;  // Pillow returns a copy
+  const int ch = in.channels;
+  const bool need_h = out_w != in.width, need_v = out_h != in.height;
+  Coeffs cv = precompute(in.height, out_h, filter);
+  const int y_first = cv.bounds[0];
+  const int y_last = cv.bounds[out_h * 2 - 2] + cv.bounds[out_h * 2 - 1];
+
+  Image cur = in;
+  if (need_h) {
+    Coeffs chz = precompute(in.width, out_w, filter);
+    for (int i = 0; i < out_h; ++i) cv.bounds[i * 2] -= y_first;
+    Image tmp;
+    tmp.width = out_w;
+    tmp.height = y_last - y_first;
+    tmp.channels = ch;
+    tmp.pixels.resize(static_cast<size_t>(tmp.width) * tmp.height * ch);
+    for (int y = 0; y < tmp.height; ++y) {
+      const uint8_t* row = &in.pixels[static_cast<size_t>(y + y_first) * in.stride()];
+      for (int xx = 0; xx < out_w; ++xx) {
+        const int xmin = chz.bounds[xx * 2], xmax = chz.bounds[xx * 2 + 1];
+        const int32_t* k = &chz.k[static_cast<size_t>(xx) * chz.ksize];
+        for (int c = 0; c < ch; ++c) {
+          int64_t ss = int64_t{1} << (kPrecisionBits - 1);
+          for (int x = 0; x < xmax; ++x) ss += int64_t{row[(x + xmin) * ch + c]} * k[x];
+          tmp.pixels[(static_cast<size_t>(y) * out_w + xx) * ch + c] = clip8(ss);
+        }
+      }
+    }
+    cur = std::move(tmp);
+  }
+  if (!need_v) return cur;
+  Image out;
+  out.width = cur.width;
+  out.height = out_h;
+  out.channels = ch;
+  out.pixels.resize(static_cast<size_t>(out.width) * out_h * ch);
+  for (int yy = 0; yy < out_h; ++yy) {
+    const int ymin = cv.bounds[yy * 2], ymax = cv.bounds[yy * 2 + 1];
+    const int32_t* k = &cv.k[static_cast<size_t>(yy) * cv.ksize];
+    for (int x = 0; x < cur.width; ++x) {
+      for (int c = 0; c < ch; ++c) {
+        int64_t ss = int64_t{1} << (kPrecisionBits - 1);
+        for (int y = 0; y < ymax; ++y) ss += int64_t{cur.pixels[(static_cast<size_t>(y + ymin) * cur.width + x) * ch + c]} * k[y];
+        out.pixels[(static_cast<size_t>(yy) * out.width + x) * ch + c] = clip8(ss);
+      }
+    }
+  }
+  return out;
+}
+
+Result<PreparedImage> prepare_official(const Image& rgb, int size, bool square_ok) {
+  if (rgb.channels != 3 || rgb.width <= 0 || rgb.height <= 0) return invalid_argument("expected an RGB image");
+  if (size < 16) return invalid_argument("size must be at least 16");
+  PreparedImage p;
+  p.original_width = rgb.width;
+  p.original_height = rgb.height;
+  const int long_side = std::max(rgb.width, rgb.height);
+  // Python's round() is round-half-to-even, which std::nearbyint does in the default mode.
+  const int w = static_cast<int>(std::nearbyint(rgb.width * static_cast<double>(size) / long_side));
+  const int h = static_cast<int>(std::nearbyint(rgb.height * static_cast<double>(size) / long_side));
+  const ResampleFilter filter = long_side > size ? ResampleFilter::kLanczos : ResampleFilter::kBicubic;
+  Image resized = pil_resize(rgb, w, h, filter);
+  p.resized_width = w;
+  p.resized_height = h;
+  const int cx = w / 2, cy = h / 2;
+  int halfw = ((2 * cx) / 16) * 8, halfh = ((2 * cy) / 16) * 8;
+  if (!square_ok && w == h) halfh = 3 * halfw / 4;
+  if (halfw == 0 || halfh == 0) return invalid_argument("image too small for the model's 16-pixel patches");
+  p.crop_x = cx - halfw;
+  p.crop_y = cy - halfh;
+  Image& out = p.image;
+  out.width = 2 * halfw;
+  out.height = 2 * halfh;
+  out.channels = 3;
+  out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+  for (int y = 0; y < out.height; ++y) {
+    std::memcpy(&out.pixels[static_cast<size_t>(y) * out.stride()],
+                &resized.pixels[(static_cast<size_t>(y + p.crop_y) * w + p.crop_x) * 3], out.stride());
+  }
+  return p;
+}
+
+}  // namespace recon::io
