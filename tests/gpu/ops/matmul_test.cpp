@@ -419,3 +419,23 @@ TEST_F(MatmulTest, BenchmarkTflops) {
 
 }  // namespace
 }  // namespace recon::gpu
+namespace recon::gpu {
+namespace {
+class ProbeTest : public testing::GpuTest {};
+TEST_F(ProbeTest, Probe) {
+  std::vector<float> x = {-38.2f, -20.0f, -10.0f, -5.0f, 5.0f, 10.0f, 20.0f, 38.2f, -7.2f, -6.0f};
+  Tensor ta = testing::upload_f32(rt(), DType::kF32, {(int64_t)x.size(), 1}, x);
+  Tensor tb = testing::upload_f32(rt(), DType::kF32, {1, 1}, {1.0f});
+  for (ops::Activation act : {ops::Activation::kSigmoid, ops::Activation::kGeluTanh}) {
+    Tensor tc = testing::poisoned(rt(), DType::kF32, {(int64_t)x.size(), 1});
+    Graph g(rt());
+    ops::MatmulOptions opt;
+    opt.epilogue.activation = act;
+    ASSERT_TRUE(ops::matmul(g, rt().caps(), ta, tb, tc, opt).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    auto got = testing::download_f32(rt(), tc);
+    for (size_t i = 0; i < x.size(); ++i) std::printf("%s x=%g got=%.9g want=%.9g\n", ops::activation_name(act), x[i], got[i], act_ref(x[i], act));
+  }
+}
+}
+}
