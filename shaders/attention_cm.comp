@@ -36,6 +36,9 @@ layout(binding = 1) readonly buffer K { uvec4 k[]; };
 layout(binding = 2) readonly buffer V { uvec4 v[]; };
 layout(binding = 3) writeonly buffer O { uvec4 o[]; };
 
+#ifdef DEBUG_DUMP
+layout(binding = 4) buffer Dbg { float dbg[]; };  // [stage][nq][64]
+#endif
 layout(push_constant) uniform Push {
   uint nq, nk;
   uint q_stride, q_col;  // in fp16 elements, multiples of 8
@@ -50,7 +53,7 @@ const uint LPR = SG / 16;            // lanes per query row
 const uint DV = D / 8;               // uvec4 per head row
 const uint KS = DV + 1;              // k_s/v_s row stride in uvec4 (16 bytes of skew)
 const uint PS = BC / 8 + 1;          // p_s row stride in uvec4
-const uint SW = (BC > D ? BC : D) / 4 + 1;  // scratch row stride in uvec4 (4 floats)
+const uint SW = (BC > D ? BC : D) + 4;  // scratch row stride in floats
 const uint TILE_VECS = BC * DV;      // uvec4 per K (or V) tile
 const uint VPT = (TILE_VECS + WG - 1) / WG;  // per invocation
 const uint SCH = BC / 8 / LPR;       // 8-score chunks per lane
@@ -59,8 +62,33 @@ const uint OCH = DV / LPR;           // 8-column output chunks per lane
 
 shared uvec4 k_s[BC * KS];  // K tile; before the key loop, the q tile (needs BR ≤ BC)
 shared uvec4 v_s[BC * KS];
+#ifndef P_TYPED
+#define P_TYPED 0
+#endif
+#if P_TYPED
+shared float16_t p_s[WARPS * 16 * PS * 8];
+#else
 shared uvec4 p_s[WARPS * 16 * PS];
-shared uvec4 scratch[WARPS * 16 * SW];  // fp32 bits (glslang stores fp32 matrices to uint views)
+#endif
+// fp32, typed like the matrices stored into it: the driver must see the lanes' reads alias the
+// cooperative-matrix stores (with a uint view it hoisted the reads above the stores).
+shared float scratch[WARPS * 16 * SW];
+
+#ifndef SYNC_MODE
+#define SYNC_MODE 1
+#endif
+// Makes one subgroup's shared-memory writes (cooperative-matrix stores included) visible to its
+// own lanes.
+void subgroup_sync() {
+#if SYNC_MODE == 0
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+#elif SYNC_MODE == 1
+  controlBarrier(gl_ScopeSubgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+#else
+  barrier();
+#endif
+}
 
 uvec4 k_regs[VPT];
 uvec4 v_regs[VPT];
@@ -126,18 +154,18 @@ void main() {
         coopMatLoadNV(kb, k_s, j * 16 * KS + kk * 2, KS, true);
         s = coopMatMulAddNV(qa[kk], kb, s);
       }
-      coopMatStoreNV(s, scratch, warp * 16 * SW + j * 4, SW, false);
+      coopMatStoreNV(s, scratch, warp * 16 * SW + j * 16, SW, false);
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
+    subgroup_sync();
 
     // 3. Online softmax on this lane's chunks of its row.
     float sv[SCH * 8];
     float tile_max = NEG_INF;
     [[unroll]] for (uint i = 0; i < SCH; ++i) {
       const uint ch = part + i * LPR;
-      const vec4 lo = uintBitsToFloat(scratch[scratch_row + ch * 2]);
-      const vec4 hi = uintBitsToFloat(scratch[scratch_row + ch * 2 + 1]);
+      const uint at = scratch_row + ch * 8;
+      const vec4 lo = vec4(scratch[at], scratch[at + 1], scratch[at + 2], scratch[at + 3]);
+      const vec4 hi = vec4(scratch[at + 4], scratch[at + 5], scratch[at + 6], scratch[at + 7]);
       [[unroll]] for (uint e = 0; e < 8; ++e) {
         const float raw = e < 4 ? lo[e] : hi[e - 4];
         const float sc = k0 + ch * 8 + e < p.nk ? raw * p.scale_log2e : NEG_INF;
@@ -145,6 +173,12 @@ void main() {
         tile_max = max(tile_max, sc);
       }
     }
+#ifdef DEBUG_DUMP
+    if (k0 == 0 && q0 + row < p.nq) {
+      for (uint i = 0; i < SCH; ++i)
+        for (uint e = 0; e < 8; ++e) dbg[(0 * p.nq + q0 + row) * 64 + (part + i * LPR) * 8 + e] = sv[i * 8 + e] / p.scale_log2e;
+    }
+#endif
     [[unroll]] for (uint off = 1; off < LPR; off <<= 1) tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
     const float m_new = max(m, tile_max);
     const float alpha = exp2(m - m_new);
@@ -155,35 +189,55 @@ void main() {
         pe[e] = exp2(sv[i * 8 + e] - m_new);
         row_sum += pe[e];
       }
+#if P_TYPED
+      [[unroll]] for (uint e = 0; e < 8; ++e) p_s[(p_row + part + i * LPR) * 8 + e] = float16_t(pe[e]);
+#else
       p_s[p_row + part + i * LPR] = uvec4(packHalf2x16(vec2(pe[0], pe[1])), packHalf2x16(vec2(pe[2], pe[3])),
                                           packHalf2x16(vec2(pe[4], pe[5])), packHalf2x16(vec2(pe[6], pe[7])));
+#endif
+#ifdef DEBUG_DUMP
+      if (k0 == 0 && q0 + row < p.nq) {
+        for (uint e = 0; e < 8; ++e) dbg[(1 * p.nq + q0 + row) * 64 + (part + i * LPR) * 8 + e] = pe[e];
+      }
+#endif
     }
     [[unroll]] for (uint off = 1; off < LPR; off <<= 1) row_sum += subgroupShuffleXor(row_sum, off);
     l = l * alpha + row_sum;
     m = m_new;
     [[unroll]] for (uint i = 0; i < OCH * 8; ++i) acc[i] *= alpha;
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // P is complete and every lane has read its scores
+    subgroup_sync();  // P is complete and every lane has read its scores
 
     // 4. P·V into the scratch, then into the lanes' registers.
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> pv[D / 16];
     [[unroll]] for (uint dj = 0; dj < D / 16; ++dj) pv[dj] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     [[unroll]] for (uint kc = 0; kc < BC / 16; ++kc) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pa;
+#if P_TYPED
+      coopMatLoadNV(pa, p_s, (warp * 16 * PS + kc * 2) * 8, PS * 8, false);
+#else
       coopMatLoadNV(pa, p_s, warp * 16 * PS + kc * 2, PS, false);
+#endif
       [[unroll]] for (uint dj = 0; dj < D / 16; ++dj) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> vb;
         coopMatLoadNV(vb, v_s, kc * 16 * KS + dj * 2, KS, false);
         pv[dj] = coopMatMulAddNV(pa, vb, pv[dj]);
       }
     }
-    [[unroll]] for (uint dj = 0; dj < D / 16; ++dj) coopMatStoreNV(pv[dj], scratch, warp * 16 * SW + dj * 4, SW, false);
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
+    [[unroll]] for (uint dj = 0; dj < D / 16; ++dj) coopMatStoreNV(pv[dj], scratch, warp * 16 * SW + dj * 16, SW, false);
+    subgroup_sync();
     [[unroll]] for (uint i = 0; i < OCH; ++i) {
       const uint ch = part + i * LPR;
-      const vec4 lo = uintBitsToFloat(scratch[scratch_row + ch * 2]);
-      const vec4 hi = uintBitsToFloat(scratch[scratch_row + ch * 2 + 1]);
+      const uint at = scratch_row + ch * 8;
+      const vec4 lo = vec4(scratch[at], scratch[at + 1], scratch[at + 2], scratch[at + 3]);
+      const vec4 hi = vec4(scratch[at + 4], scratch[at + 5], scratch[at + 6], scratch[at + 7]);
+#ifdef DEBUG_DUMP
+      if (k0 == 0 && q0 + row < p.nq) {
+        for (uint e = 0; e < 4; ++e) {
+          dbg[(2 * p.nq + q0 + row) * 64 + ch * 8 + e] = lo[e];
+          dbg[(2 * p.nq + q0 + row) * 64 + ch * 8 + 4 + e] = hi[e];
+        }
+      }
+#endif
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         acc[i * 8 + e] += lo[e];
         acc[i * 8 + 4 + e] += hi[e];
@@ -191,6 +245,12 @@ void main() {
     }
   }
 
+#ifdef DEBUG_DUMP
+  if (q0 + row < p.nq) {
+    dbg[(3 * p.nq + q0 + row) * 64 + part * 2] = m;
+    dbg[(3 * p.nq + q0 + row) * 64 + part * 2 + 1] = l;
+  }
+#endif
   if (q0 + row < p.nq) {
     const float inv_l = 1.0 / l;
     const uint o_base = ((b * p.nq + q0 + row) * p.o_stride + head * D) / 8;

@@ -148,19 +148,20 @@ void main() {
 
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
   // after the final barrier above) and its invocations store the elements through gemm_store.
+  // The fragment loop is rolled (with a static select of acc[]) so gemm_store is inlined once.
   const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
-  [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
-    [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
-      coopMatStoreNV(acc[i * GEMM_FN + j], gemm_sa, scratch, 4u, false);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      const uint mf = m0 + sg_m + i * 16, nf = n0 + sg_n + j * 16;
-      for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
-        const uint m = mf + e / 16u, n = nf + e % 16u;
-        if (m < M && n < N) gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
-      }
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
+  [[dont_unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {
+    [[unroll]] for (uint ff = 0; ff < GEMM_FM * GEMM_FN; ++ff) {
+      if (ff == f) coopMatStoreNV(acc[ff], gemm_sa, scratch, 4u, false);
     }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    const uint mf = m0 + sg_m + (f / GEMM_FN) * 16, nf = n0 + sg_n + (f % GEMM_FN) * 16;
+    for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
+      const uint m = mf + e / 16u, n = nf + e % 16u;
+      if (m < M && n < N) gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
   }
 }

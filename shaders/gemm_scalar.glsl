@@ -4,13 +4,17 @@
 // BN/TN (conflict-free shared reads, coalesced stores). A and B go through shared memory in BK
 // slices; the next slice is fetched into registers while the current one is multiplied.
 // Workgroup grid: x = N tiles, y = M tiles, z = batch. Ragged edges read zeros and skip stores.
+// The epilogue stages one micro-row of the tile at a time in shared memory and stores it in a
+// rolled loop, so the includer's (possibly long: GELU, erf) store code is instantiated once
+// rather than TM·TN times; that keeps pipeline creation on lavapipe near a second. It needs
+// (BM/TM)·BN <= BK·(BM+BN+2) floats, which the host's tile table satisfies.
 //
 // The including shader supplies the operands, which is how matmul, implicit-GEMM convolution
 // and transposed convolution share this loop. Before the #include it defines:
 //   GEMM_M, GEMM_N, GEMM_K            uint expressions (the problem size)
-//   A_K_CONTIGUOUS, B_N_CONTIGUOUS    bool constant expressions: is A(m,k+1) next to A(m,k),
-//                                     is B(k,n+1) next to B(k,n) in memory (picks the coalesced
-//                                     thread order of the tile loads)
+//   A_K_CONTIGUOUS, B_N_CONTIGUOUS    bool expressions, uniform over the dispatch: is A(m,k+1)
+//                                     next to A(m,k), is B(k,n+1) next to B(k,n) in memory (picks
+//                                     the coalesced thread order of the tile loads)
 //   float gemm_load_a(uint bz, uint m, uint k)      called only for m < M, k < K
 //   float gemm_load_b(uint bz, uint k, uint n)      called only for k < K, n < N
 //   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
@@ -33,8 +37,9 @@ const uint GEMM_SB_STRIDE = BN + 1;
 const uint GEMM_A_PER_THREAD = (BM * BK + WG_SIZE - 1) / WG_SIZE;
 const uint GEMM_B_PER_THREAD = (BN * BK + WG_SIZE - 1) / WG_SIZE;
 
-shared float gemm_sa[BK * GEMM_SA_STRIDE];  // [k][m]
-shared float gemm_sb[BK * GEMM_SB_STRIDE];  // [k][n]
+// A slice [k][m] at 0, B slice [k][n] at GEMM_SB_BASE; the epilogue reuses the whole array.
+const uint GEMM_SB_BASE = BK * GEMM_SA_STRIDE;
+shared float gemm_smem[BK * (GEMM_SA_STRIDE + GEMM_SB_STRIDE)];
 
 // Tile-local coordinates of the i-th element an invocation moves, in coalesced order.
 void gemm_a_coord(uint idx, out uint mm, out uint kk) {
@@ -90,12 +95,12 @@ void main() {
     [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {
       uint idx = i * WG_SIZE + tid, mm, kk;
       gemm_a_coord(idx, mm, kk);
-      if (idx < BM * BK) gemm_sa[kk * GEMM_SA_STRIDE + mm] = ra[i];
+      if (idx < BM * BK) gemm_smem[kk * GEMM_SA_STRIDE + mm] = ra[i];
     }
     [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {
       uint idx = i * WG_SIZE + tid, kk, nn;
       gemm_b_coord(idx, kk, nn);
-      if (idx < BN * BK) gemm_sb[kk * GEMM_SB_STRIDE + nn] = rb[i];
+      if (idx < BN * BK) gemm_smem[GEMM_SB_BASE + kk * GEMM_SB_STRIDE + nn] = rb[i];
     }
     barrier();
 
@@ -119,20 +124,26 @@ void main() {
     [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
       float av[TM];
       float bv[TN];
-      [[unroll]] for (uint i = 0; i < TM; ++i) av[i] = gemm_sa[kk * GEMM_SA_STRIDE + ty + i * GEMM_THREADS_M];
-      [[unroll]] for (uint j = 0; j < TN; ++j) bv[j] = gemm_sb[kk * GEMM_SB_STRIDE + tx + j * GEMM_THREADS_N];
+      [[unroll]] for (uint i = 0; i < TM; ++i) av[i] = gemm_smem[kk * GEMM_SA_STRIDE + ty + i * GEMM_THREADS_M];
+      [[unroll]] for (uint j = 0; j < TN; ++j) bv[j] = gemm_smem[GEMM_SB_BASE + kk * GEMM_SB_STRIDE + tx + j * GEMM_THREADS_N];
       [[unroll]] for (uint i = 0; i < TM; ++i) {
         [[unroll]] for (uint j = 0; j < TN; ++j) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
       }
     }
   }
 
-  [[unroll]] for (uint i = 0; i < TM; ++i) {
-    const uint m = m0 + ty + i * GEMM_THREADS_M;
-    if (m >= M) continue;
-    [[unroll]] for (uint j = 0; j < TN; ++j) {
-      const uint n = n0 + tx + j * GEMM_THREADS_N;
-      if (n < N) gemm_store(bz, m, n, acc[i * TN + j]);
+  // Epilogue, one micro-row i at a time: stage rows m0 + i·THREADS_M + [0, THREADS_M) × BN.
+  [[dont_unroll]] for (uint i = 0; i < TM; ++i) {
+    barrier();  // the last slice's reads (or the previous row's stores) are done
+    [[unroll]] for (uint ii = 0; ii < TM; ++ii) {
+      if (ii == i) {  // static indices keep acc[] in registers
+        [[unroll]] for (uint j = 0; j < TN; ++j) gemm_smem[ty * BN + tx + j * GEMM_THREADS_N] = acc[ii * TN + j];
+      }
+    }
+    barrier();
+    [[dont_unroll]] for (uint e = tid; e < GEMM_THREADS_M * BN; e += WG_SIZE) {
+      const uint m = m0 + i * GEMM_THREADS_M + e / BN, n = n0 + e % BN;
+      if (m < M && n < N) gemm_store(bz, m, n, gemm_smem[e]);
     }
   }
 }

@@ -8,8 +8,10 @@
 #include "common.glsl"
 #include "gemm_epilogue.glsl"
 
-layout(constant_id = 8) const bool TRANS_A = false;  // A stored [K][M] (lda >= M)
-layout(constant_id = 9) const bool TRANS_B = false;  // B stored [N][K] (ldb >= K): nn.Linear weights
+// Transposes are flags (uniform branches) rather than specialisation constants: one pipeline per
+// tile instead of four, which matters where pipeline creation is slow (lavapipe: ~1 s each).
+#define TRANS_A ((p.flags & GEMM_FLAG_TRANS_A) != 0u)  // A stored [K][M] (lda >= M)
+#define TRANS_B ((p.flags & GEMM_FLAG_TRANS_B) != 0u)  // B stored [N][K] (ldb >= K): nn.Linear weights
 
 layout(binding = 0) readonly buffer BufA { STORE_T a[]; };
 layout(binding = 1) readonly buffer BufB { STORE_T b[]; };

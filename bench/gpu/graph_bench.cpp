@@ -110,9 +110,9 @@ Status check_targets(gpu::Runtime& rt, const std::vector<gpu::Tensor>& targets, 
   return Status::ok();
 }
 
-Status poison(gpu::Runtime& rt, const std::vector<gpu::Tensor>& targets) {
+Status poison(gpu::Runtime& rt, std::vector<gpu::Tensor>& targets) {
   const std::vector<float> nan(kElements, std::numeric_limits<float>::quiet_NaN());
-  for (gpu::Tensor t : targets) RECON_RETURN_IF_ERROR(t.upload(rt, nan.data(), nan.size() * sizeof(float)));
+  for (gpu::Tensor& t : targets) RECON_RETURN_IF_ERROR(t.upload(rt, nan.data(), nan.size() * sizeof(float)));
   return Status::ok();
 }
 

@@ -80,6 +80,11 @@ const std::vector<LogField>& current_log_fields() {
   return t_fields;
 }
 
+void log_with_fields(LogLevel level, const std::string& message, std::vector<LogField> fields) {
+  const ScopedLogFields scope(std::move(fields));
+  log_message(level, message);
+}
+
 LogTarget detect_log_target(bool foreground) {
   if (foreground) return LogTarget::kStderr;
   const char* stream = std::getenv("JOURNAL_STREAM");

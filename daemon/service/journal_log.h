@@ -45,6 +45,11 @@ class ScopedLogFields {
 // The fields active on this thread (outermost first).
 const std::vector<LogField>& current_log_fields();
 
+// One message with extra fields, for the top-level "log once, with context" call sites:
+//   log_with_fields(LogLevel::kWarning, "Failed to import region 7 of client 1234: ...",
+//                   {{"RECON_CLIENT_PID", "1234"}});
+void log_with_fields(LogLevel level, const std::string& message, std::vector<LogField> fields);
+
 enum class LogTarget { kJournal, kStderr };
 
 // kJournal when systemd connected stderr to the journal ($JOURNAL_STREAM names stderr's device

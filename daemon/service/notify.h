@@ -58,7 +58,8 @@ class Notifier {
 
 // Rate-limits watchdog pings for one loop: ping_if_due() sends WATCHDOG=1 when at least half
 // the watchdog interval has passed since the last ping (the first call always pings).
-// Not thread-safe: one pacer per loop, used only from that loop's thread.
+// Not thread-safe: one pacer per loop, used only from that loop's thread. The notifier must
+// outlive the pacer.
 class WatchdogPacer {
  public:
   using Clock = std::chrono::steady_clock;

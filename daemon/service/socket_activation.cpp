@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -208,6 +209,22 @@ Result<UniqueFd> bind_unix_socket(const UnixSocketOptions& options) {
   if (::listen(socket.get(), options.backlog) != 0) return internal_error(errno_text("listen on " + path));
   cleanup.dismiss();
   return socket;
+}
+
+Status check_socket_file(const std::string& path, gid_t group, mode_t mode) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return not_found(errno_text("socket file " + path));
+  if (!S_ISSOCK(st.st_mode)) return invalid_argument(path + " is not a socket");
+  const mode_t actual = st.st_mode & 07777;
+  if (st.st_gid == group && actual == mode) return Status::ok();
+  char modes[32];
+  std::snprintf(modes, sizeof(modes), "mode %04o, not %04o", static_cast<unsigned>(actual),
+                static_cast<unsigned>(mode));
+  return permission_denied(path + " has group " + std::to_string(st.st_gid) + ", not " + std::to_string(group) +
+                           ", or " + modes +
+                           ": clients may be unable to connect. If systemd re-owned /run/recon when starting "
+                           "recond.service, run `systemd-tmpfiles --create recon.conf` and restart the recond "
+                           "socket units");
 }
 
 Result<std::string> unix_socket_path(int fd) {

@@ -71,6 +71,12 @@ struct Listener {
 // The activated fd named `name` when there is one, else a socket bound from `fallback`.
 Result<Listener> acquire_listener(ListenFds& fds, std::string_view name, const UnixSocketOptions& fallback);
 
+// Checks that the socket file at `path` still has the group and mode clients rely on; the daemon
+// logs a warning when it does not. (If /run/recon was not owned by recon when recond.service
+// first started, systemd's RuntimeDirectory= setup chowns everything in it, sockets included,
+// to recon:recon, and members of recon-clients can no longer connect.)
+Status check_socket_file(const std::string& path, gid_t group, mode_t mode);
+
 // The path a bound AF_UNIX socket listens on ("" for unnamed or abstract sockets).
 Result<std::string> unix_socket_path(int fd);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "gpu/ops/layout.h"
@@ -186,6 +187,7 @@ Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const H
     pick_coop_tile(caps, d, &t);
     const uint32_t sg = caps.subgroup_size;
     shader = "attention_cm_f16";
+    if (const char* dbg = std::getenv("RECON_ATTN_CM_VARIANT")) shader = dbg;  // TEMP experiment
     spec = {static_cast<uint32_t>(d), t.warps, t.bc, sg, t.warps * sg};
     rows_per_group = 16 * t.warps;
   } else {

@@ -22,10 +22,14 @@ static_assert(sizeof(BinaryPush) == 92, "mirrors Push in shaders/binary.comp");
 
 const char* op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSub: return "sub";
-    case BinaryOp::kMul: return "mul";
-    case BinaryOp::kDiv: return "div";
+    case BinaryOp::kAdd:
+      return "add";
+    case BinaryOp::kSub:
+      return "sub";
+    case BinaryOp::kMul:
+      return "mul";
+    case BinaryOp::kDiv:
+      return "div";
   }
   return "?";
 }
@@ -108,8 +112,8 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
   const std::string name = std::string("binary ") + op_name(op);
   if (static_cast<uint32_t>(op) > 3) return invalid_argument("binary: unknown op");
   if (a.dtype() != b.dtype() || a.dtype() != out.dtype()) {
-    return invalid_argument(name + ": dtypes differ (" + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) +
-                            " -> " + dtype_name(out.dtype()) + ")");
+    return invalid_argument(name + ": dtypes differ (" + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
+                            dtype_name(out.dtype()) + ")");
   }
   const char* shader = a.dtype() == DType::kF32 ? "binary_f32" : a.dtype() == DType::kF16 ? "binary_f16" : nullptr;
   if (shader == nullptr) return invalid_argument(name + ": dtype " + dtype_name(a.dtype()) + " (f32 or f16 only)");

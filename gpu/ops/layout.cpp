@@ -37,10 +37,14 @@ std::atomic<uint64_t> g_binding_limit{0};  // 0: kMaxBindingBytes
 
 Result<std::string> elem_variant(const char* base, DType dtype) {
   switch (dtype_size(dtype)) {
-    case 4: return std::string(base) + "_b32";
-    case 2: return std::string(base) + "_b16";
-    case 1: return std::string(base) + "_b8";
-    default: return invalid_argument(std::string(base) + ": unsupported dtype " + dtype_name(dtype));
+    case 4:
+      return std::string(base) + "_b32";
+    case 2:
+      return std::string(base) + "_b16";
+    case 1:
+      return std::string(base) + "_b8";
+    default:
+      return invalid_argument(std::string(base) + ": unsupported dtype " + dtype_name(dtype));
   }
 }
 
@@ -53,7 +57,9 @@ Result<int> normalize_axis(int axis, size_t rank, const char* op) {
   return axis < 0 ? axis + r : axis;
 }
 
-bool fits_u32(int64_t v) { return v >= 0 && v <= int64_t{0xffffffff}; }
+bool fits_u32(int64_t v) {
+  return v >= 0 && v <= int64_t{0xffffffff};
+}
 
 // One strided gather, already known to fit the binding limits: merges axes, picks the tiled
 // transpose when the merged pattern is a (batched) transpose, else the generic kernel.
@@ -88,8 +94,11 @@ Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shap
     const int64_t gx = (cols + kTile - 1) / kTile, gy = (rows + kTile - 1) / kTile;
     if (gx <= kMaxGroupCount && gy <= kMaxGroupCount && batch <= kMaxGroupCount) {
       RECON_ASSIGN_OR_RETURN(std::string shader, elem_variant("permute_tiled", in.dtype()));
-      TiledPush push{static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), static_cast<uint32_t>(base),
-                     static_cast<uint32_t>(stride[rank - 1]), rank == 3 ? static_cast<uint32_t>(stride[0]) : 0u,
+      TiledPush push{static_cast<uint32_t>(rows),
+                     static_cast<uint32_t>(cols),
+                     static_cast<uint32_t>(base),
+                     static_cast<uint32_t>(stride[rank - 1]),
+                     rank == 3 ? static_cast<uint32_t>(stride[0]) : 0u,
                      out.base};
       const uint32_t spec[] = {kTile, kRowsPerPass};
       return g.dispatch(shader, spec, {{in, Access::kRead}, {out.arg, Access::kWrite}}, push,
@@ -114,11 +123,18 @@ Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shap
 // out (contiguous, `shape`) [c] = in[base + Σ c_d·stride[d]], all strides ≥ 0. When an operand is
 // too large for one binding, splits along out axis 0 and binds a window of `in` covering each
 // chunk's reads.
-Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape, const std::vector<int64_t>& stride,
+Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_in, const std::vector<int64_t>& stride_in,
               int64_t base) {
   if (out.numel() == 0) return Status::ok();
   if (in.bytes() <= max_binding_bytes() && out.bytes() <= max_binding_bytes()) {
-    return emit_gather(g, in, Window{out, 0}, shape, stride, base);
+    return emit_gather(g, in, Window{out, 0}, shape_in, stride_in, base);
+  }
+  // Split along the first axis that is not 1.
+  Shape shape = shape_in;
+  std::vector<int64_t> stride = stride_in;
+  while (shape.size() > 1 && shape[0] == 1) {
+    shape.erase(shape.begin());
+    stride.erase(stride.begin());
   }
   const int64_t es = static_cast<int64_t>(dtype_size(in.dtype()));
   const int64_t rows = shape[0];
@@ -274,7 +290,8 @@ Status permute(Graph& g, const Arg& in, const Arg& out, const std::vector<int>& 
     seen[p] = true;
   }
   if (in.dtype() != out.dtype()) {
-    return invalid_argument(std::string("permute: dtype ") + dtype_name(in.dtype()) + " into " + dtype_name(out.dtype()));
+    return invalid_argument(std::string("permute: dtype ") + dtype_name(in.dtype()) + " into " +
+                            dtype_name(out.dtype()));
   }
   Shape want(s.size());
   for (size_t d = 0; d < s.size(); ++d) want[d] = s[perm[d]];
@@ -301,7 +318,8 @@ Status transpose(Graph& g, const Arg& in, const Arg& out, int dim0, int dim1) {
 Status slice(Graph& g, const Arg& in, const Arg& out, const std::vector<SliceAxis>& axes) {
   const Shape& s = in.shape();
   if (axes.size() > s.size()) {
-    return invalid_argument("slice: " + std::to_string(axes.size()) + " axes given for rank " + std::to_string(s.size()));
+    return invalid_argument("slice: " + std::to_string(axes.size()) + " axes given for rank " +
+                            std::to_string(s.size()));
   }
   if (in.dtype() != out.dtype()) return invalid_argument("slice: in and out dtypes differ");
   const std::vector<int64_t> in_strides = contiguous_strides(s);

@@ -21,6 +21,9 @@ struct MatmulPush {
 static_assert(sizeof(MatmulPush) == 68, "mirrors Push in shaders/matmul.comp and shaders/matmul_coopmat.comp");
 
 constexpr int64_t kU32Max = 0xffffffffLL;
+// Scalar matmul takes its transposes as flags (shaders/gemm_epilogue.glsl), the coopmat variant as
+// specialisation constants 8 and 9 (they shape its shared-memory layout).
+constexpr uint32_t kFlagTransA = 0x200, kFlagTransB = 0x400;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -277,9 +280,11 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
 
         std::vector<uint32_t> spec;
         for (uint32_t s : tiling.spec()) spec.push_back(s);
-        spec.push_back(opt.transpose_a ? 1 : 0);
-        spec.push_back(opt.transpose_b ? 1 : 0);
-        if (tiling.coopmat) {
+        if (!tiling.coopmat) {
+          push.flags |= (opt.transpose_a ? kFlagTransA : 0) | (opt.transpose_b ? kFlagTransB : 0);
+        } else {
+          spec.push_back(opt.transpose_a ? 1 : 0);
+          spec.push_back(opt.transpose_b ? 1 : 0);
           // 16-byte loads need every row start of the operand at a multiple of 8 elements.
           const bool vec_a = (opt.transpose_a ? mn : k) % 8 == 0 && lda % 8 == 0 &&
                              (bn_ == 1 || stride_a % 8 == 0) && wa.offset % 8 == 0;

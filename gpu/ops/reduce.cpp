@@ -8,7 +8,7 @@
 namespace recon::gpu::ops {
 namespace {
 
-constexpr uint32_t kGroup = 256;       // WG specialisation constant (power of two)
+constexpr uint32_t kGroup = 256;         // WG specialisation constant (power of two)
 constexpr int64_t kRowPerGroupMin = 64;  // shortest row worth a workgroup of its own
 
 struct ReducePush {
@@ -32,9 +32,9 @@ Status run_reduction(Graph& g, const char* family, uint32_t op, const char* name
   dropped.erase(dropped.begin() + axis);
   kept[axis] = 1;
   if (out.shape() != dropped && out.shape() != kept) {
-    return invalid_argument(std::string(name) + ": reducing " + shape_string(s) + " over axis " +
-                            std::to_string(axis) + " gives " + shape_string(dropped) + " (or " + shape_string(kept) +
-                            "), out is " + shape_string(out.shape()));
+    return invalid_argument(std::string(name) + ": reducing " + shape_string(s) + " over axis " + std::to_string(axis) +
+                            " gives " + shape_string(dropped) + " (or " + shape_string(kept) + "), out is " +
+                            shape_string(out.shape()));
   }
   const char* suffix = in.dtype() == DType::kF32 ? "_f32" : in.dtype() == DType::kF16 ? "_f16" : nullptr;
   if (suffix == nullptr) {
@@ -58,12 +58,12 @@ Status run_reduction(Graph& g, const char* family, uint32_t op, const char* name
     const int64_t o1 = std::min(outer, o0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, o0 * len * inner, o1 * len * inner));
     RECON_ASSIGN_OR_RETURN(Window wo, window(out, o0 * inner, o1 * inner));
-    ReducePush push{static_cast<uint32_t>(o1 - o0), static_cast<uint32_t>(len), static_cast<uint32_t>(inner),
-                    wi.base, wo.base};
-    const uint64_t groups =
-        row_per_group ? static_cast<uint64_t>(o1 - o0) : (static_cast<uint64_t>((o1 - o0) * inner) + kGroup - 1) / kGroup;
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
-                                     Graph::grid_1d(groups)));
+    ReducePush push{static_cast<uint32_t>(o1 - o0), static_cast<uint32_t>(len), static_cast<uint32_t>(inner), wi.base,
+                    wo.base};
+    const uint64_t groups = row_per_group ? static_cast<uint64_t>(o1 - o0)
+                                          : (static_cast<uint64_t>((o1 - o0) * inner) + kGroup - 1) / kGroup;
+    RECON_RETURN_IF_ERROR(
+        g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push, Graph::grid_1d(groups)));
   }
   return Status::ok();
 }
@@ -80,12 +80,17 @@ Status run_arg(Graph& g, uint32_t op, const char* name, const Arg& in, const Arg
 Status reduce(Graph& g, ReduceOp op, const Arg& in, const Arg& out, int axis) {
   if (static_cast<uint32_t>(op) > 3) return invalid_argument("reduce: unknown op");
   if (in.dtype() != out.dtype()) {
-    return invalid_argument(std::string("reduce: in is ") + dtype_name(in.dtype()) + ", out " + dtype_name(out.dtype()));
+    return invalid_argument(std::string("reduce: in is ") + dtype_name(in.dtype()) + ", out " +
+                            dtype_name(out.dtype()));
   }
   return run_reduction(g, "reduce", static_cast<uint32_t>(op), "reduce", in, out, axis);
 }
 
-Status argmax(Graph& g, const Arg& in, const Arg& out, int axis) { return run_arg(g, 0, "argmax", in, out, axis); }
-Status argmin(Graph& g, const Arg& in, const Arg& out, int axis) { return run_arg(g, 1, "argmin", in, out, axis); }
+Status argmax(Graph& g, const Arg& in, const Arg& out, int axis) {
+  return run_arg(g, 0, "argmax", in, out, axis);
+}
+Status argmin(Graph& g, const Arg& in, const Arg& out, int axis) {
+  return run_arg(g, 1, "argmin", in, out, axis);
+}
 
 }  // namespace recon::gpu::ops

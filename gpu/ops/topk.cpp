@@ -43,7 +43,8 @@ Status topk(Graph& g, const Arg& in, const Arg& values, const Arg& indices, int6
                             dtype_name(values.dtype()) + " and " + dtype_name(indices.dtype()));
   }
   const char* shader = in.dtype() == DType::kF32 ? "topk_f32" : in.dtype() == DType::kF16 ? "topk_f16" : nullptr;
-  if (shader == nullptr) return invalid_argument(std::string("topk: dtype ") + dtype_name(in.dtype()) + " (f32 or f16 only)");
+  if (shader == nullptr)
+    return invalid_argument(std::string("topk: dtype ") + dtype_name(in.dtype()) + " (f32 or f16 only)");
   const int64_t rows = in.numel() / n;
   if (rows == 0) return Status::ok();
   if (n > int64_t{0xffffffff}) return invalid_argument("topk: rows longer than 2^32");
@@ -57,8 +58,8 @@ Status topk(Graph& g, const Arg& in, const Arg& values, const Arg& indices, int6
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, r0 * n, r1 * n));
     RECON_ASSIGN_OR_RETURN(Window wv, window(values, r0 * k, r1 * k));
     RECON_ASSIGN_OR_RETURN(Window wx, window(indices, r0 * k, r1 * k));
-    TopkPush push{static_cast<uint32_t>(r1 - r0), static_cast<uint32_t>(n), static_cast<uint32_t>(k), wi.base,
-                  wv.base, wx.base};
+    TopkPush push{
+        static_cast<uint32_t>(r1 - r0), static_cast<uint32_t>(n), static_cast<uint32_t>(k), wi.base, wv.base, wx.base};
     RECON_RETURN_IF_ERROR(g.dispatch(shader, spec,
                                      {{wi.arg, Access::kRead}, {wv.arg, Access::kWrite}, {wx.arg, Access::kWrite}},
                                      push, Graph::grid_1d(static_cast<uint64_t>(r1 - r0))));

@@ -26,7 +26,8 @@ Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, f
                             " and out " + dtype_name(out.dtype()) + shape_string(out.shape()) + " differ");
   }
   const char* shader = in.dtype() == DType::kF32 ? "unary_f32" : in.dtype() == DType::kF16 ? "unary_f16" : nullptr;
-  if (shader == nullptr) return invalid_argument(std::string("unary: dtype ") + dtype_name(in.dtype()) + " (f32 or f16 only)");
+  if (shader == nullptr)
+    return invalid_argument(std::string("unary: dtype ") + dtype_name(in.dtype()) + " (f32 or f16 only)");
   const int64_t n = in.numel();
   if (n == 0) return Status::ok();
   RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({dtype_size(in.dtype())}, n));

@@ -173,9 +173,10 @@ Result<SafetensorsFile> SafetensorsFile::validate(SafetensorsFile file) {
   limits.max_input_bytes = kMaxHeaderBytes;
   limits.max_values = kMaxHeaderValues;
   Result<JsonValue> root = parse_json(header, limits);
-  if (!root.is_ok())
+  if (!root.is_ok()) {
     return data_loss("header (file bytes 8.." + std::to_string(8 + header_len) +
                      ") is not valid JSON: " + root.status().message());
+  }
   if (!root->is_object()) return data_loss("header must be a JSON object");
 
   for (const JsonMember& m : root->members()) {

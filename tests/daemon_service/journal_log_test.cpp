@@ -112,6 +112,16 @@ TEST(LogSink, SendsStructuredEntriesWithTheRequestContextToTheJournal) {
   EXPECT_TRUE(captured.lines.empty());
 }
 
+TEST(LogSink, LogWithFieldsAddsThemToOneMessageOnly) {
+  CapturedSink captured;
+  set_log_sink(make_log_sink(captured.options(LogTarget::kJournal)));
+  log_with_fields(LogLevel::kWarning, "Failed to import region 7", {{std::string(kFieldClientPid), "1234"}});
+  log_warning("later");
+  ASSERT_EQ(captured.entries.size(), 2u);
+  EXPECT_EQ(captured.entries[0].back(), "RECON_CLIENT_PID=1234");
+  EXPECT_EQ(captured.entries[1].size(), 3u);
+}
+
 TEST(LogSink, DropsMessagesBelowTheMinimumLevel) {
   CapturedSink captured;
   set_log_sink(make_log_sink(captured.options(LogTarget::kJournal, LogLevel::kWarning)));

@@ -260,6 +260,20 @@ TEST(BindUnixSocket, RefusesRelativeAbstractAndOverlongPaths) {
   EXPECT_TRUE(contains(long_path.status().message(), "longer than 107")) << long_path.status().message();
 }
 
+TEST(CheckSocketFile, NoticesASocketThatLostItsGroupOrMode) {
+  TempDir dir;
+  const std::string path = dir.file("client.sock");
+  auto fd = bind_unix_socket({.path = path, .mode = 0660, .group = ::getgid()});
+  ASSERT_TRUE(fd.is_ok());
+  EXPECT_TRUE(check_socket_file(path, ::getgid(), 0660).is_ok());
+  const Status wrong_group = check_socket_file(path, ::getgid() + 1, 0660);
+  EXPECT_EQ(wrong_group.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(contains(wrong_group.message(), "systemd-tmpfiles --create")) << wrong_group.message();
+  const Status wrong_mode = check_socket_file(path, ::getgid(), 0600);
+  EXPECT_TRUE(contains(wrong_mode.message(), "mode 0660, not 0600")) << wrong_mode.message();
+  EXPECT_EQ(check_socket_file(dir.file("missing.sock"), 0, 0660).code(), StatusCode::kNotFound);
+}
+
 TEST(AcquireListener, BindsTheFallbackWhenNotActivated) {
   TempDir dir;
   ListenFds none;

@@ -22,7 +22,8 @@ void require(bool ok, const char* what) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const std::uint8_t* data, std::size_t size) {
   using namespace recon;
   using namespace recon::gpu;
   std::vector<std::byte> bytes(size);

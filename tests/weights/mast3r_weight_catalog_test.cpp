@@ -144,7 +144,7 @@ TEST(Mast3rWeightCatalog, TinyConfigShrinksEveryTensor) {
   EXPECT_EQ(shapes["downstream_head2.dpt.head.2.weight"], (S{4, 4, 3, 3}));
   EXPECT_EQ(shapes["downstream_head2.dpt.head.4.weight"], (S{4, 4, 1, 1}));
   EXPECT_EQ(shapes["downstream_head2.head_local_features.fc1.weight"], (S{24, 24}));
-  EXPECT_EQ(shapes["downstream_head2.head_local_features.fc2.weight"], (S{(3 + 1) * 16, 24}));
+  EXPECT_EQ(shapes["downstream_head2.head_local_features.fc2.weight"], (S{std::int64_t{3 + 1} * 16, 24}));
   EXPECT_EQ(shapes.count("enc_blocks.2.norm1.weight"), 0u);
   EXPECT_EQ(shapes.count("dec_blocks2.4.norm1.weight"), 0u);
 }
@@ -261,7 +261,7 @@ TEST(CheckWeights, CapsTheListAndCountsTheRest) {
 TEST(CheckWeights, RejectsAliasesHoldingDifferentData) {
   const Mast3rConfig c = tiny_config();
   SafetensorsWriter w = tiny_writer(c, AliasNames::kCanonical);
-  std::vector<float> other(8 * 4 * 9, -1.0f);
+  std::vector<float> other(std::size_t{8} * 4 * 9, -1.0f);
   ASSERT_TRUE(w.add_f32(kAlias, {8, 4, 3, 3}, other).is_ok());
   const Result<Mast3rWeightMap> m = check(w, c);
   ASSERT_FALSE(m.is_ok());
@@ -271,7 +271,7 @@ TEST(CheckWeights, RejectsAliasesHoldingDifferentData) {
 TEST(CheckWeights, WrongShapedAliasIsReportedUnderItsOwnName) {
   const Mast3rConfig c = tiny_config();
   SafetensorsWriter w = tiny_writer(c, AliasNames::kCanonical);
-  std::vector<float> other(8 * 4 * 3 * 4, 0.0f);
+  std::vector<float> other(std::size_t{8} * 4 * 3 * 4, 0.0f);
   ASSERT_TRUE(w.add_f32(kAlias, {8, 4, 3, 4}, other).is_ok());
   const Result<Mast3rWeightMap> m = check(w, c);
   ASSERT_FALSE(m.is_ok());

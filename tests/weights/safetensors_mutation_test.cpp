@@ -82,9 +82,10 @@ std::vector<std::byte> mutate(const std::vector<std::byte>& seed, std::mt19937_6
         b[pick(0, b.size() - 1)] = static_cast<std::byte>(pick(0, 255));
         break;
       case 2:  // JSON-significant character inside the header
-        if (b.size() > 8)
+        if (b.size() > 8) {
           b[pick(8, std::min<std::size_t>(b.size() - 1, 8 + header_len))] =
               static_cast<std::byte>(kJsonish[pick(0, sizeof kJsonish - 2)]);
+        }
         break;
       case 3: {  // replace a digit in the header by another digit (hits offsets and shapes)
         std::vector<std::size_t> digits;

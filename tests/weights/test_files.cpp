@@ -23,6 +23,7 @@ TempPath::~TempPath() {
 std::vector<std::byte> raw_safetensors_with_length(std::uint64_t header_len, std::string_view header,
                                                    std::size_t data_bytes) {
   std::vector<std::byte> out;
+  out.reserve(8 + header.size() + data_bytes);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::byte>((header_len >> (8 * i)) & 0xFF));
   for (const char c : header) out.push_back(static_cast<std::byte>(c));
   out.insert(out.end(), data_bytes, std::byte{0x5A});

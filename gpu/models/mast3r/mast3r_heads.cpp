@@ -67,13 +67,11 @@ Status Mast3rForward::build_head(int v) {
 
   // ResidualConvUnit: x + conv2(relu(conv1(relu(x)))); the skip uses the un-ReLU'd x.
   auto rcu = [&](const std::string& prefix, const Tensor& x, const Tensor& out) -> Status {
-    RECON_ASSIGN_OR_RETURN(Tensor a, alloc(DType::kF32, x.shape()));
-    RECON_RETURN_IF_ERROR(ops::relu(*graph_, x, a));
-    RECON_ASSIGN_OR_RETURN(Tensor b2, alloc(DType::kF32, x.shape()));
-    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, a, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), b2, 1, 1,
-                                         Act::kRelu));
+    RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(DType::kF32, x.shape()));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, x, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), mid, 1, 1,
+                                         Act::kRelu, nullptr, /*input_relu=*/true));
     const Arg skip = x;
-    return mast3r::conv2d(*graph_, caps, b2, W(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1, Act::kNone,
+    return mast3r::conv2d(*graph_, caps, mid, W(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1, Act::kNone,
                           &skip);
   };
   // Fusion block: s = a (+ RCU1(b)); s = RCU2(s); s = up×2(s); out_conv(s).
@@ -82,7 +80,6 @@ Status Mast3rForward::build_head(int v) {
     Tensor sum = a;
     if (b != nullptr) {
       RECON_ASSIGN_OR_RETURN(sum, alloc(DType::kF32, a.shape()));
-      // RCU1(b) + a: RCU's residual add takes b; add a afterwards through conv2's residual of a copy.
       RECON_ASSIGN_OR_RETURN(Tensor r1, alloc(DType::kF32, b->shape()));
       RECON_RETURN_IF_ERROR(rcu(prefix + "resConfUnit1.", *b, r1));
       RECON_RETURN_IF_ERROR(ops::add(*graph_, a, r1, sum));

@@ -1,19 +1,48 @@
 #include "gpu/models/mast3r/mast3r_layers.h"
 
-// TEMPORARY while the op library's linear/conv/upsample/pixel-shuffle land: every call fails with
-// UNIMPLEMENTED so nothing can mistake this for a working forward pass.
-namespace recon::gpu::mast3r {
+#include "gpu/ops/conv2d.h"
+#include "gpu/ops/conv_transpose2d.h"
+#include "gpu/ops/linear.h"
 
-Status linear(Graph&, const Capabilities&, const Arg&, const Tensor&, const Tensor*, const Arg&, Act, const Arg*) {
-  return unimplemented("mast3r::linear awaits ops::linear");
+namespace recon::gpu::mast3r {
+namespace {
+
+ops::Epilogue epilogue(Act act, const Arg* residual) {
+  ops::Epilogue e;
+  e.activation = act == Act::kRelu ? ops::Activation::kRelu
+                 : act == Act::kGelu ? ops::Activation::kGeluErf  // nn.GELU() is the exact erf form
+                                     : ops::Activation::kNone;
+  if (residual != nullptr) e.residual = *residual;
+  return e;
 }
-Status conv2d(Graph&, const Capabilities&, const Arg&, const Tensor&, const Tensor*, const Arg&, int, int, Act,
-              const Arg*) {
-  return unimplemented("mast3r::conv2d awaits ops::conv2d");
+
+std::optional<Arg> optional_arg(const Tensor* t) { return t ? std::optional<Arg>(Arg(*t)) : std::nullopt; }
+
+}  // namespace
+
+Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+              Act act, const Arg* residual) {
+  return ops::linear(g, caps, x, w, optional_arg(b), out, epilogue(act, residual));
 }
-Status conv_transpose2d(Graph&, const Capabilities&, const Arg&, const Tensor&, const Tensor*, const Arg&, int) {
-  return unimplemented("mast3r::conv_transpose2d awaits ops::conv_transpose2d");
+
+Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+              int stride, int padding, Act act, const Arg* residual, bool input_relu) {
+  ops::Conv2dParams params;
+  params.stride_h = params.stride_w = stride;
+  params.pad_h = params.pad_w = padding;
+  params.input_relu = input_relu;
+  return ops::conv2d(g, caps, x, w, optional_arg(b), out, params, epilogue(act, residual));
 }
+
+Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,
+                        const Arg& out, int kernel) {
+  if (w.shape().size() != 4 || w.shape()[2] != kernel || w.shape()[3] != kernel) {
+    return invalid_argument("conv_transpose2d: weight is not (in, out, k, k) with k = " + std::to_string(kernel));
+  }
+  return ops::conv_transpose2d(g, caps, x, w, optional_arg(b), out);
+}
+
+// TEMPORARY until ops/upsample and ops/pixel_shuffle land: fail loudly.
 Status upsample2x(Graph&, const Arg&, const Arg&) { return unimplemented("mast3r::upsample2x awaits ops::upsample"); }
 Status tokens_pixel_shuffle(Graph&, const Arg&, const Arg&, int) {
   return unimplemented("mast3r::tokens_pixel_shuffle awaits ops::pixel_shuffle");

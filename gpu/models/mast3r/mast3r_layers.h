@@ -15,9 +15,10 @@ enum class Act { kNone, kRelu, kGelu };
 Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
               Act act = Act::kNone, const Arg* residual = nullptr);
 
-// NCHW convolution, weights OIHW (nn.Conv2d), zero padding. `residual` as for linear.
+// NCHW convolution, weights OIHW (nn.Conv2d), zero padding. `residual` as for linear;
+// `input_relu` convolves relu(x) (the ResidualConvUnit's pre-activation) without a separate pass.
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
-              int stride, int padding, Act act = Act::kNone, const Arg* residual = nullptr);
+              int stride, int padding, Act act = Act::kNone, const Arg* residual = nullptr, bool input_relu = false);
 
 // NCHW transposed convolution with stride = kernel, weights (in, out, k, k) (nn.ConvTranspose2d).
 Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,

@@ -330,8 +330,97 @@ TEST_F(AttentionBench, Mast3rEncoderShapeThroughput) {
                 dtype_name(var.dtype), ops::attention_path_name(var.path), (long long)batch, (long long)heads,
                 (long long)n, (long long)d, best * 1e6, flop / best * 1e-12, worst / vmax);
     EXPECT_LE(worst / vmax, var.dtype == DType::kF32 ? 2e-5 : 3e-3);
+
+    // The RoPE pre-pass over q and k of the same tensor, for scale.
+    Graph rg(rt());
+    for (int i = 0; i < kReps; ++i) ASSERT_TRUE(ops::rope2d(rg, qkv, 0, 2 * heads, d, {24, 32}).is_ok());
+    ASSERT_TRUE(rg.run().is_ok());
+    double rope_best = 1e30;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ASSERT_TRUE(rg.run().is_ok());
+      rope_best =
+          std::min(rope_best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
+    }
+    std::printf("[bench] rope2d %s on q,k of [2, 768, 3072]: %.1f us\n", dtype_name(var.dtype), rope_best * 1e6);
   }
 }
 
+}  // namespace
+}  // namespace recon::gpu
+
+
+namespace recon::gpu {
+namespace {
+using namespace testing;  // NOLINT
+class AttentionDebug : public GpuTest {};
+TEST_F(AttentionDebug, CoopMatDump) {
+  if (!rt().caps().nv_cooperative_matrix) GTEST_SKIP();
+  for (int64_t nk : {int64_t{64}, int64_t{130}}) {
+    const int64_t nq = 20, d = 64;
+    Tensor tq = upload_f32(rt(), DType::kF16, {1, nq, d}, random_floats(nq * d, 1, -1, 1));
+    Tensor tk = upload_f32(rt(), DType::kF16, {1, nk, d}, random_floats(nk * d, 2, -1, 1));
+    Tensor tv = upload_f32(rt(), DType::kF16, {1, nk, d}, random_floats(nk * d, 3, -1, 1));
+    auto q = download_f32(rt(), tq), k = download_f32(rt(), tk), v = download_f32(rt(), tv);
+    const double sl2 = 0.125 * 1.4426950408889634;
+    std::vector<double> want[5];
+    for (auto& w : want) w.assign(nq * 64, 0.0);
+    for (int i = 0; i < nq; ++i) {
+      std::vector<double> s(nk);
+      double m0 = -1e300, m = -1e300;
+      for (int j = 0; j < nk; ++j) {
+        double t = 0;
+        for (int e = 0; e < d; ++e) t += double(q[i * d + e]) * k[j * d + e];
+        s[j] = t * sl2;
+        if (j < 64) m0 = std::max(m0, s[j]);
+        m = std::max(m, s[j]);
+      }
+      double l = 0;
+      for (int j = 0; j < nk; ++j) l += std::exp2(s[j] - m);
+      for (int j = 0; j < 64; ++j) {
+        want[0][i * 64 + j] = s[j] / sl2;
+        want[1][i * 64 + j] = std::exp2(s[j] - m0);
+        for (int e = 0; e < d; ++e) want[2][i * 64 + e] += std::exp2(s[j] - m0) * v[j * d + e];
+      }
+      want[3][i * 64 + 0] = m;
+      want[3][i * 64 + 1] = l;
+      want[3][i * 64 + 2] = m;
+      want[3][i * 64 + 3] = l;
+      for (int j = 0; j < nk; ++j)
+        for (int e = 0; e < d; ++e) want[4][i * 64 + e] += std::exp2(s[j] - m) / l * v[j * d + e];
+    }
+    struct Push {
+      uint32_t nq, nk, qs, qc, ks, kc, vs, vc, os;
+      float sl2;
+    } push{uint32_t(nq), uint32_t(nk), 64, 0, 64, 0, 64, 0, 64, float(sl2)};
+    const uint32_t spec[] = {64, 4, 64, 32, 128};
+    Tensor out = poisoned(rt(), DType::kF16, {1, nq, d});
+    Tensor dbg = poisoned(rt(), DType::kF32, {4, nq, 64});
+    Graph g(rt());
+    ASSERT_TRUE(g.dispatch("attention_cm_dump", spec,
+                           {{tq, Access::kRead}, {tk, Access::kRead}, {tv, Access::kRead}, {out, Access::kWrite},
+                            {dbg, Access::kReadWrite}},
+                           push, {1, 1, 1})
+                    .is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    auto dd = download_f32(rt(), dbg);
+    auto oo = download_f32(rt(), out);
+    for (int st = 0; st < 5; ++st) {
+      const float* got = st < 4 ? &dd[st * nq * 64] : oo.data();
+      const int cols = st == 3 ? 4 : 64;
+      double worst = 0;
+      for (int i = 0; i < nq; ++i)
+        for (int j = 0; j < cols; ++j) worst = std::max(worst, std::abs(got[i * 64 + j] - want[st][i * 64 + j]));
+      std::printf("[debug] nk=%lld stage %d max abs err %.3g\n", (long long)nk, st, worst);
+      for (int i = 0; i < 2; ++i) {
+        std::printf("[debug]   row %d got :", i);
+        for (int j = 0; j < std::min(cols, 8); ++j) std::printf(" %9.4f", got[i * 64 + j]);
+        std::printf("\n[debug]   row %d want:", i);
+        for (int j = 0; j < std::min(cols, 8); ++j) std::printf(" %9.4f", want[st][i * 64 + j]);
+        std::printf("\n");
+      }
+    }
+  }
+}
 }  // namespace
 }  // namespace recon::gpu

@@ -1,10 +1,11 @@
 // Broadcasting binary arithmetic against a float64 CPU reference: equal shapes, size-1 axes,
 // scalars, different ranks, six unmergeable axes, in-place, splitting beyond one binding, misuse.
+#include "gpu/ops/elementwise.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 
-#include "gpu/ops/elementwise.h"
 #include "gpu/ops/layout.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -16,10 +17,14 @@ using ops::BinaryOp;
 
 double apply(BinaryOp op, double x, double y) {
   switch (op) {
-    case BinaryOp::kAdd: return x + y;
-    case BinaryOp::kSub: return x - y;
-    case BinaryOp::kMul: return x * y;
-    case BinaryOp::kDiv: return x / y;
+    case BinaryOp::kAdd:
+      return x + y;
+    case BinaryOp::kSub:
+      return x - y;
+    case BinaryOp::kMul:
+      return x * y;
+    case BinaryOp::kDiv:
+      return x / y;
   }
   return 0;
 }
@@ -80,7 +85,9 @@ class ElementwiseTest : public GpuTest, public ::testing::WithParamInterface<DTy
   }
 };
 
-TEST_P(ElementwiseTest, EqualShapesTakeTheFastPath) { run_case({7, 129}, {7, 129}, 1); }
+TEST_P(ElementwiseTest, EqualShapesTakeTheFastPath) {
+  run_case({7, 129}, {7, 129}, 1);
+}
 
 TEST_P(ElementwiseTest, SizeOneAxesBroadcastBothWays) {
   run_case({3, 1, 5}, {4, 1}, 2);
@@ -101,9 +108,13 @@ TEST_P(ElementwiseTest, DifferentRanksAlignAtTheLastAxis) {
   run_case({4, 1, 6}, {2, 1, 5, 1}, 11);
 }
 
-TEST_P(ElementwiseTest, SixUnmergeableAxesWork) { run_case({2, 1, 3, 1, 4, 1}, {1, 5, 1, 6, 1, 7}, 12); }
+TEST_P(ElementwiseTest, SixUnmergeableAxesWork) {
+  run_case({2, 1, 3, 1, 4, 1}, {1, 5, 1, 6, 1, 7}, 12);
+}
 
-TEST_P(ElementwiseTest, HigherRanksWorkWhenTheyMerge) { run_case({1, 2, 3, 2, 3, 2, 5}, {2, 3, 2, 3, 2, 5}, 13); }
+TEST_P(ElementwiseTest, HigherRanksWorkWhenTheyMerge) {
+  run_case({1, 2, 3, 2, 3, 2, 5}, {2, 3, 2, 3, 2, 5}, 13);
+}
 
 TEST_P(ElementwiseTest, InPlaceOnTheFirstOperand) {
   const DType d = GetParam();
@@ -151,9 +162,9 @@ TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
                             t(DType::kF32, {2, 2, 2, 2, 2, 2, 2}))
                 .code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::binary(g, static_cast<BinaryOp>(9), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4}))
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ops::binary(g, static_cast<BinaryOp>(9), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 
@@ -169,8 +180,8 @@ TEST_F(ElementwiseMisuseTest, OperandsLargerThanOneBindingAreSplit) {
     Shape a, b;
   };
   uint32_t seed = 40;
-  for (const Case& c : {Case{{37, 101}, {101}}, Case{{37, 101}, {37, 101}}, Case{{1, 37, 1, 21}, {37, 5, 1}},
-                        Case{{5, 1}, {5, 151}}}) {
+  for (const Case& c :
+       {Case{{37, 101}, {101}}, Case{{37, 101}, {37, 101}}, Case{{1, 37, 1, 21}, {37, 5, 1}}, Case{{5, 1}, {5, 151}}}) {
     for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kDiv}) {
       const Shape so = ops::broadcast_shape(c.a, c.b).value();
       auto a = random_floats(shape_numel(c.a), ++seed), b = random_floats(shape_numel(c.b), ++seed, 0.5f, 2.0f);

@@ -27,9 +27,9 @@ double act_ref(double v, Activation a) {
     case Activation::kNone: return v;
     case Activation::kRelu: return v > 0 ? v : 0;
     case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh: {
+    case Activation::kGeluTanh: {  // 0.5·v·(1 + tanh(y)) without double's own cancellation
       const double y = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
-      return 0.5 * v * (1 + std::tanh(y));
+      return v / (1 + std::exp(-2 * y));
     }
     case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
     case Activation::kTanh: return std::tanh(v);
@@ -57,7 +57,35 @@ struct Problem {
   }
 };
 
-class MatmulTest : public GpuTest {
+// One Runtime per test suite, validation on: pipelines (about a second each to create on
+// lavapipe) are then built once per file rather than once per test. Each test still fails on
+// any validation message it caused.
+class SharedRuntimeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    RuntimeOptions options;
+    options.context.validation = true;
+    options.pipeline_cache_path = "none";
+    auto rt = Runtime::create(options);
+    if (rt.is_ok()) shared_ = std::move(rt).value();
+  }
+  static void TearDownTestSuite() { shared_.reset(); }
+  void SetUp() override {
+    ASSERT_NE(shared_, nullptr) << "no Vulkan runtime";
+    errors_before_ = shared_->context().validation_error_count();
+  }
+  void TearDown() override {
+    if (!shared_) return;
+    EXPECT_EQ(shared_->context().validation_error_count(), errors_before_)
+        << "last validation error: " << shared_->context().last_validation_error();
+  }
+  Runtime& rt() { return *shared_; }
+
+  static inline std::unique_ptr<Runtime> shared_;
+  uint64_t errors_before_ = 0;
+};
+
+class MatmulTest : public SharedRuntimeTest {
  protected:
   // Runs `p` (optionally under reduced caps) and checks every element against float64:
   // |got − want| ≤ tol·(|alpha|·Σ|a·b| + |beta·c| + |bias| + |r| + |want| + 1e-6).
@@ -109,7 +137,6 @@ class MatmulTest : public GpuTest {
     Status r = g.run();
     ASSERT_TRUE(r.is_ok()) << r.to_string();
     const auto got = download_f32(rt(), tc);
-    if (std::getenv("RECON_GEMM_DEBUG")) std::printf("pipelines %zu, %.0f ms\n", rt().pipelines().pipeline_count(), rt().pipelines().total_create_ms());
 
     double worst = 0;
     for (int64_t b = 0; b < cb; ++b) {
@@ -167,11 +194,12 @@ TEST_P(MatmulDtypeTest, RaggedShapesOnEveryScalarTileWithAllTransposes) {
   }
 }
 
-TEST_P(MatmulDtypeTest, LargeTileCoversRaggedEdges) {
-  // ≥ 256 tiles of 128×128 select the 8×8 micro-tile; K spans two BK slices.
+TEST_F(MatmulTest, LargeTileCoversRaggedEdges) {
+  // ≥ 256 tiles of 128×128 select the 8×8 micro-tile; K spans two BK slices. (f32 only: the f16
+  // variant differs in load/store conversions, which the other tiles cover, and lavapipe is slow.)
   Problem p;
-  p.m = 2100, p.n = 2060, p.k = 19, p.tb = true;
-  run(p, GetParam(), 77);
+  p.m = 1940, p.n = 1930, p.k = 17, p.tb = true, p.bias = true, p.act = Activation::kGeluErf;
+  run(p, DType::kF32, 77);
 }
 
 TEST_P(MatmulDtypeTest, AlphaBetaBiasResidualAndEveryActivation) {
@@ -233,6 +261,7 @@ TEST_F(MatmulTest, ActivationsAreAccurateOverTheirWholeRange) {
     // GELU-tanh evaluates its cubic argument y in fp32: e^{2y} then carries ~|2y|·6e-8 relative
     // error in the far negative tail; the others stay at the fp32 output rounding plus ~1e-6.
     const double tol = act == Activation::kGeluTanh ? 1e-5 : 1.5e-6;
+    std::printf("%-9s max relative error %.3g (at x = %g)\n", ops::activation_name(act), worst, worst_x);
     EXPECT_LE(worst, tol) << ops::activation_name(act) << " worst at x = " << worst_x;
   }
 }
@@ -286,8 +315,8 @@ TEST_F(MatmulTest, OperandsBeyondTheBindingLimitAreSplitIntoWindows) {
   tall.m = 300, tall.n = 30, tall.k = 20, tall.beta = 0.5f, tall.residual = true;
   run(tall, DType::kF32, 1010, &caps, &dispatches);
   EXPECT_GT(dispatches, 1u);
-  Problem batched;  // 6 batches of 30×40 C: split over the batch, then rows
-  batched.batch = 6, batched.m = 30, batched.n = 40, batched.k = 12, batched.batched_a = true;
+  Problem batched;  // 8 batches of 40×40 f16 C (25 600 bytes): split over the batch
+  batched.batch = 8, batched.m = 40, batched.n = 40, batched.k = 12, batched.batched_a = true;
   batched.batched_b = true, batched.batched_c = true, batched.tb = true;
   run(batched, DType::kF16, 1020, &caps, &dispatches);
   EXPECT_GT(dispatches, 1u);
@@ -419,23 +448,3 @@ TEST_F(MatmulTest, BenchmarkTflops) {
 
 }  // namespace
 }  // namespace recon::gpu
-namespace recon::gpu {
-namespace {
-class ProbeTest : public testing::GpuTest {};
-TEST_F(ProbeTest, Probe) {
-  std::vector<float> x = {-38.2f, -20.0f, -10.0f, -5.0f, 5.0f, 10.0f, 20.0f, 38.2f, -7.2f, -6.0f};
-  Tensor ta = testing::upload_f32(rt(), DType::kF32, {(int64_t)x.size(), 1}, x);
-  Tensor tb = testing::upload_f32(rt(), DType::kF32, {1, 1}, {1.0f});
-  for (ops::Activation act : {ops::Activation::kSigmoid, ops::Activation::kGeluTanh}) {
-    Tensor tc = testing::poisoned(rt(), DType::kF32, {(int64_t)x.size(), 1});
-    Graph g(rt());
-    ops::MatmulOptions opt;
-    opt.epilogue.activation = act;
-    ASSERT_TRUE(ops::matmul(g, rt().caps(), ta, tb, tc, opt).is_ok());
-    ASSERT_TRUE(g.run().is_ok());
-    auto got = testing::download_f32(rt(), tc);
-    for (size_t i = 0; i < x.size(); ++i) std::printf("%s x=%g got=%.9g want=%.9g\n", ops::activation_name(act), x[i], got[i], act_ref(x[i], act));
-  }
-}
-}
-}

@@ -1,11 +1,12 @@
 // Reductions over every axis of a 4-D tensor (both schedules), keepdim shapes, argmax/argmin with
 // ties and NaN, splitting beyond one binding, misuse.
+#include "gpu/ops/reduce.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "gpu/ops/layout.h"
-#include "gpu/ops/reduce.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -35,7 +36,8 @@ std::vector<int32_t> download_i32(Runtime& rt, const Tensor& t) {
 }
 
 // Float64 reduction of stored values; `scale` receives Σ|x| (sum), Σ|x|/len (mean) or |result|.
-void reference(ReduceOp op, const std::vector<float>& x, View v, std::vector<double>& want, std::vector<double>& scale) {
+void reference(ReduceOp op, const std::vector<float>& x, View v, std::vector<double>& want,
+               std::vector<double>& scale) {
   want.assign(v.outer * v.inner, 0.0);
   scale.assign(v.outer * v.inner, 0.0);
   for (int64_t o = 0; o < v.outer; ++o)
@@ -61,7 +63,10 @@ class ReduceTest : public GpuTest, public ::testing::WithParamInterface<DType> {
     Tensor in = upload_f32(rt(), d, shape, x);
     const int a = axis < 0 ? axis + static_cast<int>(shape.size()) : axis;
     Shape out_shape = shape;
-    if (keepdim) out_shape[a] = 1; else out_shape = without(shape, a);
+    if (keepdim)
+      out_shape[a] = 1;
+    else
+      out_shape = without(shape, a);
     Tensor out = poisoned(rt(), d, out_shape);
     Graph g(rt());
     Status s = ops::reduce(g, op, in, out, axis);
@@ -93,7 +98,7 @@ TEST_P(ReduceTest, EveryOpOverEveryAxisOfA4DTensor) {
 }
 
 TEST_P(ReduceTest, NegativeAxesKeepdimAndOtherSchedules) {
-  EXPECT_LE(run(ReduceOp::kSum, {4, 1000}, -1, true, 50), tol());   // long rows, several strides each
+  EXPECT_LE(run(ReduceOp::kSum, {4, 1000}, -1, true, 50), tol());  // long rows, several strides each
   EXPECT_LE(run(ReduceOp::kMean, {9, 33}, -1, false, 51), tol());  // short rows: one invocation per row
   EXPECT_LE(run(ReduceOp::kSum, {2, 3, 1}, -3, true, 52), tol());
   EXPECT_LE(run(ReduceOp::kMax, {777}, 0, false, 53), GetParam() == DType::kF32 ? 0.0 : tol());  // to a scalar

@@ -1,12 +1,13 @@
 // Top-k along the last axis against a stable CPU sort: k from 1 to 128, rows shorter and longer
 // than the workgroup, many ties, largest and smallest, splitting beyond one binding, misuse.
+#include "gpu/ops/topk.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 
 #include "gpu/ops/layout.h"
-#include "gpu/ops/topk.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -71,10 +72,10 @@ TEST_P(TopkTest, TiesRankByTheLowerIndex) {
 }
 
 TEST_P(TopkTest, SmallestAndShortRows) {
-  check({4, 10}, 3, false, false, 20);   // n below the workgroup size
-  check({3, 17}, 17, true, true, 21);    // k == n
+  check({4, 10}, 3, false, false, 20);  // n below the workgroup size
+  check({3, 17}, 17, true, true, 21);   // k == n
   check({1, 1}, 1, true, false, 22);
-  check({7, 129}, 33, false, false, 23); // ragged
+  check({7, 129}, 33, false, false, 23);  // ragged
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, TopkTest, ::testing::Values(DType::kF32, DType::kF16),

@@ -1,11 +1,12 @@
 // Unary activations against float64 std:: math: every op × dtype on ragged shapes, a dense sweep of
 // GELU/erf accuracy over [−10, 10], extreme inputs, in-place, splitting beyond one binding, misuse.
+#include "gpu/ops/unary.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "gpu/ops/layout.h"
-#include "gpu/ops/unary.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -16,15 +17,22 @@ using ops::UnaryOp;
 
 double reference(UnaryOp op, double x) {
   switch (op) {
-    case UnaryOp::kIdentity: return x;
-    case UnaryOp::kRelu: return x > 0 ? x : 0;
-    case UnaryOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case UnaryOp::kTanh: return std::tanh(x);
+    case UnaryOp::kIdentity:
+      return x;
+    case UnaryOp::kRelu:
+      return x > 0 ? x : 0;
+    case UnaryOp::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case UnaryOp::kTanh:
+      return std::tanh(x);
     // Both GELUs through forms that do not cancel for x ≪ 0: Φ(x) = ½·erfc(−x/√2), and
     // ½(1 + tanh u) = 1 / (1 + e^(−2u)).
-    case UnaryOp::kGeluErf: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-    case UnaryOp::kGeluTanh: return x / (1.0 + std::exp(-2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case UnaryOp::kExp: return std::exp(x);
+    case UnaryOp::kGeluErf:
+      return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    case UnaryOp::kGeluTanh:
+      return x / (1.0 + std::exp(-2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case UnaryOp::kExp:
+      return std::exp(x);
   }
   return 0;
 }
@@ -56,8 +64,8 @@ class UnaryTest : public GpuTest, public ::testing::WithParamInterface<DType> {
     Outcome o{0, 0, 0};
     for (size_t i = 0; i < got.size(); ++i) {
       const double want = reference(op, double(alpha) * stored[i] + double(beta));
-      const double err = std::isfinite(got[i]) || std::isinf(want) ? std::abs(got[i] - want) / (std::abs(want) + 1e-3)
-                                                                    : INFINITY;
+      const double err =
+          std::isfinite(got[i]) || std::isinf(want) ? std::abs(got[i] - want) / (std::abs(want) + 1e-3) : INFINITY;
       if (!(err <= o.worst)) o = {err, i, stored[i]};
     }
     return o;
@@ -71,8 +79,8 @@ TEST_P(UnaryTest, EveryOpMatchesFloat64OnRandomData) {
     float lo, hi, tol32;
   };
   const Case cases[] = {
-      {UnaryOp::kRelu, -3, 3, 1e-7f},      {UnaryOp::kSigmoid, -12, 12, 2e-6f},  {UnaryOp::kTanh, -6, 6, 2e-6f},
-      {UnaryOp::kGeluErf, -8, 8, 2e-6f},   {UnaryOp::kGeluTanh, -8, 8, 2e-6f},  {UnaryOp::kExp, -8, 8, 2e-6f},
+      {UnaryOp::kRelu, -3, 3, 1e-7f},     {UnaryOp::kSigmoid, -12, 12, 2e-6f}, {UnaryOp::kTanh, -6, 6, 2e-6f},
+      {UnaryOp::kGeluErf, -8, 8, 2e-6f},  {UnaryOp::kGeluTanh, -8, 8, 2e-6f},  {UnaryOp::kExp, -8, 8, 2e-6f},
       {UnaryOp::kIdentity, -3, 3, 1e-7f},
   };
   uint32_t seed = 100;

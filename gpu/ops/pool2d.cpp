@@ -1,0 +1,112 @@
+#include "gpu/ops/pool2d.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gpu/ops/layout.h"
+
+namespace recon::gpu::ops {
+namespace {
+
+constexpr uint32_t kGroup = 256;  // local_size_x of shaders/pool.comp
+constexpr int64_t kMaxExtent = 65535;
+
+struct PoolPush {
+  uint32_t planes, in_h, in_w, out_h, out_w;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+  uint32_t base_in, base_out;
+};
+static_assert(sizeof(PoolPush) == 52, "mirrors Push in shaders/pool.comp");
+
+int64_t stride_of(const Pool2dParams& p, int d) {
+  return p.stride[d] == 0 ? p.kernel[d] : p.stride[d];
+}
+
+// PyTorch's pooling_output_shape (dilation 1).
+int64_t out_extent(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
+  const int64_t num = in + 2 * pad - k + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg& out, const Pool2dParams& params) {
+  const Shape& s = in.shape();
+  if (s.size() != 4) return invalid_argument(std::string(name) + ": in " + shape_string(s) + " must be [B, C, H, W]");
+  if (in.dtype() != out.dtype() || (in.dtype() != DType::kF32 && in.dtype() != DType::kF16)) {
+    return invalid_argument(std::string(name) + ": dtypes " + dtype_name(in.dtype()) + " -> " +
+                            dtype_name(out.dtype()) + " (f32 or f16, equal)");
+  }
+  Result<std::array<int64_t, 2>> size = pool2d_output_size(s[2], s[3], params);
+  if (!size.is_ok()) return size.status().with_context(name);
+  const Shape want{s[0], s[1], (*size)[0], (*size)[1]};
+  if (out.shape() != want) {
+    return invalid_argument(std::string(name) + ": out must be " + shape_string(want) + ", is " +
+                            shape_string(out.shape()));
+  }
+  const int64_t planes = s[0] * s[1];
+  if (planes == 0) return Status::ok();
+  const int64_t in_plane = s[2] * s[3], out_plane = want[2] * want[3];
+  const uint64_t es = dtype_size(in.dtype());
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({in_plane * es, out_plane * es}, planes));
+  const char* shader = in.dtype() == DType::kF32 ? "pool_f32" : "pool_f16";
+  const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u};
+  for (int64_t p0 = 0; p0 < planes; p0 += c) {
+    const int64_t p1 = std::min(planes, p0 + c);
+    RECON_ASSIGN_OR_RETURN(Window wi, window(in, p0 * in_plane, p1 * in_plane));
+    RECON_ASSIGN_OR_RETURN(Window wo, window(out, p0 * out_plane, p1 * out_plane));
+    const int64_t n = (p1 - p0) * out_plane;
+    if (n > int64_t{0xffffffff}) return invalid_argument(std::string(name) + ": more than 2^32 outputs per dispatch");
+    PoolPush push{static_cast<uint32_t>(p1 - p0),
+                  static_cast<uint32_t>(s[2]),
+                  static_cast<uint32_t>(s[3]),
+                  static_cast<uint32_t>(want[2]),
+                  static_cast<uint32_t>(want[3]),
+                  static_cast<uint32_t>(params.kernel[0]),
+                  static_cast<uint32_t>(params.kernel[1]),
+                  static_cast<uint32_t>(stride_of(params, 0)),
+                  static_cast<uint32_t>(stride_of(params, 1)),
+                  static_cast<uint32_t>(params.pad[0]),
+                  static_cast<uint32_t>(params.pad[1]),
+                  wi.base,
+                  wo.base};
+    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
+                                     Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup)));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Pool2dParams& params) {
+  std::array<int64_t, 2> in{h, w}, out{};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t k = params.kernel[d], st = stride_of(params, d), pad = params.pad[d];
+    if (k < 1 || st < 1 || pad < 0 || params.stride[d] < 0) {
+      return invalid_argument("pool2d: kernel and stride must be ≥ 1 and padding ≥ 0");
+    }
+    if (pad > k / 2) {
+      return invalid_argument("pool2d: padding " + std::to_string(pad) + " exceeds half the kernel " +
+                              std::to_string(k));
+    }
+    if (in[d] > kMaxExtent || k > kMaxExtent || st > kMaxExtent) {
+      return invalid_argument("pool2d: sizes above 65535 are not supported");
+    }
+    out[d] = out_extent(in[d], k, pad, st, params.ceil_mode);
+    if (out[d] < 1) {
+      return invalid_argument("pool2d: a kernel of " + std::to_string(k) + " with padding " + std::to_string(pad) +
+                              " does not fit an input of " + std::to_string(in[d]));
+    }
+  }
+  return out;
+}
+
+Status max_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {
+  return pool(g, 0, "max_pool2d", in, out, params);
+}
+
+Status avg_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {
+  return pool(g, 1, "avg_pool2d", in, out, params);
+}
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,38 @@
+// 2-D max and average pooling of NCHW maps, [B, C, H, W] → [B, C, Ho, Wo] (f32 or f16, fp32
+// arithmetic), PyTorch semantics (nn.MaxPool2d / nn.AvgPool2d without dilation):
+//   Ho = ⌊(H + 2·pad − kernel) / stride⌋ + 1, or with ceil_mode ⌈…⌉ + 1 less one when the last
+//   window would start in the bottom/right padding;
+//   max ignores padding (a NaN in the window wins, as PyTorch's does);
+//   avg divides by the window clipped to the padded input when count_include_pad, else by the
+//   number of real input elements it covers.
+// PyTorch's constraints apply: kernel, stride ≥ 1, 0 ≤ pad ≤ kernel / 2. divisor_override and
+// return_indices are not provided.
+//
+// Large tensors: the B·C planes are split into dispatches over windows (layout.h).
+//
+// Tolerance (tests/gpu/ops/pool2d_test.cpp): max exact; avg ≤ 1e-6 relative to max|in| (fp32);
+// fp16 storage adds the output rounding (≤ 1e-3).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "gpu/graph.h"
+
+namespace recon::gpu::ops {
+
+struct Pool2dParams {
+  std::array<int64_t, 2> kernel{2, 2};  // (h, w)
+  std::array<int64_t, 2> stride{0, 0};  // 0: = kernel, as in PyTorch
+  std::array<int64_t, 2> pad{0, 0};
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // avg only
+};
+
+// (Ho, Wo) for an input of h × w, or INVALID_ARGUMENT for bad parameters.
+Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Pool2dParams& params);
+
+Status max_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
+Status avg_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,12 @@
+# Resampling family (gpu/ops/upsample, pool2d): fp32 and fp16 storage, fp32 arithmetic. Modes
+# (align_corners, max/avg, …) are specialisation constants. pixel_shuffle uses the layout
+# variants (it is a permutation).
+foreach(dt f32 f16)
+  if(dt STREQUAL "f16")
+    set(f16 1)
+  else()
+    set(f16 0)
+  endif()
+  recon_shader(upsample_${dt} upsample.comp DEFINES DTYPE_F16=${f16})
+  recon_shader(pool_${dt} pool.comp DEFINES DTYPE_F16=${f16})
+endforeach()

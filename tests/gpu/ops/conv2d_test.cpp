@@ -1,0 +1,224 @@
+// conv2d against a float64 CPU reference computed from the stored inputs, on MASt3R's DPT and
+// patch-embedding configurations at small, odd sizes (1×1; 3×3 pad 1; 3×3 stride 2 pad 1;
+// 16×16 stride 16), other kernels (5×5, rectangular with unequal strides and padding), bias,
+// ReLU and the other activations, residual (also in place), relu on the input, batches, batch
+// splitting beyond maxStorageBufferRange, the tensor-core path where present, and misuse.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/ops/conv2d.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+using ops::Activation;
+using ops::GemmPath;
+
+double act_ref(double v, Activation a) {
+  switch (a) {
+    case Activation::kNone: return v;
+    case Activation::kRelu: return v > 0 ? v : 0;
+    case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    case Activation::kGeluTanh: return v / (1 + std::exp(-2 * std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
+    case Activation::kTanh: return std::tanh(v);
+  }
+  return v;
+}
+
+struct Case {
+  int64_t batch, cin, h, w, cout, kh, kw;
+  ops::Conv2dParams params;
+  bool bias = true;
+  Activation act = Activation::kNone;
+  int residual = 0;  // 0 none, 1 separate, 2 the output itself
+  std::string name;
+};
+
+Case make(std::string name, int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw,
+          int64_t sh, int64_t sw, int64_t ph, int64_t pw) {
+  Case c{b, cin, h, w, cout, kh, kw, {}, true, Activation::kNone, 0, std::move(name)};
+  c.params.stride_h = sh, c.params.stride_w = sw, c.params.pad_h = ph, c.params.pad_w = pw;
+  return c;
+}
+
+// One Runtime per test suite, validation on: pipelines (up to a second each to create on
+// lavapipe) are built once per file. Each test still fails on any validation message it caused.
+class Conv2dTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    RuntimeOptions options;
+    options.context.validation = true;
+    options.pipeline_cache_path = "none";
+    auto rt = Runtime::create(options);
+    if (rt.is_ok()) shared_ = std::move(rt).value();
+  }
+  static void TearDownTestSuite() { shared_.reset(); }
+  void SetUp() override {
+    ASSERT_NE(shared_, nullptr) << "no Vulkan runtime";
+    errors_before_ = shared_->context().validation_error_count();
+  }
+  void TearDown() override {
+    if (!shared_) return;
+    EXPECT_EQ(shared_->context().validation_error_count(), errors_before_)
+        << "last validation error: " << shared_->context().last_validation_error();
+  }
+  Runtime& rt() { return *shared_; }
+
+  // Runs one case; |got − want| ≤ tol·(Σ|w·x| + |bias| + |r| + |want| + 1e-6) (conv2d.h).
+  void check(const Case& c, DType d, GemmPath path, uint32_t seed, const Capabilities* caps_override = nullptr) {
+    SCOPED_TRACE(c.name + " " + dtype_name(d) + " act=" + ops::activation_name(c.act));
+    const auto& p = c.params;
+    const Shape in_shape{c.batch, c.cin, c.h, c.w}, w_shape{c.cout, c.cin, c.kh, c.kw};
+    auto out_shape_r = ops::conv2d_output_shape(in_shape, w_shape, p);
+    ASSERT_TRUE(out_shape_r.is_ok()) << out_shape_r.status().to_string();
+    const Shape out_shape = out_shape_r.value();
+    const int64_t ho = out_shape[2], wo = out_shape[3];
+    Tensor in = upload_f32(rt(), d, in_shape, random_floats(shape_numel(in_shape), seed));
+    Tensor wt = upload_f32(rt(), d, w_shape, random_floats(shape_numel(w_shape), seed + 1, -0.5f, 0.5f));
+    Tensor out = c.residual == 2 ? upload_f32(rt(), d, out_shape, random_floats(shape_numel(out_shape), seed + 2))
+                                 : poisoned(rt(), d, out_shape);
+    std::optional<Tensor> tb, tr;
+    if (c.bias) tb = upload_f32(rt(), d, {c.cout}, random_floats(c.cout, seed + 3));
+    if (c.residual == 1) tr = upload_f32(rt(), d, out_shape, random_floats(shape_numel(out_shape), seed + 4));
+    if (c.residual == 2) tr = out;
+    const auto hi = download_f32(rt(), in), hw = download_f32(rt(), wt);
+    const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
+    const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
+
+    ops::Epilogue ep;
+    ep.activation = c.act;
+    if (tr) ep.residual = *tr;
+    std::optional<Arg> bias_arg;
+    if (tb) bias_arg = *tb;
+    Graph g(rt());
+    Status s = ops::conv2d(g, caps_override ? *caps_override : rt().caps(), in, wt, bias_arg, out, p, ep, path);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    dispatches_ = g.dispatch_count();
+    ASSERT_TRUE(g.run().is_ok());
+    const auto got = download_f32(rt(), out);
+
+    double worst = 0;
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t o = 0; o < c.cout; ++o)
+        for (int64_t y = 0; y < ho; ++y)
+          for (int64_t x = 0; x < wo; ++x) {
+            double sum = 0, scale = 0;
+            for (int64_t ci = 0; ci < c.cin; ++ci)
+              for (int64_t i = 0; i < c.kh; ++i)
+                for (int64_t j = 0; j < c.kw; ++j) {
+                  const int64_t iy = y * p.stride_h - p.pad_h + i, ix = x * p.stride_w - p.pad_w + j;
+                  if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+                  double v = hi[((b * c.cin + ci) * c.h + iy) * c.w + ix];
+                  if (p.input_relu) v = std::max(v, 0.0);
+                  const double t = v * hw[((o * c.cin + ci) * c.kh + i) * c.kw + j];
+                  sum += t;
+                  scale += std::abs(t);
+                }
+            if (c.bias) sum += hb[o], scale += std::abs(hb[o]);
+            double want = act_ref(sum, c.act);
+            const int64_t oi = ((b * c.cout + o) * ho + y) * wo + x;
+            if (tr) want += hr[oi], scale += std::abs(hr[oi]);
+            ASSERT_TRUE(std::isfinite(got[oi])) << "output " << b << "," << o << "," << y << "," << x << " unwritten";
+            worst = std::max(worst, std::abs(got[oi] - want) / (scale + std::abs(want) + 1e-6));
+          }
+    EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
+  }
+
+  static inline std::unique_ptr<Runtime> shared_;
+  uint64_t errors_before_ = 0;
+  size_t dispatches_ = 0;
+};
+
+// MASt3R's configurations at small, odd sizes, plus other kernels.
+std::vector<Case> mast3r_cases() {
+  std::vector<Case> v;
+  v.push_back(make("1x1 (act_postprocess, out_conv, head.4)", 2, 24, 7, 9, 20, 1, 1, 1, 1, 0, 0));
+  v.back().act = Activation::kRelu;
+  v.push_back(make("3x3 pad 1 (layer_rn, RCU, head)", 1, 13, 11, 10, 17, 3, 3, 1, 1, 1, 1));
+  v.back().act = Activation::kRelu, v.back().residual = 1;
+  v.push_back(make("3x3 pad 1 on relu(x) + x (RCU conv2)", 2, 9, 7, 13, 9, 3, 3, 1, 1, 1, 1));
+  v.back().params.input_relu = true, v.back().residual = 1, v.back().bias = false;
+  v.push_back(make("3x3 stride 2 pad 1 (act_postprocess.3)", 2, 12, 11, 9, 10, 3, 3, 2, 2, 1, 1));
+  v.push_back(make("16x16 stride 16 (patch_embed), ragged input", 1, 3, 50, 35, 40, 16, 16, 16, 16, 0, 0));
+  v.push_back(make("5x5 pad 2, GELU", 1, 4, 9, 8, 6, 5, 5, 1, 1, 2, 2));
+  v.back().act = Activation::kGeluErf;
+  v.push_back(make("2x3 kernel, stride (2,1), pad (0,1), in-place residual", 1, 5, 9, 7, 3, 2, 3, 2, 1, 0, 1));
+  v.back().residual = 2, v.back().act = Activation::kSigmoid;
+  v.push_back(make("1x1 stride 2 (general path)", 1, 6, 9, 10, 5, 1, 1, 2, 2, 0, 0));
+  v.back().bias = false;
+  return v;
+}
+
+class Conv2dDtypeTest : public Conv2dTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(Conv2dDtypeTest, Mast3rConfigurationsMatchFloat64) {
+  uint32_t seed = 10;
+  for (const Case& c : mast3r_cases()) check(c, GetParam(), GemmPath::kScalar, seed += 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST_F(Conv2dTest, BatchesBeyondTheBindingLimitAreSplitIntoImages) {
+  Capabilities caps = rt().caps();
+  caps.max_storage_buffer_range = 8192;  // one 8×12×12 f32 image is 4608 bytes
+  Case c = make("3x3 pad 1, 3 images", 3, 8, 12, 12, 6, 3, 3, 1, 1, 1, 1);
+  c.residual = 1;
+  check(c, DType::kF32, GemmPath::kScalar, 500, &caps);
+  EXPECT_EQ(dispatches_, 3u);
+  Case pw = make("1x1, 3 images (matmul route)", 3, 8, 12, 12, 6, 1, 1, 1, 1, 0, 0);
+  check(pw, DType::kF32, GemmPath::kScalar, 510, &caps);
+  EXPECT_GT(dispatches_, 1u);
+}
+
+TEST_F(Conv2dTest, MisuseIsInvalidArgument) {
+  auto t = [&](DType d, Shape s) { return Tensor::empty(rt(), d, s).value(); };
+  const Capabilities& caps = rt().caps();
+  Graph g(rt());
+  Tensor in = t(DType::kF32, {1, 4, 8, 8}), w = t(DType::kF32, {5, 4, 3, 3}), out = t(DType::kF32, {1, 5, 6, 6});
+  EXPECT_TRUE(ops::conv2d(g, caps, in, w, std::nullopt, out).is_ok());
+  const size_t ok = g.dispatch_count();
+  ops::Conv2dParams pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, pad1).code(), StatusCode::kInvalidArgument);  // 8x8 out
+  EXPECT_EQ(ops::conv2d(g, caps, in, t(DType::kF32, {5, 3, 3, 3}), std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // Cin
+  EXPECT_EQ(ops::conv2d(g, caps, in, t(DType::kF16, {5, 4, 3, 3}), std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // dtype
+  EXPECT_EQ(ops::conv2d(g, caps, t(DType::kF32, {4, 8, 8}), w, std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // rank
+  EXPECT_EQ(ops::conv2d(g, caps, in, w, Arg(t(DType::kF32, {4})), out).code(), StatusCode::kInvalidArgument);
+  ops::Conv2dParams zero_stride;
+  zero_stride.stride_h = 0;
+  EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, zero_stride).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::conv2d(g, caps, t(DType::kF32, {1, 4, 2, 2}), w, std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // kernel larger than the input
+  ops::Epilogue bad_res;
+  bad_res.residual = t(DType::kF32, {1, 5, 6, 7});
+  EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, bad_res).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, {}, GemmPath::kCoopMat).code(),
+            StatusCode::kUnimplemented);  // f32 has no tensor-core path
+  EXPECT_EQ(g.dispatch_count(), ok);
+}
+
+TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
+  if (!ops::coopmat_gemm_available(rt().caps())) {
+    GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
+  }
+  uint32_t seed = 600;
+  for (const Case& c : mast3r_cases()) check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
+  // DPT head.2-like: 128→128 3×3 over a larger image (8-aligned K, many tiles).
+  Case big = make("3x3 pad 1, 64 channels, 40x52", 1, 64, 40, 52, 64, 3, 3, 1, 1, 1, 1);
+  big.act = Activation::kRelu;
+  check(big, DType::kF16, GemmPath::kCoopMat, 700);
+}
+
+}  // namespace
+}  // namespace recon::gpu

@@ -1,0 +1,217 @@
+// linear (nn.Linear + fused epilogue) against float64 CPU references computed from the stored
+// inputs: 3-D token tensors, every activation, bias or none, residual (also in place), a weight
+// beyond maxStorageBufferRange (split over its rows), the tensor-core path where present, misuse.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/ops/linear.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+using ops::Activation;
+using ops::GemmPath;
+
+double act_ref(double v, Activation a) {
+  switch (a) {
+    case Activation::kNone: return v;
+    case Activation::kRelu: return v > 0 ? v : 0;
+    case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    case Activation::kGeluTanh: return v / (1 + std::exp(-2 * std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
+    case Activation::kTanh: return std::tanh(v);
+  }
+  return v;
+}
+
+// One Runtime per test suite, validation on: pipelines (about a second each to create on
+// lavapipe) are built once per file. Each test still fails on any validation message it caused.
+class LinearTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    RuntimeOptions options;
+    options.context.validation = true;
+    options.pipeline_cache_path = "none";
+    auto rt = Runtime::create(options);
+    if (rt.is_ok()) shared_ = std::move(rt).value();
+  }
+  static void TearDownTestSuite() { shared_.reset(); }
+  void SetUp() override {
+    ASSERT_NE(shared_, nullptr) << "no Vulkan runtime";
+    errors_before_ = shared_->context().validation_error_count();
+  }
+  void TearDown() override {
+    if (!shared_) return;
+    EXPECT_EQ(shared_->context().validation_error_count(), errors_before_)
+        << "last validation error: " << shared_->context().last_validation_error();
+  }
+  Runtime& rt() { return *shared_; }
+
+  // out = act(x·wᵀ + bias) + residual on x [lead..., K], w [N, K]; error bound as in linear.h.
+  void check(DType d, const Shape& x_shape, int64_t n, bool bias, Activation act, int residual_mode,
+             GemmPath path, uint32_t seed, const Capabilities* caps_override = nullptr) {
+    SCOPED_TRACE(std::string(dtype_name(d)) + " x" + shape_string(x_shape) + " N=" + std::to_string(n) +
+                 " act=" + ops::activation_name(act) + " bias=" + std::to_string(bias) +
+                 " residual=" + std::to_string(residual_mode));
+    const int64_t k = x_shape.back(), m = shape_numel(x_shape) / k;
+    Shape out_shape = x_shape;
+    out_shape.back() = n;
+    Tensor x = upload_f32(rt(), d, x_shape, random_floats(m * k, seed));
+    Tensor w = upload_f32(rt(), d, {n, k}, random_floats(n * k, seed + 1, -0.5f, 0.5f));
+    // residual_mode: 0 none, 1 separate tensor, 2 the output itself (in-place x + f(x)).
+    Tensor out = residual_mode == 2 ? upload_f32(rt(), d, out_shape, random_floats(m * n, seed + 2))
+                                    : poisoned(rt(), d, out_shape);
+    std::optional<Tensor> tb, tr;
+    if (bias) tb = upload_f32(rt(), d, {n}, random_floats(n, seed + 3));
+    if (residual_mode == 1) tr = upload_f32(rt(), d, out_shape, random_floats(m * n, seed + 4));
+    if (residual_mode == 2) tr = out;
+    const auto hx = download_f32(rt(), x), hw = download_f32(rt(), w);
+    const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
+    const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
+
+    ops::Epilogue ep;
+    ep.activation = act;
+    if (tr) ep.residual = *tr;
+    std::optional<Arg> bias_arg;
+    if (tb) bias_arg = *tb;
+    Graph g(rt());
+    Status s = ops::linear(g, caps_override ? *caps_override : rt().caps(), x, w, bias_arg, out, ep, path);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    dispatches_ = g.dispatch_count();
+    const auto got = download_f32(rt(), out);
+    double worst = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, scale = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          const double t = double(hx[i * k + q]) * hw[j * k + q];
+          sum += t;
+          scale += std::abs(t);
+        }
+        if (bias) sum += hb[j], scale += std::abs(hb[j]);
+        double want = act_ref(sum, act);
+        if (tr) want += hr[i * n + j], scale += std::abs(hr[i * n + j]);
+        const float v = got[i * n + j];
+        ASSERT_TRUE(std::isfinite(v)) << "element " << i << "," << j << " unwritten";
+        worst = std::max(worst, std::abs(v - want) / (scale + std::abs(want) + 1e-6));
+      }
+    }
+    EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
+  }
+
+  static inline std::unique_ptr<Runtime> shared_;
+  uint64_t errors_before_ = 0;
+  size_t dispatches_ = 0;
+};
+
+class LinearDtypeTest : public LinearTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(LinearDtypeTest, MatchesFloat64WithEveryEpilogue) {
+  const DType d = GetParam();
+  uint32_t seed = 10;
+  for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kGeluErf, Activation::kGeluTanh,
+                         Activation::kSigmoid, Activation::kTanh}) {
+    check(d, {2, 37, 70}, 45, true, act, 1, GemmPath::kScalar, seed += 10);
+  }
+  check(d, {53, 19}, 130, false, Activation::kNone, 0, GemmPath::kScalar, 200);    // no bias, 2-D
+  check(d, {1, 3, 96}, 80, true, Activation::kGeluErf, 2, GemmPath::kScalar, 210);  // in-place residual
+  check(d, {70}, 33, true, Activation::kRelu, 0, GemmPath::kAuto, 220);             // one token, 1-D x
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, LinearDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST_F(LinearTest, WeightBeyondTheBindingLimitIsSplitOverItsRows) {
+  // The 6400×7168 fp32 head MLP weight (175 MiB) exceeds lavapipe's 128 MiB binding range. Here a
+  // 8200×4100 fp32 weight (134.5 MB) on the real device, and a shrunken limit for f16.
+  const int64_t n = 8200, k = 4100, m = 3;
+  if (static_cast<VkDeviceSize>(n * k * 4) <= rt().caps().max_storage_buffer_range) {
+    GTEST_SKIP() << "the device binds " << rt().caps().max_storage_buffer_range << " bytes: nothing to split";
+  }
+  std::vector<float> wv(n * k);
+  uint32_t state = 12345;  // a cheap generator for 33.6 M values
+  for (float& v : wv) {
+    state = state * 1664525u + 1013904223u;
+    v = float(int32_t(state >> 8) - (1 << 23)) / float(1 << 24);
+  }
+  Tensor w = upload_f32(rt(), DType::kF32, {n, k}, wv);
+  const auto hx = random_floats(m * k, 5);
+  Tensor x = upload_f32(rt(), DType::kF32, {m, k}, hx);
+  const auto hb = random_floats(n, 6);
+  Tensor b = upload_f32(rt(), DType::kF32, {n}, hb);
+  Tensor out = poisoned(rt(), DType::kF32, {m, n});
+  Graph g(rt());
+  ops::Epilogue ep;
+  ep.activation = Activation::kGeluErf;
+  ASSERT_TRUE(ops::linear(g, rt().caps(), x, w, b, out, ep).is_ok());
+  EXPECT_GE(g.dispatch_count(), 2u);
+  ASSERT_TRUE(g.run().is_ok());
+  const auto got = download_f32(rt(), out);
+  double worst = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = hb[j], scale = std::abs(hb[j]);
+      for (int64_t q = 0; q < k; ++q) {
+        const double t = double(hx[i * k + q]) * wv[j * k + q];
+        sum += t;
+        scale += std::abs(t);
+      }
+      const double want = act_ref(sum, Activation::kGeluErf);
+      ASSERT_TRUE(std::isfinite(got[i * n + j])) << "element " << i << "," << j << " unwritten";
+      worst = std::max(worst, std::abs(got[i * n + j] - want) / (scale + std::abs(want) + 1e-6));
+    }
+  }
+  EXPECT_LE(worst, 1e-5);
+}
+
+TEST_F(LinearTest, ShrunkenBindingLimitSplitsWeightsAndTokens) {
+  Capabilities caps = rt().caps();
+  caps.max_storage_buffer_range = 8192;
+  check(DType::kF16, {2, 40, 48}, 150, true, Activation::kTanh, 1, GemmPath::kScalar, 300, &caps);
+  EXPECT_GT(dispatches_, 2u);
+}
+
+TEST_F(LinearTest, MisuseIsInvalidArgument) {
+  auto t = [&](DType d, Shape s) { return Tensor::empty(rt(), d, s).value(); };
+  const Capabilities& caps = rt().caps();
+  Graph g(rt());
+  Tensor x = t(DType::kF32, {2, 5, 8}), w = t(DType::kF32, {6, 8}), out = t(DType::kF32, {2, 5, 6});
+  EXPECT_TRUE(ops::linear(g, caps, x, w, std::nullopt, out).is_ok());
+  const size_t ok = g.dispatch_count();
+  EXPECT_EQ(ops::linear(g, caps, x, t(DType::kF32, {6, 7}), std::nullopt, out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::linear(g, caps, x, w, std::nullopt, t(DType::kF32, {2, 5, 7})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::linear(g, caps, x, w, std::nullopt, t(DType::kF32, {10, 6})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::linear(g, caps, x, w, Arg(t(DType::kF32, {5})), out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::linear(g, caps, x, t(DType::kF16, {6, 8}), std::nullopt, out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::linear(g, caps, x, t(DType::kF32, {6, 8, 1}), std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);
+  ops::Epilogue bad_res;
+  bad_res.residual = t(DType::kF32, {2, 6, 5});
+  EXPECT_EQ(ops::linear(g, caps, x, w, std::nullopt, out, bad_res).code(), StatusCode::kInvalidArgument);
+  Tensor sq = t(DType::kF32, {4, 6});  // out aliasing x
+  EXPECT_EQ(ops::linear(g, caps, sq, t(DType::kF32, {6, 6}), std::nullopt, sq).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), ok);
+}
+
+TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
+  if (!ops::coopmat_gemm_available(rt().caps())) {
+    GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
+  }
+  uint32_t seed = 400;
+  for (Activation act : {Activation::kNone, Activation::kGeluErf, Activation::kRelu}) {
+    check(DType::kF16, {3, 50, 64}, 96, true, act, 1, GemmPath::kCoopMat, seed += 10);  // 16-byte loads
+  }
+  check(DType::kF16, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);  // scalar loads
+  check(DType::kF16, {256, 1024}, 3072, true, Activation::kGeluErf, 0, GemmPath::kCoopMat, 460);  // ViT-L fc1
+}
+
+}  // namespace
+}  // namespace recon::gpu

@@ -1,0 +1,147 @@
+// Max and average pooling against a float64 transcription of PyTorch's rules: odd sizes, padding,
+// ceil_mode, count_include_pad both ways, rectangular kernels, NaN in max, splitting, misuse.
+#include "gpu/ops/pool2d.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu/ops/layout.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+
+std::vector<double> reference(bool is_max, const std::vector<float>& x, const Shape& s, const ops::Pool2dParams& p,
+                              int64_t oh, int64_t ow) {
+  const int64_t sh = p.stride[0] ? p.stride[0] : p.kernel[0], sw = p.stride[1] ? p.stride[1] : p.kernel[1];
+  std::vector<double> out(s[0] * s[1] * oh * ow);
+  for (int64_t pl = 0; pl < s[0] * s[1]; ++pl)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xx = 0; xx < ow; ++xx) {
+        int64_t hs = y * sh - p.pad[0], ws = xx * sw - p.pad[1];
+        int64_t he = std::min(hs + p.kernel[0], s[2] + p.pad[0]), we = std::min(ws + p.kernel[1], s[3] + p.pad[1]);
+        const int64_t pool_size = (he - hs) * (we - ws);
+        hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
+        he = std::min(he, s[2]), we = std::min(we, s[3]);
+        double acc = is_max ? -INFINITY : 0.0;
+        for (int64_t r = hs; r < he; ++r)
+          for (int64_t c = ws; c < we; ++c) {
+            const double v = x[(pl * s[2] + r) * s[3] + c];
+            acc = is_max ? std::max(acc, v) : acc + v;
+          }
+        if (!is_max) acc /= double(p.count_include_pad ? pool_size : (he - hs) * (we - ws));
+        out[(pl * oh + y) * ow + xx] = acc;
+      }
+  return out;
+}
+
+class Pool2dTest : public GpuTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  void check(bool is_max, const Shape& s, const ops::Pool2dParams& p, uint32_t seed) {
+    const DType d = GetParam();
+    auto size = ops::pool2d_output_size(s[2], s[3], p);
+    ASSERT_TRUE(size.is_ok()) << size.status().to_string();
+    const int64_t oh = (*size)[0], ow = (*size)[1];
+    auto x = random_floats(shape_numel(s), seed);
+    Tensor in = upload_f32(rt(), d, s, x);
+    Tensor out = poisoned(rt(), d, {s[0], s[1], oh, ow});
+    Graph g(rt());
+    Status st = is_max ? ops::max_pool2d(g, in, out, p) : ops::avg_pool2d(g, in, out, p);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    auto want = reference(is_max, download_f32(rt(), in), s, p, oh, ow);
+    auto got = download_f32(rt(), out);
+    double worst = 0;  // inputs in [−1, 1]: absolute error = error relative to max|in|
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[i])) << "element " << i << " unwritten";
+      worst = std::max(worst, std::abs(got[i] - want[i]));
+    }
+    const double tol = GetParam() == DType::kF16 ? 1e-3 : (is_max ? 0.0 : 1e-6);
+    EXPECT_LE(worst, tol) << (is_max ? "max" : "avg") << " over " << shape_string(s) << " k(" << p.kernel[0] << ","
+                          << p.kernel[1] << ") s(" << p.stride[0] << "," << p.stride[1] << ") p(" << p.pad[0] << ","
+                          << p.pad[1] << ")" << (p.ceil_mode ? " ceil" : "")
+                          << (p.count_include_pad ? "" : " exclude-pad");
+  }
+};
+
+TEST_P(Pool2dTest, MatchesPyTorchOnOddSizes) {
+  uint32_t seed = 0;
+  for (bool is_max : {true, false}) {
+    check(is_max, {2, 3, 7, 9}, {{2, 2}, {0, 0}, {0, 0}}, ++seed);
+    check(is_max, {1, 2, 9, 11}, {{3, 3}, {2, 2}, {1, 1}}, ++seed);
+    check(is_max, {1, 2, 8, 5}, {{3, 3}, {1, 1}, {1, 1}}, ++seed);
+    check(is_max, {2, 1, 10, 7}, {{3, 2}, {2, 1}, {1, 0}}, ++seed);
+    check(is_max, {1, 1, 1, 1}, {{1, 1}, {1, 1}, {0, 0}}, ++seed);
+  }
+}
+
+TEST_P(Pool2dTest, CeilModeAndPaddingCounting) {
+  uint32_t seed = 50;
+  for (bool ceil_mode : {false, true}) {
+    for (bool include : {true, false}) {
+      ops::Pool2dParams p{{3, 3}, {2, 2}, {1, 1}, ceil_mode, include};
+      check(false, {1, 3, 10, 8}, p, ++seed);
+      check(false, {1, 1, 5, 6}, {{2, 2}, {2, 2}, {1, 0}, ceil_mode, include}, ++seed);
+      check(true, {1, 3, 10, 8}, p, ++seed);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Pool2dTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class Pool2dMiscTest : public GpuTest {};
+
+TEST_F(Pool2dMiscTest, MaxPoolPropagatesNan) {
+  std::vector<float> x(16, 1.0f);
+  x[5] = std::nanf("");
+  Tensor in = upload_f32(rt(), DType::kF32, {1, 1, 4, 4}, x);
+  Tensor out = Tensor::empty(rt(), DType::kF32, {1, 1, 2, 2}).value();
+  Graph g(rt());
+  ASSERT_TRUE(ops::max_pool2d(g, in, out, {{2, 2}}).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  auto got = download_f32(rt(), out);
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_EQ(got[1], 1.0f);
+  EXPECT_EQ(got[3], 1.0f);
+}
+
+TEST_F(Pool2dMiscTest, PlanesAreSplitBeyondOneBinding) {
+  struct Limit {
+    Limit() { ops::set_max_binding_bytes_for_testing(1024); }
+    ~Limit() { ops::set_max_binding_bytes_for_testing(0); }
+  } limit;
+  const Shape s{3, 4, 9, 7};  // 252-byte planes: 3 per dispatch at unaligned offsets
+  auto x = random_floats(shape_numel(s), 90);
+  Tensor in = upload_f32(rt(), DType::kF32, s, x);
+  Tensor out = poisoned(rt(), DType::kF32, {3, 4, 5, 4});
+  const ops::Pool2dParams p{{3, 3}, {2, 2}, {1, 1}, false, false};
+  Graph g(rt());
+  ASSERT_TRUE(ops::avg_pool2d(g, in, out, p).is_ok());
+  EXPECT_EQ(g.dispatch_count(), 4u);
+  ASSERT_TRUE(g.run().is_ok());
+  auto want = reference(false, x, s, p, 5, 4);
+  auto got = download_f32(rt(), out);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6) << i;
+}
+
+TEST_F(Pool2dMiscTest, MisuseIsRefused) {
+  auto t = [&](DType d, const Shape& s) { return Tensor::empty(rt(), d, s).value(); };
+  const StatusCode bad = StatusCode::kInvalidArgument;
+  Graph g(rt());
+  const Tensor in = t(DType::kF32, {1, 2, 8, 8});
+  EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 4, 5}), {{2, 2}}).code(), bad);                  // out shape
+  EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 4, 4}), {{0, 2}}).code(), bad);                  // kernel 0
+  EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 5, 5}), {{2, 2}, {2, 2}, {2, 2}}).code(), bad);  // pad > k/2
+  EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF32, {1, 2, 1, 1}), {{9, 9}}).code(), bad);                  // too large
+  EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF16, {1, 2, 4, 4}), {{2, 2}}).code(), bad);                  // dtype
+  EXPECT_EQ(ops::avg_pool2d(g, t(DType::kF32, {2, 8, 8}), t(DType::kF32, {2, 4, 4}), {{2, 2}}).code(), bad);
+  EXPECT_EQ(ops::avg_pool2d(g, t(DType::kI32, {1, 2, 8, 8}), t(DType::kI32, {1, 2, 4, 4}), {{2, 2}}).code(), bad);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+}  // namespace
+}  // namespace recon::gpu
