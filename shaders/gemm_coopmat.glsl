@@ -8,7 +8,8 @@
 // shared memory (coopMatLoadNV) and multiply-accumulate. The epilogue spills each accumulator
 // fragment through a per-subgroup scratch in shared memory and applies the includer's store
 // element-wise, with bounds checks (any M, N, K).
-// Workgroup grid: x = N tiles, y = M tiles, z = batch. WG_SIZE must equal WM·WN·subgroup size.
+// Workgroup grid: x = M tiles, y = N tiles, z = batch (M fastest, so that concurrent workgroups
+// share B panels, typically the weights). WG_SIZE must equal WM·WN·subgroup size.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
 // BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize).
 //
@@ -65,8 +66,8 @@ uint gemm_frag_b(uint buf, uint k, uint n) {
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint bz = gl_WorkGroupID.z;
-  const uint m0 = gl_WorkGroupID.y * BM;
-  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint m0 = gl_WorkGroupID.x * BM;
+  const uint n0 = gl_WorkGroupID.y * BN;
   const uint M = GEMM_M, N = GEMM_N, K = GEMM_K;
   const uint sg = gl_SubgroupID;
   const uint sg_m = (sg / WN) * GEMM_FM * 16;  // subgroup's first row inside the tile

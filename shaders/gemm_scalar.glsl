@@ -3,7 +3,9 @@
 // invocations holds a TM×TN register micro-tile whose rows are strided by BM/TM and columns by
 // BN/TN (conflict-free shared reads, coalesced stores). A and B go through shared memory in BK
 // slices; the next slice is fetched into registers while the current one is multiplied.
-// Workgroup grid: x = N tiles, y = M tiles, z = batch. Ragged edges read zeros and skip stores.
+// Workgroup grid: x = M tiles, y = N tiles, z = batch (M fastest: the workgroups that run together
+// share one panel of B, typically the weights, and stream it from memory once). Ragged edges read
+// zeros and skip stores.
 // The epilogue stages one micro-row of the tile at a time in shared memory and stores it in a
 // rolled loop, so the includer's (possibly long: GELU, erf) store code is instantiated once
 // rather than TM·TN times; that keeps pipeline creation on lavapipe near a second. It needs
@@ -66,8 +68,8 @@ void main() {
   const uint tx = tid % GEMM_THREADS_N;
   const uint ty = tid / GEMM_THREADS_N;
   const uint bz = gl_WorkGroupID.z;
-  const uint m0 = gl_WorkGroupID.y * BM;
-  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint m0 = gl_WorkGroupID.x * BM;
+  const uint n0 = gl_WorkGroupID.y * BN;
   const uint M = GEMM_M, N = GEMM_N, K = GEMM_K;
 
   float acc[TM * TN];

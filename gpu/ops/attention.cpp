@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gpu/ops/layout.h"
 
@@ -34,9 +34,8 @@ Status check_operand(const char* name, const HeadsView& x, int64_t width) {
                             shape_string(s));
   }
   if (x.col_offset < 0 || x.col_offset + width > s[2]) {
-    return invalid_argument(std::string("attention: ") + name + " heads need columns [" +
-                            std::to_string(x.col_offset) + ", " + std::to_string(x.col_offset + width) +
-                            ") of " + shape_string(s));
+    return invalid_argument(std::string("attention: ") + name + " heads need columns [" + std::to_string(x.col_offset) +
+                            ", " + std::to_string(x.col_offset + width) + ") of " + shape_string(s));
   }
   if (x.tensor.numel() > int64_t{0xffffffff}) {
     return invalid_argument(std::string("attention: ") + name + " has more than 2^32 elements");
@@ -99,14 +98,26 @@ ScalarTile pick_scalar_tile(const Capabilities& caps, int64_t d) {
 }
 
 struct CoopTile {
-  uint32_t warps, bc;
+  uint32_t warps, bc, ksplit;  // subgroups, keys per tile, subgroups sharing a row block
+  uint32_t ow = 0;             // output columns per pass through the scratch (derived)
 };
 
+// The widest multiple of 16 that divides d and fits the scratch a tile of bcw keys needs anyway.
+uint32_t output_part_width(uint32_t d, uint32_t bcw) {
+  if (d <= bcw) return d;
+  for (uint32_t w = bcw - bcw % 16; w >= 16; w -= 16) {
+    if (d % w == 0) return w;
+  }
+  return 16;
+}
+
 uint64_t coop_shared_bytes(uint64_t d, const CoopTile& t) {
-  const uint64_t kv = 2 * t.bc * (d + 8) * 2;          // k_s, v_s (fp16, 8 elements of skew)
-  const uint64_t ps = t.warps * 16 * (t.bc + 8) * 2;   // p_s
-  const uint64_t sc = t.warps * 16 * (std::max<uint64_t>(t.bc, d) + 4) * 4;  // fp32 scratch
-  return kv + ps + sc;
+  const uint64_t bcw = t.bc / t.ksplit;
+  const uint64_t kv = 2 * t.bc * (d + 8) * 2;                                  // k_s, v_s (fp16, 8 elements of skew)
+  const uint64_t ps = t.warps * 16 * (bcw + 8) * 2;                            // p_s
+  const uint64_t sc = t.warps * 16 * (std::max<uint64_t>(bcw, t.ow) + 4) * 4;  // fp32 scratch
+  const uint64_t stats = t.warps * 16 * 8;                                     // row_stats
+  return kv + ps + sc + stats;
 }
 
 bool has_f16_16x16x16(const Capabilities& caps) {
@@ -116,7 +127,8 @@ bool has_f16_16x16x16(const Capabilities& caps) {
   });
 }
 
-// The coopmat tile for this device and head dim, if the path applies at all.
+// The coopmat tile for this device and head dim, if the path applies at all. Preference order:
+// two subgroups per row block (more subgroups in flight: latency hiding), then bigger tiles.
 bool pick_coop_tile(const Capabilities& caps, int64_t d, CoopTile* out) {
   if (!caps.nv_cooperative_matrix || !caps.storage_16bit || !caps.shader_float16 || !has_f16_16x16x16(caps)) {
     return false;
@@ -126,11 +138,17 @@ bool pick_coop_tile(const Capabilities& caps, int64_t d, CoopTile* out) {
   if (d % 16 != 0 || d > kMaxHeadDim) return false;
   const uint32_t lpr = sg / 16;
   if ((d / 8) % lpr != 0) return false;
-  const uint64_t limit = caps.max_compute_shared_memory;
-  for (CoopTile t : {CoopTile{4, 64}, CoopTile{2, 64}, CoopTile{2, 32}, CoopTile{1, 32}, CoopTile{1, 16}}) {
-    if (16 * t.warps > t.bc || (t.bc / 8) % lpr != 0) continue;
+  // Measured on an H100 at MASt3R's encoder shape (2 × 16 heads, N = 768, D = 64): {8, 64, 2} 66,
+  // {4, 64, 1} 62, {2, 32, 1} 53 TFLOP/s; {4, 64, 2} (47) and {2, 64, 2} (28) were slower.
+  const CoopTile candidates[] = {{8, 64, 2}, {4, 64, 1}, {2, 64, 1}, {2, 32, 1}, {1, 32, 1}, {1, 16, 1}};
+  for (CoopTile t : candidates) {
+    const uint32_t bcw = t.bc / t.ksplit;
+    if (bcw % 16 != 0 || (bcw / 8) % lpr != 0 || t.warps % t.ksplit != 0) continue;
+    t.ow = output_part_width(static_cast<uint32_t>(d), bcw);
+    if ((t.ow / 8) % lpr != 0) continue;
+    if (16 * (t.warps / t.ksplit) > t.bc) continue;  // the q tile is staged in the K tile's memory
     if (t.warps * sg > caps.max_workgroup_invocations) continue;
-    if (coop_shared_bytes(d, t) <= limit) {
+    if (coop_shared_bytes(d, t) <= caps.max_compute_shared_memory) {
       *out = t;
       return true;
     }
@@ -149,9 +167,12 @@ bool coop_layout_ok(const HeadsView& q, const HeadsView& k, const HeadsView& v, 
 
 const char* attention_path_name(AttentionPath path) {
   switch (path) {
-    case AttentionPath::kAuto: return "auto";
-    case AttentionPath::kScalar: return "scalar";
-    case AttentionPath::kCoopMat: return "coopmat";
+    case AttentionPath::kAuto:
+      return "auto";
+    case AttentionPath::kScalar:
+      return "scalar";
+    case AttentionPath::kCoopMat:
+      return "coopmat";
   }
   return "?";
 }
@@ -173,8 +194,9 @@ Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const H
   const AttentionPath best = choose_attention_path(caps, q, k, v, cfg);
   AttentionPath path = cfg.path == AttentionPath::kAuto ? best : cfg.path;
   if (path == AttentionPath::kCoopMat && best != AttentionPath::kCoopMat) {
-    return unimplemented("attention: the cooperative-matrix path does not apply (needs VK_NV_cooperative_matrix "
-                         "with 16x16x16 f16->f32, fp16 tensors, head_dim % 16 == 0, 8-aligned strides)");
+    return unimplemented(
+        "attention: the cooperative-matrix path does not apply (needs VK_NV_cooperative_matrix "
+        "with 16x16x16 f16->f32, fp16 tensors, head_dim % 16 == 0, 8-aligned strides)");
   }
 
   const int64_t d = cfg.head_dim;
@@ -187,9 +209,8 @@ Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const H
     pick_coop_tile(caps, d, &t);
     const uint32_t sg = caps.subgroup_size;
     shader = "attention_cm_f16";
-    if (const char* dbg = std::getenv("RECON_ATTN_CM_VARIANT")) shader = dbg;  // TEMP experiment
-    spec = {static_cast<uint32_t>(d), t.warps, t.bc, sg, t.warps * sg};
-    rows_per_group = 16 * t.warps;
+    spec = {static_cast<uint32_t>(d), t.warps, t.bc, sg, t.warps * sg, t.ksplit, t.ow};
+    rows_per_group = 16 * t.warps / t.ksplit;
   } else {
     const ScalarTile t = pick_scalar_tile(caps, d);
     shader = q.tensor.dtype() == DType::kF32 ? "attention_f32" : "attention_f16";
@@ -252,10 +273,10 @@ Status cross_attention_rope(Graph& g, const Capabilities& caps, const Arg& q, co
   const HeadsView qv{q, 0}, kv{k, 0}, vv{v, 0};
   RECON_RETURN_IF_ERROR(validate(qv, kv, vv, out, cfg).status());
   if (q.shape()[1] != q_grid.h * q_grid.w || k.shape()[1] != k_grid.h * k_grid.w) {
-    return invalid_argument("cross_attention_rope: grids " + std::to_string(q_grid.h) + "x" +
-                            std::to_string(q_grid.w) + " / " + std::to_string(k_grid.h) + "x" +
-                            std::to_string(k_grid.w) + " do not match the token counts of q " +
-                            shape_string(q.shape()) + " and k " + shape_string(k.shape()));
+    return invalid_argument("cross_attention_rope: grids " + std::to_string(q_grid.h) + "x" + std::to_string(q_grid.w) +
+                            " / " + std::to_string(k_grid.h) + "x" + std::to_string(k_grid.w) +
+                            " do not match the token counts of q " + shape_string(q.shape()) + " and k " +
+                            shape_string(k.shape()));
   }
   if (cfg.path == AttentionPath::kCoopMat && choose_attention_path(caps, qv, kv, vv, cfg) != AttentionPath::kCoopMat) {
     return attention(g, caps, qv, kv, vv, out, cfg);

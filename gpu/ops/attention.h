@@ -10,9 +10,13 @@
 //
 // Paths (AttentionPath::kAuto picks the first that applies):
 //  - kCoopMat: NV cooperative matrices (VK_NV_cooperative_matrix, 16×16×16 fp16 → fp32, subgroup
-//    scope): fp16 tensors, D % 16 == 0 and D ≤ 128, subgroup size 16/32/64, row strides and column
-//    offsets multiples of 8 elements, and the tile's shared memory within the device limit.
-//  - kScalar: every device (lavapipe in CI), f32 or f16 storage, D % 4 == 0, D ≤ 128.
+//    scope; shaders/attention_cm.comp): fp16 tensors, D % 16 == 0 and D ≤ 128, subgroup size
+//    16/32/64, row strides and column offsets multiples of 8 elements, and a tile whose shared memory
+//    fits the device (48 KiB on NVIDIA). P is rounded to fp16 before P·V; O accumulates in fp32.
+//    H100, MASt3R encoder shape (2 images × 16 heads, N = 768, D = 64): ≈ 73 µs, 66 TFLOP/s
+//    effective (RECON_ATTN_BENCH=1 in attention_test); the 100 TFLOP/s goal is not reached yet.
+//  - kScalar: every device (lavapipe in CI), f32 or f16 storage, D % 4 == 0, D ≤ 128
+//    (shaders/attention.comp; ≈ 6 TFLOP/s on an H100 at the shape above).
 // RoPE is not applied here: the *_rope helpers below run rope2d (rope2d.h) on q and k IN PLACE first.
 //
 // Large tensors: split along the batch axis (row views, layout.h) when an operand exceeds one
@@ -63,9 +67,9 @@ Status self_attention_rope(Graph& g, const Capabilities& caps, const Arg& qkv, c
                            const AttentionConfig& cfg);
 
 // MASt3R cross-attention: q [B, Nq, H·D] on q_grid, k and v [B, Nk, H·D] with k on k_grid. Rotates q
-// and k IN PLACE (two rope2d dispatches), then attention into out [B, Nq, H·D].
+// and k IN PLACE (two rope2d dispatches; q and k must be different tensors), then attention into
+// out [B, Nq, H·D].
 Status cross_attention_rope(Graph& g, const Capabilities& caps, const Arg& q, const Arg& k, const Arg& v,
-                            const Arg& out, const RopeGrid& q_grid, const RopeGrid& k_grid,
-                            const AttentionConfig& cfg);
+                            const Arg& out, const RopeGrid& q_grid, const RopeGrid& k_grid, const AttentionConfig& cfg);
 
 }  // namespace recon::gpu::ops

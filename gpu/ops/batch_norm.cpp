@@ -53,8 +53,8 @@ Status batch_norm(Graph& g, const Arg& x, const Arg& mean, const Arg& var, const
     RECON_ASSIGN_OR_RETURN(Arg xs, chunk < batch ? row_view(x, b0, b1) : Result<Arg>(x));
     RECON_ASSIGN_OR_RETURN(Arg os, chunk < batch ? row_view(out, b0, b1) : Result<Arg>(out));
     const uint64_t n = static_cast<uint64_t>((b1 - b0) * channels * spatial);
-    BatchNormPush push{static_cast<uint32_t>(n), static_cast<uint32_t>(channels), static_cast<uint32_t>(spatial),
-                       flags, eps};
+    BatchNormPush push{static_cast<uint32_t>(n), static_cast<uint32_t>(channels), static_cast<uint32_t>(spatial), flags,
+                       eps};
     RECON_RETURN_IF_ERROR(g.dispatch(shader, {},
                                      {{xs, Access::kRead},
                                       {mean, Access::kRead},

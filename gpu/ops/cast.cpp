@@ -21,7 +21,8 @@ Status cast(Graph& g, const Arg& in, const Arg& out) {
   if (shader == nullptr) return invalid_argument("cast: only f32 <-> f16");
   if (in.numel() > int64_t{0xffffffff}) return invalid_argument("cast: tensor too large");
   CastPush push{static_cast<uint32_t>(in.numel())};
-  return g.dispatch(shader, {}, {{in, Access::kRead}, {out, Access::kWrite}}, push, Graph::grid_1d((push.n + 255) / 256));
+  return g.dispatch(shader, {}, {{in, Access::kRead}, {out, Access::kWrite}}, push,
+                    Graph::grid_1d((push.n + 255) / 256));
 }
 
 }  // namespace recon::gpu::ops

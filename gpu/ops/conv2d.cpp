@@ -36,7 +36,8 @@ Result<Shape> conv2d_output_shape(const Shape& in, const Shape& w, const Conv2dP
   if (in[2] + 2 * p.pad_h < w[2] || in[3] + 2 * p.pad_w < w[3]) {
     return invalid_argument("conv2d: kernel " + shape_string(w) + " larger than the padded input " + shape_string(in));
   }
-  return Shape{in[0], w[0], (in[2] + 2 * p.pad_h - w[2]) / p.stride_h + 1, (in[3] + 2 * p.pad_w - w[3]) / p.stride_w + 1};
+  return Shape{in[0], w[0], (in[2] + 2 * p.pad_h - w[2]) / p.stride_h + 1,
+               (in[3] + 2 * p.pad_w - w[3]) / p.stride_w + 1};
 }
 
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,
@@ -53,7 +54,8 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   const int64_t batch = want[0], cin = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
   const int64_t cout = want[1], ho = want[2], wo = want[3], kh = weight.shape()[2], kw = weight.shape()[3];
   if (bias && bias->shape() != Shape{cout}) {
-    return invalid_argument("conv2d: bias " + shape_string(bias->shape()) + " should be [" + std::to_string(cout) + "]");
+    return invalid_argument("conv2d: bias " + shape_string(bias->shape()) + " should be [" + std::to_string(cout) +
+                            "]");
   }
   if (epilogue.residual && epilogue.residual->shape() != want) {
     return invalid_argument("conv2d: residual " + shape_string(epilogue.residual->shape()) + " differs from output " +
@@ -89,7 +91,8 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   const int64_t in_img = cin * h * w, out_img = cout * npix;
   const VkDeviceSize range = caps.max_storage_buffer_range;
   const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t usable = static_cast<int64_t>(range) - static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
+  const int64_t usable = static_cast<int64_t>(range) -
+                         static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
   int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
   if (input.bytes() > range) bc = std::min(bc, usable / (in_img * esz));
   if (out.bytes() > range || (epilogue.residual && epilogue.residual->bytes() > range)) {

@@ -54,14 +54,15 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, m, npix, cin, path));
   const auto grid = tiling.groups(m, npix, 1);
   if (grid[0] > caps.max_workgroup_count[0] || grid[1] > caps.max_workgroup_count[1]) {
-    return invalid_argument("conv_transpose2d: " + shape_string(want) + " needs more workgroups than the device allows");
+    return invalid_argument("conv_transpose2d: " + shape_string(want) +
+                            " needs more workgroups than the device allows");
   }
 
   const int64_t in_img = cin * npix, out_img = cout * kh * kw * npix;
   const VkDeviceSize range = caps.max_storage_buffer_range;
   const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t usable =
-      static_cast<int64_t>(range) - static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
+  const int64_t usable = static_cast<int64_t>(range) -
+                         static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
   int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
   if (input.bytes() > range) bc = std::min(bc, usable / (in_img * esz));
   if (out.bytes() > range || (epilogue.residual && epilogue.residual->bytes() > range)) {
@@ -106,8 +107,8 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
     spec.push_back(static_cast<uint32_t>(kh));
     spec.push_back(static_cast<uint32_t>(kw));
     if (tiling.coopmat) {
-      spec.push_back(m % 8 == 0 ? 1 : 0);                                       // VEC_A: weight rows
-      spec.push_back(npix % 8 == 0 && win.offset % 8 == 0 ? 1 : 0);             // VEC_B: input rows
+      spec.push_back(m % 8 == 0 ? 1 : 0);                            // VEC_A: weight rows
+      spec.push_back(npix % 8 == 0 && win.offset % 8 == 0 ? 1 : 0);  // VEC_B: input rows
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

@@ -129,7 +129,7 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
   // Equal shapes: flat ranges.
   if (a.shape() == b.shape()) {
     const int64_t n = out.numel();
-    RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({es}, n));
+    RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({es}, n));
     for (int64_t e0 = 0; e0 < n; e0 += c) {
       const int64_t e1 = std::min(n, e0 + c);
       RECON_ASSIGN_OR_RETURN(Window wa, window(a, e0, e1));
@@ -155,7 +155,7 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
   const bool split_b = !po.empty() && pb[0] == rows && rows > 1;
   const int64_t out_row = out.numel() / rows;
   const int64_t a_row = split_a ? a.numel() / rows : 0, b_row = split_b ? b.numel() / rows : 0;
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({out_row * es, a_row * es, b_row * es}, rows));
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({out_row * es, a_row * es, b_row * es}, rows));
   for (int64_t r0 = 0; r0 < rows; r0 += c) {
     const int64_t r1 = std::min(rows, r0 + c);
     Shape ca = pa, cb = pb, co = po;

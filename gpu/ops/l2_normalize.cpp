@@ -19,13 +19,11 @@ static_assert(sizeof(L2NormalizePush) == 12);
 Status l2_normalize(Graph& g, const Arg& x, const Arg& out, float eps) {
   if (x.shape().empty() || x.numel() == 0) return invalid_argument("l2_normalize: x is empty or a scalar");
   if (x.shape() != out.shape() || x.dtype() != out.dtype()) {
-    return invalid_argument("l2_normalize: out " + std::string(dtype_name(out.dtype())) +
-                            shape_string(out.shape()) + " differs from x " + dtype_name(x.dtype()) +
-                            shape_string(x.shape()));
+    return invalid_argument("l2_normalize: out " + std::string(dtype_name(out.dtype())) + shape_string(out.shape()) +
+                            " differs from x " + dtype_name(x.dtype()) + shape_string(x.shape()));
   }
   if (x.dtype() != DType::kF32 && x.dtype() != DType::kF16) {
-    return invalid_argument(std::string("l2_normalize: dtype ") + dtype_name(x.dtype()) +
-                            " not supported (f32, f16)");
+    return invalid_argument(std::string("l2_normalize: dtype ") + dtype_name(x.dtype()) + " not supported (f32, f16)");
   }
   if (!(eps >= 0.0f) || !std::isfinite(eps)) return invalid_argument("l2_normalize: eps must be finite and >= 0");
   const int64_t cols = x.shape().back();

@@ -260,6 +260,31 @@ Result<Window> window(const Arg& a, int64_t begin, int64_t end) {
 
 Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows) {
   uint64_t widest = 0;
+  int64_t quantum = 1;
+  for (uint64_t b : row_bytes) {
+    widest = std::max(widest, b);
+    if (b > 0) {
+      quantum = std::lcm(quantum, static_cast<int64_t>(kBindingOffsetAlign / std::gcd(b, kBindingOffsetAlign)));
+    }
+  }
+  if (widest == 0 || widest * static_cast<uint64_t>(total_rows) <= max_binding_bytes()) {
+    return std::max<int64_t>(total_rows, 1);
+  }
+  const int64_t rows = static_cast<int64_t>(max_binding_bytes() / widest) / quantum * quantum;
+  if (rows <= 0) {
+    return invalid_argument("rows of " + std::to_string(widest) + " bytes cannot be split into aligned bindings of " +
+                            std::to_string(max_binding_bytes()) + " bytes (" + std::to_string(quantum) +
+                            " rows per dispatch needed for alignment)");
+  }
+  return rows;
+}
+
+Result<int64_t> rows_per_dispatch(std::initializer_list<uint64_t> row_bytes, int64_t total_rows) {
+  return rows_per_dispatch(std::span<const uint64_t>(row_bytes.begin(), row_bytes.size()), total_rows);
+}
+
+Result<int64_t> rows_per_window(std::span<const uint64_t> row_bytes, int64_t total_rows) {
+  uint64_t widest = 0;
   for (uint64_t b : row_bytes) widest = std::max(widest, b);
   if (widest == 0 || widest * static_cast<uint64_t>(total_rows) <= max_binding_bytes()) {
     return std::max<int64_t>(total_rows, 1);
@@ -272,8 +297,8 @@ Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t t
   return rows;
 }
 
-Result<int64_t> rows_per_dispatch(std::initializer_list<uint64_t> row_bytes, int64_t total_rows) {
-  return rows_per_dispatch(std::span<const uint64_t>(row_bytes.begin(), row_bytes.size()), total_rows);
+Result<int64_t> rows_per_window(std::initializer_list<uint64_t> row_bytes, int64_t total_rows) {
+  return rows_per_window(std::span<const uint64_t>(row_bytes.begin(), row_bytes.size()), total_rows);
 }
 
 Status permute(Graph& g, const Arg& in, const Arg& out, const std::vector<int>& perm) {
@@ -378,7 +403,7 @@ Status concat(Graph& g, std::span<const Arg> inputs, int axis_in, const Arg& out
   if (outer > 1) {  // chunks of outer rows (one chunk when everything fits); every input in each
     std::vector<uint64_t> row_bytes{static_cast<uint64_t>(out_axis * inner) * es};
     for (const Arg& a : inputs) row_bytes.push_back(static_cast<uint64_t>(axis_len(a) * inner) * es);
-    RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch(row_bytes, outer));
+    RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window(row_bytes, outer));
     for (int64_t r0 = 0; r0 < outer; r0 += c) {
       const int64_t r1 = std::min(outer, r0 + c);
       RECON_ASSIGN_OR_RETURN(Window ow, window(out, r0 * out_axis * inner, r1 * out_axis * inner));

@@ -42,24 +42,30 @@ inline constexpr int kMaxLayoutRank = 6;
 // The same elements under another shape (numel must match). Works on tensors and graph slots.
 Result<Arg> reshape_view(const Arg& a, const Shape& shape);
 // Rows [begin, end) of axis 0. A slot can only be "viewed" whole. The view's offset is the
-// caller's to keep aligned; kernels that split work use `window` instead.
+// caller's to keep aligned: take row ranges from rows_per_dispatch, or use `window`.
 Result<Arg> row_view(const Arg& a, int64_t begin, int64_t end);
+// How many rows of axis 0 one dispatch may take so that every operand's row range, at
+// `row_bytes[i]` bytes per row, fits max_binding_bytes() and starts on a kBindingOffsetAlign
+// boundary (the count is a multiple of 256 / gcd(row_bytes, 256)), for splitting with row_view.
+// Returns `total_rows` when everything fits at once; INVALID_ARGUMENT when no aligned count fits.
+Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows);
+Result<int64_t> rows_per_dispatch(std::initializer_list<uint64_t> row_bytes, int64_t total_rows);
 
 // A binding window over elements [begin, end) of an operand taken flat: `arg` starts at the
 // nearest kBindingOffsetAlign boundary at or below `begin`, and kernels add `base` (< 256 / element
 // size) to their indices. The whole operand when it fits one binding (then base = begin).
-// "Fits" here and below means ≤ max_binding_bytes().
+// "Fits" here and below means ≤ max_binding_bytes(). Any row count works with windows, so big
+// rows of odd sizes still split; the ops of this library use these.
 struct Window {
   Arg arg;
   uint32_t base = 0;
 };
 Result<Window> window(const Arg& a, int64_t begin, int64_t end);
-// How many rows one dispatch may take so that every operand's rows, `row_bytes[i]` bytes each,
-// plus the alignment slack of a window, fit max_binding_bytes(). `total_rows` when every operand
-// fits whole; INVALID_ARGUMENT when not even one row fits. Operands bound whole (broadcast along
-// the rows) pass 0.
-Result<int64_t> rows_per_dispatch(std::span<const uint64_t> row_bytes, int64_t total_rows);
-Result<int64_t> rows_per_dispatch(std::initializer_list<uint64_t> row_bytes, int64_t total_rows);
+// Rows per dispatch for splitting with `window`: every operand's rows plus the alignment slack
+// fit. `total_rows` when every operand fits whole; INVALID_ARGUMENT when not even one row fits.
+// Operands bound whole (broadcast along the rows) pass 0.
+Result<int64_t> rows_per_window(std::span<const uint64_t> row_bytes, int64_t total_rows);
+Result<int64_t> rows_per_window(std::initializer_list<uint64_t> row_bytes, int64_t total_rows);
 
 // ---- Copies ----
 

@@ -25,7 +25,9 @@ constexpr int64_t kU32Max = 0xffffffffLL;
 // specialisation constants 8 and 9 (they shape its shared-memory layout).
 constexpr uint32_t kFlagTransA = 0x200, kFlagTransB = 0x400;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Halves a chunk extent, keeping it a multiple of the tile edge while it spans several tiles.
 int64_t shrink(int64_t extent, int64_t tile) {
@@ -57,7 +59,9 @@ bool overlaps(const Arg& x, const Arg& y) {
   return x0 < y0 + y.bytes() && y0 < x0 + x.bytes();
 }
 
-bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kF16; }
+bool float_dtype(DType d) {
+  return d == DType::kF32 || d == DType::kF16;
+}
 
 std::string dims(int64_t m, int64_t n, int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -87,12 +91,18 @@ Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t
 
 const char* activation_name(Activation a) {
   switch (a) {
-    case Activation::kNone: return "none";
-    case Activation::kRelu: return "relu";
-    case Activation::kGeluErf: return "gelu_erf";
-    case Activation::kGeluTanh: return "gelu_tanh";
-    case Activation::kSigmoid: return "sigmoid";
-    case Activation::kTanh: return "tanh";
+    case Activation::kNone:
+      return "none";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kGeluErf:
+      return "gelu_erf";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kSigmoid:
+      return "sigmoid";
+    case Activation::kTanh:
+      return "tanh";
   }
   return "?";
 }
@@ -108,11 +118,12 @@ bool coopmat_gemm_available(const Capabilities& caps) {
 }
 
 std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) const {
-  return {static_cast<uint32_t>(std::max<int64_t>(ceil_div(n, bn), 1)),
-          static_cast<uint32_t>(std::max<int64_t>(ceil_div(m, bm), 1)), static_cast<uint32_t>(std::max<int64_t>(batch, 1))};
+  return {static_cast<uint32_t>(std::max<int64_t>(ceil_div(m, bm), 1)),
+          static_cast<uint32_t>(std::max<int64_t>(ceil_div(n, bn), 1)),
+          static_cast<uint32_t>(std::max<int64_t>(batch, 1))};
 }
 
-Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t /*k*/,
+Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
                                       GemmPath path) {
   if (!float_dtype(dtype)) {
     return invalid_argument(std::string("GEMM: dtype ") + dtype_name(dtype) + " not supported (f32, f16)");
@@ -126,9 +137,14 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
   GemmTiling t;
   if (path != GemmPath::kScalar && coop_ok) {
     t.coopmat = true;
-    // 128×128 tiles (8 subgroups of 2×4 fragments) once they fill the GPU, else 64×64 (4 of 2×2).
-    if (ceil_div(m, 128) * ceil_div(n, 128) >= 120) {
-      t.bm = 128, t.bn = 128, t.bk = 32, t.t0 = 4, t.t1 = 2;
+    // Measured on H100/H200 (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep): 128×128 tiles of
+    // 2×4 subgroups (64×32 each: 4×2 fragments) win from about half a wave of tiles up; BK = 16
+    // (less shared memory, more workgroups per SM) wins on full grids of moderate K, BK = 32
+    // (half the barriers) on long K or partly filled grids. Small grids take 64×64 tiles.
+    const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
+    if (tiles >= 64) {
+      t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
+      t.bk = (k > 4096 || tiles < 128) ? 32 : 16;
     } else {
       t.bm = 64, t.bn = 64, t.bk = 32, t.t0 = 2, t.t1 = 2;
     }
@@ -154,7 +170,8 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
                       const MatmulGeometry& geo, const MatmulOptions& opt) {
   const auto& [m, n, k, batch, lda, ldb, ldc, stride_a, stride_b, stride_c, offset_a, offset_b, offset_c] = geo;
   const DType dtype = c.dtype();
-  if (!float_dtype(dtype)) return invalid_argument(std::string("matmul: dtype ") + dtype_name(dtype) + " not supported");
+  if (!float_dtype(dtype))
+    return invalid_argument(std::string("matmul: dtype ") + dtype_name(dtype) + " not supported");
   if (a.dtype() != dtype || b.dtype() != dtype || (opt.bias && opt.bias->dtype() != dtype) ||
       (opt.epilogue.residual && opt.epilogue.residual->dtype() != dtype)) {
     return invalid_argument("matmul: all operands must share one dtype");
@@ -174,12 +191,13 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
 
   std::vector<Operand> ops;
   const int64_t kk = std::max<int64_t>(k, 1);
-  ops.push_back({&a, "A", offset_a, stride_a, opt.transpose_a ? 1 : lda, 0, (kk - 1) * (opt.transpose_a ? lda : 1),
-                 true, false});
-  ops.push_back({&b, "B", offset_b, stride_b, 0, opt.transpose_b ? ldb : 1, (kk - 1) * (opt.transpose_b ? 1 : ldb),
-                 false, true});
+  ops.push_back(
+      {&a, "A", offset_a, stride_a, opt.transpose_a ? 1 : lda, 0, (kk - 1) * (opt.transpose_a ? lda : 1), true, false});
+  ops.push_back(
+      {&b, "B", offset_b, stride_b, 0, opt.transpose_b ? ldb : 1, (kk - 1) * (opt.transpose_b ? 1 : ldb), false, true});
   ops.push_back({&c, "C", offset_c, stride_c, ldc, 1, 0, true, true});
-  if (opt.epilogue.residual) ops.push_back({&*opt.epilogue.residual, "residual", offset_c, stride_c, ldc, 1, 0, true, true});
+  if (opt.epilogue.residual)
+    ops.push_back({&*opt.epilogue.residual, "residual", offset_c, stride_c, ldc, 1, 0, true, true});
   if (opt.bias) {
     ops.push_back({&*opt.bias, "bias", 0, 0, opt.bias_per_row ? 1 : 0, opt.bias_per_row ? 0 : 1, 0, opt.bias_per_row,
                    !opt.bias_per_row});
@@ -204,8 +222,8 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   const int64_t align = static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
   const int64_t limit = (static_cast<int64_t>(caps.max_storage_buffer_range) - align) / esz;
   int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
-  int64_t mc = std::min<int64_t>(m, int64_t{caps.max_workgroup_count[1]} * tiling.bm);
-  int64_t nc = std::min<int64_t>(n, int64_t{caps.max_workgroup_count[0]} * tiling.bn);
+  int64_t mc = std::min<int64_t>(m, int64_t{caps.max_workgroup_count[0]} * tiling.bm);
+  int64_t nc = std::min<int64_t>(n, int64_t{caps.max_workgroup_count[1]} * tiling.bn);
   for (;;) {
     const Operand* worst = nullptr;
     int64_t worst_size = limit;
@@ -286,10 +304,10 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
           spec.push_back(opt.transpose_a ? 1 : 0);
           spec.push_back(opt.transpose_b ? 1 : 0);
           // 16-byte loads need every row start of the operand at a multiple of 8 elements.
-          const bool vec_a = (opt.transpose_a ? mn : k) % 8 == 0 && lda % 8 == 0 &&
-                             (bn_ == 1 || stride_a % 8 == 0) && wa.offset % 8 == 0;
-          const bool vec_b = (opt.transpose_b ? k : nn) % 8 == 0 && ldb % 8 == 0 &&
-                             (bn_ == 1 || stride_b % 8 == 0) && wb.offset % 8 == 0;
+          const bool vec_a = (opt.transpose_a ? mn : k) % 8 == 0 && lda % 8 == 0 && (bn_ == 1 || stride_a % 8 == 0) &&
+                             wa.offset % 8 == 0;
+          const bool vec_b = (opt.transpose_b ? k : nn) % 8 == 0 && ldb % 8 == 0 && (bn_ == 1 || stride_b % 8 == 0) &&
+                             wb.offset % 8 == 0;
           spec.push_back(vec_a ? 1 : 0);
           spec.push_back(vec_b ? 1 : 0);
         }
@@ -308,8 +326,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   return Status::ok();
 }
 
-Status matmul(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, const Arg& c,
-              const MatmulOptions& opt) {
+Status matmul(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, const Arg& c, const MatmulOptions& opt) {
   const Shape &sa = a.shape(), &sb = b.shape(), &sc = c.shape();
   const auto rank_ok = [](const Shape& s) { return s.size() == 2 || s.size() == 3; };
   if (!rank_ok(sa) || !rank_ok(sb) || !rank_ok(sc)) {
@@ -327,7 +344,8 @@ Status matmul(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, co
   geo.n = opt.transpose_b ? rows(sb) : cols(sb);
   const std::string what = shape_string(sa) + (opt.transpose_a ? "^T" : "") + " x " + shape_string(sb) +
                            (opt.transpose_b ? "^T" : "") + " -> " + shape_string(sc);
-  if (kb != geo.k || rows(sc) != geo.m || cols(sc) != geo.n) return invalid_argument("matmul: shapes " + what + " do not agree");
+  if (kb != geo.k || rows(sc) != geo.m || cols(sc) != geo.n)
+    return invalid_argument("matmul: shapes " + what + " do not agree");
   if ((sa.size() == 3 && sa[0] != batch) || (sb.size() == 3 && sb[0] != batch) ||
       (sc.size() == 2 && (sa.size() == 3 || sb.size() == 3))) {
     return invalid_argument("matmul: batch sizes of " + what + " do not agree");
@@ -341,8 +359,8 @@ Status matmul(Graph& g, const Capabilities& caps, const Arg& a, const Arg& b, co
   if (opt.bias) {
     const int64_t want = opt.bias_per_row ? geo.m : geo.n;
     if (opt.bias->shape() != Shape{want}) {
-      return invalid_argument("matmul: bias " + shape_string(opt.bias->shape()) + " should be [" + std::to_string(want) +
-                              "] for " + what);
+      return invalid_argument("matmul: bias " + shape_string(opt.bias->shape()) + " should be [" +
+                              std::to_string(want) + "] for " + what);
     }
   }
   if (opt.epilogue.residual && opt.epilogue.residual->shape() != sc) {

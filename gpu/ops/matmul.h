@@ -7,8 +7,10 @@
 // Two paths, one interface (vulkan-anchors §9.1):
 //  - scalar: register-tiled shared-memory GEMM (shaders/gemm_scalar.glsl) that every device runs;
 //    tiles 128×128/8×8, 64×64/4×4, 16×128/1×8 or 128×16/8×1 per workgroup (BK 16) by shape;
-//  - tensor cores: VK_NV_cooperative_matrix, fp16 only (shaders/gemm_coopmat.glsl), 128×128 or
-//    64×64 workgroup tiles, BK 32, 16×16×16 fragments, chosen when caps allow (GemmPath::kAuto).
+//  - tensor cores: VK_NV_cooperative_matrix, fp16 only (shaders/gemm_coopmat.glsl), 128×128
+//    (8 subgroups of 64×32) or 64×64 workgroup tiles, BK 16 or 32, 16×16×16 fragments, chosen when
+//    caps allow (GemmPath::kAuto). Measured on H200 at 4096³: 164 TFLOP/s with B row-major,
+//    143 with B transposed (nn.Linear layout); scalar 28 TFLOP/s f32.
 //
 // Operands larger than maxStorageBufferRange (lavapipe: 128 MiB; the 6400×7168 fp32 MLP weight is
 // 175 MiB) are split: the op plans chunks over the batch, then rows of C (M), then columns of C
@@ -57,8 +59,8 @@ struct MatmulOptions {
   bool transpose_a = false;  // A stored [K,M] (per batch)
   bool transpose_b = false;  // B stored [N,K] (per batch): nn.Linear weights
   float alpha = 1.0f;
-  float beta = 0.0f;              // nonzero: C is read before it is written
-  std::optional<Arg> bias;        // [N], or [M] with bias_per_row
+  float beta = 0.0f;        // nonzero: C is read before it is written
+  std::optional<Arg> bias;  // [N], or [M] with bias_per_row
   bool bias_per_row = false;
   Epilogue epilogue;
   GemmPath path = GemmPath::kAuto;
@@ -94,7 +96,8 @@ bool coopmat_gemm_available(const Capabilities& caps);
 struct GemmTiling {
   bool coopmat = false;
   uint32_t wg_size = 0, bm = 0, bn = 0, bk = 0, t0 = 0, t1 = 0;
-  // Grid for an M×N problem over `batch` images: x = N tiles, y = M tiles, z = batch.
+  // Grid for an M×N problem over `batch` images: x = M tiles, y = N tiles, z = batch. M runs
+  // fastest so that the workgroups in flight share panels of B (the weights of linear layers).
   std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
   // Spec constants 0..7 (6 and 7 unused); the op appends its own from 8.
   std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, 0, 0}; }

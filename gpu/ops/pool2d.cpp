@@ -48,7 +48,7 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   if (planes == 0) return Status::ok();
   const int64_t in_plane = s[2] * s[3], out_plane = want[2] * want[3];
   const uint64_t es = dtype_size(in.dtype());
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({in_plane * es, out_plane * es}, planes));
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({in_plane * es, out_plane * es}, planes));
   const char* shader = in.dtype() == DType::kF32 ? "pool_f32" : "pool_f16";
   const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u};
   for (int64_t p0 = 0; p0 < planes; p0 += c) {

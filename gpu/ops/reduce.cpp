@@ -53,7 +53,7 @@ Status run_reduction(Graph& g, const char* family, uint32_t op, const char* name
   const uint32_t spec[] = {op, kGroup, row_per_group ? 1u : 0u};
   const uint64_t in_row = static_cast<uint64_t>(len * inner) * dtype_size(in.dtype());
   const uint64_t out_row = static_cast<uint64_t>(inner) * dtype_size(out.dtype());
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({in_row, out_row}, outer));
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({in_row, out_row}, outer));
   for (int64_t o0 = 0; o0 < outer; o0 += c) {
     const int64_t o1 = std::min(outer, o0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, o0 * len * inner, o1 * len * inner));

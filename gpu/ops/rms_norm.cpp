@@ -47,9 +47,9 @@ Status rms_norm(Graph& g, const Arg& x, const std::optional<Arg>& weight, const 
     RECON_ASSIGN_OR_RETURN(Arg xs, chunk < rows ? row_view(x2, r0, r1) : Result<Arg>(x2));
     RECON_ASSIGN_OR_RETURN(Arg os, chunk < rows ? row_view(out2, r0, r1) : Result<Arg>(out2));
     RmsNormPush push{static_cast<uint32_t>(r1 - r0), static_cast<uint32_t>(cols), weight ? kHasWeight : 0u, eps};
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec,
-                                     {{xs, Access::kRead}, {weight ? *weight : xs, Access::kRead}, {os, Access::kWrite}},
-                                     push, Graph::grid_1d(static_cast<uint64_t>(r1 - r0))));
+    RECON_RETURN_IF_ERROR(
+        g.dispatch(shader, spec, {{xs, Access::kRead}, {weight ? *weight : xs, Access::kRead}, {os, Access::kWrite}},
+                   push, Graph::grid_1d(static_cast<uint64_t>(r1 - r0))));
   }
   return Status::ok();
 }

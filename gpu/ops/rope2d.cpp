@@ -44,15 +44,12 @@ Status rope2d(Graph& g, const Arg& x, int64_t col_offset, int64_t heads, int64_t
     const int64_t b1 = std::min(batch, b0 + chunk);
     RECON_ASSIGN_OR_RETURN(Arg xs, chunk < batch ? row_view(x, b0, b1) : Result<Arg>(x));
     const uint64_t count = static_cast<uint64_t>((b1 - b0) * tokens * heads * (head_dim / 4));
-    Rope2dPush push{static_cast<uint32_t>(count),
-                    static_cast<uint32_t>(tokens),
-                    static_cast<uint32_t>(grid.w),
-                    static_cast<uint32_t>(cols),
-                    static_cast<uint32_t>(col_offset),
-                    static_cast<uint32_t>(heads),
-                    static_cast<uint32_t>(head_dim / 4),
-                    base};
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, {}, {{xs, Access::kReadWrite}}, push, Graph::grid_1d((count + 255) / 256)));
+    Rope2dPush push{static_cast<uint32_t>(count),        static_cast<uint32_t>(tokens),
+                    static_cast<uint32_t>(grid.w),       static_cast<uint32_t>(cols),
+                    static_cast<uint32_t>(col_offset),   static_cast<uint32_t>(heads),
+                    static_cast<uint32_t>(head_dim / 4), base};
+    RECON_RETURN_IF_ERROR(
+        g.dispatch(shader, {}, {{xs, Access::kReadWrite}}, push, Graph::grid_1d((count + 255) / 256)));
   }
   return Status::ok();
 }

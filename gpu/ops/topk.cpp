@@ -49,9 +49,9 @@ Status topk(Graph& g, const Arg& in, const Arg& values, const Arg& indices, int6
   if (rows == 0) return Status::ok();
   if (n > int64_t{0xffffffff}) return invalid_argument("topk: rows longer than 2^32");
   const uint64_t es = dtype_size(in.dtype());
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({static_cast<uint64_t>(n) * es, static_cast<uint64_t>(k) * es,
-                                                       static_cast<uint64_t>(k) * 4},
-                                                      rows));
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({static_cast<uint64_t>(n) * es, static_cast<uint64_t>(k) * es,
+                                                     static_cast<uint64_t>(k) * 4},
+                                                    rows));
   const uint32_t spec[] = {kGroup, capacity_for(k), largest ? 1u : 0u};
   for (int64_t r0 = 0; r0 < rows; r0 += c) {
     const int64_t r1 = std::min(rows, r0 + c);

@@ -30,7 +30,7 @@ Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, f
     return invalid_argument(std::string("unary: dtype ") + dtype_name(in.dtype()) + " (f32 or f16 only)");
   const int64_t n = in.numel();
   if (n == 0) return Status::ok();
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({dtype_size(in.dtype())}, n));
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({dtype_size(in.dtype())}, n));
   const uint32_t spec[] = {static_cast<uint32_t>(op)};
   for (int64_t e0 = 0; e0 < n; e0 += c) {
     const int64_t e1 = std::min(n, e0 + c);

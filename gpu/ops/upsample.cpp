@@ -25,7 +25,7 @@ Status run(Graph& g, const Arg& in, const Arg& out, bool align_corners, bool use
   const char* shader = in.dtype() == DType::kF32 ? "upsample_f32" : "upsample_f16";
   const int64_t in_plane = s[2] * s[3], out_plane = o[2] * o[3];
   const uint64_t es = dtype_size(in.dtype());
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_dispatch({in_plane * es, out_plane * es}, planes));
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({in_plane * es, out_plane * es}, planes));
   const uint32_t spec[] = {align_corners ? 1u : 0u, use_scale ? 1u : 0u};
   for (int64_t p0 = 0; p0 < planes; p0 += c) {
     const int64_t p1 = std::min(planes, p0 + c);

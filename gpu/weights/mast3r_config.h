@@ -62,16 +62,18 @@ struct Mast3rConfig {
   std::array<std::int64_t, 4> dpt_layer_dims = {96, 192, 384, 768};
   std::int64_t dpt_feature_dim = 256;
   std::int64_t dpt_last_dim = 128;
-  std::optional<double> local_mlp_ratio;  // unset = mlp_ratio (the official hidden_dim_factor is 4)
+  // unset = 4, the hidden_dim_factor the official head factory hard-codes whatever mlp_ratio is
+  // (tests/reference/mast3r_config.py does the same).
+  std::optional<double> local_mlp_ratio;
 
   // ---- Derived values (meaningful once validate() passed).
   std::int64_t desc_dim() const;  // 24 from "pts3d+desc24"
   double rope_base() const;       // 100 from "RoPE100"
-  std::int64_t enc_head_dim() const { return enc_embed_dim / enc_num_heads; }
-  std::int64_t dec_head_dim() const { return dec_embed_dim / dec_num_heads; }
+  std::int64_t enc_head_dim() const { return enc_num_heads > 0 ? enc_embed_dim / enc_num_heads : 0; }
+  std::int64_t dec_head_dim() const { return dec_num_heads > 0 ? dec_embed_dim / dec_num_heads : 0; }
   std::int64_t enc_mlp_hidden() const;  // int(enc_embed_dim * mlp_ratio)
   std::int64_t dec_mlp_hidden() const;  // int(dec_embed_dim * mlp_ratio)
-  double effective_local_mlp_ratio() const { return local_mlp_ratio.value_or(mlp_ratio); }
+  double effective_local_mlp_ratio() const { return local_mlp_ratio.value_or(4.0); }
   std::int64_t local_mlp_in() const { return enc_embed_dim + dec_embed_dim; }
   std::int64_t local_mlp_hidden() const;               // int(local_mlp_in * local ratio)
   std::int64_t local_mlp_out() const;                  // (desc_dim + two_confs) * patch_size²

@@ -109,12 +109,13 @@ Status Mast3rForward::build_head(int v) {
   RECON_ASSIGN_OR_RETURN(Tensor path1, fusion(1, path2, &rn[0]));
   taps_.emplace_back("dpt_refinenet1" + sfx, path1);
 
-  // dpt.head: conv3×3 F→last, up×2, conv3×3 + ReLU, conv1×1 → 4 channels at full resolution.
-  const int64_t last = c.dpt_last_dim, H = h * p, Wd = w * p;
+  // dpt.head: conv3×3 F→F/2, up×2, conv3×3 F/2→last + ReLU, conv1×1 → 4 channels at full
+  // resolution. (In the released model F/2 = last = 128; the tiny test configs tell them apart.)
+  const int64_t half = F / 2, last = c.dpt_last_dim, H = h * p, Wd = w * p;
   const Shape& s1 = path1.shape();
-  RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(DType::kF32, {B, last, s1[2], s1[3]}));
+  RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(DType::kF32, {B, half, s1[2], s1[3]}));
   RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, path1, W(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
-  RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(DType::kF32, {B, last, H, Wd}));
+  RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(DType::kF32, {B, half, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, h0, h1));
   RECON_ASSIGN_OR_RETURN(Tensor h2, alloc(DType::kF32, {B, last, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h1, W(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));

@@ -3,6 +3,8 @@
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/conv_transpose2d.h"
 #include "gpu/ops/linear.h"
+#include "gpu/ops/pixel_shuffle.h"
+#include "gpu/ops/upsample.h"
 
 namespace recon::gpu::mast3r {
 namespace {
@@ -42,10 +44,12 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const 
   return ops::conv_transpose2d(g, caps, x, w, optional_arg(b), out);
 }
 
-// TEMPORARY until ops/upsample and ops/pixel_shuffle land: fail loudly.
-Status upsample2x(Graph&, const Arg&, const Arg&) { return unimplemented("mast3r::upsample2x awaits ops::upsample"); }
-Status tokens_pixel_shuffle(Graph&, const Arg&, const Arg&, int) {
-  return unimplemented("mast3r::tokens_pixel_shuffle awaits ops::pixel_shuffle");
+Status upsample2x(Graph& g, const Arg& in, const Arg& out) {
+  return ops::upsample_bilinear(g, in, out, /*align_corners=*/true);
+}
+
+Status tokens_pixel_shuffle(Graph& g, const Arg& in, const Arg& out, int r) {
+  return ops::pixel_shuffle_tokens(g, in, out, r);
 }
 
 }  // namespace recon::gpu::mast3r

@@ -33,8 +33,8 @@ TEST_P(BatchNormTest, MatchesFloat64OnNchwAndFlatInputs) {
     bool affine;
   };
   uint32_t seed = 500;
-  for (const Case& c : {Case{{2, 3, 5, 7}, true}, Case{{3, 4}, true}, Case{{1, 5, 33}, false},
-                        Case{{2, 17, 9, 11}, true}}) {
+  for (const Case& c :
+       {Case{{2, 3, 5, 7}, true}, Case{{3, 4}, true}, Case{{1, 5, 33}, false}, Case{{2, 17, 9, 11}, true}}) {
     const int64_t n = shape_numel(c.shape), ch = c.shape[1], spatial = n / (c.shape[0] * ch);
     Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, -3.0f, 3.0f));
     Tensor mean = upload_f32(rt(), d, {ch}, random_floats(ch, ++seed, -1.0f, 1.0f));
@@ -72,8 +72,7 @@ TEST_F(BatchNormMisuseTest, RefusesWrongShapesAndDtypes) {
   Tensor p3h = Tensor::empty(rt(), DType::kF16, {3}).value();
   Tensor flat = Tensor::empty(rt(), DType::kF32, {24}).value();
   Graph g(rt());
-  EXPECT_EQ(ops::batch_norm(g, x, p4, p3, std::nullopt, std::nullopt, out, 1e-5f).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::batch_norm(g, x, p4, p3, std::nullopt, std::nullopt, out, 1e-5f).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::batch_norm(g, x, p3, p3h, std::nullopt, std::nullopt, out, 1e-5f).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::batch_norm(g, x, p3, p3, p4, std::nullopt, out, 1e-5f).code(), StatusCode::kInvalidArgument);

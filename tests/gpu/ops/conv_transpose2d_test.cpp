@@ -77,6 +77,7 @@ class ConvTranspose2dTest : public ::testing::Test {
     dispatches_ = g.dispatch_count();
     ASSERT_TRUE(g.run().is_ok());
     const auto got = download_f32(rt(), out);
+    if (std::getenv("RECON_GEMM_DEBUG")) std::printf("pipelines %zu, %.0f ms\n", rt().pipelines().pipeline_count(), rt().pipelines().total_create_ms());
 
     double worst = 0;
     for (int64_t b = 0; b < c.batch; ++b)

@@ -414,34 +414,115 @@ TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
   EXPECT_GT(dispatches, 1u);
 }
 
-// Throughput on the device (run with RECON_GEMM_BENCH=1): f16 4096³, tensor cores and scalar.
-TEST_F(MatmulTest, BenchmarkTflops) {
-  if (std::getenv("RECON_GEMM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_GEMM_BENCH=1 to run";
+// Throughput on the device (run with RECON_GEMM_BENCH=1; RECON_GEMM_SIZE=n for n³, default 4096):
+// the auto-selected paths, MASt3R's linear shapes, then a sweep of tensor-core tile geometries
+// dispatched directly (the push struct below mirrors shaders/matmul_coopmat.comp).
+struct BenchPush {
+  uint32_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, off_a, off_b, off_c, off_r, off_bias;
+  float alpha, beta;
+  uint32_t flags;
+};
+static_assert(sizeof(BenchPush) == 68, "mirrors Push in shaders/matmul_coopmat.comp");
+
+class MatmulBenchTest : public MatmulTest {
+ protected:
+  void SetUp() override {
+    MatmulTest::SetUp();
+    if (std::getenv("RECON_GEMM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_GEMM_BENCH=1 to run";
+  }
+  // Best of 5 runs of a graph holding `reps` identical GEMMs, after 3 warm-up runs.
+  double time_graph(Graph& g, int reps) {
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(g.run().is_ok());
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      EXPECT_TRUE(g.run().is_ok());
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best / reps;
+  }
+};
+
+TEST_F(MatmulBenchTest, AutoPathsAndMast3rShapes) {
   const int64_t s = std::getenv("RECON_GEMM_SIZE") ? std::atoll(std::getenv("RECON_GEMM_SIZE")) : 4096;
+  struct Shape3 {
+    int64_t m, n, k;
+    bool tb;
+    const char* what;
+  };
+  const Shape3 shapes[] = {{s, s, s, false, "square nn"},       {s, s, s, true, "square nt"},
+                           {1536, 3072, 1024, true, "enc qkv"}, {1536, 4096, 1024, true, "enc fc1"},
+                           {1536, 1024, 4096, true, "enc fc2"}, {768, 768, 768, true, "dec proj"},
+                           {768, 6400, 7168, true, "head fc2"}};
   for (GemmPath path : {GemmPath::kCoopMat, GemmPath::kScalar}) {
     for (DType d : {DType::kF16, DType::kF32}) {
       if (path == GemmPath::kCoopMat && (d != DType::kF16 || !ops::coopmat_gemm_available(rt().caps()))) continue;
-      for (bool tb : {false, true}) {
-        Tensor a = upload_f32(rt(), d, {s, s}, random_floats(s * s, 1));
-        Tensor b = upload_f32(rt(), d, {s, s}, random_floats(s * s, 2));
-        Tensor c = Tensor::empty(rt(), d, {s, s}).value();
+      for (const Shape3& sh : shapes) {
+        if (path == GemmPath::kScalar && sh.m != s) continue;  // scalar: the square case only
+        Tensor a = upload_f32(rt(), d, {sh.m, sh.k}, random_floats(sh.m * sh.k, 1));
+        Tensor b = upload_f32(rt(), d, sh.tb ? Shape{sh.n, sh.k} : Shape{sh.k, sh.n}, random_floats(sh.k * sh.n, 2));
+        Tensor c = Tensor::empty(rt(), d, {sh.m, sh.n}).value();
         Graph g(rt());
         ops::MatmulOptions opt;
         opt.path = path;
-        opt.transpose_b = tb;
+        opt.transpose_b = sh.tb;
         const int reps = 10;
         for (int i = 0; i < reps; ++i) ASSERT_TRUE(ops::matmul(g, rt().caps(), a, b, c, opt).is_ok());
-        for (int i = 0; i < 3; ++i) ASSERT_TRUE(g.run().is_ok());  // warm-up, clocks up
-        double best = 1e30;
-        for (int i = 0; i < 5; ++i) {
-          auto t0 = std::chrono::steady_clock::now();
-          ASSERT_TRUE(g.run().is_ok());
-          best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::printf("BENCH matmul %s %s tb=%d %lld^3: %.1f TFLOP/s (%.3f ms per GEMM)\n",
-                    path == GemmPath::kCoopMat ? "coopmat" : "scalar", dtype_name(d), int(tb), (long long)s,
-                    2.0 * s * s * s * reps / best * 1e-12, best / reps * 1e3);
+        const double t = time_graph(g, reps);
+        std::printf("BENCH %-8s %s %-10s %5lldx%5lldx%5lld: %7.1f TFLOP/s %8.3f ms\n",
+                    path == GemmPath::kCoopMat ? "coopmat" : "scalar", dtype_name(d), sh.what, (long long)sh.m,
+                    (long long)sh.n, (long long)sh.k, 2.0 * sh.m * sh.n * sh.k / t * 1e-12, t * 1e3);
       }
+    }
+  }
+}
+
+TEST_F(MatmulBenchTest, CoopMatTileSweep) {
+  if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
+  const uint32_t sg = rt().caps().subgroup_size;
+  struct Tile {
+    uint32_t bm, bn, bk, wm, wn;
+  };
+  const Tile tiles[] = {{128, 128, 32, 4, 2}, {128, 128, 32, 2, 4}, {128, 128, 16, 4, 2}, {128, 128, 16, 2, 4},
+                        {128, 256, 16, 2, 4}, {256, 128, 16, 4, 2}, {64, 64, 32, 2, 2},   {64, 128, 32, 2, 4},
+                        {128, 64, 32, 4, 2}};
+  struct Shape3 {
+    int64_t m, n, k;
+    bool tb;
+  };
+  const Shape3 shapes[] = {{4096, 4096, 4096, false}, {4096, 4096, 4096, true}, {1536, 3072, 1024, true},
+                           {1536, 4096, 1024, true},  {1536, 1024, 4096, true}, {768, 6400, 7168, true},
+                           {768, 3072, 768, true},    {768, 768, 768, true}};
+  for (const Shape3& sh : shapes) {
+    Tensor a = upload_f32(rt(), DType::kF16, {sh.m, sh.k}, random_floats(sh.m * sh.k, 1));
+    Tensor b = upload_f32(rt(), DType::kF16, {sh.k, sh.n}, random_floats(sh.k * sh.n, 2));
+    Tensor c = Tensor::empty(rt(), DType::kF16, {sh.m, sh.n}).value();
+    for (const Tile& t : tiles) {
+      const uint32_t a_rows = t.bm, a_cols = t.bk;  // row-major A
+      const uint32_t b_rows = sh.tb ? t.bn : t.bk, b_cols = sh.tb ? t.bk : t.bn;
+      const uint32_t smem = 2 * 16 * (a_rows * (a_cols / 8 + 1) + b_rows * (b_cols / 8 + 1));
+      if (smem > rt().caps().max_compute_shared_memory || t.wm * t.wn * sg > 1024) continue;
+      const uint32_t spec[] = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 0, 0, 0, sh.tb ? 1u : 0u, 1, 1};
+      BenchPush push{};
+      push.m = static_cast<uint32_t>(sh.m), push.n = static_cast<uint32_t>(sh.n), push.k = static_cast<uint32_t>(sh.k);
+      push.lda = static_cast<uint32_t>(sh.k), push.ldb = static_cast<uint32_t>(sh.tb ? sh.k : sh.n);
+      push.ldc = static_cast<uint32_t>(sh.n);
+      push.alpha = 1.0f;
+      Graph g(rt());
+      const int reps = 10;
+      for (int i = 0; i < reps; ++i) {
+        ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
+                               {{a, Access::kRead}, {b, Access::kRead}, {c, Access::kWrite}, {a, Access::kRead},
+                                {a, Access::kRead}},
+                               push,
+                               {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm),
+                                static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1})
+                        .is_ok());
+      }
+      const double sec = time_graph(g, reps);
+      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u smem %5u: %7.1f TFLOP/s\n",
+                  sh.tb ? "nt" : "nn", (long long)sh.m, (long long)sh.n, (long long)sh.k, t.bm, t.bn, t.bk, t.wm,
+                  t.wn, smem, 2.0 * sh.m * sh.n * sh.k / sec * 1e-12);
     }
   }
 }

@@ -45,7 +45,7 @@ TEST_P(Rope2dTest, MatchesHandComputedValuesForTinyHeads) {
   // One item, grid 2x3; token 5 sits at (y, x) = (1, 2). D = 4: one pair per half, ω_0 = 1.
   // D = 8 adds j = 1 with ω_1 = 100^(−1/2) = 0.1.
   std::vector<float> v(6 * 12, 0.0f);
-  float* t4 = &v[5 * 12];      // head 0, D = 4, at column 0: t = (1, 0, 0, 1)
+  float* t4 = &v[5 * 12];  // head 0, D = 4, at column 0: t = (1, 0, 0, 1)
   t4[0] = 1.0f;
   t4[3] = 1.0f;
   float* t8 = &v[5 * 12 + 4];  // columns 4..11: a D = 8 head, t = (0, 1, 0, 0, 0, 0, 0, 1)
@@ -85,10 +85,10 @@ TEST_P(Rope2dTest, MatchesFloat64FormulaOnRandomHeadsAndLeavesOtherColumnsAlone)
     int64_t batch, gh, gw, cols, col_offset, heads, hd;
   };
   uint32_t seed = 900;
-  for (const Case& c : {Case{2, 3, 5, 40, 4, 2, 16},    // heads inside a wider row
-                        Case{1, 4, 6, 192, 0, 2, 32},   // packed qkv with H = 1, D = 32: q and k, not v
-                        Case{2, 1, 40, 24, 0, 3, 8},    // x up to 39: large angles
-                        Case{1, 33, 2, 64, 0, 1, 64},   // y up to 32
+  for (const Case& c : {Case{2, 3, 5, 40, 4, 2, 16},   // heads inside a wider row
+                        Case{1, 4, 6, 192, 0, 2, 32},  // packed qkv with H = 1, D = 32: q and k, not v
+                        Case{2, 1, 40, 24, 0, 3, 8},   // x up to 39: large angles
+                        Case{1, 33, 2, 64, 0, 1, 64},  // y up to 32
                         Case{3, 2, 3, 12, 8, 1, 4}}) {
     const int64_t tokens = c.gh * c.gw, n = c.batch * tokens * c.cols;
     Tensor x = upload_f32(rt(), d, {c.batch, tokens, c.cols}, random_floats(n, ++seed));

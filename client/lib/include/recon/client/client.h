@@ -1,0 +1,78 @@
+// recon::client::Client: a connection to recond (the recon GPU inference daemon).
+//
+// connect() opens a session on the regions socket (AF_UNIX SOCK_SEQPACKET; the session lives as
+// long as this connection) and a ZeroMQ DEALER to the client socket, whose requests carry the
+// session token. Images go through ImageBuffers (registered shared memory), answers come back
+// as handles whose tensors are fetched lazily into the client's own registered output regions.
+// Management calls (warmup, load_model, unload_model) use the manager socket, which only
+// members of the daemon's manager group may open.
+//
+// Errors: every call throws recon::client::Error (see error.h). Thread safety: every Client
+// method may be called from any number of threads at once; one I/O thread per Client moves all
+// ZeroMQ traffic, so requests from many threads are pipelined on one connection. If the daemon
+// stops or restarts, the session is gone: pending and later calls fail with UNAVAILABLE
+// (source kConnection); connect again.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recon/client/error.h"
+#include "recon/client/image_buffer.h"
+#include "recon/client/options.h"
+#include "recon/client/result.h"
+#include "recon/client/status.h"
+#include "recon/client/types.h"
+
+namespace recon::client {
+
+namespace detail {
+class Core;
+}
+
+class Client {
+ public:
+  // Connects and opens a session. Throws Error: kUnavailable/kConnection when no daemon listens,
+  // kPermissionDenied when the sockets are not accessible to this user.
+  static Client connect(const ConnectOptions& options = {});
+  // Connects without a session (no regions socket): enough for status() and the management
+  // calls, and what `reconctl status` uses. infer() and create_buffer() then throw.
+  static Client connect_control(const ConnectOptions& options = {});
+
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();
+
+  bool has_session() const;
+  const SessionInfo& session() const;
+  const ConnectOptions& options() const;
+
+  // A new shared-memory region of at least `bytes` (rounded up to pages), registered with the
+  // daemon. Throws Error (e.g. kResourceExhausted beyond the session's region limits).
+  ImageBuffer create_buffer(uint64_t bytes, std::string_view label = "images");
+
+  // Sends one MASt3R pair (view 1, view 2) and returns at once; the answer arrives in the
+  // returned PendingResult. Both views must come from buffers of this Client.
+  PendingResult infer(const ImageView& image1, const ImageView& image2, const InferOptions& options = {});
+
+  // The daemon's state, devices, models, queue, throughput and latency. With include_sessions
+  // the request goes to the manager socket, which also lists each client session.
+  DaemonStatus status(bool include_sessions = false);
+
+  // Management socket. `timeout` zero waits forever (warm-up on a CPU device takes minutes).
+  WarmupReport warmup(std::span<const std::string> models = {}, std::span<const Resolution> resolutions = {},
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  LoadModelReport load_model(const LoadModelRequest& request,
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  void unload_model(std::string_view name);
+
+ private:
+  explicit Client(std::shared_ptr<detail::Core> core);
+  detail::Core& core() const;
+  std::shared_ptr<detail::Core> core_;
+};
+
+}  // namespace recon::client

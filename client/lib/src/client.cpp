@@ -1,0 +1,169 @@
+// Client: connection set-up, buffers, inference requests, status and management calls.
+#include "recon/client/client.h"
+
+#include "core.h"
+#include "recon/client/version.h"
+#include "region.h"
+#include "schema/protocol.h"
+#include "status_convert.h"
+
+namespace recon::client {
+namespace {
+
+Error invalid(const std::string& message) { return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message); }
+
+flatbuffers::Offset<wire::Image> image_ref(flatbuffers::FlatBufferBuilder& builder, const ImageView& view,
+                                           uint64_t lo, uint64_t hi) {
+  const wire::Id128 region(lo, hi);
+  const auto ref = wire::CreateImageRef(builder, &region, view.offset(), view.height(), view.width(), view.stride(),
+                                        wire::PixelFormat::RGB8);
+  return wire::CreateImage(builder, wire::ImageSource::ImageRef, ref.Union());
+}
+
+std::vector<wire::Resolution> to_wire(std::span<const Resolution> resolutions) {
+  std::vector<wire::Resolution> out;
+  for (const Resolution& r : resolutions) out.emplace_back(r.height, r.width);
+  return out;
+}
+
+}  // namespace
+
+Client::Client(std::shared_ptr<detail::Core> core) : core_(std::move(core)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+Client Client::connect(const ConnectOptions& options) { return Client(detail::Core::open(options, true)); }
+
+Client Client::connect_control(const ConnectOptions& options) { return Client(detail::Core::open(options, false)); }
+
+detail::Core& Client::core() const {
+  if (!core_) throw invalid("use of a moved-from Client");
+  return *core_;
+}
+
+bool Client::has_session() const { return core().has_session(); }
+const SessionInfo& Client::session() const { return core().session_info(); }
+const ConnectOptions& Client::options() const { return core().options(); }
+
+ImageBuffer Client::create_buffer(uint64_t bytes, std::string_view label) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot create buffers");
+  detail::SharedMemory memory = detail::SharedMemory::create("recon-" + std::string(label), bytes);
+  const detail::RegisteredRegion registered = c.register_region(memory.fd(), memory.size(), label);
+  return ImageBuffer(std::make_shared<detail::Region>(std::move(memory), registered, std::string(label), core_));
+}
+
+PendingResult Client::infer(const ImageView& image1, const ImageView& image2, const InferOptions& options) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
+  if (!image1.valid() || !image2.valid()) throw invalid("infer needs two images from an ImageBuffer");
+  c.check_open();
+
+  flatbuffers::FlatBufferBuilder builder(1024);
+  const auto model = builder.CreateString(options.model);
+  const auto a = image_ref(builder, image1, image1.region_lo_, image1.region_hi_);
+  const auto b = image_ref(builder, image2, image2.region_lo_, image2.region_hi_);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> outputs;
+  for (const std::string& name : options.outputs) outputs.push_back(builder.CreateString(name));
+  const auto output_vector = options.outputs.empty() ? 0 : builder.CreateVector(outputs);
+  wire::InferOptionsBuilder o(builder);
+  wire::Resolution resolution;
+  if (options.resolution) {
+    resolution = wire::Resolution(options.resolution->height, options.resolution->width);
+    o.add_resolution(&resolution);
+  }
+  if (!options.outputs.empty()) o.add_outputs(output_vector);
+  o.add_precision(static_cast<wire::Precision>(options.precision));
+  o.add_deadline_ms(static_cast<uint32_t>(options.deadline.count()));
+  o.add_ttl_ms(static_cast<uint32_t>(options.ttl.count()));
+  const auto infer_options = o.Finish();
+  const auto body = wire::CreateInferPair(builder, model, a, b, infer_options);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, c.session(), wire::RequestBody::InferPair, body.Union());
+
+  // A handle that arrives after its PendingResult was dropped (or timed out) is released at once.
+  // Weak: the Call lives inside the Core's I/O thread, which must not keep the Core alive.
+  std::weak_ptr<detail::Core> weak = core_;
+  auto orphan = [weak](const detail::Answer& answer) {
+    auto core = weak.lock();
+    if (!core || answer.response->body_type() != wire::ResponseBody::InferPairResult) return;
+    const wire::ResultHandle* handle = answer.response->body_as_InferPairResult()->handle();
+    if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
+  };
+  auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
+  return PendingResult(core_, std::move(call));
+}
+
+DaemonStatus Client::status(bool include_sessions) {
+  detail::Core& c = core();
+  flatbuffers::FlatBufferBuilder builder(128);
+  const auto body = wire::CreateGetStatus(builder, include_sessions);
+  const uint64_t request_id = c.next_request_id();
+  const detail::Target target = include_sessions ? detail::Target::kManager : detail::Target::kClient;
+  detail::finish_request(builder, request_id, include_sessions ? detail::Id{} : c.session(),
+                         wire::RequestBody::GetStatus, body.Union());
+  const detail::Answer answer =
+      c.call(target, builder, request_id, wire::ResponseBody::StatusReport, "GetStatus", {});
+  return detail::status_from_wire(*answer.response->body_as_StatusReport());
+}
+
+WarmupReport Client::warmup(std::span<const std::string> models, std::span<const Resolution> resolutions,
+                            std::chrono::milliseconds timeout) {
+  detail::Core& c = core();
+  flatbuffers::FlatBufferBuilder builder(256);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+  for (const std::string& m : models) names.push_back(builder.CreateString(m));
+  const auto name_vector = builder.CreateVector(names);
+  const auto res = to_wire(resolutions);
+  const auto res_vector = builder.CreateVectorOfStructs(res);
+  const auto body = wire::CreateWarmup(builder, name_vector, res_vector);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, {}, wire::RequestBody::Warmup, body.Union());
+  const detail::Answer answer = c.call(detail::Target::kManager, builder, request_id, wire::ResponseBody::WarmupResult,
+                                       "Warmup", timeout.count() > 0 ? timeout : std::chrono::hours(24 * 365));
+  const wire::WarmupResult* result = answer.response->body_as_WarmupResult();
+  WarmupReport report;
+  if (result->models() != nullptr) {
+    for (const wire::ModelStatus* m : *result->models()) report.models.push_back(detail::model_from_wire(m));
+  }
+  report.duration = std::chrono::milliseconds(result->duration_ms());
+  return report;
+}
+
+LoadModelReport Client::load_model(const LoadModelRequest& request, std::chrono::milliseconds timeout) {
+  if (request.name.empty()) throw invalid("load_model needs a model name");
+  if (request.weights.empty()) throw invalid("load_model needs a weights file");
+  detail::Core& c = core();
+  flatbuffers::FlatBufferBuilder builder(256);
+  const auto name = builder.CreateString(request.name);
+  const auto kind = builder.CreateString(request.kind);
+  const auto weights = builder.CreateString(request.weights);
+  const auto res = to_wire(request.resolutions);
+  const auto res_vector = builder.CreateVectorOfStructs(res);
+  const auto body = wire::CreateLoadModel(builder, name, kind, weights, static_cast<wire::Precision>(request.precision),
+                                          res_vector, request.warm);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, {}, wire::RequestBody::LoadModel, body.Union());
+  const detail::Answer answer =
+      c.call(detail::Target::kManager, builder, request_id, wire::ResponseBody::LoadModelResult, "LoadModel",
+             timeout.count() > 0 ? timeout : std::chrono::hours(24 * 365));
+  const wire::LoadModelResult* result = answer.response->body_as_LoadModelResult();
+  return LoadModelReport{detail::model_from_wire(result->model()), std::chrono::milliseconds(result->duration_ms())};
+}
+
+void Client::unload_model(std::string_view name) {
+  if (name.empty()) throw invalid("unload_model needs a model name");
+  detail::Core& c = core();
+  flatbuffers::FlatBufferBuilder builder(128);
+  const auto text = builder.CreateString(name.data(), name.size());
+  const auto body = wire::CreateUnloadModel(builder, text);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, {}, wire::RequestBody::UnloadModel, body.Union());
+  c.call(detail::Target::kManager, builder, request_id, wire::ResponseBody::UnloadModelResult, "UnloadModel", {});
+}
+
+const char* library_version() { return RECON_CLIENT_VERSION; }
+unsigned protocol_version() { return wire::kProtocolVersion; }
+
+}  // namespace recon::client

@@ -1,0 +1,91 @@
+// OutputArena: first-fit blocks over registered shared-memory chunks.
+#include "output_arena.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace recon::client::detail {
+namespace {
+
+uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+}  // namespace
+
+OutputArena::OutputArena(uint64_t chunk_bytes, Registrar registrar, Unregistrar unregistrar)
+    : chunk_bytes_(round_up_to_pages(chunk_bytes)), registrar_(std::move(registrar)),
+      unregistrar_(std::move(unregistrar)) {}
+
+bool OutputArena::take(Chunk& chunk, uint64_t bytes, uint64_t& offset) {
+  for (auto it = chunk.free.begin(); it != chunk.free.end(); ++it) {
+    if (it->second < bytes) continue;
+    offset = it->first;
+    const uint64_t rest = it->second - bytes;
+    chunk.free.erase(it);
+    if (rest > 0) chunk.free.emplace(offset + bytes, rest);
+    return true;
+  }
+  return false;
+}
+
+OutputArena::Block OutputArena::allocate(uint64_t bytes) {
+  const uint64_t size = align_up(bytes == 0 ? 1 : bytes, kAlignment);
+  std::lock_guard lock(mutex_);
+  for (auto& chunk : chunks_) {
+    uint64_t offset = 0;
+    if (take(*chunk, size, offset)) return Block{chunk->region, offset, size, chunk->memory.data()};
+  }
+  auto chunk = std::make_unique<Chunk>();
+  chunk->memory = SharedMemory::create("recon-output", std::max(chunk_bytes_, size));
+  const RegisteredRegion registered = registrar_(chunk->memory.fd(), chunk->memory.size(), "output");
+  chunk->region = registered.id;
+  chunk->free.emplace(0, chunk->memory.size());
+  uint64_t offset = 0;
+  take(*chunk, size, offset);
+  chunks_.push_back(std::move(chunk));
+  return Block{chunks_.back()->region, offset, size, chunks_.back()->memory.data()};
+}
+
+void OutputArena::free(const Block& block) noexcept {
+  std::unique_ptr<Chunk> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+      Chunk& chunk = *chunks_[i];
+      if (!(chunk.region == block.region)) continue;
+      auto next = chunk.free.emplace(block.offset, block.size).first;
+      // Merge with the following and the preceding free range.
+      if (auto after = std::next(next); after != chunk.free.end() && next->first + next->second == after->first) {
+        next->second += after->second;
+        chunk.free.erase(after);
+      }
+      if (next != chunk.free.begin()) {
+        auto before = std::prev(next);
+        if (before->first + before->second == next->first) {
+          before->second += next->second;
+          chunk.free.erase(next);
+        }
+      }
+      const bool empty = chunk.free.size() == 1 && chunk.free.begin()->second == chunk.memory.size();
+      if (empty && i > 0) {
+        dropped = std::move(chunks_[i]);
+        chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      break;
+    }
+  }
+  if (dropped) unregistrar_(dropped->region);  // then `dropped` unmaps
+}
+
+uint64_t OutputArena::registered_bytes() const {
+  std::lock_guard lock(mutex_);
+  uint64_t total = 0;
+  for (const auto& chunk : chunks_) total += chunk->memory.size();
+  return total;
+}
+
+size_t OutputArena::chunk_count() const {
+  std::lock_guard lock(mutex_);
+  return chunks_.size();
+}
+
+}  // namespace recon::client::detail

@@ -1,0 +1,70 @@
+// Loading, preparing and uploading reconctl's input images.
+#include "input_images.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "args.h"
+#include "commands.h"
+#include "tools/io/official_resize.h"
+
+namespace reconctl {
+
+std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size,
+                                                   bool verbose) {
+  if (size < 16 || size > 4096) throw UsageError("--size must be in 16..4096");
+  std::array<recon::io::Image, 2> out;
+  const std::string paths[2] = {a, b};
+  for (int v = 0; v < 2; ++v) {
+    auto image = recon::io::load_rgb(paths[v]);
+    if (!image.is_ok()) throw LocalFileError("cannot read " + paths[v] + ": " + image.status().message());
+    auto prepared = recon::io::prepare_official(image.value(), size);
+    if (!prepared.is_ok()) throw LocalFileError(paths[v] + ": " + prepared.status().message());
+    if (verbose) {
+      std::printf("view %d: %s  %dx%d -> %dx%d\n", v + 1, paths[v].c_str(), prepared->original_width,
+                  prepared->original_height, prepared->image.width, prepared->image.height);
+    }
+    out[static_cast<size_t>(v)] = std::move(prepared->image);
+  }
+  return out;
+}
+
+recon::io::Image synthetic_image(int width, int height, int seed) {
+  recon::io::Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = 3;
+  image.pixels.resize(static_cast<size_t>(width) * height * 3);
+  const double phase = seed * 1.7;
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const double u = static_cast<double>(x) / width, v = static_cast<double>(y) / height;
+      const double checker = ((x / 32 + y / 32) % 2) ? 0.15 : 0.0;
+      uint8_t* p = &image.pixels[(static_cast<size_t>(y) * width + x) * 3];
+      p[0] = static_cast<uint8_t>(255 * std::clamp(0.2 + 0.6 * u + checker, 0.0, 1.0));
+      p[1] = static_cast<uint8_t>(255 * std::clamp(0.5 + 0.4 * std::sin(6.0 * v + phase), 0.0, 1.0));
+      p[2] = static_cast<uint8_t>(255 * std::clamp(0.7 - 0.5 * v + checker, 0.0, 1.0));
+    }
+  }
+  return image;
+}
+
+PairInBuffer upload_pair(recon::client::Client& client, const std::array<recon::io::Image, 2>& images,
+                         const std::string& label) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t first_bytes = static_cast<uint64_t>(images[0].stride()) * images[0].height;
+  const uint64_t second_offset = (first_bytes + page - 1) / page * page;
+  const uint64_t total = second_offset + static_cast<uint64_t>(images[1].stride()) * images[1].height;
+  PairInBuffer out;
+  out.buffer = client.create_buffer(total, label);
+  out.first = out.buffer.write_rgb(0, images[0].pixels.data(), static_cast<uint32_t>(images[0].width),
+                                   static_cast<uint32_t>(images[0].height));
+  out.second = out.buffer.write_rgb(second_offset, images[1].pixels.data(), static_cast<uint32_t>(images[1].width),
+                                    static_cast<uint32_t>(images[1].height));
+  return out;
+}
+
+}  // namespace reconctl

@@ -1,0 +1,273 @@
+// GpuWorker: see gpu_worker.h.
+#include "daemon/server/gpu_worker.h"
+
+#include <utility>
+
+#include "daemon/ipc/wire_convert.h"
+#include "daemon/server/responses.h"
+#include "daemon/service/journal_log.h"
+#include "gpu/log.h"
+
+namespace recon::daemon {
+namespace {
+
+uint64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return b > a ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()) : 0;
+}
+
+std::vector<LogField> request_fields(const ReplyTarget& target) {
+  std::vector<LogField> fields{{std::string(kFieldRequestId), std::to_string(target.request_id)}};
+  if (target.peer_pid != 0) fields.push_back({std::string(kFieldClientPid), std::to_string(target.peer_pid)});
+  return fields;
+}
+
+// Client mistakes are the client's business (debug); the daemon's own failures are warnings.
+LogLevel level_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInternal:
+    case StatusCode::kDataLoss:
+    case StatusCode::kResourceExhausted:
+      return LogLevel::kWarning;
+    default:
+      return LogLevel::kDebug;
+  }
+}
+
+}  // namespace
+
+GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, Metrics& metrics, Outbox& outbox,
+                     WorkerOptions options)
+    : device_(device),
+      scheduler_(scheduler),
+      store_(store),
+      metrics_(metrics),
+      outbox_(outbox),
+      options_(std::move(options)) {
+  beat();
+}
+
+GpuWorker::~GpuWorker() { join(); }
+
+void GpuWorker::start() {
+  running_ = true;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void GpuWorker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void GpuWorker::beat() {
+  heartbeat_.store(SteadyClock::now().time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+void GpuWorker::loop() {
+  while (true) {
+    Work work;
+    const Scheduler::Wait wait = scheduler_.next(device_.index(), options_.idle_tick, work);
+    beat();
+    if (wait == Scheduler::Wait::kClosed) break;
+    if (wait == Scheduler::Wait::kIdle) continue;
+    if (auto* batch = std::get_if<std::vector<InferJob>>(&work)) {
+      const size_t count = batch->size();
+      run_batch(std::move(*batch));
+      scheduler_.finished(device_.index(), count);
+    } else if (auto* fetch = std::get_if<FetchJob>(&work)) {
+      run_fetch(std::move(*fetch));
+      scheduler_.finished(device_.index(), 1);
+    } else if (auto* control = std::get_if<ControlJob>(&work)) {
+      run_control(std::move(*control));
+      scheduler_.finished(device_.index(), 1);
+    }
+    beat();
+  }
+  running_ = false;
+}
+
+void GpuWorker::answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code) {
+  outbox_.push(OutgoingReply{target, std::move(bytes), code});
+}
+
+void GpuWorker::answer_error(const ReplyTarget& target, const Status& status) {
+  log_with_fields(level_for(status.code()), "Request failed: " + status.to_string(), request_fields(target));
+  answer(target, error_response(target.request_id, status), status.code());
+}
+
+void GpuWorker::run_batch(std::vector<InferJob> batch) {
+  if (options_.before_batch) options_.before_batch();
+  const auto picked = SteadyClock::now();
+  std::vector<Ready> ready;
+  ready.reserve(batch.size());
+  for (InferJob& job : batch) {
+    if (job.deadline && picked > *job.deadline) {
+      answer_error(job.reply, unavailable("the request's deadline passed while it was queued"));
+      continue;
+    }
+    if (!store_.client_open(job.client)) continue;  // session ended: nobody holds its results
+    Ready r;
+    r.picked = picked;
+    Status status;
+    for (int v = 0; v < 2 && status.is_ok(); ++v) {
+      auto pixels = materialize(job.images[v]);
+      if (pixels.is_ok()) {
+        r.pixels[v] = std::move(pixels).value();
+      } else {
+        status = pixels.status().with_context(v == 0 ? "image1" : "image2");
+      }
+    }
+    if (!status.is_ok()) {
+      answer_error(job.reply, status);
+      continue;
+    }
+    r.input_ns = ns_between(picked, SteadyClock::now());
+    r.job = std::move(job);
+    ready.push_back(std::move(r));
+  }
+  // Run in the batch sizes that have recorded graphs.
+  size_t begin = 0;
+  while (begin < ready.size()) {
+    const size_t n = batch_size_for(ready.size() - begin, options_.max_batch);
+    std::vector<Ready> chunk;
+    for (size_t i = begin; i < begin + n; ++i) chunk.push_back(std::move(ready[i]));
+    run_engine(chunk);
+    begin += n;
+  }
+}
+
+void GpuWorker::run_engine(std::vector<Ready>& ready) {
+  if (ready.empty()) return;
+  const BatchKey& key = ready.front().job.key;
+  gpu::Mast3rEngine* engine = device_.engine(key.model);
+  if (engine == nullptr) {
+    const auto info = device_.model(key.model);
+    const Status status = info ? unavailable("model '" + key.model + "' is " + model_state_name(info->state))
+                               : not_found("model '" + key.model + "' is not loaded");
+    for (Ready& r : ready) answer_error(r.job.reply, status);
+    return;
+  }
+  std::vector<gpu::ImageU8View> views[2];
+  const ImageSize sizes[2] = {key.view1, key.view2};
+  for (Ready& r : ready) {
+    for (int v = 0; v < 2; ++v) {
+      views[v].push_back(gpu::ImageU8View{r.pixels[v].data(), sizes[v].height, sizes[v].width, 0});
+    }
+  }
+  const auto start = SteadyClock::now();
+  auto result = engine->infer(views[0], views[1]);
+  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
+  if (!result.is_ok()) {
+    if (result.status().code() == StatusCode::kResourceExhausted && ready.size() > 1) {
+      // Out of device memory at this batch size: each pair on its own, so that only the pairs
+      // that cannot run at all fail.
+      log_warning("Batch of " + std::to_string(ready.size()) + " pairs ran out of device memory (" +
+                  result.status().message() + "); retrying them one by one");
+      for (Ready& r : ready) {
+        std::vector<Ready> single;
+        single.push_back(std::move(r));
+        run_engine(single);
+      }
+      return;
+    }
+    const Status status = result.status().with_context("inference failed");
+    for (Ready& r : ready) answer_error(r.job.reply, status);
+    return;
+  }
+  metrics_.record_execution(static_cast<uint32_t>(ready.size()));
+  for (size_t b = 0; b < ready.size(); ++b) finish_pair(ready[b], *result, b, ready.size(), compute_ns);
+}
+
+void GpuWorker::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch,
+                            uint64_t compute_ns) {
+  InferJob& job = ready.job;
+  const auto output_start = SteadyClock::now();
+  const gpu::Mast3rOutputs& out = result.tensors;
+  const std::pair<const char*, const gpu::Tensor*> outputs[] = {
+      {"pts3d_1", &out.pts3d[0]}, {"pts3d_2", &out.pts3d[1]},         {"conf_1", &out.conf[0]},
+      {"conf_2", &out.conf[1]},   {"desc_1", &out.desc[0]},           {"desc_2", &out.desc[1]},
+      {"desc_conf_1", &out.desc_conf[0]}, {"desc_conf_2", &out.desc_conf[1]}};
+  StoredResult stored;
+  stored.device = device_.index();
+  stored.model = job.key.model;
+  stored.ttl_ms = job.ttl_ms;
+  for (const auto& [name, tensor] : outputs) {
+    if (!job.outputs.empty() && std::find(job.outputs.begin(), job.outputs.end(), name) == job.outputs.end()) continue;
+    // [B, ...] → this pair's [...]: a view into the batch's storage (freed with its last view).
+    const int64_t b = static_cast<int64_t>(index);
+    auto row = tensor->slice_rows(b, b + 1);
+    gpu::Shape shape(tensor->shape().begin() + 1, tensor->shape().end());
+    auto view = row.is_ok() ? row->reshape(shape) : Result<gpu::Tensor>(row.status());
+    if (!view.is_ok()) {
+      answer_error(job.reply, view.status().with_context(std::string("slicing ") + name));
+      return;
+    }
+    StoredTensor t;
+    t.name = name;
+    t.shape.assign(shape.begin(), shape.end());
+    t.bytes = view->bytes();
+    t.tensor = std::move(view).value();
+    stored.tensors.push_back(std::move(t));
+  }
+  RequestTimings& timings = stored.timings;
+  timings.queue_ns = ns_between(job.received, ready.picked);
+  timings.input_ns = ready.input_ns;
+  timings.compute_ns = compute_ns;
+  timings.batch_size = static_cast<uint32_t>(batch);
+  const auto now = SteadyClock::now();
+  timings.output_ns = ns_between(output_start, now);
+  timings.total_ns = ns_between(job.received, now);
+  const ReplyTarget reply = job.reply;
+  auto handle = store_.insert(std::move(job.reservation), std::move(stored));
+  if (!handle.is_ok()) {
+    answer_error(reply, handle.status());
+    return;
+  }
+  metrics_.record_timings((*handle)->timings);
+  answer(reply, infer_pair_response(reply.request_id, **handle), StatusCode::kOk);
+}
+
+void GpuWorker::run_fetch(FetchJob job) {
+  const auto start = SteadyClock::now();
+  const StoredResult& result = *job.result;
+  std::vector<std::vector<uint8_t>> inline_data(job.tensors.size());
+  std::vector<FetchedRange> ranges;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < job.tensors.size(); ++i) {
+    const StoredTensor& t = result.tensors[job.tensors[i]];
+    FetchedRange range;
+    range.tensor = job.tensors[i];
+    Status status;
+    if (job.destination) {
+      range.offset = job.offsets[i];
+      status = t.tensor.download(device_.runtime(), job.destination.base() + job.offsets[i], t.bytes);
+    } else {
+      inline_data[i].resize(t.bytes);
+      range.data = &inline_data[i];
+      status = t.tensor.download(device_.runtime(), inline_data[i].data(), t.bytes);
+    }
+    if (!status.is_ok()) {
+      answer_error(job.reply, status.with_context("fetching " + t.name));
+      return;
+    }
+    bytes += t.bytes;
+    ranges.push_back(range);
+  }
+  job.destination.reset();
+  const uint64_t copy_ns = ns_between(start, SteadyClock::now());
+  const bool released = job.release && store_.release(job.client, result.id);
+  metrics_.record_fetch(bytes, copy_ns);
+  answer(job.reply, fetch_response(job.reply.request_id, result, ranges, copy_ns, released), StatusCode::kOk);
+}
+
+void GpuWorker::run_control(ControlJob job) {
+  auto bytes = job.run(device_);
+  if (!job.reply) return;
+  if (bytes.is_ok()) {
+    answer(*job.reply, std::move(bytes).value(), StatusCode::kOk);
+  } else {
+    log_with_fields(LogLevel::kWarning, job.what + " failed: " + bytes.status().to_string(),
+                    request_fields(*job.reply));
+    answer(*job.reply, error_response(job.reply->request_id, bytes.status()), bytes.status().code());
+  }
+}
+
+}  // namespace recon::daemon

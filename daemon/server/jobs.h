@@ -1,0 +1,76 @@
+// The units of work that travel from the I/O thread through the Scheduler to a GPU worker, and
+// where their answers go. A job owns everything its request needs until it is answered: region
+// leases (so client memory stays mapped), the handle reservation (so quotas count it), the
+// result it fetches from (shared_ptr: a concurrent Release cannot free it mid-copy). Dropping a
+// job at any point frees all of that (RAII). Plain data; no behaviour.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/ipc/shm_registry.h"
+#include "daemon/server/image_input.h"
+#include "daemon/server/result_store.h"
+#include "daemon/server/zmq_router.h"
+
+namespace recon::daemon {
+
+class Device;
+
+enum class ReplySocket { kClient, kManager, kTcp };
+
+// The peer and request an answer belongs to.
+struct ReplyTarget {
+  ReplySocket socket = ReplySocket::kClient;
+  ZmqEnvelope envelope;
+  uint64_t request_id = 0;
+  pid_t peer_pid = 0;  // for logs (0 = unknown)
+};
+
+// Same model and same input sizes: pairs that may share one engine call.
+struct BatchKey {
+  std::string model;
+  ImageSize view1, view2;
+  bool operator==(const BatchKey&) const = default;
+};
+
+struct InferJob {
+  ReplyTarget reply;
+  ClientId client = 0;
+  BatchKey key;
+  std::array<PendingImage, 2> images;
+  std::vector<std::string> outputs;  // empty = all
+  uint32_t ttl_ms = 0;
+  SteadyClock::time_point received;
+  std::optional<SteadyClock::time_point> deadline;  // must have started by then
+  HandleReservation reservation;
+};
+
+struct FetchJob {
+  ReplyTarget reply;
+  ClientId client = 0;
+  size_t device = 0;
+  std::shared_ptr<const StoredResult> result;
+  std::vector<size_t> tensors;  // indices into result->tensors
+  // Region destination: the whole region leased, and each tensor's offset in it. Inline: empty.
+  RegionLease destination;
+  std::vector<uint64_t> offsets;
+  bool release = false;
+  SteadyClock::time_point received;
+};
+
+// Management work (start-up, Warmup, LoadModel, UnloadModel): runs on the device's worker and
+// returns the whole success answer, or the Status the worker turns into an Error answer. Jobs
+// without `reply` (start-up) report through their own means (the Outbox's StartupDone).
+struct ControlJob {
+  std::optional<ReplyTarget> reply;
+  std::string what;  // for logs
+  std::function<Result<std::vector<uint8_t>>(Device&)> run;
+};
+
+}  // namespace recon::daemon

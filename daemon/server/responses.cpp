@@ -1,0 +1,150 @@
+// Success answers: see responses.h.
+#include "daemon/server/responses.h"
+
+#include "daemon/ipc/wire_convert.h"
+#include "schema/protocol.h"
+
+namespace recon::daemon {
+
+wire::DType to_wire(gpu::DType dtype) {
+  switch (dtype) {
+    case gpu::DType::kF32:
+      return wire::DType::F32;
+    case gpu::DType::kF16:
+      return wire::DType::F16;
+    case gpu::DType::kU8:
+      return wire::DType::U8;
+    case gpu::DType::kI32:
+      return wire::DType::I32;
+  }
+  return wire::DType::F32;
+}
+
+wire::ModelState to_wire(ModelState state) {
+  switch (state) {
+    case ModelState::kLoading:
+      return wire::ModelState::LOADING;
+    case ModelState::kWarming:
+      return wire::ModelState::WARMING;
+    case ModelState::kReady:
+      return wire::ModelState::READY;
+    case ModelState::kFailed:
+      return wire::ModelState::FAILED;
+    case ModelState::kUnloading:
+      return wire::ModelState::UNLOADING;
+  }
+  return wire::ModelState::FAILED;
+}
+
+wire::Precision to_wire(gpu::Precision precision) {
+  return precision == gpu::Precision::kF16 ? wire::Precision::FP16 : wire::Precision::FP32;
+}
+
+flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferBuilder& builder,
+                                                        const StoredTensor& tensor) {
+  return wire::CreateTensorInfoDirect(builder, tensor.name.c_str(), &tensor.shape, to_wire(tensor.tensor.dtype()),
+                                      tensor.bytes);
+}
+
+flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBufferBuilder& builder,
+                                                          const ModelInfo& model) {
+  std::vector<wire::Resolution> resolutions;
+  for (const ImageSize& r : model.resolutions) resolutions.emplace_back(r.height, r.width);
+  return wire::CreateModelStatusDirect(builder, model.name.c_str(), model.kind.c_str(), to_wire(model.state),
+                                       to_wire(model.precision), &resolutions, model.weight_bytes,
+                                       model.error.empty() ? nullptr : model.error.c_str());
+}
+
+std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result) {
+  flatbuffers::FlatBufferBuilder builder(1024);
+  std::vector<flatbuffers::Offset<wire::TensorInfo>> infos;
+  for (const StoredTensor& t : result.tensors) infos.push_back(build_tensor_info(builder, t));
+  const RequestTimings& t = result.timings;
+  const auto timings =
+      wire::CreateTimings(builder, t.queue_ns, t.input_ns, t.compute_ns, t.output_ns, t.total_ns, t.batch_size);
+  const wire::Id128 id = to_wire(result.id);
+  const auto handle =
+      wire::CreateResultHandleDirect(builder, &id, &infos, timings, result.ttl_ms, result.model.c_str());
+  const auto body = wire::CreateInferPairResult(builder, handle);
+  finish_response(builder, request_id, wire::ResponseBody::InferPairResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> fetch_response(uint64_t request_id, const StoredResult& result,
+                                    const std::vector<FetchedRange>& ranges, uint64_t copy_ns, bool released) {
+  size_t inline_bytes = 0;
+  for (const FetchedRange& r : ranges) inline_bytes += r.data ? r.data->size() : 0;
+  flatbuffers::FlatBufferBuilder builder(1024 + inline_bytes);
+  std::vector<flatbuffers::Offset<wire::FetchedTensor>> tensors;
+  uint64_t written = 0;
+  for (const FetchedRange& r : ranges) {
+    const StoredTensor& t = result.tensors[r.tensor];
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> data;
+    if (r.data) {
+      builder.ForceVectorAlignment(r.data->size(), sizeof(uint8_t), 16);  // readable as floats in place
+      data = builder.CreateVector(*r.data);
+    }
+    const auto info = build_tensor_info(builder, t);
+    tensors.push_back(wire::CreateFetchedTensor(builder, info, r.offset, data));
+    written += t.bytes;
+  }
+  const wire::Id128 id = to_wire(result.id);
+  const auto body = wire::CreateFetchResultDirect(builder, &id, &tensors, written, copy_ns, released);
+  finish_response(builder, request_id, wire::ResponseBody::FetchResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> session_opened_response(uint64_t request_id, const Id128& token, const SessionLimitsView& limits,
+                                             const std::string& server_version) {
+  flatbuffers::FlatBufferBuilder builder(256);
+  const auto wire_limits = wire::CreateSessionLimits(builder, limits.max_regions, limits.max_region_bytes,
+                                                     limits.max_handles, limits.max_result_bytes,
+                                                     limits.max_message_bytes);
+  const wire::Id128 id = to_wire(token);
+  const auto body = wire::CreateSessionOpenedDirect(builder, &id, wire_limits, server_version.c_str(),
+                                                    wire::kMinProtocolVersion, wire::kProtocolVersion);
+  finish_response(builder, request_id, wire::ResponseBody::SessionOpened, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> release_response(uint64_t request_id, uint32_t released, const std::vector<Id128>& not_found) {
+  flatbuffers::FlatBufferBuilder builder(256);
+  std::vector<wire::Id128> ids;
+  for (const Id128& id : not_found) ids.push_back(to_wire(id));
+  const auto body = wire::CreateReleaseResultDirect(builder, released, &ids);
+  finish_response(builder, request_id, wire::ResponseBody::ReleaseResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> unregister_region_response(uint64_t request_id, bool deferred) {
+  flatbuffers::FlatBufferBuilder builder(128);
+  const auto body = wire::CreateUnregisterRegionResult(builder, deferred);
+  finish_response(builder, request_id, wire::ResponseBody::UnregisterRegionResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> warmup_response(uint64_t request_id, const std::vector<ModelInfo>& models, uint32_t duration_ms) {
+  flatbuffers::FlatBufferBuilder builder(512);
+  std::vector<flatbuffers::Offset<wire::ModelStatus>> statuses;
+  for (const ModelInfo& m : models) statuses.push_back(build_model_status(builder, m));
+  const auto body = wire::CreateWarmupResultDirect(builder, &statuses, duration_ms);
+  finish_response(builder, request_id, wire::ResponseBody::WarmupResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> load_model_response(uint64_t request_id, const ModelInfo& model, uint32_t duration_ms) {
+  flatbuffers::FlatBufferBuilder builder(512);
+  const auto status = build_model_status(builder, model);
+  const auto body = wire::CreateLoadModelResult(builder, status, duration_ms);
+  finish_response(builder, request_id, wire::ResponseBody::LoadModelResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> unload_model_response(uint64_t request_id) {
+  flatbuffers::FlatBufferBuilder builder(64);
+  const auto body = wire::CreateUnloadModelResult(builder);
+  finish_response(builder, request_id, wire::ResponseBody::UnloadModelResult, body.Union());
+  return to_bytes(builder);
+}
+
+}  // namespace recon::daemon

@@ -1,0 +1,50 @@
+// Builders for the success answers the server sends (the Error envelope is error_response in
+// daemon/ipc/wire_convert.h). Each returns a finished Response buffer. No state, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/ipc/id128.h"
+#include "daemon/server/device.h"
+#include "daemon/server/result_store.h"
+#include "schema/response_generated.h"
+
+namespace recon::daemon {
+
+wire::DType to_wire(gpu::DType dtype);
+wire::ModelState to_wire(ModelState state);
+wire::Precision to_wire(gpu::Precision precision);
+
+flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferBuilder& builder,
+                                                        const StoredTensor& tensor);
+flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBufferBuilder& builder,
+                                                          const ModelInfo& model);
+
+std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result);
+
+struct FetchedRange {
+  size_t tensor = 0;                // index into result.tensors
+  uint64_t offset = 0;              // region destination
+  const std::vector<uint8_t>* data = nullptr;  // inline destination
+};
+std::vector<uint8_t> fetch_response(uint64_t request_id, const StoredResult& result,
+                                    const std::vector<FetchedRange>& ranges, uint64_t copy_ns, bool released);
+
+struct SessionLimitsView {
+  uint32_t max_regions = 0;
+  uint64_t max_region_bytes = 0;
+  uint32_t max_handles = 0;
+  uint64_t max_result_bytes = 0;
+  uint64_t max_message_bytes = 0;
+};
+std::vector<uint8_t> session_opened_response(uint64_t request_id, const Id128& token, const SessionLimitsView& limits,
+                                             const std::string& server_version);
+std::vector<uint8_t> release_response(uint64_t request_id, uint32_t released, const std::vector<Id128>& not_found);
+std::vector<uint8_t> unregister_region_response(uint64_t request_id, bool deferred);
+std::vector<uint8_t> warmup_response(uint64_t request_id, const std::vector<ModelInfo>& models, uint32_t duration_ms);
+std::vector<uint8_t> load_model_response(uint64_t request_id, const ModelInfo& model, uint32_t duration_ms);
+std::vector<uint8_t> unload_model_response(uint64_t request_id);
+
+}  // namespace recon::daemon

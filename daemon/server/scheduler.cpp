@@ -1,0 +1,264 @@
+// Scheduler: see scheduler.h.
+#include "daemon/server/scheduler.h"
+
+#include <algorithm>
+
+namespace recon::daemon {
+
+uint32_t batch_size_for(size_t available, uint32_t max_batch) {
+  if (max_batch <= 1 || available <= 1) return 1;
+  if (available >= max_batch) return max_batch;
+  uint32_t size = 1;
+  while (size * 2 <= available) size *= 2;
+  return size;
+}
+
+std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch) {
+  std::vector<uint32_t> sizes;
+  for (uint32_t b = 1; b < max_batch; b *= 2) sizes.push_back(b);
+  if (max_batch >= 1) sizes.push_back(max_batch);
+  return sizes;
+}
+
+Scheduler::Scheduler(SchedulerOptions options, size_t devices,
+                     std::function<bool(size_t, const std::string&)> runnable)
+    : options_(options),
+      runnable_(std::move(runnable)),
+      fetch_lanes_(devices),
+      control_lanes_(devices),
+      in_flight_(devices, 0) {}
+
+Status Scheduler::submit(InferJob job) {
+  std::unique_lock lock(mutex_);
+  if (closed_) return unavailable("the daemon is stopping");
+  if (pending_infer_ >= options_.max_queue) {
+    ++rejected_full_;
+    return resource_exhausted("the inference queue is full (" + std::to_string(options_.max_queue) +
+                              " requests waiting); retry later");
+  }
+  const ClientId client = job.client;
+  auto& queue = per_client_[client];
+  if (queue.empty()) ring_.push_back(client);
+  queue.push_back(Queued{std::move(job), SteadyClock::now()});
+  ++pending_infer_;
+  lock.unlock();
+  work_.notify_all();
+  return Status::ok();
+}
+
+Status Scheduler::submit(FetchJob job) {
+  std::unique_lock lock(mutex_);
+  if (closed_) return unavailable("the daemon is stopping");
+  if (job.device >= fetch_lanes_.size()) return internal_error("fetch for an unknown device");
+  if (pending_fetch_ >= options_.max_fetch_queue) {
+    ++rejected_full_;
+    return resource_exhausted("the fetch queue is full (" + std::to_string(options_.max_fetch_queue) +
+                              " requests waiting); retry later");
+  }
+  fetch_lanes_[job.device].push_back(std::move(job));
+  ++pending_fetch_;
+  lock.unlock();
+  work_.notify_all();
+  return Status::ok();
+}
+
+Status Scheduler::submit(ControlJob job, size_t device) {
+  std::unique_lock lock(mutex_);
+  if (closed_) return unavailable("the daemon is stopping");
+  if (device >= control_lanes_.size()) return internal_error("control job for an unknown device");
+  control_lanes_[device].push_back(std::move(job));
+  lock.unlock();
+  work_.notify_all();
+  return Status::ok();
+}
+
+std::vector<InferJob> Scheduler::take_batch_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until) {
+  wait_until.reset();
+  size_t head = ring_.size();
+  for (size_t i = 0; i < ring_.size(); ++i) {
+    const auto& queue = per_client_[ring_[i]];
+    if (!queue.empty() && runnable_(device, queue.front().job.key.model)) {
+      head = i;
+      break;
+    }
+  }
+  if (head == ring_.size()) return {};
+  const Queued& first = per_client_[ring_[head]].front();
+  const BatchKey key = first.job.key;
+
+  // Per session (in ring order from the head): how many of its first pairs share the key.
+  std::vector<std::pair<ClientId, size_t>> prefixes;
+  size_t available = 0;
+  for (size_t k = 0; k < ring_.size(); ++k) {
+    const ClientId client = ring_[(head + k) % ring_.size()];
+    const auto& queue = per_client_[client];
+    size_t prefix = 0;
+    if (options_.max_batch > 1) {
+      while (prefix < queue.size() && queue[prefix].job.key == key) ++prefix;
+    } else {
+      prefix = k == 0 ? 1 : 0;
+    }
+    if (prefix > 0) prefixes.emplace_back(client, prefix);
+    available += prefix;
+  }
+  if (options_.max_batch > 1 && available < options_.max_batch && options_.max_wait.count() > 0 && !closed_) {
+    const auto deadline = first.enqueued + options_.max_wait;
+    if (SteadyClock::now() < deadline) {
+      wait_until = deadline;
+      return {};
+    }
+  }
+  const uint32_t size = batch_size_for(available, options_.max_batch);
+
+  // Round-robin over the sessions: one pair each per round.
+  std::vector<size_t> take(prefixes.size(), 0);
+  size_t taken = 0;
+  for (size_t round = 0; taken < size; ++round) {
+    for (size_t i = 0; i < prefixes.size() && taken < size; ++i) {
+      if (round < prefixes[i].second) {
+        ++take[i];
+        ++taken;
+      }
+    }
+  }
+  std::vector<InferJob> batch;
+  batch.reserve(size);
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    if (take[i] == 0) continue;
+    const ClientId client = prefixes[i].first;
+    auto& queue = per_client_[client];
+    for (size_t n = 0; n < take[i]; ++n) {
+      batch.push_back(std::move(queue.front().job));
+      queue.pop_front();
+    }
+    // Served: to the back of the ring (or out of it when nothing is left).
+    ring_.erase(std::find(ring_.begin(), ring_.end(), client));
+    if (queue.empty()) {
+      per_client_.erase(client);
+    } else {
+      ring_.push_back(client);
+    }
+  }
+  pending_infer_ -= static_cast<uint32_t>(batch.size());
+  return batch;
+}
+
+Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, Work& out) {
+  std::unique_lock lock(mutex_);
+  const auto idle_deadline = SteadyClock::now() + idle;
+  while (true) {
+    if (!fetch_lanes_[device].empty()) {
+      out = std::move(fetch_lanes_[device].front());
+      fetch_lanes_[device].pop_front();
+      --pending_fetch_;
+      ++in_flight_[device];
+      return Wait::kWork;
+    }
+    if (!control_lanes_[device].empty()) {
+      out = std::move(control_lanes_[device].front());
+      control_lanes_[device].pop_front();
+      ++in_flight_[device];
+      return Wait::kWork;
+    }
+    std::optional<SteadyClock::time_point> batch_wait;
+    std::vector<InferJob> batch = take_batch_locked(device, batch_wait);
+    if (!batch.empty()) {
+      in_flight_[device] += static_cast<uint32_t>(batch.size());
+      out = std::move(batch);
+      return Wait::kWork;
+    }
+    if (closed_ && !batch_wait) return Wait::kClosed;
+    if (SteadyClock::now() >= idle_deadline) return Wait::kIdle;
+    work_.wait_until(lock, batch_wait ? std::min(*batch_wait, idle_deadline) : idle_deadline);
+  }
+}
+
+void Scheduler::finished(size_t device, size_t count) {
+  std::lock_guard lock(mutex_);
+  in_flight_[device] -= std::min<uint32_t>(in_flight_[device], static_cast<uint32_t>(count));
+}
+
+DroppedJobs Scheduler::drop_client(ClientId client) {
+  DroppedJobs dropped;
+  std::lock_guard lock(mutex_);
+  auto it = per_client_.find(client);
+  if (it != per_client_.end()) {
+    for (Queued& q : it->second) dropped.infer.push_back(std::move(q.job));
+    pending_infer_ -= static_cast<uint32_t>(it->second.size());
+    per_client_.erase(it);
+    ring_.erase(std::remove(ring_.begin(), ring_.end(), client), ring_.end());
+  }
+  for (auto& lane : fetch_lanes_) {
+    for (auto job = lane.begin(); job != lane.end();) {
+      if (job->client == client) {
+        dropped.fetch.push_back(std::move(*job));
+        job = lane.erase(job);
+        --pending_fetch_;
+      } else {
+        ++job;
+      }
+    }
+  }
+  return dropped;
+}
+
+DroppedJobs Scheduler::close() {
+  DroppedJobs dropped;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    for (const ClientId client : ring_) {
+      for (Queued& q : per_client_[client]) dropped.infer.push_back(std::move(q.job));
+    }
+    per_client_.clear();
+    ring_.clear();
+    pending_infer_ = 0;
+    for (auto& lane : fetch_lanes_) {
+      for (FetchJob& job : lane) dropped.fetch.push_back(std::move(job));
+      lane.clear();
+    }
+    pending_fetch_ = 0;
+    for (auto& lane : control_lanes_) {
+      for (ControlJob& job : lane) dropped.control.push_back(std::move(job));
+      lane.clear();
+    }
+  }
+  work_.notify_all();
+  return dropped;
+}
+
+bool Scheduler::closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
+bool Scheduler::idle() const {
+  std::lock_guard lock(mutex_);
+  if (pending_infer_ != 0 || pending_fetch_ != 0) return false;
+  for (const auto& lane : control_lanes_) {
+    if (!lane.empty()) return false;
+  }
+  for (uint32_t n : in_flight_) {
+    if (n != 0) return false;
+  }
+  return true;
+}
+
+SchedulerStats Scheduler::stats(SteadyClock::time_point now) const {
+  std::lock_guard lock(mutex_);
+  SchedulerStats s;
+  s.pending_infer = pending_infer_;
+  s.pending = pending_infer_ + pending_fetch_;
+  for (const auto& lane : control_lanes_) s.pending += static_cast<uint32_t>(lane.size());
+  for (uint32_t n : in_flight_) s.in_flight += n;
+  s.capacity = options_.max_queue;
+  s.rejected_full = rejected_full_;
+  for (const auto& [_, queue] : per_client_) {
+    if (queue.empty()) continue;
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - queue.front().enqueued).count();
+    s.oldest_wait_ms = std::max<uint32_t>(s.oldest_wait_ms, static_cast<uint32_t>(std::max<int64_t>(waited, 0)));
+  }
+  return s;
+}
+
+}  // namespace recon::daemon

@@ -1,0 +1,120 @@
+// Scheduler: the bounded queue between the I/O thread and the GPU workers.
+//  * Admission: at most max_queue inference jobs and max_fetch_queue fetch jobs wait at once;
+//    beyond that submit() answers RESOURCE_EXHAUSTED at once (the client retries), never blocks.
+//  * Fairness: each session has its own FIFO; workers serve the sessions round-robin, so a
+//    client that queues 200 pairs delays another client's next pair by at most one batch.
+//  * Batching: a worker takes the head pair of the next session and adds the heads of other
+//    sessions (then their next ones, round by round) with the same BatchKey, up to max_batch,
+//    optionally waiting max_wait for more; batch sizes are those batch_size_for() allows.
+//  * Lanes: fetch jobs (short, they free memory) and control jobs go to the worker of their
+//    device and run before queued inferences.
+//  * Shutdown: close() refuses new work and hands back everything queued (answered UNAVAILABLE
+//    by the caller); workers finish what they hold and then get "closed".
+// Thread safety: all members may be called from any thread; mutex_ guards all state.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "daemon/server/jobs.h"
+#include "gpu/status.h"
+
+namespace recon::daemon {
+
+struct SchedulerOptions {
+  uint32_t max_queue = 256;
+  uint32_t max_fetch_queue = 256;
+  uint32_t max_batch = 1;
+  std::chrono::microseconds max_wait{0};
+};
+
+// The batch size to run for `available` same-key pairs: the largest power of two ≤ available,
+// or max_batch when available ≥ max_batch (the warmed sizes: warm_batch_sizes()).
+uint32_t batch_size_for(size_t available, uint32_t max_batch);
+// 1, 2, 4, ... < max_batch, and max_batch.
+std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch);
+
+using Work = std::variant<std::vector<InferJob>, FetchJob, ControlJob>;
+
+struct SchedulerStats {
+  uint32_t pending = 0;  // inference + fetch + control jobs waiting
+  uint32_t pending_infer = 0;
+  uint32_t in_flight = 0;  // jobs (pairs) a worker holds
+  uint32_t capacity = 0;
+  uint32_t oldest_wait_ms = 0;
+  uint64_t rejected_full = 0;  // RESOURCE_EXHAUSTED answers
+};
+
+// Jobs taken out of the queue without running (session ended, shutdown). Destroying them frees
+// their leases and reservations; the caller answers them first if it wants to.
+struct DroppedJobs {
+  std::vector<InferJob> infer;
+  std::vector<FetchJob> fetch;
+  std::vector<ControlJob> control;
+  size_t size() const { return infer.size() + fetch.size() + control.size(); }
+};
+
+class Scheduler {
+ public:
+  // `runnable(device, model)`: may this device's worker run this model's pairs?
+  Scheduler(SchedulerOptions options, size_t devices, std::function<bool(size_t, const std::string&)> runnable);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after close(). On failure the job is
+  // destroyed here (its leases and reservation freed).
+  Status submit(InferJob job);
+  Status submit(FetchJob job);
+  Status submit(ControlJob job, size_t device);
+
+  enum class Wait { kWork, kIdle, kClosed };
+  // Worker of `device`: the next unit of work, waiting at most `idle` (kIdle then, so the worker
+  // can beat its heartbeat). kClosed once close() was called and nothing is left for it.
+  Wait next(size_t device, std::chrono::milliseconds idle, Work& out);
+  // The worker finished `count` jobs it got from next().
+  void finished(size_t device, size_t count);
+
+  // Takes every queued job of `client` out (its session ended).
+  DroppedJobs drop_client(ClientId client);
+  // Stops admission; returns everything queued. Workers drain what they hold.
+  DroppedJobs close();
+  bool closed() const;
+  // Nothing queued and nothing in flight.
+  bool idle() const;
+
+  SchedulerStats stats(SteadyClock::time_point now = SteadyClock::now()) const;
+
+ private:
+  struct Queued {
+    InferJob job;
+    SteadyClock::time_point enqueued;
+  };
+  // Picks a batch for `device` under the lock; empty when no runnable pair is queued, or when
+  // the batch should wait for more pairs until `wait_until`.
+  std::vector<InferJob> take_batch_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until);
+
+  const SchedulerOptions options_;
+  const std::function<bool(size_t, const std::string&)> runnable_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_;
+  bool closed_ = false;
+  std::unordered_map<ClientId, std::deque<Queued>> per_client_;
+  std::deque<ClientId> ring_;  // sessions with queued pairs, next to serve first
+  uint32_t pending_infer_ = 0;
+  std::vector<std::deque<FetchJob>> fetch_lanes_;
+  std::vector<std::deque<ControlJob>> control_lanes_;
+  uint32_t pending_fetch_ = 0;
+  std::vector<uint32_t> in_flight_;
+  uint64_t rejected_full_ = 0;
+};
+
+}  // namespace recon::daemon

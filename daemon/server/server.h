@@ -1,0 +1,172 @@
+// Server: recond's request side — the I/O thread and everything it owns.
+//
+// Threads: run() is the I/O thread. It polls (zmq_poll) the ZeroMQ ROUTER sockets (client,
+// manager, optional tcp), the regions side-channel listener and its connections, the metrics
+// endpoint, the signalfd, a stop eventfd and the Outbox's eventfd; it verifies and admits every
+// request, answers the cheap ones itself (status, release, errors) and queues the GPU work. One
+// GpuWorker thread per device takes work from the Scheduler and posts answers to the Outbox;
+// only the I/O thread touches sockets.
+//
+// Life cycle: run() starts the workers, whose first job loads and warms the models (state
+// WARMING: inference is answered UNAVAILABLE, status works), then sends READY=1 (state READY).
+// SIGTERM / request_stop(): STOPPING=1, queued requests are answered UNAVAILABLE, new ones too,
+// the side-channel listener closes, in-flight work drains for at most drain_timeout, run()
+// returns 0 (1 when start-up failed or the drain timed out: then workers_stuck() tells whether
+// a worker thread is still inside the GPU and the process must _exit).
+// A session whose side-channel connection closes (exit, crash, SIGKILL) loses its queued
+// requests, result handles and regions at once; a request of it that is running completes and
+// its result is dropped.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/ipc/message_verify.h"
+#include "daemon/ipc/region_channel.h"
+#include "daemon/ipc/region_service.h"
+#include "daemon/ipc/shm_registry.h"
+#include "daemon/server/device.h"
+#include "daemon/server/gpu_worker.h"
+#include "daemon/server/metrics.h"
+#include "daemon/server/metrics_http.h"
+#include "daemon/server/outbox.h"
+#include "daemon/server/peer_access.h"
+#include "daemon/server/result_store.h"
+#include "daemon/server/scheduler.h"
+#include "daemon/server/server_options.h"
+#include "daemon/server/server_snapshot.h"
+#include "daemon/server/session_table.h"
+#include "daemon/server/warmup.h"
+#include "daemon/server/zmq_router.h"
+#include "daemon/service/notify.h"
+#include "daemon/service/signals.h"
+#include "daemon/service/socket_activation.h"
+#include "gpu/runtime.h"
+
+namespace recon::daemon {
+
+// The three listening sockets (socket-activated or bound by main/tests).
+struct ServerSockets {
+  Listener client;   // AF_UNIX stream: ZeroMQ ipc://
+  Listener regions;  // AF_UNIX seqpacket: side channel
+  Listener manager;  // AF_UNIX stream: ZeroMQ ipc://
+};
+
+struct ServerHooks {
+  // Runs on the worker thread before every pair batch (tests hold requests in flight with it).
+  std::function<void()> before_batch;
+};
+
+class Server {
+ public:
+  // `runtimes`: one per device, outliving the server. `notifier` may be null (no sd_notify).
+  static Result<std::unique_ptr<Server>> create(ServerOptions options, ServerSockets sockets,
+                                                std::vector<gpu::Runtime*> runtimes, const Notifier* notifier,
+                                                ServerHooks hooks = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The I/O loop; see the file comment. `signals` may be null (in-process tests).
+  int run(SignalFd* signals = nullptr);
+  // Thread-safe: stop as on SIGTERM.
+  void request_stop();
+
+  wire::DaemonState state() const { return state_.load(); }
+  uint16_t metrics_port() const { return metrics_http_.port(); }
+  bool workers_stuck() const { return workers_stuck_; }
+
+ private:
+  Server(ServerOptions options, const Notifier* notifier);
+
+  // ---- server.cpp: life cycle and the loop ----
+  Status init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, ServerHooks hooks);
+  void begin_stop(const std::string& why);
+  void on_timers(SteadyClock::time_point now);
+  bool workers_healthy(SteadyClock::time_point now) const;
+  void deliver_outbox();
+  void send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code);
+  void reply_error(const ReplyTarget& target, const Status& status, uint32_t retry_after_ms = 0);
+  void answer_dropped(DroppedJobs dropped, const Status& status);
+  ZmqRouter* router(ReplySocket socket);
+  ServerSnapshot snapshot(bool include_sessions) const;
+
+  // ---- server_requests.cpp: ZeroMQ requests ----
+  void drain_router(ReplySocket socket);
+  void on_request(ReplySocket socket, ZmqIncoming incoming);
+  // An immediate answer, or nullopt when the request was queued (answered by a worker).
+  Result<std::optional<std::vector<uint8_t>>> dispatch(ReplySocket socket, const std::optional<PeerCredentials>& peer,
+                                                       const wire::Request& request, const ReplyTarget& target);
+  Result<Session*> session_for(const wire::Request& request, const std::optional<PeerCredentials>& peer);
+  Result<ModelInfo> ready_model(const std::string& name) const;
+  Result<std::optional<std::vector<uint8_t>>> on_infer_pair(const wire::InferPair& body, Session& session,
+                                                            const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_fetch(const wire::Fetch& body, Session& session,
+                                                       const ReplyTarget& target);
+  std::vector<uint8_t> on_release(const wire::Release& body, Session& session, uint64_t request_id);
+  Result<std::vector<uint8_t>> on_open_remote_session(const wire::OpenSession& body,
+                                                      const std::optional<PeerCredentials>& peer,
+                                                      uint64_t request_id);
+
+  // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
+  Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_load_model(const wire::LoadModel& body, const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_unload_model(const wire::UnloadModel& body,
+                                                              const ReplyTarget& target);
+  WarmupPlan plan_for(const std::vector<ImageSize>& resolutions) const;
+
+  // ---- server_sessions.cpp: the regions side channel and session ends ----
+  void accept_side_channels();
+  // false when the connection ended (its session is gone).
+  bool on_side_channel(size_t index);
+  void end_session(ClientId client, const std::string& why);
+
+  ServerOptions options_;
+  const Notifier* notifier_;
+  const ManagerPolicy manager_policy_;
+  const VerifyLimits verify_limits_;
+  const SteadyClock::time_point started_ = SteadyClock::now();
+  std::atomic<wire::DaemonState> state_{wire::DaemonState::STARTING};
+
+  // Declaration order is destruction order reversed: workers (joined) go before the scheduler
+  // (whose jobs hold leases and reservations), which goes before the store and the registry.
+  ShmRegistry registry_;
+  ResultStore store_;
+  Metrics metrics_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::optional<Outbox> outbox_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<std::unique_ptr<GpuWorker>> workers_;
+  std::unique_ptr<RegionService> region_service_;
+  SessionTable sessions_;
+
+  std::optional<ZmqContext> zmq_;  // before the routers: it is terminated after they close
+  std::optional<ZmqRouter> client_router_;
+  std::optional<ZmqRouter> manager_router_;
+  std::optional<ZmqRouter> tcp_router_;
+  RegionChannelListener regions_listener_;
+  bool regions_listening_ = false;
+  struct SideChannel {
+    RegionChannel channel;
+    ClientId client = 0;
+  };
+  std::vector<SideChannel> side_channels_;
+  MetricsHttp metrics_http_;
+  UniqueFd stop_event_;
+  std::vector<std::string> bound_socket_files_;  // removed on exit (never activated ones)
+
+  std::optional<WatchdogPacer> pacer_;
+  size_t startups_pending_ = 0;
+  std::vector<std::string> startup_summaries_;
+  bool stopping_ = false;
+  SteadyClock::time_point drain_deadline_;
+  int exit_code_ = 0;
+  bool workers_stuck_ = false;
+  SteadyClock::time_point last_timers_;
+};
+
+}  // namespace recon::daemon

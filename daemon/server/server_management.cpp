@@ -1,0 +1,149 @@
+// Server: the management requests (manager socket only, access already checked): Warmup,
+// LoadModel, UnloadModel. They are validated here, on the I/O thread, and run as control jobs on
+// device 0's worker (one device today), ahead of queued inferences.
+#include <chrono>
+#include <filesystem>
+
+#include "daemon/server/responses.h"
+#include "daemon/server/server.h"
+#include "daemon/service/config_values.h"
+
+namespace recon::daemon {
+namespace {
+
+Result<std::vector<ImageSize>> resolutions_from_wire(const flatbuffers::Vector<const wire::Resolution*>* list) {
+  std::vector<ImageSize> out;
+  if (list == nullptr) return out;
+  for (const wire::Resolution* r : *list) {
+    if (r->height() == 0 || r->width() == 0 || r->height() % kResolutionMultiple != 0 ||
+        r->width() % kResolutionMultiple != 0 || r->height() > kMaxResolutionSide ||
+        r->width() > kMaxResolutionSide) {
+      return invalid_argument("resolution " + std::to_string(r->width()) + "x" + std::to_string(r->height()) +
+                              " must have sides that are non-zero multiples of 16 up to 4096");
+    }
+    out.push_back({r->height(), r->width()});
+  }
+  return out;
+}
+
+uint32_t elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint32_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+}  // namespace
+
+WarmupPlan Server::plan_for(const std::vector<ImageSize>& resolutions) const {
+  WarmupPlan plan;
+  if (resolutions.empty()) {
+    for (const ServerOptions::Resolution& r : options_.warmup) plan.resolutions.push_back({r.height, r.width});
+  } else {
+    plan.resolutions = resolutions;
+  }
+  plan.batch_sizes = warm_batch_sizes(std::max<uint32_t>(1, options_.batching.max_batch));
+  plan.step_timeout = options_.startup_step_timeout;
+  return plan;
+}
+
+Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup& body, const ReplyTarget& target) {
+  std::vector<std::string> names;
+  if (body.models() != nullptr && body.models()->size() > 0) {
+    for (const flatbuffers::String* name : *body.models()) {
+      RECON_RETURN_IF_ERROR(ready_model(name->str()).status());
+      names.push_back(name->str());
+    }
+  } else {
+    for (const ModelInfo& m : devices_.front()->models()) {
+      if (m.state == ModelState::kReady) names.push_back(m.name);
+    }
+  }
+  RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
+  const WarmupPlan plan = plan_for(resolutions);
+  ControlJob job;
+  job.reply = target;
+  job.what = "Warmup";
+  job.run = [names, plan, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<ModelInfo> models;
+    for (const std::string& name : names) {
+      RECON_RETURN_IF_ERROR(warm_model(device, name, plan, nullptr, /*set_states=*/false));
+      if (auto info = device.model(name)) models.push_back(*info);
+    }
+    return warmup_response(request_id, models, elapsed_ms(start));
+  };
+  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));
+  return std::optional<std::vector<uint8_t>>();
+}
+
+Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::LoadModel& body,
+                                                                  const ReplyTarget& target) {
+  const std::string name = body.name() ? body.name()->str() : std::string();
+  RECON_RETURN_IF_ERROR(check_model_name(name).with_context("LoadModel.name"));
+  const std::string kind = body.kind() && body.kind()->size() > 0 ? body.kind()->str() : std::string("mast3r");
+  if (kind != "mast3r") return unimplemented("model kind '" + kind + "' is not supported by this daemon (only mast3r)");
+  if (options_.model_dir.empty()) {
+    return invalid_argument("this daemon has no model directory (--model-dir); it loads only its configured models");
+  }
+  const std::string weights = body.weights() ? body.weights()->str() : std::string();
+  const std::filesystem::path relative(weights);
+  bool escapes = weights.empty() || relative.is_absolute();
+  for (const auto& part : relative) escapes = escapes || part == "..";
+  if (escapes) return invalid_argument("LoadModel.weights must be a relative path inside the model directory");
+  const std::string path = (std::filesystem::path(options_.model_dir) / relative).lexically_normal().string();
+  if (auto existing = devices_.front()->model(name); existing && existing->state != ModelState::kFailed) {
+    return invalid_argument("model '" + name + "' is already loaded; unload it first");
+  }
+  gpu::Precision precision = options_.precision;
+  switch (body.precision()) {
+    case wire::Precision::DEFAULT:
+      break;
+    case wire::Precision::FP32:
+      precision = gpu::Precision::kF32;
+      break;
+    case wire::Precision::FP16:
+      precision = gpu::Precision::kF16;
+      break;
+    default:
+      return unimplemented("precision " + std::string(wire::EnumNamePrecision(body.precision())) + " is not supported");
+  }
+  RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
+  const WarmupPlan plan = plan_for(resolutions);
+  ControlJob job;
+  job.reply = target;
+  job.what = "LoadModel " + name;
+  job.run = [name, path, precision, plan, warm = body.warm(),
+             request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
+    const auto start = std::chrono::steady_clock::now();
+    RECON_RETURN_IF_ERROR(device.load_model(name, path, precision));
+    if (warm) {
+      RECON_RETURN_IF_ERROR(warm_model(device, name, plan, nullptr));
+    } else {
+      device.set_state(name, ModelState::kReady);
+    }
+    auto info = device.model(name);
+    if (!info) return internal_error("model '" + name + "' vanished while loading");
+    return load_model_response(request_id, *info, elapsed_ms(start));
+  };
+  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));
+  return std::optional<std::vector<uint8_t>>();
+}
+
+Result<std::optional<std::vector<uint8_t>>> Server::on_unload_model(const wire::UnloadModel& body,
+                                                                    const ReplyTarget& target) {
+  const std::string name = body.name() ? body.name()->str() : std::string();
+  if (!devices_.front()->model(name)) return not_found("model '" + name + "' is not loaded");
+  // New requests for it are refused from now on; the one running finishes first (the worker
+  // runs one thing at a time), queued ones are answered UNAVAILABLE by the worker.
+  devices_.front()->set_state(name, ModelState::kUnloading);
+  ControlJob job;
+  job.reply = target;
+  job.what = "UnloadModel " + name;
+  job.run = [name, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
+    RECON_RETURN_IF_ERROR(device.unload_model(name));
+    return unload_model_response(request_id);
+  };
+  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));
+  return std::optional<std::vector<uint8_t>>();
+}
+
+}  // namespace recon::daemon

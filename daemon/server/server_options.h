@@ -1,0 +1,95 @@
+// ServerOptions: every knob of recond's server part (limits, batching, timeouts) with its default.
+// main() fills it from DaemonConfig (recond.conf + flags) and the server-only flags of
+// server_flags.h; tests fill it directly. Plain data: no I/O, no validation beyond what the
+// types say (server_flags.cpp checks ranges).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/ipc/shm_registry.h"
+#include "gpu/models/mast3r/mast3r_weights.h"
+
+namespace recon::daemon {
+
+// Every client-controllable resource has one (DESIGN.md §5, STYLE.md "systemd").
+struct ServerLimits {
+  // Inference requests waiting for the GPU over all clients (RESOURCE_EXHAUSTED beyond).
+  uint32_t max_queue = 256;
+  // Fetch requests waiting for the GPU over all clients.
+  uint32_t max_fetch_queue = 256;
+  // Open sessions (side-channel connections plus remote sessions).
+  uint32_t max_clients = 64;
+  // Live result handles per session, counting inferences queued or running for it.
+  uint32_t max_handles_per_client = 256;
+  // Device bytes held by one session's result handles.
+  uint64_t max_result_bytes_per_client = uint64_t{4} << 30;
+  // Device bytes held by all result handles.
+  uint64_t max_total_result_bytes = uint64_t{16} << 30;
+  // Lifetime of a handle nobody released: the default and the cap of InferOptions.ttl_ms.
+  std::chrono::milliseconds handle_ttl = std::chrono::minutes(5);
+  // One ZeroMQ frame (ZMQ_MAXMSGSIZE: larger frames disconnect the peer) and one verified message.
+  uint64_t max_message_bytes = uint64_t{64} << 20;
+  // Frames of one ZeroMQ message after the routing id: an optional empty delimiter (REQ) + body.
+  uint32_t max_message_parts = 2;
+  // Remote (ZeroMQ-opened) sessions end after this long without a request.
+  std::chrono::milliseconds remote_session_idle = std::chrono::minutes(10);
+  // Concurrent connections to the metrics endpoint.
+  uint32_t max_metrics_connections = 8;
+};
+
+struct BatchingOptions {
+  // Pairs of the same model and image sizes run as one engine call of up to this many (1 = off).
+  // Batch sizes are powers of two (each is a recorded graph, warmed at start) and max_batch.
+  uint32_t max_batch = 1;
+  // How long the scheduler may hold the first pair of a batch waiting for more (0 = only batch
+  // what is already queued, adding no latency).
+  std::chrono::microseconds max_wait{0};
+};
+
+// A model to load at start.
+struct ModelSpec {
+  std::string name;
+  std::string path;
+};
+
+struct ServerOptions {
+  ServerLimits limits;
+  RegistryLimits registry;
+  BatchingOptions batching;
+
+  std::vector<ModelSpec> models;
+  gpu::Precision precision = gpu::Precision::kF32;
+  // Warm-up resolutions as (height, width); each model is run once per resolution and batch size.
+  struct Resolution {
+    uint32_t height = 0;
+    uint32_t width = 0;
+    bool operator==(const Resolution&) const = default;
+  };
+  std::vector<Resolution> warmup;
+  // Where LoadModel's relative weight names are looked up ("" = LoadModel refused).
+  std::string model_dir;
+  // Write the pipeline cache right after warm-up.
+  bool save_pipeline_cache = true;
+  // EXTEND_TIMEOUT_USEC= sent before each start-up step and while draining.
+  std::chrono::seconds startup_step_timeout{300};
+
+  // SIGTERM: how long in-flight work may take before the daemon gives up waiting.
+  std::chrono::milliseconds drain_timeout = std::chrono::seconds(20);
+
+  // Manager socket: peers with this uid (the daemon's own), uid 0, or in this group may manage.
+  std::optional<gid_t> manager_gid;
+
+  // Optional listeners.
+  std::string tcp_endpoint;   // ZeroMQ endpoint "tcp://HOST:PORT"; "" = off
+  std::optional<uint16_t> metrics_port;  // Prometheus on 127.0.0.1; nullopt = off, 0 = any free port
+
+  std::string server_version = "recond 0.1.0";
+};
+
+}  // namespace recon::daemon

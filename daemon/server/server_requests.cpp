@@ -1,0 +1,343 @@
+// Server: ZeroMQ requests — receive, verify a private copy, check the session, admit or answer.
+// Everything here runs on the I/O thread and never waits for the GPU.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "daemon/ipc/wire_convert.h"
+#include "daemon/server/responses.h"
+#include "daemon/server/server.h"
+#include "daemon/server/status_report.h"
+#include "daemon/service/journal_log.h"
+#include "gpu/log.h"
+
+namespace recon::daemon {
+namespace {
+
+constexpr size_t kMaxMessagesPerWakeup = 256;  // per router: keeps the other sockets responsive
+constexpr uint32_t kRetryWhileWarmingMs = 1000;
+constexpr uint32_t kMaxAlignment = 1u << 20;
+// Room for the FlatBuffers around inline tensor bytes in one answer frame.
+constexpr uint64_t kAnswerOverhead = 64 << 10;
+
+bool is_inference(wire::RequestBody type) {
+  return type == wire::RequestBody::InferPair || type == wire::RequestBody::InferBatch ||
+         type == wire::RequestBody::EncodeRetrieval || type == wire::RequestBody::Match;
+}
+
+bool is_management(wire::RequestBody type) {
+  return type == wire::RequestBody::Warmup || type == wire::RequestBody::LoadModel ||
+         type == wire::RequestBody::UnloadModel;
+}
+
+bool is_known_output(std::string_view name) {
+  return std::any_of(std::begin(kMast3rOutputs), std::end(kMast3rOutputs), [&](const char* n) { return name == n; });
+}
+
+}  // namespace
+
+void Server::drain_router(ReplySocket socket) {
+  ZmqRouter* r = router(socket);
+  for (size_t n = 0; r != nullptr && n < kMaxMessagesPerWakeup; ++n) {
+    auto incoming = r->receive();
+    if (!incoming.is_ok()) {
+      log_warning("Receiving on the ZeroMQ socket failed: " + incoming.status().to_string());
+      return;
+    }
+    if (!incoming->has_value()) return;
+    on_request(socket, std::move(**incoming));
+  }
+}
+
+void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
+  ReplyTarget target;
+  target.socket = socket;
+  target.envelope = std::move(incoming.envelope);
+  target.peer_pid = incoming.peer ? incoming.peer->pid : 0;
+  if (incoming.too_many_parts) {
+    reply_error(target, invalid_argument("a request is one frame (after an optional empty delimiter); got " +
+                                         std::to_string(incoming.parts) + " frames"));
+    return;
+  }
+  // The one copy the verifier and every handler read: the frame's memory is libzmq's.
+  auto verified = copy_and_verify_request(incoming.body.data(), verify_limits_);
+  if (!verified.is_ok()) {
+    log_message(LogLevel::kDebug, "Refused a malformed request from pid " + std::to_string(target.peer_pid) + ": " +
+                                      verified.status().to_string());
+    reply_error(target, verified.status());
+    return;
+  }
+  const wire::Request& request = **verified;
+  target.request_id = request.request_id();
+  auto answer = dispatch(socket, incoming.peer, request, target);
+  if (!answer.is_ok()) {
+    const StatusCode code = answer.status().code();
+    const bool retry = code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted;
+    reply_error(target, answer.status(), retry ? kRetryWhileWarmingMs : 0);
+    return;
+  }
+  if (answer->has_value()) send_reply(target, **answer, StatusCode::kOk);
+}
+
+Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
+                                                             const std::optional<PeerCredentials>& peer,
+                                                             const wire::Request& request, const ReplyTarget& target) {
+  using Answer = std::optional<std::vector<uint8_t>>;
+  const wire::RequestBody type = request.body_type();
+  const char* name = wire::EnumNameRequestBody(type);
+  const wire::DaemonState state = state_.load();
+
+  // Which socket serves what: management only on the manager socket, and the manager socket
+  // serves nothing but management and status.
+  if (is_management(type) && socket != ReplySocket::kManager) {
+    return permission_denied(std::string(name) + " is a management request: send it on the manager socket");
+  }
+  if (socket == ReplySocket::kManager && !is_management(type) && type != wire::RequestBody::GetStatus) {
+    return invalid_argument(std::string(name) + " is not served on the manager socket; use the client socket");
+  }
+  if (is_management(type)) RECON_RETURN_IF_ERROR(check_manager_access(manager_policy_, peer));
+
+  if (state == wire::DaemonState::STOPPING && type != wire::RequestBody::GetStatus) {
+    return unavailable("the daemon is stopping");
+  }
+  if ((state == wire::DaemonState::STARTING || state == wire::DaemonState::WARMING) &&
+      (is_inference(type) || is_management(type))) {
+    return unavailable("the daemon is warming up (see GetStatus); retry shortly");
+  }
+
+  switch (type) {
+    case wire::RequestBody::OpenSession:
+    {
+      RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> opened,
+                             on_open_remote_session(*request.body_as_OpenSession(), peer, target.request_id));
+      return Answer(std::move(opened));
+    }
+    case wire::RequestBody::RegisterRegion:
+      return invalid_argument("RegisterRegion carries a memfd, which ZeroMQ cannot: send it on the regions socket");
+    case wire::RequestBody::UnregisterRegion: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      RECON_ASSIGN_OR_RETURN(
+          const bool deferred,
+          registry_.unregister_region(session->client, from_wire(request.body_as_UnregisterRegion()->region_id())));
+      return Answer(unregister_region_response(target.request_id, deferred));
+    }
+    case wire::RequestBody::InferPair: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      return on_infer_pair(*request.body_as_InferPair(), *session, target);
+    }
+    case wire::RequestBody::InferBatch:
+      return unimplemented(
+          "InferBatch is not implemented by this daemon yet: send one InferPair per pair (concurrent pairs of one "
+          "size are batched on the GPU)");
+    case wire::RequestBody::EncodeRetrieval:
+      return unimplemented("EncodeRetrieval is not implemented by this daemon yet (no retrieval model)");
+    case wire::RequestBody::Match:
+      return unimplemented("Match is not implemented by this daemon yet: fetch desc_1/desc_2 and match on the client");
+    case wire::RequestBody::Fetch: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      return on_fetch(*request.body_as_Fetch(), *session, target);
+    }
+    case wire::RequestBody::Release: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      return Answer(on_release(*request.body_as_Release(), *session, target.request_id));
+    }
+    case wire::RequestBody::GetStatus: {
+      const bool sessions = request.body_as_GetStatus()->include_sessions();
+      if (sessions) {
+        if (socket != ReplySocket::kManager) {
+          return permission_denied("GetStatus.include_sessions is served on the manager socket only");
+        }
+        RECON_RETURN_IF_ERROR(check_manager_access(manager_policy_, peer));
+      }
+      return Answer(status_response(target.request_id, snapshot(sessions)));
+    }
+    case wire::RequestBody::Warmup:
+      return on_warmup(*request.body_as_Warmup(), target);
+    case wire::RequestBody::LoadModel:
+      return on_load_model(*request.body_as_LoadModel(), target);
+    case wire::RequestBody::UnloadModel:
+      return on_unload_model(*request.body_as_UnloadModel(), target);
+    default:
+      return unimplemented(std::string("request type ") + name + " is not served");
+  }
+}
+
+Result<Session*> Server::session_for(const wire::Request& request, const std::optional<PeerCredentials>& peer) {
+  const Id128 token = from_wire(request.session());
+  if (token.is_zero()) {
+    return invalid_argument(std::string(wire::EnumNameRequestBody(request.body_type())) +
+                            " needs a session: open one on the regions socket (OpenSession) and put its token in "
+                            "Request.session");
+  }
+  Session* session = sessions_.find(token);
+  // A token presented by another user is as good as unknown (tokens are not transferable).
+  if (session == nullptr ||
+      (session->kind == SessionKind::kLocal && peer && peer->uid != session->peer.uid)) {
+    return not_found("unknown session (closed, or never opened)");
+  }
+  session->last_used = SteadyClock::now();
+  return session;
+}
+
+Result<ModelInfo> Server::ready_model(const std::string& name) const {
+  std::optional<ModelInfo> seen;
+  for (const auto& device : devices_) {
+    auto info = device->model(name);
+    if (!info) continue;
+    if (info->state == ModelState::kReady) return *info;
+    seen = info;
+  }
+  if (!seen) return not_found("model '" + name + "' is not loaded");
+  if (seen->state == ModelState::kFailed) return unavailable("model '" + name + "' failed: " + seen->error);
+  return unavailable("model '" + name + "' is " + model_state_name(seen->state));
+}
+
+Result<std::optional<std::vector<uint8_t>>> Server::on_infer_pair(const wire::InferPair& body, Session& session,
+                                                                  const ReplyTarget& target) {
+  const std::string model = body.model() && body.model()->size() > 0 ? body.model()->str() : std::string("mast3r");
+  RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(model));
+  const wire::InferOptions* options = body.options();
+
+  ImageRules rules;
+  rules.long_side = info.default_long_side;
+  rules.max_inline_bytes = options_.limits.max_message_bytes;
+  if (options != nullptr && options->resolution() != nullptr) {
+    const uint32_t h = options->resolution()->height(), w = options->resolution()->width();
+    if (h == 0 || w == 0 || h % info.patch_size != 0 || w % info.patch_size != 0 || h > 4096 || w > 4096) {
+      return invalid_argument("resolution " + std::to_string(w) + "x" + std::to_string(h) +
+                              " must have sides that are non-zero multiples of " + std::to_string(info.patch_size) +
+                              " up to 4096");
+    }
+    rules.required = ImageSize{h, w};
+    rules.long_side = std::max(h, w);
+  }
+  if (options != nullptr && options->precision() != wire::Precision::DEFAULT &&
+      options->precision() != to_wire(info.precision)) {
+    return unimplemented("model '" + model + "' is loaded in " + gpu::precision_name(info.precision) +
+                         "; per-request precision is not supported");
+  }
+  InferJob job;
+  job.reply = target;
+  job.client = session.client;
+  if (options != nullptr && options->outputs() != nullptr) {
+    for (const flatbuffers::String* output : *options->outputs()) {
+      if (!is_known_output(output->string_view())) {
+        return invalid_argument("unknown output '" + output->str() + "' (MASt3R has pts3d_1/2, conf_1/2, desc_1/2, "
+                                "desc_conf_1/2)");
+      }
+      job.outputs.push_back(output->str());
+    }
+  }
+  const auto max_ttl = static_cast<uint32_t>(options_.limits.handle_ttl.count());
+  const uint32_t asked_ttl = options != nullptr ? options->ttl_ms() : 0;
+  job.ttl_ms = asked_ttl == 0 ? max_ttl : std::min(asked_ttl, max_ttl);
+  job.received = SteadyClock::now();
+  if (options != nullptr && options->deadline_ms() > 0) {
+    job.deadline = job.received + std::chrono::milliseconds(options->deadline_ms());
+  }
+  RECON_ASSIGN_OR_RETURN(job.images[0], accept_image(body.image1(), "image1", session.client, registry_, rules));
+  RECON_ASSIGN_OR_RETURN(job.images[1], accept_image(body.image2(), "image2", session.client, registry_, rules));
+  job.key = BatchKey{model, job.images[0].target, job.images[1].target};
+  RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
+  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job)));
+  return std::optional<std::vector<uint8_t>>();
+}
+
+Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& body, Session& session,
+                                                             const ReplyTarget& target) {
+  RECON_ASSIGN_OR_RETURN(std::shared_ptr<const StoredResult> result,
+                         store_.find(session.client, from_wire(body.handle())));
+  FetchJob job;
+  job.reply = target;
+  job.client = session.client;
+  job.device = result->device;
+  job.release = body.release();
+  job.received = SteadyClock::now();
+  if (body.tensors() == nullptr || body.tensors()->size() == 0) {
+    for (size_t i = 0; i < result->tensors.size(); ++i) job.tensors.push_back(i);
+  } else {
+    for (const flatbuffers::String* name : *body.tensors()) {
+      const StoredTensor* t = result->find(name->string_view());
+      if (t == nullptr) return invalid_argument("the handle has no tensor '" + name->str() + "'");
+      const size_t index = static_cast<size_t>(t - result->tensors.data());
+      if (std::find(job.tensors.begin(), job.tensors.end(), index) != job.tensors.end()) {
+        return invalid_argument("tensor '" + name->str() + "' is named twice");
+      }
+      job.tensors.push_back(index);
+    }
+  }
+  uint64_t total = 0;
+  for (size_t index : job.tensors) total += result->tensors[index].bytes;
+
+  if (const wire::RegionDestination* region = body.destination_as_RegionDestination()) {
+    RECON_ASSIGN_OR_RETURN(job.destination, registry_.lease(session.client, from_wire(region->region_id())));
+    const uint64_t size = job.destination.region_size();
+    const uint64_t alignment = region->alignment() == 0 ? 256 : region->alignment();
+    if (!std::has_single_bit(alignment) || alignment > kMaxAlignment) {
+      return invalid_argument("alignment " + std::to_string(alignment) + " is not a power of two up to 1 MiB");
+    }
+    if (region->offset() > size) {
+      return invalid_argument("offset " + std::to_string(region->offset()) + " is beyond the region's " +
+                              std::to_string(size) + " bytes");
+    }
+    const uint64_t room = size - region->offset();
+    const uint64_t capacity = region->capacity() == 0 ? room : region->capacity();
+    if (capacity > room) {
+      return invalid_argument("capacity " + std::to_string(capacity) + " from offset " +
+                              std::to_string(region->offset()) + " runs past the region's end");
+    }
+    // Every value below is ≤ the region size (< 2^63), so the sums cannot wrap.
+    const uint64_t end = region->offset() + capacity;
+    uint64_t cursor = region->offset();
+    for (size_t i = 0; i < job.tensors.size(); ++i) {
+      if (i > 0) cursor = (cursor + alignment - 1) / alignment * alignment;
+      const uint64_t bytes = result->tensors[job.tensors[i]].bytes;
+      if (cursor > end || bytes > end - cursor) {
+        return invalid_argument("the tensors do not fit: " + std::to_string(total) + " bytes (plus alignment) from offset " +
+                                std::to_string(region->offset()) + " with capacity " + std::to_string(capacity));
+      }
+      job.offsets.push_back(cursor);
+      cursor += bytes;
+    }
+  } else if (body.destination_type() == wire::FetchDestination::InlineDestination) {
+    if (total + kAnswerOverhead > options_.limits.max_message_bytes) {
+      return invalid_argument("the tensors (" + std::to_string(total) + " bytes) are too large for an inline answer (" +
+                              std::to_string(options_.limits.max_message_bytes) + "-byte frames): fetch into a region");
+    }
+  } else {
+    return invalid_argument("Fetch needs a destination (a region of this session, or inline)");
+  }
+  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job)));
+  return std::optional<std::vector<uint8_t>>();
+}
+
+std::vector<uint8_t> Server::on_release(const wire::Release& body, Session& session, uint64_t request_id) {
+  uint32_t released = 0;
+  std::vector<Id128> not_found;
+  if (body.handles() != nullptr) {
+    for (const wire::Id128* id : *body.handles()) {
+      const Id128 handle = from_wire(id);
+      if (store_.release(session.client, handle)) {
+        ++released;
+      } else {
+        not_found.push_back(handle);
+      }
+    }
+  }
+  return release_response(request_id, released, not_found);
+}
+
+Result<std::vector<uint8_t>> Server::on_open_remote_session(const wire::OpenSession& body,
+                                                            const std::optional<PeerCredentials>& peer,
+                                                            uint64_t request_id) {
+  RECON_ASSIGN_OR_RETURN(Session * session, sessions_.open(SessionKind::kRemote, peer.value_or(PeerCredentials{})));
+  session->name = sanitize_client_name(body.client_name() ? body.client_name()->string_view() : "");
+  store_.open_client(session->client);
+  log_info("Opened remote session " + std::to_string(session->client) + " (" + session->name + ")");
+  SessionLimitsView limits{options_.registry.max_regions_per_client, options_.registry.max_bytes_per_client,
+                           options_.limits.max_handles_per_client, options_.limits.max_result_bytes_per_client,
+                           options_.limits.max_message_bytes};
+  return session_opened_response(request_id, session->token, limits, options_.server_version);
+}
+
+}  // namespace recon::daemon

@@ -1,0 +1,68 @@
+// SessionTable: see session_table.h.
+#include "daemon/server/session_table.h"
+
+namespace recon::daemon {
+
+Result<Session*> SessionTable::open(SessionKind kind, const PeerCredentials& peer) {
+  if (by_client_.size() >= max_sessions_) {
+    return resource_exhausted("the daemon serves at most " + std::to_string(max_sessions_) + " sessions");
+  }
+  RECON_ASSIGN_OR_RETURN(const Id128 token, Id128::random());
+  const ClientId client = next_client_++;
+  Session& session = by_client_[client];
+  session.client = client;
+  session.token = token;
+  session.kind = kind;
+  session.peer = peer;
+  session.last_used = std::chrono::steady_clock::now();
+  by_token_[token] = client;
+  return &session;
+}
+
+Session* SessionTable::find(const Id128& token) {
+  if (token.is_zero()) return nullptr;
+  auto it = by_token_.find(token);
+  if (it == by_token_.end()) return nullptr;
+  return find_client(it->second);
+}
+
+Session* SessionTable::find_client(ClientId client) {
+  auto it = by_client_.find(client);
+  return it == by_client_.end() ? nullptr : &it->second;
+}
+
+bool SessionTable::close(ClientId client) {
+  auto it = by_client_.find(client);
+  if (it == by_client_.end()) return false;
+  by_token_.erase(it->second.token);
+  by_client_.erase(it);
+  return true;
+}
+
+std::vector<ClientId> SessionTable::idle_remote(std::chrono::steady_clock::time_point now,
+                                                std::chrono::milliseconds idle) const {
+  std::vector<ClientId> out;
+  for (const auto& [client, session] : by_client_) {
+    if (session.kind == SessionKind::kRemote && now - session.last_used > idle) out.push_back(client);
+  }
+  return out;
+}
+
+std::vector<const Session*> SessionTable::all() const {
+  std::vector<const Session*> out;
+  out.reserve(by_client_.size());
+  for (const auto& [_, session] : by_client_) out.push_back(&session);
+  return out;
+}
+
+std::string sanitize_client_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (out.size() >= 64) break;
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace recon::daemon

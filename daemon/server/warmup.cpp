@@ -1,0 +1,78 @@
+// Model loading and warm-up: see warmup.h.
+#include "daemon/server/warmup.h"
+
+#include "gpu/log.h"
+
+namespace recon::daemon {
+namespace {
+
+void progress(const Notifier* notifier, const std::string& text, std::chrono::seconds timeout) {
+  log_info(text);
+  if (notifier == nullptr) return;
+  // Failures to notify are not failures of the start-up: systemd may simply not be listening.
+  (void)notifier->extend_timeout(timeout);
+  (void)notifier->status(text);
+}
+
+std::string join_sizes(const std::vector<ImageSize>& sizes) {
+  std::string out;
+  for (const ImageSize& s : sizes) out += (out.empty() ? "" : ", ") + s.to_string();
+  return out.empty() ? "no resolution" : out;
+}
+
+}  // namespace
+
+Status warm_model(Device& device, const std::string& name, const WarmupPlan& plan, const Notifier* notifier,
+                  bool set_states) {
+  if (set_states) device.set_state(name, ModelState::kWarming);
+  const size_t steps = plan.resolutions.size() * plan.batch_sizes.size();
+  size_t step = 0;
+  for (const ImageSize& r : plan.resolutions) {
+    for (uint32_t batch : plan.batch_sizes) {
+      ++step;
+      progress(notifier,
+               "warming " + name + " " + std::to_string(step) + "/" + std::to_string(steps) + ": " + r.to_string() +
+                   " batch " + std::to_string(batch),
+               plan.step_timeout);
+      gpu::ForwardShape shape;
+      shape.batch = batch;
+      shape.view1 = {r.height, r.width};
+      shape.view2 = shape.view1;
+      Status status = device.warm(name, shape);
+      if (!status.is_ok()) {
+        if (set_states) device.set_state(name, ModelState::kFailed, status.to_string());
+        return status;
+      }
+    }
+  }
+  if (set_states) device.set_state(name, ModelState::kReady);
+  return Status::ok();
+}
+
+Result<std::string> start_device(Device& device, const ServerOptions& options, const WarmupPlan& plan,
+                                 const Notifier* notifier) {
+  std::string summary;
+  for (const ModelSpec& model : options.models) {
+    progress(notifier, "loading " + model.name + " from " + model.path, plan.step_timeout);
+    RECON_RETURN_IF_ERROR(device.load_model(model.name, model.path, options.precision));
+    RECON_RETURN_IF_ERROR(warm_model(device, model.name, plan, notifier));
+    std::string batches;
+    for (uint32_t b : plan.batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
+    summary += (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " +
+               batches + ")";
+  }
+  if (options.save_pipeline_cache) {
+    gpu::PipelineCache& cache = device.runtime().pipeline_cache();
+    if (!cache.path().empty()) {
+      const Status saved = cache.save();
+      if (saved.is_ok()) {
+        log_info("Saved the pipeline cache to " + cache.path());
+      } else {
+        log_warning("Could not save the pipeline cache to " + cache.path() + ": " + saved.to_string());
+      }
+    }
+  }
+  return summary.empty() ? std::string("no model loaded") : summary;
+}
+
+}  // namespace recon::daemon

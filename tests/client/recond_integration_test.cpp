@@ -1,0 +1,164 @@
+// librecon against the real recond: starts the daemon in the foreground on a private socket
+// directory with the golden tiny model (tests/golden/tiny_same), waits until it is READY, then
+// runs a pair, fetches lazily, checks the shapes and values' sanity, releases, and stops the
+// daemon with SIGTERM (which must exit 0). Runs on whatever device recond picks (lavapipe in CI).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "recon/client.h"
+
+namespace recon::client {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class Recond {
+ public:
+  Recond() {
+    char tmpl[] = "/tmp/recon-recond-test-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp");
+    dir_ = tmpl;
+    const std::string log = dir_ + "/recond.log";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const std::string model = std::string("mast3r=") + RECON_GOLDEN_MODEL;
+      const std::string sockets = dir_ + "/run";
+      const std::string cache = dir_ + "/pipeline-cache.bin";
+      std::freopen(log.c_str(), "w", stderr);
+      std::freopen(log.c_str(), "a", stdout);
+      ::execl(RECOND_PATH, RECOND_PATH, "--foreground", "--config", "/dev/null", "--socket-dir", sockets.c_str(),
+              "--model", model.c_str(), "--warmup", "64x48", "--precision", "fp32", "--pipeline-cache", cache.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~Recond() {
+    stop();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  ConnectOptions options() const {
+    ConnectOptions o = ConnectOptions::in_directory(dir_ + "/run");
+    o.timeout = 120s;
+    o.client_name = "recond-integration-test";
+    return o;
+  }
+
+  // Waits for READY (warm-up compiles pipelines: minutes on a CPU device).
+  bool wait_ready(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    ConnectOptions o = options();
+    o.timeout = 2s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      try {
+        if (Client::connect_control(o).status().state == DaemonState::kReady) return true;
+      } catch (const Error&) {
+      }
+      std::this_thread::sleep_for(200ms);
+    }
+    return false;
+  }
+
+  // SIGTERM; the exit status (-1 when it had to be killed).
+  int stop() {
+    if (pid_ <= 0) return exit_code_;
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 600; ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return exit_code_;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return -1;
+  }
+
+  std::string log() const {
+    std::string out;
+    if (FILE* f = std::fopen((dir_ + "/recond.log").c_str(), "r")) {
+      char chunk[4096];
+      size_t n;
+      while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) out.append(chunk, n);
+      std::fclose(f);
+    }
+    return out;
+  }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+TEST(Recond, InfersAPairFetchesLazilyAndReleases) {
+  Recond recond;
+  ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
+
+  {
+    Client client = Client::connect(recond.options());
+    EXPECT_NE(client.session().server_version.find("recond"), std::string::npos) << client.session().server_version;
+
+    constexpr uint32_t kWidth = 64, kHeight = 48;
+    const uint64_t bytes = ImageBuffer::rgb_bytes(kWidth, kHeight);
+    ImageBuffer buffer = client.create_buffer(2 * bytes, "integration");
+    for (uint64_t i = 0; i < 2 * bytes; ++i) buffer.data()[i] = static_cast<uint8_t>((i * 31 + i / 191) % 256);
+    InferOptions options;
+    options.resolution = Resolution{kHeight, kWidth};
+    Result result = client.infer(buffer.view(0, kWidth, kHeight), buffer.view(bytes, kWidth, kHeight), options).get();
+
+    EXPECT_EQ(result.model(), "mast3r");
+    ASSERT_EQ(result.tensors().size(), 8u);
+    for (const char* name : {"pts3d_1", "pts3d_2", "conf_1", "conf_2", "desc_1", "desc_2", "desc_conf_1", "desc_conf_2"}) {
+      EXPECT_NE(result.find(name), nullptr) << name;
+    }
+    EXPECT_GT(result.timings().compute.count(), 0);
+
+    const TensorView pts = result.tensor("pts3d_1");
+    const std::vector<float> xyz = pts.to_float();
+    ASSERT_EQ(xyz.size(), size_t{kWidth} * kHeight * 3);
+    for (float v : xyz) ASSERT_TRUE(std::isfinite(v));
+    const TensorView conf = result.tensor("conf_2");
+    for (float v : conf.to_float()) ASSERT_GE(v, 1.0f) << "conf = 1 + exp(x)";
+    const TensorView desc = result.tensor("desc_1");
+    EXPECT_EQ(desc.shape().back(), 24u);
+
+    // The status shows our session and its handle; releasing frees it.
+    const DaemonStatus before = client.status();
+    EXPECT_EQ(before.state, DaemonState::kReady);
+    EXPECT_GE(before.sessions_open, 1u);
+    result.release();
+    EXPECT_THROW(result.tensor("desc_2"), Error);
+
+    // A second pair, fetched and released in one round trip.
+    Result second = client.infer(buffer.view(0, kWidth, kHeight), buffer.view(bytes, kWidth, kHeight), options).get();
+    second.fetch({}, true);
+    EXPECT_TRUE(second.released());
+    EXPECT_EQ(second.tensor("pts3d_2").elements(), uint64_t{kWidth} * kHeight * 3);
+  }
+  EXPECT_EQ(recond.stop(), 0) << recond.log();
+}
+
+}  // namespace
+}  // namespace recon::client
