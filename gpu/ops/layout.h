@@ -11,7 +11,8 @@
 // operands splits its work into several dispatches over ranges of an outer axis, binding windows
 // (`window`) that start on kBindingOffsetAlign boundaries and pass the remainder to the kernel as an
 // element offset. Here that means:
-//   - permute/transpose: split along output axis 0 when perm[0] == 0 (the batch axis);
+//   - permute/transpose: split along the first output axis of size > 1 when each chunk's reads
+//     fit a window — in practice the batch axis with perm[0] == 0; otherwise refused;
 //   - slice/split: split along axis 0;
 //   - concat: along the axes before `axis`, else (axis 0) per input in flat ranges.
 // A graph slot cannot be viewed by rows, so an oversized slot operand is refused (bind a tensor).

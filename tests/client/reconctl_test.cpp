@@ -17,14 +17,14 @@ namespace {
 namespace fs = std::filesystem;
 using test::FakeDaemon;
 
-struct Run {
+struct Ran {
   int exit_code = -1;
   std::string output;  // stdout and stderr
 };
 
-Run reconctl(const std::string& arguments) {
+Ran reconctl(const std::string& arguments) {
   const std::string command = std::string(RECONCTL_PATH) + " " + arguments + " 2>&1";
-  Run run;
+  Ran run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
   char chunk[4096];
@@ -49,19 +49,19 @@ bool eventually_released(const FakeDaemon& daemon) {
 
 TEST(Reconctl, StatusPrintsATableAndJson) {
   FakeDaemon daemon;
-  const Run text = reconctl(socket_dir(daemon) + "status");
+  const Ran text = reconctl(socket_dir(daemon) + "status");
   EXPECT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("READY"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("FakeGPU 9000"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("512x384, 512x288"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("up 1h 02m"), std::string::npos) << text.output;
 
-  const Run json = reconctl(socket_dir(daemon) + "status --json");
+  const Ran json = reconctl(socket_dir(daemon) + "status --json");
   EXPECT_EQ(json.exit_code, 0) << json.output;
   EXPECT_EQ(json.output.rfind("{\"server_version\":\"fake-recond 0.1.0\",\"state\":\"READY\"", 0), 0u) << json.output;
   EXPECT_NE(json.output.find("\"pool\":{\"bytes_reserved\":67108864"), std::string::npos) << json.output;
 
-  const Run sessions = reconctl(socket_dir(daemon) + "status --sessions");
+  const Ran sessions = reconctl(socket_dir(daemon) + "status --sessions");
   EXPECT_EQ(sessions.exit_code, 0) << sessions.output;
   EXPECT_EQ(daemon.counters().manager_requests, 1);
 }
@@ -69,11 +69,11 @@ TEST(Reconctl, StatusPrintsATableAndJson) {
 TEST(Reconctl, ModelsLoadAndUnload) {
   FakeDaemon daemon;
   EXPECT_EQ(reconctl(socket_dir(daemon) + "load extra extra.safetensors --resolution 512x384").exit_code, 0);
-  const Run models = reconctl(socket_dir(daemon) + "models");
+  const Ran models = reconctl(socket_dir(daemon) + "models");
   EXPECT_EQ(models.exit_code, 0);
   EXPECT_NE(models.output.find("extra"), std::string::npos) << models.output;
   EXPECT_EQ(reconctl(socket_dir(daemon) + "unload extra").exit_code, 0);
-  const Run again = reconctl(socket_dir(daemon) + "unload extra");
+  const Ran again = reconctl(socket_dir(daemon) + "unload extra");
   EXPECT_EQ(again.exit_code, 1) << "a request the daemon refused: " << again.output;
   EXPECT_NE(again.output.find("NOT_FOUND"), std::string::npos) << again.output;
   EXPECT_EQ(reconctl(socket_dir(daemon) + "warmup 512x384").exit_code, 0);
@@ -92,7 +92,7 @@ TEST(Reconctl, InferWritesArraysPointCloudAndPreviews) {
     ASSERT_TRUE(io::save_png((dir / ("view" + std::to_string(v) + ".png")).string(), image).is_ok());
   }
   const fs::path out = dir / "out";
-  const Run run = reconctl(socket_dir(daemon) + "infer " + (dir / "view0.png").string() + " " +
+  const Ran run = reconctl(socket_dir(daemon) + "infer " + (dir / "view0.png").string() + " " +
                            (dir / "view1.png").string() + " --size 64 --min-conf 0 --out " + out.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const char* name : {"pts3d_1.npy", "pts3d_2.npy", "conf_1.npy", "conf_2.npy", "desc_1.npy", "desc_2.npy",
@@ -106,18 +106,18 @@ TEST(Reconctl, InferWritesArraysPointCloudAndPreviews) {
   std::ifstream npy(out / "desc_1.npy", std::ios::binary);
   std::string header(128, '\0');
   npy.read(header.data(), 128);
-  EXPECT_NE(header.find("'shape': (48, 64, 24)"), std::string::npos) << header;
+  EXPECT_NE(header.find("'shape': (48,64,24)"), std::string::npos) << header;
   EXPECT_TRUE(eventually_released(daemon));
 }
 
 TEST(Reconctl, BenchReportsThroughputAndPercentiles) {
   FakeDaemon daemon;
-  const Run run = reconctl(socket_dir(daemon) + "bench --pairs 6 --concurrency 3 --resolution 64x48 --fetch");
+  const Ran run = reconctl(socket_dir(daemon) + "bench --pairs 6 --concurrency 3 --resolution 64x48 --fetch");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("pairs/s"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("p99"), std::string::npos) << run.output;
   EXPECT_EQ(daemon.counters().infers, 7) << "one warm-up pair and six measured";
-  const Run json = reconctl(socket_dir(daemon) + "bench --pairs 2 --resolution 64x48 --warmup 0 --json");
+  const Ran json = reconctl(socket_dir(daemon) + "bench --pairs 2 --resolution 64x48 --warmup 0 --json");
   ASSERT_EQ(json.exit_code, 0) << json.output;
   EXPECT_NE(json.output.find("\"pairs_per_s\":"), std::string::npos) << json.output;
 }
@@ -129,13 +129,13 @@ TEST(Reconctl, ExitCodesSayWhatWentWrong) {
   EXPECT_EQ(reconctl("status --bogus").exit_code, 2);
   EXPECT_EQ(reconctl("infer a.png").exit_code, 2);
   EXPECT_EQ(reconctl("warmup 512by384").exit_code, 2);
-  const Run down = reconctl("--socket-dir /nonexistent/recon status");
+  const Ran down = reconctl("--socket-dir /nonexistent/recon status");
   EXPECT_EQ(down.exit_code, 3) << down.output;
   EXPECT_NE(down.output.find("is recond running?"), std::string::npos) << down.output;
   EXPECT_EQ(reconctl("--socket-dir /nonexistent/recon wait-ready 0 --quiet").exit_code, 3);
 
   FakeDaemon daemon;
-  const Run missing = reconctl(socket_dir(daemon) + "infer /nonexistent/a.png /nonexistent/b.png --out /tmp/x");
+  const Ran missing = reconctl(socket_dir(daemon) + "infer /nonexistent/a.png /nonexistent/b.png --out /tmp/x");
   EXPECT_EQ(missing.exit_code, 5) << missing.output;
   daemon.fail_next(wire::ErrorCode::UNAVAILABLE, "warming up", 1000);
   EXPECT_EQ(reconctl(socket_dir(daemon) + "status").exit_code, 3) << "UNAVAILABLE from the daemon";

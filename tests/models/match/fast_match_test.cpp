@@ -105,8 +105,10 @@ TEST_P(FastMatchGolden, ReproducesTheReferenceMatchSetExactly) {
   const Golden g = load_golden(GetParam());
   ASSERT_GT(g.a.n(), 0);
   ASSERT_GT(g.idx_a.size(), 0u);
-  // Every kernel geometry: the device default, one workgroup, an odd grid, each query count.
-  const std::vector<MatchTuning> tunings = {{}, {1, 0}, {3, 1}, {7, 2}, {64, 4}};
+  // Several kernel geometries: the device default, one workgroup, odd grids; every queries-per-
+  // invocation count on one case (each is another pipeline, slow to build on lavapipe).
+  std::vector<MatchTuning> tunings = {{}, {1, 0}, {7, 0}};
+  if (GetParam() == "shifted_s4") tunings.insert(tunings.end(), {{3, 1}, {5, 2}, {64, 4}});
   for (const MatchTuning& t : tunings) {
     FastMatchOptions o = g.options;
     o.tuning = t;
@@ -133,7 +135,7 @@ TEST_F(FastMatch, MatchesTheCpuReferenceOnRandomMaps) {
     int subsample, max_iter, border;
   };
   for (const Case& c : {Case{37, 41, 33, 45, 24, 8, 10, 3}, Case{30, 26, 21, 35, 64, 3, 10, 1},
-                        Case{19, 23, 25, 17, 7, 2, 4, 0}, Case{16, 16, 16, 16, 3, 1, 10, 2}}) {
+                        Case{19, 23, 25, 17, 14, 2, 4, 0}, Case{16, 16, 16, 16, 3, 1, 10, 2}}) {
     // Maps whose queried nearest neighbours have no near-tie, so that fp32 and float64 agree.
     HostMap a, b;
     testing::RefMatches want;
@@ -163,7 +165,7 @@ TEST_F(FastMatch, ExactTiesGoToTheLowestPixelIndex) {
     FastMatchOptions o;
     o.subsample = 2;
     o.border = 0;
-    for (const MatchTuning& t : {MatchTuning{}, MatchTuning{5, 1}}) {
+    for (const MatchTuning& t : {MatchTuning{}, MatchTuning{5, 0}}) {
       o.tuning = t;
       const HostMatches h = run_fast(a, b, o);
       EXPECT_EQ(h.idx_a, want.idx_a) << "D " << d;

@@ -14,6 +14,8 @@
 // (source kConnection); connect again.
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <memory>
 #include <span>
 #include <string>
@@ -33,7 +35,7 @@ namespace detail {
 class Core;
 }
 
-class Client {
+class RECON_CLIENT_API Client {
  public:
   // Connects and opens a session. Throws Error: kUnavailable/kConnection when no daemon listens,
   // kPermissionDenied when the sockets are not accessible to this user.

@@ -7,6 +7,8 @@
 // RESOURCE_EXHAUSTED and UNAVAILABLE, when a retry may help (retry_after()).
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
@@ -29,7 +31,7 @@ enum class ErrorCode : uint8_t {
 };
 
 // "INVALID_ARGUMENT", "UNAVAILABLE", ... (the schema's spelling).
-const char* error_code_name(ErrorCode code);
+RECON_CLIENT_API const char* error_code_name(ErrorCode code);
 
 enum class ErrorSource : uint8_t {
   kDaemon,      // the daemon answered the request with an Error
@@ -37,9 +39,9 @@ enum class ErrorSource : uint8_t {
   kClient,      // refused by the library before anything was sent (bad argument, closed client)
 };
 
-const char* error_source_name(ErrorSource source);
+RECON_CLIENT_API const char* error_source_name(ErrorSource source);
 
-class Error : public std::runtime_error {
+class RECON_CLIENT_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, ErrorSource source, const std::string& message, uint32_t retry_after_ms = 0);
 

@@ -13,6 +13,8 @@
 // first, on the daemon's side) and unmaps it here.
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -46,7 +48,7 @@ class ImageView {
   uint32_t width_ = 0, height_ = 0, stride_ = 0;
 };
 
-class ImageBuffer {
+class RECON_CLIENT_API ImageBuffer {
  public:
   ImageBuffer() = default;
   ImageBuffer(ImageBuffer&&) noexcept;

@@ -2,6 +2,8 @@
 // (InferOptions). Socket defaults equal recond's (daemon/service/config.h, systemd/*.socket).
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -16,9 +18,9 @@ namespace recon::client {
 // the environment variable RECON_SOCKET_DIR when set (development daemons, tests, the demo).
 inline constexpr const char* kDefaultSocketDir = "/run/recon";
 inline constexpr const char* kSocketDirEnv = "RECON_SOCKET_DIR";
-std::string default_socket_dir();
+RECON_CLIENT_API std::string default_socket_dir();
 
-struct ConnectOptions {
+struct RECON_CLIENT_API ConnectOptions {
   // Paths of the daemon's three sockets. Empty = default_socket_dir() + "/client.sock",
   // "/regions.sock", "/manager.sock". The client socket may also be a full ZeroMQ endpoint
   // ("ipc://...", "tcp://...").

@@ -12,6 +12,8 @@
 // a PendingResult, like std::future, by one thread at a time.
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +37,7 @@ class ResultState;
 }  // namespace detail
 
 // A fetched tensor in shared memory. Valid while its Result lives.
-class TensorView {
+class RECON_CLIENT_API TensorView {
  public:
   TensorView() = default;
   TensorView(const TensorInfo* info, std::span<const std::byte> bytes) : info_(info), bytes_(bytes) {}
@@ -73,7 +75,7 @@ class TensorView {
   std::span<const std::byte> bytes_;
 };
 
-class Result {
+class RECON_CLIENT_API Result {
  public:
   Result();
   Result(Result&&) noexcept;
@@ -116,7 +118,7 @@ class Result {
   std::unique_ptr<detail::ResultState> state_;
 };
 
-class PendingResult {
+class RECON_CLIENT_API PendingResult {
  public:
   PendingResult() = default;
   PendingResult(PendingResult&&) noexcept = default;

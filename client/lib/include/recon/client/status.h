@@ -3,6 +3,8 @@
 // schema/response.fbs one to one; zero means "not reported".
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -15,8 +17,8 @@ namespace recon::client {
 // Same numbers as recon.wire.DaemonState / ModelState.
 enum class DaemonState : uint8_t { kStarting = 0, kWarming = 1, kReady = 2, kDegraded = 3, kStopping = 4 };
 enum class ModelState : uint8_t { kLoading = 0, kWarming = 1, kReady = 2, kFailed = 3, kUnloading = 4 };
-const char* daemon_state_name(DaemonState state);  // "STARTING", "WARMING", "READY", ...
-const char* model_state_name(ModelState state);
+RECON_CLIENT_API const char* daemon_state_name(DaemonState state);  // "STARTING", "WARMING", "READY", ...
+RECON_CLIENT_API const char* model_state_name(ModelState state);
 
 struct PoolStats {
   uint64_t bytes_reserved = 0, bytes_in_use = 0, high_water_bytes = 0;

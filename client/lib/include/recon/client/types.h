@@ -3,6 +3,8 @@
 // exposing FlatBuffers to users of the library.
 #pragma once
 
+#include "recon/client/export.h"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -14,13 +16,13 @@ namespace recon::client {
 // Same numbers as recon.wire.DType.
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kBF16 = 2, kU8 = 3, kI32 = 4, kU32 = 5, kI64 = 6 };
 // Bytes per element (0 for a value outside the enum).
-size_t dtype_size(DType dtype);
+RECON_CLIENT_API size_t dtype_size(DType dtype);
 // "f32", "f16", "bf16", "u8", "i32", "u32", "i64".
-const char* dtype_name(DType dtype);
+RECON_CLIENT_API const char* dtype_name(DType dtype);
 
 // Same numbers as recon.wire.Precision. kDefault: the model's configured precision.
 enum class Precision : uint8_t { kDefault = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3 };
-const char* precision_name(Precision precision);  // "default", "fp32", "fp16", "bf16"
+RECON_CLIENT_API const char* precision_name(Precision precision);  // "default", "fp32", "fp16", "bf16"
 
 // A model input size in pixels.
 struct Resolution {
@@ -29,10 +31,10 @@ struct Resolution {
   bool operator==(const Resolution&) const = default;
 };
 // "512x384" (width x height, as recond.conf and reconctl write it).
-std::string to_string(const Resolution& resolution);
+RECON_CLIENT_API std::string to_string(const Resolution& resolution);
 
 // One tensor a result handle holds on the daemon.
-struct TensorInfo {
+struct RECON_CLIENT_API TensorInfo {
   std::string name;             // "pts3d_1", "conf_2", "desc_1", ...
   std::vector<uint64_t> shape;  // row-major, outermost first, e.g. {H, W, 3}
   DType dtype = DType::kF32;

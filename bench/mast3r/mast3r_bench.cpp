@@ -1,0 +1,170 @@
+// recon_bench_mast3r: time per MASt3R pair on the device, fp32 and fp16, batch 1 and 8, and dump
+// one pair's outputs for the equality check against the PyTorch reference (mast3r_fullsize.py,
+// which also times PyTorch in the same session and prints the ratios).
+//
+//   recon_bench_mast3r --model M.safetensors --width 512 --height 384 [--pair DIR] [--dump DIR]
+//                      [--batches 1,8] [--precisions fp32,fp16] [Google Benchmark flags]
+// --pair DIR reads DIR/img1_u8.bin and DIR/img2_u8.bin (H×W×3 bytes); otherwise seeded noise.
+// --dump DIR writes DIR/<precision>_<output>.f32 (raw little-endian fp32) for batch 1.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu/models/mast3r/mast3r_engine.h"
+
+namespace {
+
+using recon::gpu::ForwardShape;
+using recon::gpu::ImageU8View;
+using recon::gpu::Mast3rEngine;
+using recon::gpu::Precision;
+
+struct Options {
+  std::string model, pair_dir, dump_dir;
+  int width = 512, height = 384;
+  std::vector<int> batches = {1, 8};
+  std::vector<Precision> precisions = {Precision::kF32, Precision::kF16};
+};
+Options g_options;
+std::unique_ptr<recon::gpu::Runtime> g_runtime;
+std::array<std::vector<uint8_t>, 2> g_images;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+void die(const std::string& m) {
+  std::fprintf(stderr, "recon_bench_mast3r: %s\n", m.c_str());
+  std::exit(1);
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path, size_t expected) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (b.size() != expected) die(path + ": expected " + std::to_string(expected) + " bytes");
+  return b;
+}
+
+void dump(Mast3rEngine& engine, Precision p) {
+  ImageU8View a{g_images[0].data(), g_options.height, g_options.width, 0};
+  ImageU8View b{g_images[1].data(), g_options.height, g_options.width, 0};
+  auto r = engine.infer(std::span(&a, 1), std::span(&b, 1));
+  if (!r.is_ok()) die(r.status().to_string());
+  const auto& t = r->tensors;
+  const std::pair<const char*, const recon::gpu::Tensor*> outs[] = {
+      {"pts3d_1", &t.pts3d[0]}, {"pts3d_2", &t.pts3d[1]}, {"conf_1", &t.conf[0]}, {"conf_2", &t.conf[1]},
+      {"desc_1", &t.desc[0]},   {"desc_2", &t.desc[1]},   {"desc_conf_1", &t.desc_conf[0]},
+      {"desc_conf_2", &t.desc_conf[1]}};
+  for (const auto& [name, tensor] : outs) {
+    auto host = tensor->host(*g_runtime);
+    if (!host.is_ok()) die(host.status().to_string());
+    std::ofstream out(g_options.dump_dir + "/" + recon::gpu::precision_name(p) + "_" + name + ".f32", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(host->data()), static_cast<std::streamsize>(host->size()));
+  }
+}
+
+void bench_pair(benchmark::State& state, Precision precision, int batch) {
+  auto engine = Mast3rEngine::load(*g_runtime, g_options.model, precision);
+  if (!engine.is_ok()) {
+    state.SkipWithError(engine.status().to_string().c_str());
+    return;
+  }
+  std::vector<ImageU8View> v1(batch, ImageU8View{g_images[0].data(), g_options.height, g_options.width, 0});
+  std::vector<ImageU8View> v2(batch, ImageU8View{g_images[1].data(), g_options.height, g_options.width, 0});
+  auto warm = engine.value()->infer(v1, v2);  // builds pipelines, records, first run
+  if (!warm.is_ok()) {
+    state.SkipWithError(warm.status().to_string().c_str());
+    return;
+  }
+  double gpu_ms = 0, wall_ms = 0;
+  std::vector<std::pair<std::string, double>> stages;
+  for (auto _ : state) {
+    auto r = engine.value()->infer(v1, v2);
+    if (!r.is_ok()) {
+      state.SkipWithError(r.status().to_string().c_str());
+      return;
+    }
+    state.SetIterationTime(r->wall_ms / 1000.0);
+    gpu_ms += r->gpu_ms;
+    wall_ms += r->wall_ms;
+    stages = r->stage_ms;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["ms_per_pair"] = wall_ms / (n * batch);
+  state.counters["pairs_per_s"] = 1000.0 * n * batch / wall_ms;
+  state.counters["gpu_ms_per_pair"] = gpu_ms / (n * batch);
+  state.counters["gpu_ms_per_call"] = gpu_ms / n;
+  for (const auto& [stage, ms] : stages) state.counters["stage_" + stage + "_ms"] = ms;
+  g_runtime->context().refresh_memory_budget();
+  for (const auto& h : g_runtime->caps().heaps) {
+    if (h.device_local) state.counters["device_heap_used_GiB"] = static_cast<double>(h.usage) / (1u << 30);
+  }
+  state.counters["activations_GiB"] =
+      static_cast<double>(g_runtime->pool(recon::gpu::MemoryRole::kActivations).stats().high_water_bytes) / (1u << 30);
+  if (!g_options.dump_dir.empty() && batch == 1) dump(*engine.value(), precision);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : (die(a + " needs a value"), ""); };
+    if (a == "--model") g_options.model = next();
+    else if (a == "--pair") g_options.pair_dir = next();
+    else if (a == "--dump") g_options.dump_dir = next();
+    else if (a == "--width") g_options.width = std::atoi(next().c_str());
+    else if (a == "--height") g_options.height = std::atoi(next().c_str());
+    else if (a == "--batches") {
+      g_options.batches.clear();
+      for (auto& s : split(next())) g_options.batches.push_back(std::atoi(s.c_str()));
+    } else if (a == "--precisions") {
+      g_options.precisions.clear();
+      for (auto& s : split(next())) g_options.precisions.push_back(recon::gpu::parse_precision(s).value());
+    } else rest.push_back(argv[i]);
+  }
+  if (g_options.model.empty()) die("--model is required");
+  const size_t bytes = static_cast<size_t>(g_options.width) * g_options.height * 3;
+  if (!g_options.pair_dir.empty()) {
+    g_images[0] = read_bytes(g_options.pair_dir + "/img1_u8.bin", bytes);
+    g_images[1] = read_bytes(g_options.pair_dir + "/img2_u8.bin", bytes);
+  } else {
+    std::mt19937 gen(1);
+    for (auto& img : g_images) {
+      img.resize(bytes);
+      for (auto& b : img) b = static_cast<uint8_t>(gen());
+    }
+  }
+  auto rt = recon::gpu::Runtime::create({});
+  if (!rt.is_ok()) die(rt.status().to_string());
+  g_runtime = std::move(rt).value();
+  std::printf("device: %s\n", g_runtime->caps().device_name.c_str());
+
+  for (Precision p : g_options.precisions) {
+    for (int b : g_options.batches) {
+      std::string name = std::string("mast3r/") + recon::gpu::precision_name(p) + "/batch:" + std::to_string(b) + "/" +
+                         std::to_string(g_options.width) + "x" + std::to_string(g_options.height);
+      benchmark::RegisterBenchmark(name.c_str(), [p, b](benchmark::State& s) { bench_pair(s, p, b); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(2.0);
+    }
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_argc, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_runtime.reset();
+  return 0;
+}
