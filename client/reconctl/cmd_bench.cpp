@@ -35,7 +35,9 @@ double mean(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-double ms(std::chrono::nanoseconds ns) { return static_cast<double>(ns.count()) / 1e6; }
+double ms(std::chrono::nanoseconds ns) {
+  return static_cast<double>(ns.count()) / 1e6;
+}
 
 }  // namespace
 
@@ -124,8 +126,7 @@ int cmd_bench(const Context& context) {
               format_ms(percentile(latency_ms, 95)).c_str(), format_ms(percentile(latency_ms, 99)).c_str(),
               format_ms(percentile(latency_ms, 100)).c_str(), format_ms(mean(latency_ms)).c_str());
   std::printf("daemon: compute %s · queue %s (means)%s\n", format_ms(mean(compute_ms)).c_str(),
-              format_ms(mean(queue_ms)).c_str(),
-              fetch ? (" · fetch " + format_ms(mean(fetch_ms))).c_str() : "");
+              format_ms(mean(queue_ms)).c_str(), fetch ? (" · fetch " + format_ms(mean(fetch_ms))).c_str() : "");
   return kExitOk;
 }
 

@@ -17,7 +17,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string since(Clock::time_point start) { return format_ns(Clock::now() - start); }
+std::string since(Clock::time_point start) {
+  return format_ns(Clock::now() - start);
+}
 
 }  // namespace
 
@@ -61,14 +63,14 @@ int cmd_infer(const Context& context) {
   result.release();
 
   const Timings& t = result.timings();
-  std::printf("timings (daemon): queue %s · input %s · compute %s · output %s · total %s\n",
-              format_ns(t.queue).c_str(), format_ns(t.input).c_str(), format_ns(t.compute).c_str(),
-              format_ns(t.output).c_str(), format_ns(t.total).c_str());
-  std::printf("timings (client): prepare %s · connect+upload %s · infer round trip %s · fetch %s (%s, daemon copy %s)"
-              " · write %s\n",
-              prepare_time.c_str(), connect_time.c_str(), infer_time.c_str(), fetch_time.c_str(),
-              format_bytes(result.fetched_bytes()).c_str(), format_ns(result.fetch_copy_time()).c_str(),
-              write_time.c_str());
+  std::printf("timings (daemon): queue %s · input %s · compute %s · output %s · total %s\n", format_ns(t.queue).c_str(),
+              format_ns(t.input).c_str(), format_ns(t.compute).c_str(), format_ns(t.output).c_str(),
+              format_ns(t.total).c_str());
+  std::printf(
+      "timings (client): prepare %s · connect+upload %s · infer round trip %s · fetch %s (%s, daemon copy %s)"
+      " · write %s\n",
+      prepare_time.c_str(), connect_time.c_str(), infer_time.c_str(), fetch_time.c_str(),
+      format_bytes(result.fetched_bytes()).c_str(), format_ns(result.fetch_copy_time()).c_str(), write_time.c_str());
   if (scene.points_total > 0) {
     std::printf("scene.ply: %zu of %zu points with confidence >= %.2f (pts3d_2 is in view 1's frame)\n",
                 scene.points_kept, scene.points_total, static_cast<double>(min_conf));

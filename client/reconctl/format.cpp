@@ -19,7 +19,11 @@ std::string format_bytes(uint64_t bytes) {
   if (unit == 0) {
     std::snprintf(text, sizeof(text), "%llu B", static_cast<unsigned long long>(bytes));
   } else {
-    std::snprintf(text, sizeof(text), value < 10 ? "%.2f %s" : value < 100 ? "%.1f %s" : "%.0f %s", value, kUnits[unit]);
+    std::snprintf(text, sizeof(text),
+                  value < 10    ? "%.2f %s"
+                  : value < 100 ? "%.1f %s"
+                                : "%.0f %s",
+                  value, kUnits[unit]);
   }
   return text;
 }
@@ -38,8 +42,12 @@ std::string format_ms(double ms) {
   return text;
 }
 
-std::string format_ns(std::chrono::nanoseconds ns) { return format_ms(static_cast<double>(ns.count()) / 1e6); }
-std::string format_us(uint64_t us) { return format_ms(static_cast<double>(us) / 1e3); }
+std::string format_ns(std::chrono::nanoseconds ns) {
+  return format_ms(static_cast<double>(ns.count()) / 1e6);
+}
+std::string format_us(uint64_t us) {
+  return format_ms(static_cast<double>(us) / 1e3);
+}
 
 std::string format_uptime(std::chrono::seconds uptime) {
   const int64_t s = uptime.count();
@@ -141,11 +149,21 @@ void JsonWriter::write_string(std::string_view text) {
   out_ += '"';
   for (const char c : text) {
     switch (c) {
-      case '"': out_ += "\\\""; break;
-      case '\\': out_ += "\\\\"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\r': out_ += "\\r"; break;
-      case '\t': out_ += "\\t"; break;
+      case '"':
+        out_ += "\\\"";
+        break;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\r':
+        out_ += "\\r";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char hex[8];

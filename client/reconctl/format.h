@@ -10,11 +10,11 @@
 
 namespace reconctl {
 
-std::string format_bytes(uint64_t bytes);              // "1.2 GiB", "512 KiB", "0 B"
-std::string format_ms(double ms);                       // "0.42 ms", "12.3 ms", "1.52 s"
-std::string format_ns(std::chrono::nanoseconds ns);     // format_ms of it
-std::string format_us(uint64_t us);                     // format_ms(us / 1000)
-std::string format_uptime(std::chrono::seconds uptime); // "3d 04h", "2h 03m", "45s"
+std::string format_bytes(uint64_t bytes);                // "1.2 GiB", "512 KiB", "0 B"
+std::string format_ms(double ms);                        // "0.42 ms", "12.3 ms", "1.52 s"
+std::string format_ns(std::chrono::nanoseconds ns);      // format_ms of it
+std::string format_us(uint64_t us);                      // format_ms(us / 1000)
+std::string format_uptime(std::chrono::seconds uptime);  // "3d 04h", "2h 03m", "45s"
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
 // Columns padded to their widest cell; the first row is the header.

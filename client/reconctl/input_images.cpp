@@ -13,8 +13,7 @@
 
 namespace reconctl {
 
-std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size,
-                                                   bool verbose) {
+std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size, bool verbose) {
   if (size < 16 || size > 4096) throw UsageError("--size must be in 16..4096");
   std::array<recon::io::Image, 2> out;
   const std::string paths[2] = {a, b};

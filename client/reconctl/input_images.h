@@ -13,8 +13,7 @@
 namespace reconctl {
 
 // Throws LocalFileError for unreadable files and UsageError for a bad size.
-std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size,
-                                                   bool verbose);
+std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size, bool verbose);
 // A smooth, textured RGB picture of width x height (deterministic per seed).
 recon::io::Image synthetic_image(int width, int height, int seed);
 

@@ -101,8 +101,8 @@ std::string status_text(const DaemonStatus& s) {
     Table latency;
     latency.add_row({"LATENCY", "COUNT", "P50", "P90", "P99", "MAX"});
     for (const LatencyStats& l : s.latency) {
-      latency.add_row({l.stage, std::to_string(l.count), format_us(l.p50_us), format_us(l.p90_us),
-                       format_us(l.p99_us), format_us(l.max_us)});
+      latency.add_row({l.stage, std::to_string(l.count), format_us(l.p50_us), format_us(l.p90_us), format_us(l.p99_us),
+                       format_us(l.max_us)});
     }
     out += latency.render();
   }

@@ -53,6 +53,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   }
   const int64_t batch = want[0], cin = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
   const int64_t cout = want[1], ho = want[2], wo = want[3], kh = weight.shape()[2], kw = weight.shape()[3];
+  if (operands_overlap(out, input) || operands_overlap(out, weight)) {
+    return invalid_argument("conv2d: the output overlaps the input or the weights");
+  }
   if (bias && bias->shape() != Shape{cout}) {
     return invalid_argument("conv2d: bias " + shape_string(bias->shape()) + " should be [" + std::to_string(cout) +
                             "]");

@@ -38,6 +38,9 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
       (epilogue.residual && epilogue.residual->dtype() != dtype)) {
     return invalid_argument("conv_transpose2d: all operands must share one dtype");
   }
+  if (operands_overlap(out, input) || operands_overlap(out, weight)) {
+    return invalid_argument("conv_transpose2d: the output overlaps the input or the weights");
+  }
   if (bias && bias->shape() != Shape{cout}) {
     return invalid_argument("conv_transpose2d: bias " + shape_string(bias->shape()) + " should be [" +
                             std::to_string(cout) + "]");

@@ -53,12 +53,6 @@ struct Operand {
   }
 };
 
-bool overlaps(const Arg& x, const Arg& y) {
-  if (x.is_slot() || y.is_slot() || x.tensor().buffer() != y.tensor().buffer()) return false;
-  const VkDeviceSize x0 = x.tensor().offset(), y0 = y.tensor().offset();
-  return x0 < y0 + y.bytes() && y0 < x0 + x.bytes();
-}
-
 bool float_dtype(DType d) {
   return d == DType::kF32 || d == DType::kF16;
 }
@@ -87,6 +81,12 @@ Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t
   RECON_ASSIGN_OR_RETURN(Tensor flat, t.reshape({t.numel()}));
   RECON_ASSIGN_OR_RETURN(Tensor view, flat.slice_rows(lo, start + count));
   return GemmWindow{Arg(view), start - lo};
+}
+
+bool operands_overlap(const Arg& x, const Arg& y) {
+  if (x.is_slot() || y.is_slot() || x.tensor().buffer() != y.tensor().buffer()) return false;
+  const VkDeviceSize x0 = x.tensor().offset(), y0 = y.tensor().offset();
+  return x0 < y0 + y.bytes() && y0 < x0 + x.bytes();
 }
 
 const char* activation_name(Activation a) {
@@ -213,7 +213,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
     }
   }
   if (batch > 1 && stride_c < (m - 1) * ldc + n) return invalid_argument("matmul: batches of C overlap");
-  if (overlaps(c, a) || overlaps(c, b)) return invalid_argument("matmul: C overlaps an input (A or B)");
+  if (operands_overlap(c, a) || operands_overlap(c, b)) return invalid_argument("matmul: C overlaps an input (A or B)");
 
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, m, n, k, opt.path));
 

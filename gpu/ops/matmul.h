@@ -118,6 +118,9 @@ struct GemmWindow {
 };
 Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t start, int64_t count);
 
+// True when two tensor operands share bytes of one buffer (slots are never known to overlap).
+bool operands_overlap(const Arg& x, const Arg& y);
+
 // Epilogue flag word of the GEMM shaders (bits mirrored in shaders/gemm_epilogue.glsl).
 inline constexpr uint32_t kGemmFlagBias = 0x10, kGemmFlagBiasPerRow = 0x20, kGemmFlagResidual = 0x40,
                           kGemmFlagBeta = 0x80, kGemmFlagInputRelu = 0x100;

@@ -1,6 +1,8 @@
 // librecon against FakeDaemon: sessions, sealed regions, async inference, lazy fetches into shared
 // memory, RAII release, error codes and sources, timeouts, a daemon restart, many threads, status
 // and management calls.
+#include "recon/client.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "fake_daemon.h"
-#include "recon/client.h"
 
 namespace recon::client {
 namespace {
@@ -118,10 +119,10 @@ TEST(ImageBuffer, RefusesImagesThatDoNotFit) {
   FakeDaemon daemon;
   Client client = Client::connect(daemon.connect_options());
   ImageBuffer buffer = client.create_buffer(4096, "small");
-  EXPECT_NO_THROW(buffer.view(0, 32, 42));          // 32*3*42 = 4032 bytes
-  EXPECT_THROW(buffer.view(0, 32, 43), Error);      // 4128 bytes
-  EXPECT_THROW(buffer.view(100, 32, 42), Error);    // ends past 4096
-  EXPECT_THROW(buffer.view(0, 32, 4, 64), Error);   // stride < width * 3
+  EXPECT_NO_THROW(buffer.view(0, 32, 42));         // 32*3*42 = 4032 bytes
+  EXPECT_THROW(buffer.view(0, 32, 43), Error);     // 4128 bytes
+  EXPECT_THROW(buffer.view(100, 32, 42), Error);   // ends past 4096
+  EXPECT_THROW(buffer.view(0, 32, 4, 64), Error);  // stride < width * 3
   EXPECT_THROW(buffer.view(0, 0, 4), Error);
   std::vector<uint8_t> pixels(40 * 3 * 4, 7);
   EXPECT_THROW(buffer.write_rgb(4000, pixels.data(), 40, 4), Error);

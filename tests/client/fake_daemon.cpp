@@ -4,10 +4,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -61,7 +60,9 @@ struct Session {
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Tensor>> handles;
 };
 
-std::pair<uint64_t, uint64_t> key(const Id128& id) { return {id.lo, id.hi}; }
+std::pair<uint64_t, uint64_t> key(const Id128& id) {
+  return {id.lo, id.hi};
+}
 
 Id128 random_id() {
   auto id = Id128::random();
@@ -83,9 +84,9 @@ struct FakeDaemon::State {
   void* client = nullptr;
   void* manager = nullptr;
   daemon::RegionChannelListener listener;
-  std::map<int, daemon::RegionChannel> channels;                 // by fd
-  std::map<int, Id128> channel_session;                           // fd → session token
-  std::map<std::pair<uint64_t, uint64_t>, Session> sessions;      // by token
+  std::map<int, daemon::RegionChannel> channels;              // by fd
+  std::map<int, Id128> channel_session;                       // fd → session token
+  std::map<std::pair<uint64_t, uint64_t>, Session> sessions;  // by token
   std::deque<Delayed> delayed;
   std::vector<std::string> model_names{"mast3r"};
 
@@ -544,8 +545,8 @@ void FakeDaemon::run() {
               const auto pool = wire::CreatePoolStats(b, 64 << 20, 16 << 20, 32 << 20, 10, 2, 3);
               const char* caps[] = {"fp16", "subgroup"};
               const auto device = wire::CreateDeviceStatus(
-                  b, 0, b.CreateString("FakeGPU 9000"), 0x10de, 0x2330, b.CreateString("1.0"), b.CreateString("1.3"),
-                  0, b.CreateVectorOfStrings(std::vector<std::string>(caps, caps + 2)), uint64_t{80} << 30,
+                  b, 0, b.CreateString("FakeGPU 9000"), 0x10de, 0x2330, b.CreateString("1.0"), b.CreateString("1.3"), 0,
+                  b.CreateVectorOfStrings(std::vector<std::string>(caps, caps + 2)), uint64_t{80} << 30,
                   uint64_t{78} << 30, uint64_t{2} << 30, pool, 1234567, 0);
               std::vector<flatbuffers::Offset<wire::ModelStatus>> models;
               for (const std::string& m : s.model_names) models.push_back(model_status(b, m));

@@ -35,7 +35,9 @@ Ran reconctl(const std::string& arguments) {
   return run;
 }
 
-std::string socket_dir(const FakeDaemon& daemon) { return "--socket-dir " + daemon.dir() + " "; }
+std::string socket_dir(const FakeDaemon& daemon) {
+  return "--socket-dir " + daemon.dir() + " ";
+}
 
 // reconctl has exited, so its session is gone and with it every handle; the fake also counts
 // explicit releases.
@@ -95,9 +97,9 @@ TEST(Reconctl, InferWritesArraysPointCloudAndPreviews) {
   const Ran run = reconctl(socket_dir(daemon) + "infer " + (dir / "view0.png").string() + " " +
                            (dir / "view1.png").string() + " --size 64 --min-conf 0 --out " + out.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  for (const char* name : {"pts3d_1.npy", "pts3d_2.npy", "conf_1.npy", "conf_2.npy", "desc_1.npy", "desc_2.npy",
-                           "desc_conf_1.npy", "desc_conf_2.npy", "scene.ply", "depth_1.png", "depth_2.png",
-                           "conf_1.png", "conf_2.png"}) {
+  for (const char* name :
+       {"pts3d_1.npy", "pts3d_2.npy", "conf_1.npy", "conf_2.npy", "desc_1.npy", "desc_2.npy", "desc_conf_1.npy",
+        "desc_conf_2.npy", "scene.ply", "depth_1.png", "depth_2.png", "conf_1.png", "conf_2.png"}) {
     EXPECT_TRUE(fs::exists(out / name)) << name << "\n" << run.output;
   }
   // 64x48 images: 2 * 3072 points, all kept with --min-conf 0.

@@ -130,7 +130,8 @@ TEST(Recond, InfersAPairFetchesLazilyAndReleases) {
 
     EXPECT_EQ(result.model(), "mast3r");
     ASSERT_EQ(result.tensors().size(), 8u);
-    for (const char* name : {"pts3d_1", "pts3d_2", "conf_1", "conf_2", "desc_1", "desc_2", "desc_conf_1", "desc_conf_2"}) {
+    for (const char* name :
+         {"pts3d_1", "pts3d_2", "conf_1", "conf_2", "desc_1", "desc_2", "desc_conf_1", "desc_conf_2"}) {
       EXPECT_NE(result.find(name), nullptr) << name;
     }
     EXPECT_GT(result.timings().compute.count(), 0);

@@ -54,7 +54,9 @@ Mast3rConfig demo_config(const std::string& size) {
   return c;
 }
 
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -75,8 +77,8 @@ void init_stats(const std::string& name, const std::vector<int64_t>& shape, doub
   } else if (shape.size() == 4) {
     // ConvTranspose2d (act_postprocess.0.1 and .1.1) stores [in, out, k, k] and has fan-in = in.
     const bool transposed = contains(name, "act_postprocess.0.1.") || contains(name, "act_postprocess.1.1.");
-    const double fan_in = transposed ? static_cast<double>(shape[0])
-                                     : static_cast<double>(shape[1] * shape[2] * shape[3]);
+    const double fan_in =
+        transposed ? static_cast<double>(shape[0]) : static_cast<double>(shape[1] * shape[2] * shape[3]);
     double gain = 1.0;
     if (contains(name, ".resConfUnit")) gain = std::sqrt(2.0) * 0.5;  // ReLU-fed, 7 residual sums
     if (contains(name, "dpt.head.4.")) gain = std::sqrt(2.0) * 0.5;   // raw points stay readable

@@ -43,8 +43,8 @@ class Call {
 
   mutable std::mutex mutex_;
   mutable std::condition_variable done_cv_;
-  bool done_ = false;       // guarded by mutex_
-  bool abandoned_ = false;  // guarded by mutex_
+  bool done_ = false;             // guarded by mutex_
+  bool abandoned_ = false;        // guarded by mutex_
   std::optional<Answer> answer_;  // guarded by mutex_
   std::optional<Error> error_;    // guarded by mutex_
   OrphanHandler orphan_;          // immutable after construction

@@ -10,10 +10,12 @@
 namespace recon::client {
 namespace {
 
-Error invalid(const std::string& message) { return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message); }
+Error invalid(const std::string& message) {
+  return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message);
+}
 
-flatbuffers::Offset<wire::Image> image_ref(flatbuffers::FlatBufferBuilder& builder, const ImageView& view,
-                                           uint64_t lo, uint64_t hi) {
+flatbuffers::Offset<wire::Image> image_ref(flatbuffers::FlatBufferBuilder& builder, const ImageView& view, uint64_t lo,
+                                           uint64_t hi) {
   const wire::Id128 region(lo, hi);
   const auto ref = wire::CreateImageRef(builder, &region, view.offset(), view.height(), view.width(), view.stride(),
                                         wire::PixelFormat::RGB8);
@@ -33,18 +35,28 @@ Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
-Client Client::connect(const ConnectOptions& options) { return Client(detail::Core::open(options, true)); }
+Client Client::connect(const ConnectOptions& options) {
+  return Client(detail::Core::open(options, true));
+}
 
-Client Client::connect_control(const ConnectOptions& options) { return Client(detail::Core::open(options, false)); }
+Client Client::connect_control(const ConnectOptions& options) {
+  return Client(detail::Core::open(options, false));
+}
 
 detail::Core& Client::core() const {
   if (!core_) throw invalid("use of a moved-from Client");
   return *core_;
 }
 
-bool Client::has_session() const { return core().has_session(); }
-const SessionInfo& Client::session() const { return core().session_info(); }
-const ConnectOptions& Client::options() const { return core().options(); }
+bool Client::has_session() const {
+  return core().has_session();
+}
+const SessionInfo& Client::session() const {
+  return core().session_info();
+}
+const ConnectOptions& Client::options() const {
+  return core().options();
+}
 
 ImageBuffer Client::create_buffer(uint64_t bytes, std::string_view label) {
   detail::Core& c = core();
@@ -103,8 +115,7 @@ DaemonStatus Client::status(bool include_sessions) {
   const detail::Target target = include_sessions ? detail::Target::kManager : detail::Target::kClient;
   detail::finish_request(builder, request_id, include_sessions ? detail::Id{} : c.session(),
                          wire::RequestBody::GetStatus, body.Union());
-  const detail::Answer answer =
-      c.call(target, builder, request_id, wire::ResponseBody::StatusReport, "GetStatus", {});
+  const detail::Answer answer = c.call(target, builder, request_id, wire::ResponseBody::StatusReport, "GetStatus", {});
   return detail::status_from_wire(*answer.response->body_as_StatusReport());
 }
 
@@ -163,7 +174,11 @@ void Client::unload_model(std::string_view name) {
   c.call(detail::Target::kManager, builder, request_id, wire::ResponseBody::UnloadModelResult, "UnloadModel", {});
 }
 
-const char* library_version() { return RECON_CLIENT_VERSION; }
-unsigned protocol_version() { return wire::kProtocolVersion; }
+const char* library_version() {
+  return RECON_CLIENT_VERSION;
+}
+unsigned protocol_version() {
+  return wire::kProtocolVersion;
+}
 
 }  // namespace recon::client

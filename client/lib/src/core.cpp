@@ -24,7 +24,8 @@ void probe_stream_socket(const std::string& socket, const char* what) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(address.sun_path)) {
-    throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, std::string(what) + " socket path is invalid: '" + path + "'");
+    throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient,
+                std::string(what) + " socket path is invalid: '" + path + "'");
   }
   std::memcpy(address.sun_path, path.data(), path.size());
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

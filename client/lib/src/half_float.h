@@ -17,7 +17,7 @@ inline float half_to_float(uint16_t h) {
     bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
   } else if (mantissa == 0) {
     bits = sign;  // ±0
-  } else {  // subnormal: normalise
+  } else {        // subnormal: normalise
     exponent = 113;
     while ((mantissa & 0x400u) == 0) {
       mantissa <<= 1;

@@ -10,7 +10,9 @@
 namespace recon::client {
 namespace {
 
-Error invalid(const std::string& message) { return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message); }
+Error invalid(const std::string& message) {
+  return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message);
+}
 
 }  // namespace
 
@@ -19,7 +21,9 @@ ImageBuffer::ImageBuffer(ImageBuffer&&) noexcept = default;
 ImageBuffer& ImageBuffer::operator=(ImageBuffer&&) noexcept = default;
 ImageBuffer::~ImageBuffer() = default;
 
-size_t ImageBuffer::size() const { return region_ ? region_->memory().size() : 0; }
+size_t ImageBuffer::size() const {
+  return region_ ? region_->memory().size() : 0;
+}
 
 std::span<std::byte> ImageBuffer::bytes() {
   if (!region_) return {};
@@ -36,15 +40,19 @@ const std::string& ImageBuffer::label() const {
   return region_ ? region_->label() : kNone;
 }
 
-bool ImageBuffer::zero_copy() const { return region_ && region_->registered().zero_copy; }
+bool ImageBuffer::zero_copy() const {
+  return region_ && region_->registered().zero_copy;
+}
 
 ImageView ImageBuffer::view(uint64_t offset, uint32_t width, uint32_t height, uint32_t stride) const {
   if (!region_) throw invalid("view of an empty ImageBuffer");
-  if (width == 0 || height == 0) throw invalid("image of " + std::to_string(width) + "x" + std::to_string(height) + " pixels");
+  if (width == 0 || height == 0)
+    throw invalid("image of " + std::to_string(width) + "x" + std::to_string(height) + " pixels");
   const uint64_t row = uint64_t{width} * 3;
   if (row > std::numeric_limits<uint32_t>::max()) throw invalid("image row too wide");
   const uint64_t pitch = stride == 0 ? row : stride;
-  if (pitch < row) throw invalid("stride " + std::to_string(stride) + " is less than width * 3 = " + std::to_string(row));
+  if (pitch < row)
+    throw invalid("stride " + std::to_string(stride) + " is less than width * 3 = " + std::to_string(row));
   // offset + (height - 1) * pitch + row <= size, without overflow: pitch < 2^32 and height < 2^32,
   // so (height - 1) * pitch + row < 2^64.
   const uint64_t size = this->size();

@@ -7,12 +7,15 @@
 namespace recon::client::detail {
 namespace {
 
-uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+uint64_t align_up(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
 
 }  // namespace
 
 OutputArena::OutputArena(uint64_t chunk_bytes, Registrar registrar, Unregistrar unregistrar)
-    : chunk_bytes_(round_up_to_pages(chunk_bytes)), registrar_(std::move(registrar)),
+    : chunk_bytes_(round_up_to_pages(chunk_bytes)),
+      registrar_(std::move(registrar)),
       unregistrar_(std::move(unregistrar)) {}
 
 bool OutputArena::take(Chunk& chunk, uint64_t bytes, uint64_t& offset) {

@@ -31,9 +31,9 @@ class OutputArena {
   OutputArena(uint64_t chunk_bytes, Registrar registrar, Unregistrar unregistrar);
 
   struct Block {
-    Id region;            // RegionDestination.region_id
-    uint64_t offset = 0;  // RegionDestination.offset (a multiple of kAlignment)
-    uint64_t size = 0;    // RegionDestination.capacity
+    Id region;                  // RegionDestination.region_id
+    uint64_t offset = 0;        // RegionDestination.offset (a multiple of kAlignment)
+    uint64_t size = 0;          // RegionDestination.capacity
     std::byte* base = nullptr;  // the chunk's mapping: tensor bytes are at base + FetchedTensor.offset
   };
 

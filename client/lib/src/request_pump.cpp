@@ -43,7 +43,8 @@ void* new_dealer(void* context, const std::string& endpoint) {
 }  // namespace
 
 RequestPump::RequestPump(std::string client_endpoint, std::string manager_endpoint, int watch_fd)
-    : client_endpoint_(std::move(client_endpoint)), manager_endpoint_(std::move(manager_endpoint)),
+    : client_endpoint_(std::move(client_endpoint)),
+      manager_endpoint_(std::move(manager_endpoint)),
       watch_fd_(watch_fd) {
   wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_) throw Error(ErrorCode::kInternal, ErrorSource::kClient, std::string("eventfd: ") + std::strerror(errno));
@@ -157,8 +158,8 @@ void RequestPump::send_queued() {
     }
     if (zmq_send(socket, out.bytes.data(), out.bytes.size(), ZMQ_DONTWAIT) < 0) {
       if (out.call) {
-        out.call->fail(connection_error(std::string("cannot queue the request for recond: ") +
-                                        zmq_strerror(zmq_errno())));
+        out.call->fail(
+            connection_error(std::string("cannot queue the request for recond: ") + zmq_strerror(zmq_errno())));
       }
       continue;
     }

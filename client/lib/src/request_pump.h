@@ -54,7 +54,7 @@ class RequestPump {
     std::chrono::milliseconds timeout;
   };
   struct Pending {
-    std::shared_ptr<Call> call;  // null: fire-and-forget
+    std::shared_ptr<Call> call;                      // null: fire-and-forget
     std::chrono::steady_clock::time_point deadline;  // max(): none
     std::chrono::milliseconds timeout{0};
     bool late = false;  // timed out; kept a while so that a late answer reaches the orphan handler

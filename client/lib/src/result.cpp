@@ -14,13 +14,25 @@ void TensorView::check_type(size_t element_size, int tag) const {
   if (info_ == nullptr) throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, "empty TensorView");
   int expected = -1;
   switch (info_->dtype) {
-    case DType::kF32: expected = 0; break;
+    case DType::kF32:
+      expected = 0;
+      break;
     case DType::kF16:
-    case DType::kBF16: expected = 1; break;
-    case DType::kU8: expected = 2; break;
-    case DType::kI32: expected = 3; break;
-    case DType::kU32: expected = 4; break;
-    case DType::kI64: expected = 5; break;
+    case DType::kBF16:
+      expected = 1;
+      break;
+    case DType::kU8:
+      expected = 2;
+      break;
+    case DType::kI32:
+      expected = 3;
+      break;
+    case DType::kU32:
+      expected = 4;
+      break;
+    case DType::kI64:
+      expected = 5;
+      break;
   }
   if (tag != expected || element_size != dtype_size(info_->dtype)) {
     throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient,
@@ -70,12 +82,24 @@ Result::Result(Result&&) noexcept = default;
 Result& Result::operator=(Result&&) noexcept = default;
 Result::~Result() = default;
 
-const std::string& Result::model() const { return checked(state_).model(); }
-const std::vector<TensorInfo>& Result::tensors() const { return checked(state_).tensors(); }
-const Timings& Result::timings() const { return checked(state_).timings(); }
-std::chrono::nanoseconds Result::round_trip() const { return checked(state_).round_trip(); }
-std::chrono::milliseconds Result::ttl() const { return checked(state_).ttl(); }
-std::string Result::handle_id() const { return checked(state_).handle().hex(); }
+const std::string& Result::model() const {
+  return checked(state_).model();
+}
+const std::vector<TensorInfo>& Result::tensors() const {
+  return checked(state_).tensors();
+}
+const Timings& Result::timings() const {
+  return checked(state_).timings();
+}
+std::chrono::nanoseconds Result::round_trip() const {
+  return checked(state_).round_trip();
+}
+std::chrono::milliseconds Result::ttl() const {
+  return checked(state_).ttl();
+}
+std::string Result::handle_id() const {
+  return checked(state_).handle().hex();
+}
 
 const TensorInfo* Result::find(std::string_view name) const {
   const int index = checked(state_).index_of(name);
@@ -113,14 +137,20 @@ void Result::fetch(std::initializer_list<std::string> names, bool release_after)
   fetch(std::span<const std::string>(names.begin(), names.size()), release_after);
 }
 
-uint64_t Result::fetched_bytes() const { return checked(state_).fetched_bytes(); }
-std::chrono::nanoseconds Result::fetch_copy_time() const { return checked(state_).copy_time(); }
+uint64_t Result::fetched_bytes() const {
+  return checked(state_).fetched_bytes();
+}
+std::chrono::nanoseconds Result::fetch_copy_time() const {
+  return checked(state_).copy_time();
+}
 
 void Result::release() {
   if (state_) state_->release();
 }
 
-bool Result::released() const { return checked(state_).released(); }
+bool Result::released() const {
+  return checked(state_).released();
+}
 
 // ---- PendingResult ------------------------------------------------------------------------------
 
@@ -136,7 +166,9 @@ PendingResult& PendingResult::operator=(PendingResult&& other) noexcept {
   return *this;
 }
 
-PendingResult::~PendingResult() { abandon(); }
+PendingResult::~PendingResult() {
+  abandon();
+}
 
 void PendingResult::abandon() noexcept {
   if (call_) call_->abandon();
@@ -144,9 +176,13 @@ void PendingResult::abandon() noexcept {
   core_.reset();
 }
 
-bool PendingResult::ready() const { return call_ && call_->ready(); }
+bool PendingResult::ready() const {
+  return call_ && call_->ready();
+}
 
-bool PendingResult::wait_for(std::chrono::milliseconds timeout) const { return call_ && call_->wait_for(timeout); }
+bool PendingResult::wait_for(std::chrono::milliseconds timeout) const {
+  return call_ && call_->wait_for(timeout);
+}
 
 Result PendingResult::get() {
   if (!call_) throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, "get() on an empty PendingResult");

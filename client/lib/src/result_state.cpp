@@ -6,9 +6,13 @@
 namespace recon::client::detail {
 namespace {
 
-Error internal(const std::string& message) { return Error(ErrorCode::kInternal, ErrorSource::kConnection, message); }
+Error internal(const std::string& message) {
+  return Error(ErrorCode::kInternal, ErrorSource::kConnection, message);
+}
 
-uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+uint64_t align_up(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
 
 }  // namespace
 

@@ -59,7 +59,9 @@ SharedMemory& SharedMemory::operator=(SharedMemory&& other) noexcept {
   return *this;
 }
 
-SharedMemory::~SharedMemory() { unmap(); }
+SharedMemory::~SharedMemory() {
+  unmap();
+}
 
 void SharedMemory::unmap() noexcept {
   if (data_ != nullptr) ::munmap(data_, size_);

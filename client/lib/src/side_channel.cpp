@@ -24,13 +24,14 @@ SideChannel SideChannel::connect(const std::string& path, std::chrono::milliseco
   address.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(address.sun_path)) {
     throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient,
-                "regions socket path must have 1.." + std::to_string(sizeof(address.sun_path) - 1) +
-                    " characters: '" + path + "'");
+                "regions socket path must have 1.." + std::to_string(sizeof(address.sun_path) - 1) + " characters: '" +
+                    path + "'");
   }
   std::memcpy(address.sun_path, path.data(), path.size());
   SideChannel channel;
   channel.socket_ = UniqueFd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-  if (!channel.socket_) throw Error(ErrorCode::kInternal, ErrorSource::kClient, std::string("socket: ") + std::strerror(errno));
+  if (!channel.socket_)
+    throw Error(ErrorCode::kInternal, ErrorSource::kClient, std::string("socket: ") + std::strerror(errno));
   int rc;
   do {
     rc = ::connect(channel.socket_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address));
@@ -82,7 +83,8 @@ Answer SideChannel::call(flatbuffers::FlatBufferBuilder& builder, uint64_t reque
   for (;;) {
     int wait_ms = -1;
     if (timeout_.count() > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
     pollfd poller{socket_.get(), POLLIN, 0};
@@ -175,7 +177,8 @@ RegisteredRegion SideChannel::register_region(const Id& session, int memfd, uint
   const Answer answer = call(builder, request_id, memfd, wire::ResponseBody::RegisterRegionResult, "RegisterRegion");
   const wire::RegisterRegionResult* result = answer.response->body_as_RegisterRegionResult();
   const Id id = from_wire(result->region_id());
-  if (id.is_zero()) throw Error(ErrorCode::kInternal, ErrorSource::kConnection, "recond registered a region without an id");
+  if (id.is_zero())
+    throw Error(ErrorCode::kInternal, ErrorSource::kConnection, "recond registered a region without an id");
   return RegisteredRegion{id, result->size(), result->zero_copy()};
 }
 

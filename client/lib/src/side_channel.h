@@ -30,7 +30,9 @@ class SideChannel {
 
   SideChannel() = default;
   SideChannel(SideChannel&& other) noexcept
-      : socket_(std::move(other.socket_)), path_(std::move(other.path_)), timeout_(other.timeout_),
+      : socket_(std::move(other.socket_)),
+        path_(std::move(other.path_)),
+        timeout_(other.timeout_),
         next_request_id_(other.next_request_id_) {}
 
   // The socket, for watching it for hang-up (the I/O thread polls it; it never reads it).
@@ -45,8 +47,8 @@ class SideChannel {
 
  private:
   // Sends, then waits for the answer to `request_id` (caller holds mutex_).
-  Answer call(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, int fd_to_pass,
-              wire::ResponseBody expected, const char* what);
+  Answer call(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, int fd_to_pass, wire::ResponseBody expected,
+              const char* what);
   Answer receive(const char* what);
 
   std::mutex mutex_;  // one request/answer exchange at a time; guards next_request_id_

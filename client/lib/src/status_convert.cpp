@@ -4,7 +4,9 @@
 namespace recon::client::detail {
 namespace {
 
-std::string str(const flatbuffers::String* s) { return s != nullptr ? s->str() : std::string(); }
+std::string str(const flatbuffers::String* s) {
+  return s != nullptr ? s->str() : std::string();
+}
 
 template <typename T, typename Enum>
 T clamp_enum(Enum value, T fallback, uint8_t max) {
@@ -51,8 +53,8 @@ DaemonStatus status_from_wire(const wire::StatusReport& r) {
       device.device_local_budget_bytes = d->device_local_budget_bytes();
       device.device_local_used_bytes = d->device_local_used_bytes();
       if (const wire::PoolStats* p = d->pool()) {
-        device.pool = {p->bytes_reserved(), p->bytes_in_use(), p->high_water_bytes(), p->hits(), p->misses(),
-                       p->blocks()};
+        device.pool = {p->bytes_reserved(), p->bytes_in_use(), p->high_water_bytes(),
+                       p->hits(),           p->misses(),       p->blocks()};
       }
       device.weight_bytes = d->weight_bytes();
       device.result_bytes = d->result_bytes();
@@ -66,8 +68,8 @@ DaemonStatus status_from_wire(const wire::StatusReport& r) {
     out.queue = {q->pending(), q->in_flight(), q->capacity(), q->oldest_wait_ms()};
   }
   if (const wire::ThroughputStats* t = r.throughput()) {
-    out.throughput = {t->requests_ok(), t->requests_failed(), t->inferences(), t->executions(), t->pairs_per_s(),
-                      t->window_s()};
+    out.throughput = {t->requests_ok(), t->requests_failed(), t->inferences(),
+                      t->executions(),  t->pairs_per_s(),     t->window_s()};
   }
   if (r.latency() != nullptr) {
     for (const wire::LatencyStats* l : *r.latency()) {

@@ -58,8 +58,9 @@ Answer verify_answer(std::vector<uint8_t> bytes, const VerifyLimits& limits) {
                       std::to_string(wire::kMinProtocolVersion) + ".." + std::to_string(wire::kProtocolVersion));
     }
     if (!is_known(type, wire::EnumValuesResponseBody())) {
-      throw Error(ErrorCode::kUnimplemented, ErrorSource::kConnection,
-                  "unknown answer type " + std::to_string(static_cast<unsigned>(type)) + " (daemon newer than client?)");
+      throw Error(
+          ErrorCode::kUnimplemented, ErrorSource::kConnection,
+          "unknown answer type " + std::to_string(static_cast<unsigned>(type)) + " (daemon newer than client?)");
     }
   }
   return Answer{std::move(bytes), response};
@@ -81,7 +82,8 @@ void finish_request(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id
 
 Error error_from_wire(const wire::Error* error) {
   auto code = static_cast<uint8_t>(error->code());
-  if (code == 0 || code > static_cast<uint8_t>(ErrorCode::kUnimplemented)) code = static_cast<uint8_t>(ErrorCode::kInternal);
+  if (code == 0 || code > static_cast<uint8_t>(ErrorCode::kUnimplemented))
+    code = static_cast<uint8_t>(ErrorCode::kInternal);
   const std::string message = error->message() != nullptr ? error->message()->str() : std::string("(no message)");
   return Error(static_cast<ErrorCode>(code), ErrorSource::kDaemon, message, error->retry_after_ms());
 }

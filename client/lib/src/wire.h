@@ -22,8 +22,12 @@ struct Id {
   bool operator==(const Id&) const = default;
   std::string hex() const;
 };
-inline wire::Id128 to_wire(const Id& id) { return wire::Id128(id.lo, id.hi); }
-inline Id from_wire(const wire::Id128* id) { return id == nullptr ? Id{} : Id{id->lo(), id->hi()}; }
+inline wire::Id128 to_wire(const Id& id) {
+  return wire::Id128(id.lo, id.hi);
+}
+inline Id from_wire(const wire::Id128* id) {
+  return id == nullptr ? Id{} : Id{id->lo(), id->hi()};
+}
 
 // A verified answer: the private copy and the view into it (valid while `bytes` lives, moves
 // included: the vector's heap buffer moves with it).

@@ -3,14 +3,16 @@
 // 16×16 stride 16), other kernels (5×5, rectangular with unequal strides and padding), bias,
 // ReLU and the other activations, residual (also in place), relu on the input, batches, batch
 // splitting beyond maxStorageBufferRange, the tensor-core path where present, and misuse.
+#include "gpu/ops/conv2d.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "gpu/ops/conv2d.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -22,12 +24,18 @@ using ops::GemmPath;
 
 double act_ref(double v, Activation a) {
   switch (a) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v > 0 ? v : 0;
-    case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh: return v / (1 + std::exp(-2 * std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
-    case Activation::kTanh: return std::tanh(v);
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return v > 0 ? v : 0;
+    case Activation::kGeluErf:
+      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    case Activation::kGeluTanh:
+      return v / (1 + std::exp(-2 * std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    case Activation::kSigmoid:
+      return 1 / (1 + std::exp(-v));
+    case Activation::kTanh:
+      return std::tanh(v);
   }
   return v;
 }
@@ -203,6 +211,9 @@ TEST_F(Conv2dTest, MisuseIsInvalidArgument) {
   ops::Epilogue bad_res;
   bad_res.residual = t(DType::kF32, {1, 5, 6, 7});
   EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, bad_res).code(), StatusCode::kInvalidArgument);
+  Tensor sq = t(DType::kF32, {1, 4, 8, 8});  // in place: the output overwrites the input
+  EXPECT_EQ(ops::conv2d(g, caps, sq, t(DType::kF32, {4, 4, 1, 1}), std::nullopt, sq).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, {}, GemmPath::kCoopMat).code(),
             StatusCode::kUnimplemented);  // f32 has no tensor-core path
   EXPECT_EQ(g.dispatch_count(), ok);

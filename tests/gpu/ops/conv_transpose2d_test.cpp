@@ -2,6 +2,8 @@
 // inputs: DPT's k = s = 4 and k = s = 2 at small odd sizes, a rectangular kernel, batches, bias,
 // activation and residual, batch splitting beyond maxStorageBufferRange, the tensor-core path
 // where present, and misuse.
+#include "gpu/ops/conv_transpose2d.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "gpu/ops/conv_transpose2d.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -77,7 +78,6 @@ class ConvTranspose2dTest : public ::testing::Test {
     dispatches_ = g.dispatch_count();
     ASSERT_TRUE(g.run().is_ok());
     const auto got = download_f32(rt(), out);
-    if (std::getenv("RECON_GEMM_DEBUG")) std::printf("pipelines %zu, %.0f ms\n", rt().pipelines().pipeline_count(), rt().pipelines().total_create_ms());
 
     double worst = 0;
     for (int64_t b = 0; b < c.batch; ++b)
@@ -87,8 +87,8 @@ class ConvTranspose2dTest : public ::testing::Test {
             const int64_t sy = y / c.kh, i = y % c.kh, sx = x / c.kw, j = x % c.kw;
             double sum = 0, scale = 0;
             for (int64_t ci = 0; ci < c.cin; ++ci) {
-              const double t = double(hi[((b * c.cin + ci) * c.h + sy) * c.w + sx]) *
-                               hw[((ci * c.cout + o) * c.kh + i) * c.kw + j];
+              const double t =
+                  double(hi[((b * c.cin + ci) * c.h + sy) * c.w + sx]) * hw[((ci * c.cout + o) * c.kh + i) * c.kw + j];
               sum += t;
               scale += std::abs(t);
             }
@@ -146,8 +146,7 @@ TEST_F(ConvTranspose2dTest, MisuseIsInvalidArgument) {
             StatusCode::kInvalidArgument);  // output of an overlapping transposed conv
   EXPECT_EQ(ops::conv_transpose2d(g, caps, in, t(DType::kF16, {4, 6, 2, 2}), std::nullopt, out).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::conv_transpose2d(g, caps, in, w, Arg(t(DType::kF32, {4})), out).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::conv_transpose2d(g, caps, in, w, Arg(t(DType::kF32, {4})), out).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::conv_transpose2d(g, caps, t(DType::kF32, {4, 3, 5}), w, std::nullopt, out).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::conv_transpose2d(g, caps, in, w, std::nullopt, out, {}, GemmPath::kCoopMat).code(),
@@ -162,8 +161,8 @@ TEST_F(ConvTranspose2dTest, TensorCorePathMatchesFloat64) {
   uint32_t seed = 200;
   for (const Case& c : dpt_cases()) check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
   // 8-aligned rows (16-byte loads): 96 → 96 channels, k = s = 4 over 12×16 tokens.
-  check({1, 96, 12, 16, 96, 4, 4, true, Activation::kNone, false, "k=s=4, DPT widths"}, DType::kF16,
-        GemmPath::kCoopMat, 300);
+  check({1, 96, 12, 16, 96, 4, 4, true, Activation::kNone, false, "k=s=4, DPT widths"}, DType::kF16, GemmPath::kCoopMat,
+        300);
 }
 
 }  // namespace

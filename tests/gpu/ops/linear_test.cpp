@@ -1,15 +1,17 @@
 // linear (nn.Linear + fused epilogue) against float64 CPU references computed from the stored
 // inputs: 3-D token tensors, every activation, bias or none, residual (also in place), a weight
 // beyond maxStorageBufferRange (split over its rows), the tensor-core path where present, misuse.
+#include "gpu/ops/linear.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "gpu/ops/linear.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -21,12 +23,18 @@ using ops::GemmPath;
 
 double act_ref(double v, Activation a) {
   switch (a) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v > 0 ? v : 0;
-    case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh: return v / (1 + std::exp(-2 * std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
-    case Activation::kTanh: return std::tanh(v);
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return v > 0 ? v : 0;
+    case Activation::kGeluErf:
+      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    case Activation::kGeluTanh:
+      return v / (1 + std::exp(-2 * std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    case Activation::kSigmoid:
+      return 1 / (1 + std::exp(-v));
+    case Activation::kTanh:
+      return std::tanh(v);
   }
   return v;
 }
@@ -55,8 +63,8 @@ class LinearTest : public ::testing::Test {
   Runtime& rt() { return *shared_; }
 
   // out = act(x·wᵀ + bias) + residual on x [lead..., K], w [N, K]; error bound as in linear.h.
-  void check(DType d, const Shape& x_shape, int64_t n, bool bias, Activation act, int residual_mode,
-             GemmPath path, uint32_t seed, const Capabilities* caps_override = nullptr) {
+  void check(DType d, const Shape& x_shape, int64_t n, bool bias, Activation act, int residual_mode, GemmPath path,
+             uint32_t seed, const Capabilities* caps_override = nullptr) {
     SCOPED_TRACE(std::string(dtype_name(d)) + " x" + shape_string(x_shape) + " N=" + std::to_string(n) +
                  " act=" + ops::activation_name(act) + " bias=" + std::to_string(bias) +
                  " residual=" + std::to_string(residual_mode));
@@ -121,7 +129,7 @@ TEST_P(LinearDtypeTest, MatchesFloat64WithEveryEpilogue) {
                          Activation::kSigmoid, Activation::kTanh}) {
     check(d, {2, 37, 70}, 45, true, act, 1, GemmPath::kScalar, seed += 10);
   }
-  check(d, {53, 19}, 130, false, Activation::kNone, 0, GemmPath::kScalar, 200);    // no bias, 2-D
+  check(d, {53, 19}, 130, false, Activation::kNone, 0, GemmPath::kScalar, 200);     // no bias, 2-D
   check(d, {1, 3, 96}, 80, true, Activation::kGeluErf, 2, GemmPath::kScalar, 210);  // in-place residual
   check(d, {70}, 33, true, Activation::kRelu, 0, GemmPath::kAuto, 220);             // one token, 1-D x
 }
@@ -191,8 +199,7 @@ TEST_F(LinearTest, MisuseIsInvalidArgument) {
   EXPECT_EQ(ops::linear(g, caps, x, w, std::nullopt, t(DType::kF32, {10, 6})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::linear(g, caps, x, w, Arg(t(DType::kF32, {5})), out).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::linear(g, caps, x, t(DType::kF16, {6, 8}), std::nullopt, out).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::linear(g, caps, x, t(DType::kF32, {6, 8, 1}), std::nullopt, out).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::linear(g, caps, x, t(DType::kF32, {6, 8, 1}), std::nullopt, out).code(), StatusCode::kInvalidArgument);
   ops::Epilogue bad_res;
   bad_res.residual = t(DType::kF32, {2, 6, 5});
   EXPECT_EQ(ops::linear(g, caps, x, w, std::nullopt, out, bad_res).code(), StatusCode::kInvalidArgument);
@@ -209,7 +216,7 @@ TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
   for (Activation act : {Activation::kNone, Activation::kGeluErf, Activation::kRelu}) {
     check(DType::kF16, {3, 50, 64}, 96, true, act, 1, GemmPath::kCoopMat, seed += 10);  // 16-byte loads
   }
-  check(DType::kF16, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);  // scalar loads
+  check(DType::kF16, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);       // scalar loads
   check(DType::kF16, {256, 1024}, 3072, true, Activation::kGeluErf, 0, GemmPath::kCoopMat, 460);  // ViT-L fc1
 }
 

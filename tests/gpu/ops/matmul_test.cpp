@@ -3,16 +3,18 @@
 // per row, every activation, residual (also in place), batches with broadcast operands, strided
 // views, splitting of operands beyond maxStorageBufferRange (with a shrunken limit), activation
 // accuracy over [-12, 12], the tensor-core path where the device has it, and misuse.
+#include "gpu/ops/matmul.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numbers>
 #include <string>
 #include <vector>
 
-#include "gpu/ops/matmul.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -24,15 +26,20 @@ using ops::GemmPath;
 
 double act_ref(double v, Activation a) {
   switch (a) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v > 0 ? v : 0;
-    case Activation::kGeluErf: return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return v > 0 ? v : 0;
+    case Activation::kGeluErf:
+      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
     case Activation::kGeluTanh: {  // 0.5·v·(1 + tanh(y)) without double's own cancellation
-      const double y = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+      const double y = std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v);
       return v / (1 + std::exp(-2 * y));
     }
-    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
-    case Activation::kTanh: return std::tanh(v);
+    case Activation::kSigmoid:
+      return 1 / (1 + std::exp(-v));
+    case Activation::kTanh:
+      return std::tanh(v);
   }
   return v;
 }
@@ -349,7 +356,7 @@ TEST_F(MatmulTest, MisuseIsInvalidArgument) {
   EXPECT_EQ(ops::matmul(g, caps, a, t(DType::kF16, {5, 6}), c).code(), StatusCode::kInvalidArgument);  // dtype
   EXPECT_EQ(ops::matmul(g, caps, t(DType::kI32, {4, 5}), t(DType::kI32, {5, 6}), t(DType::kI32, {4, 6})).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::matmul(g, caps, t(DType::kF32, {20}), b, c).code(), StatusCode::kInvalidArgument);  // rank
+  EXPECT_EQ(ops::matmul(g, caps, t(DType::kF32, {20}), b, c).code(), StatusCode::kInvalidArgument);       // rank
   EXPECT_EQ(ops::matmul(g, caps, t(DType::kF32, {2, 4, 5}), b, c).code(), StatusCode::kInvalidArgument);  // batch
   ops::MatmulOptions bad_bias;
   bad_bias.bias = t(DType::kF32, {5});
@@ -483,9 +490,9 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
   struct Tile {
     uint32_t bm, bn, bk, wm, wn;
   };
-  const Tile tiles[] = {{128, 128, 32, 4, 2}, {128, 128, 32, 2, 4}, {128, 128, 16, 4, 2}, {128, 128, 16, 2, 4},
-                        {128, 256, 16, 2, 4}, {256, 128, 16, 4, 2}, {64, 64, 32, 2, 2},   {64, 128, 32, 2, 4},
-                        {128, 64, 32, 4, 2}};
+  const Tile tiles[] = {{128, 128, 32, 4, 2}, {128, 128, 32, 2, 4}, {128, 128, 16, 4, 2},
+                        {128, 128, 16, 2, 4}, {128, 256, 16, 2, 4}, {256, 128, 16, 4, 2},
+                        {64, 64, 32, 2, 2},   {64, 128, 32, 2, 4},  {128, 64, 32, 4, 2}};
   struct Shape3 {
     int64_t m, n, k;
     bool tb;
@@ -511,18 +518,18 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       Graph g(rt());
       const int reps = 10;
       for (int i = 0; i < reps; ++i) {
-        ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
-                               {{a, Access::kRead}, {b, Access::kRead}, {c, Access::kWrite}, {a, Access::kRead},
-                                {a, Access::kRead}},
-                               push,
-                               {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm),
-                                static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1})
-                        .is_ok());
+        ASSERT_TRUE(
+            g.dispatch(
+                 "matmul_coopmat_f16", spec,
+                 {{a, Access::kRead}, {b, Access::kRead}, {c, Access::kWrite}, {a, Access::kRead}, {a, Access::kRead}},
+                 push,
+                 {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm), static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1})
+                .is_ok());
       }
       const double sec = time_graph(g, reps);
-      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u smem %5u: %7.1f TFLOP/s\n",
-                  sh.tb ? "nt" : "nn", (long long)sh.m, (long long)sh.n, (long long)sh.k, t.bm, t.bn, t.bk, t.wm,
-                  t.wn, smem, 2.0 * sh.m * sh.n * sh.k / sec * 1e-12);
+      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u smem %5u: %7.1f TFLOP/s\n", sh.tb ? "nt" : "nn",
+                  (long long)sh.m, (long long)sh.n, (long long)sh.k, t.bm, t.bn, t.bk, t.wm, t.wn, smem,
+                  2.0 * sh.m * sh.n * sh.k / sec * 1e-12);
     }
   }
 }

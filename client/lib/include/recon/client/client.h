@@ -14,8 +14,6 @@
 // (source kConnection); connect again.
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <memory>
 #include <span>
 #include <string>
@@ -23,6 +21,7 @@
 #include <vector>
 
 #include "recon/client/error.h"
+#include "recon/client/export.h"
 #include "recon/client/image_buffer.h"
 #include "recon/client/options.h"
 #include "recon/client/result.h"

@@ -7,12 +7,12 @@
 // RESOURCE_EXHAUSTED and UNAVAILABLE, when a retry may help (retry_after()).
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+
+#include "recon/client/export.h"
 
 namespace recon::client {
 

@@ -13,13 +13,13 @@
 // first, on the daemon's side) and unmaps it here.
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+
+#include "recon/client/export.h"
 
 namespace recon::client {
 
@@ -69,8 +69,7 @@ class RECON_CLIENT_API ImageBuffer {
 
   // Copies an RGB8 image whose rows are `src_stride` bytes apart (0 = width * 3) to `offset`,
   // packed, and returns its view. Throws Error(kInvalidArgument) when it does not fit.
-  ImageView write_rgb(uint64_t offset, const uint8_t* pixels, uint32_t width, uint32_t height,
-                      size_t src_stride = 0);
+  ImageView write_rgb(uint64_t offset, const uint8_t* pixels, uint32_t width, uint32_t height, size_t src_stride = 0);
   // A view of an image already written in place (stride 0 = width * 3); bounds are checked.
   ImageView view(uint64_t offset, uint32_t width, uint32_t height, uint32_t stride = 0) const;
   // Bytes an image of that size takes packed (width * height * 3).

@@ -2,14 +2,13 @@
 // (InferOptions). Socket defaults equal recond's (daemon/service/config.h, systemd/*.socket).
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "recon/client/export.h"
 #include "recon/client/types.h"
 
 namespace recon::client {

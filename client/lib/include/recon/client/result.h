@@ -12,8 +12,6 @@
 // a PendingResult, like std::future, by one thread at a time.
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +24,7 @@
 #include <vector>
 
 #include "recon/client/error.h"
+#include "recon/client/export.h"
 #include "recon/client/types.h"
 
 namespace recon::client {

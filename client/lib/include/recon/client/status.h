@@ -3,13 +3,12 @@
 // schema/response.fbs one to one; zero means "not reported".
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "recon/client/export.h"
 #include "recon/client/types.h"
 
 namespace recon::client {

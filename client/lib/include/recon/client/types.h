@@ -3,13 +3,13 @@
 // exposing FlatBuffers to users of the library.
 #pragma once
 
-#include "recon/client/export.h"
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "recon/client/export.h"
 
 namespace recon::client {
 
@@ -38,7 +38,7 @@ struct RECON_CLIENT_API TensorInfo {
   std::string name;             // "pts3d_1", "conf_2", "desc_1", ...
   std::vector<uint64_t> shape;  // row-major, outermost first, e.g. {H, W, 3}
   DType dtype = DType::kF32;
-  uint64_t byte_size = 0;       // product(shape) * dtype_size(dtype)
+  uint64_t byte_size = 0;  // product(shape) * dtype_size(dtype)
   uint64_t elements() const;
 };
 
