@@ -19,11 +19,19 @@
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(constant_id = 0) const uint WG = 256;  // power of two
+#ifdef FIXED_D4
+// A variant with the register geometry fixed at compile time (glslc unrolls it), K = 1.
+const uint QPT = FIXED_QPT;
+const uint D4 = FIXED_D4;
+const uint K = 1;
+#else
 layout(constant_id = 1) const uint QPT = 4;   // queries per invocation
 layout(constant_id = 2) const uint D4 = 6;    // descriptor length in vec4s (zero-padded)
-layout(constant_id = 3) const uint CH = 256;  // database pixels per shared-memory chunk
 layout(constant_id = 4) const uint K = 1;     // neighbours kept per query
+#endif
+layout(constant_id = 3) const uint CH = 256;  // database pixels per shared-memory chunk
 layout(constant_id = 5) const uint INDIRECT = 1;  // 1: query pixel = xy[list[e]]; 0: list[e]
+layout(constant_id = 6) const uint PAIR = 0;  // 1: score two database pixels per loop turn (K = 1)
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer QMap { float qmap[]; };    // [n_query, dim]
@@ -125,7 +133,44 @@ void main() {
         s_db[t] = v;
       }
       barrier();
-      for (uint el = lane; el < n_here; el += dl) {
+      uint el = lane;
+      if (PAIR == 1 && K == 1) {
+        // Two database pixels per turn: twice the independent FMA chains. The lower index is
+        // offered first, so ties still keep it.
+        for (; el + dl < n_here; el += 2 * dl) {
+          float s0[QPT], s1[QPT];
+          [[unroll]] for (uint a = 0; a < QPT; ++a) {
+            s0[a] = 0.0;
+            s1[a] = 0.0;
+          }
+          [[unroll]] for (uint j = 0; j < D4; ++j) {
+            const vec4 d0 = s_db[el * D4 + j];
+            const vec4 d1 = s_db[(el + dl) * D4 + j];
+            [[unroll]] for (uint a = 0; a < QPT; ++a) {
+              const vec4 qv = q[a * D4 + j];
+              s0[a] = fma(qv.x, d0.x, s0[a]);
+              s1[a] = fma(qv.x, d1.x, s1[a]);
+              s0[a] = fma(qv.y, d0.y, s0[a]);
+              s1[a] = fma(qv.y, d1.y, s1[a]);
+              s0[a] = fma(qv.z, d0.z, s0[a]);
+              s1[a] = fma(qv.z, d1.z, s1[a]);
+              s0[a] = fma(qv.w, d0.w, s0[a]);
+              s1[a] = fma(qv.w, d1.w, s1[a]);
+            }
+          }
+          [[unroll]] for (uint a = 0; a < QPT; ++a) {
+            if (s0[a] > bs[a]) {
+              bs[a] = s0[a];
+              bi[a] = e0 + el;
+            }
+            if (s1[a] > bs[a]) {
+              bs[a] = s1[a];
+              bi[a] = e0 + el + dl;
+            }
+          }
+        }
+      }
+      for (; el < n_here; el += dl) {
         float s[QPT];
         [[unroll]] for (uint a = 0; a < QPT; ++a) s[a] = 0.0;
         [[unroll]] for (uint j = 0; j < D4; ++j) {

@@ -16,7 +16,7 @@
 // per pair on an RTX 4090 (spec §7); the target here is < 2 ms on an H100/H200.
 //
 // Size: 512x384 on a GPU, 128x96 on a CPU device (lavapipe) unless RECON_MATCH_SIZE=WxH is set.
-// RECON_MATCH_TUNING=grid,qpt overrides the NN kernel's workgroup count and queries per thread.
+// RECON_MATCH_TUNING=grid,qpt,pair,fixed overrides the NN kernel's knobs (gpu::MatchTuning; 0 = default).
 // Device: RECON_DEVICE (index or name substring), as for every recon tool.
 #include <benchmark/benchmark.h>
 
@@ -135,10 +135,12 @@ Env read_env(const gpu::Capabilities& caps) {
     }
   }
   if (const char* s = std::getenv("RECON_MATCH_TUNING")) {
-    int grid = 0, qpt = 0;
-    if (std::sscanf(s, "%d,%d", &grid, &qpt) >= 1) {
+    int grid = 0, qpt = 0, pair = 0, fixed = 0;
+    if (std::sscanf(s, "%d,%d,%d,%d", &grid, &qpt, &pair, &fixed) >= 1) {
       e.tuning.grid = grid;
       e.tuning.queries_per_thread = qpt;
+      e.tuning.pair = pair;
+      e.tuning.fixed = fixed;
     }
   }
   return e;

@@ -107,7 +107,7 @@ class Server {
                                                             const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_fetch(const wire::Fetch& body, Session& session,
                                                        const ReplyTarget& target);
-  std::vector<uint8_t> on_release(const wire::Release& body, Session& session, uint64_t request_id);
+  Result<std::vector<uint8_t>> on_release(const wire::Release& body, Session& session, uint64_t request_id);
   Result<std::vector<uint8_t>> on_open_remote_session(const wire::OpenSession& body,
                                                       const std::optional<PeerCredentials>& peer,
                                                       uint64_t request_id);

@@ -139,7 +139,9 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
     }
     case wire::RequestBody::Release: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
-      return Answer(on_release(*request.body_as_Release(), *session, target.request_id));
+      RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> released,
+                             on_release(*request.body_as_Release(), *session, target.request_id));
+      return Answer(std::move(released));
     }
     case wire::RequestBody::GetStatus: {
       const bool sessions = request.body_as_GetStatus()->include_sessions();
@@ -311,7 +313,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& 
   return std::optional<std::vector<uint8_t>>();
 }
 
-std::vector<uint8_t> Server::on_release(const wire::Release& body, Session& session, uint64_t request_id) {
+Result<std::vector<uint8_t>> Server::on_release(const wire::Release& body, Session& session, uint64_t request_id) {
   uint32_t released = 0;
   std::vector<Id128> not_found;
   if (body.handles() != nullptr) {
@@ -323,6 +325,16 @@ std::vector<uint8_t> Server::on_release(const wire::Release& body, Session& sess
         not_found.push_back(handle);
       }
     }
+  }
+  // Nothing released at all (a double release, a foreign or expired id): a NOT_FOUND error, so
+  // that the common one-handle case reads like every other lookup. A partial success lists the
+  // unknown ids in ReleaseResult.not_found instead.
+  if (released == 0 && !not_found.empty()) {
+    return not_found.size() == 1
+               ? Status(StatusCode::kNotFound, "no result handle " + not_found.front().to_string() +
+                                                   " in this session (already released, expired or never made)")
+               : Status(StatusCode::kNotFound, "none of the " + std::to_string(not_found.size()) +
+                                                   " handles is held by this session");
   }
   return release_response(request_id, released, not_found);
 }

@@ -50,6 +50,8 @@ struct MatchTuning {
   int grid = 0;             // workgroups of each NN dispatch (persistent loop over the jobs)
   int queries_per_thread = 0;  // 1, 2 or 4
   int batch = 0;            // exhaustive: queries per NN dispatch (0: as many as 64 MiB of partials allow)
+  int pair = 0;             // score two database pixels per loop turn: 0 device default, 1 off, 2 on
+  int fixed = 0;            // compile-time geometry variant at D4 = 6, 4 queries, K = 1: 0 default, 1 off, 2 on
 };
 
 struct FastMatchOptions {

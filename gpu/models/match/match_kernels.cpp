@@ -89,6 +89,8 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   g.ch = std::clamp<uint32_t>(chunk_bytes / (16 * g.d4), 8, 512);
   const bool cpu = caps.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   g.grid = tuning.grid > 0 ? static_cast<uint32_t>(tuning.grid) : cpu ? 16 : 1024;
+  g.pair = g.k == 1 && tuning.pair == 2 ? 1 : 0;
+  g.fixed = g.d4 == 6 && g.qpt == 4 && g.k == 1 && tuning.fixed == 2;
   return g;
 }
 
@@ -124,8 +126,8 @@ Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a) {
   push.q_begin = a.q_begin;
   push.meta_index = a.meta_index;
   push.n_query = u32(a.n_query);
-  const uint32_t spec[] = {geo.wg, geo.qpt, geo.d4, geo.ch, geo.k, a.indirect ? 1u : 0u};
-  return g.dispatch("match_nn", spec,
+  const uint32_t spec[] = {geo.wg, geo.qpt, geo.d4, geo.ch, geo.k, a.indirect ? 1u : 0u, geo.pair};
+  return g.dispatch(geo.fixed ? "match_nn_d24q4" : "match_nn", spec,
                     {{a.qmap, Access::kRead},
                      {a.dbmap, Access::kRead},
                      {a.list, Access::kRead},

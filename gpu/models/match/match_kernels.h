@@ -22,6 +22,8 @@ inline const Arg kNoArg{Tensor()};
 struct NnGeometry {
   uint32_t wg = 256, qpt = 4, d4 = 6, ch = 256, k = 1;
   uint32_t grid = 1024;  // workgroups per dispatch
+  uint32_t pair = 0;     // PAIR specialisation constant
+  bool fixed = false;    // use the match_nn_d24q4 variant
 };
 NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const MatchTuning& tuning);
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "daemon/ipc/wire_convert.h"
 
@@ -230,6 +231,24 @@ Id128 handle_id(const Answer& answer) {
   const auto* result = answer.response->body_as_InferPairResult();
   if (result == nullptr || result->handle() == nullptr) return {};
   return from_wire(result->handle()->id());
+}
+
+}  // namespace recon::daemon::testing
+
+namespace recon::daemon::testing {
+
+bool wait_for_status(TestClient& client, const std::function<bool(const wire::StatusReport&)>& done, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const uint64_t id = client.next_id();
+    auto answer = client.call(make_status(id), id, 5000);
+    if (answer.is_ok() && answer->type() == wire::ResponseBody::StatusReport &&
+        done(*answer->response->body_as_StatusReport())) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace recon::daemon::testing

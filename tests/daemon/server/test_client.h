@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,5 +122,13 @@ std::vector<uint8_t> make_load(uint64_t id, const std::string& name, const std::
 std::vector<uint8_t> make_simple(uint64_t id, const Id128& session, wire::RequestBody type);
 
 Id128 handle_id(const Answer& answer);  // of an InferPairResult
+
+}  // namespace recon::daemon::testing
+
+namespace recon::daemon::testing {
+
+// Polls GetStatus until `done(report)` holds; false after `timeout_ms`.
+bool wait_for_status(TestClient& client, const std::function<bool(const wire::StatusReport&)>& done,
+                     int timeout_ms = 10'000);
 
 }  // namespace recon::daemon::testing

@@ -108,11 +108,15 @@ TEST_P(FastMatchGolden, ReproducesTheReferenceMatchSetExactly) {
   // Several kernel geometries: the device default, one workgroup, odd grids; every queries-per-
   // invocation count on one case (each is another pipeline, slow to build on lavapipe).
   std::vector<MatchTuning> tunings = {{}, {1, 0}, {7, 0}};
-  if (GetParam() == "shifted_s4") tunings.insert(tunings.end(), {{3, 1}, {5, 2}, {64, 4}});
+  if (GetParam() == "shifted_s4") {
+    // {grid, queries per invocation, batch, pair, fixed}
+    tunings.insert(tunings.end(), {{3, 1}, {5, 2}, {64, 4}, {0, 0, 0, 2, 1}, {0, 0, 0, 1, 2}, {9, 0, 0, 2, 2}});
+  }
   for (const MatchTuning& t : tunings) {
     FastMatchOptions o = g.options;
     o.tuning = t;
-    SCOPED_TRACE("grid " + std::to_string(t.grid) + ", queries/thread " + std::to_string(t.queries_per_thread));
+    SCOPED_TRACE("grid " + std::to_string(t.grid) + ", queries/thread " + std::to_string(t.queries_per_thread) +
+                 ", pair " + std::to_string(t.pair) + ", fixed " + std::to_string(t.fixed));
     const HostMatches h = run_fast(g.a, g.b, o);
     EXPECT_EQ(h.idx_a, g.idx_a);
     EXPECT_EQ(h.idx_b, g.idx_b);

@@ -1,0 +1,127 @@
+// Scheduler: admission, round-robin fairness between sessions, batching of same-size pairs,
+// lanes, dropping a session's jobs and closing. No GPU: jobs are plain data here.
+#include "daemon/server/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace recon::daemon {
+namespace {
+
+InferJob job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
+  InferJob j;
+  j.client = client;
+  j.reply.request_id = id;
+  j.key = BatchKey{"mast3r", size, size};
+  return j;
+}
+
+Scheduler make(uint32_t max_queue = 16, uint32_t max_batch = 1, std::chrono::microseconds wait = {}) {
+  return Scheduler(SchedulerOptions{max_queue, 16, max_batch, wait}, 1, [](size_t, const std::string&) { return true; });
+}
+
+std::vector<uint64_t> ids(const Work& work) {
+  std::vector<uint64_t> out;
+  for (const InferJob& j : std::get<std::vector<InferJob>>(work)) out.push_back(j.reply.request_id);
+  return out;
+}
+
+TEST(Scheduler, RefusesWorkBeyondTheQueueLimit) {
+  Scheduler s = make(2);
+  EXPECT_TRUE(s.submit(job(1, 1)).is_ok());
+  EXPECT_TRUE(s.submit(job(1, 2)).is_ok());
+  const Status full = s.submit(job(2, 3));
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(s.stats().pending, 2u);
+  EXPECT_EQ(s.stats().rejected_full, 1u);
+}
+
+TEST(Scheduler, ServesSessionsRoundRobin) {
+  Scheduler s = make();
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(s.submit(job(1, 10 + i)).is_ok());  // a busy client
+  ASSERT_TRUE(s.submit(job(2, 20)).is_ok());
+  ASSERT_TRUE(s.submit(job(3, 30)).is_ok());
+  std::vector<uint64_t> order;
+  Work work;
+  while (s.next(0, std::chrono::milliseconds(0), work) == Scheduler::Wait::kWork) {
+    order.push_back(ids(work).front());
+    s.finished(0, 1);
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{10, 20, 30, 11, 12, 13}));
+}
+
+TEST(Scheduler, BatchesSameSizePairsAcrossSessionsInPowersOfTwo) {
+  Scheduler s = make(16, 4);
+  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
+  ASSERT_TRUE(s.submit(job(1, 2)).is_ok());
+  ASSERT_TRUE(s.submit(job(2, 3)).is_ok());
+  ASSERT_TRUE(s.submit(job(3, 4, {64, 64})).is_ok());  // another size: not in this batch
+  ASSERT_TRUE(s.submit(job(4, 5)).is_ok());
+  Work work;
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  // Round 1 takes the head of sessions 1, 2, 4; round 2 the second of session 1.
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{1, 2, 3, 5}));
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{4}));
+  // Three same-size pairs run as a batch of 2, then 1.
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(s.submit(job(5 + i, 10 + i)).is_ok());
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work).size(), 2u);
+  EXPECT_EQ(batch_size_for(3, 4), 2u);
+  EXPECT_EQ(batch_size_for(9, 8), 8u);
+  EXPECT_EQ(warm_batch_sizes(6), (std::vector<uint32_t>{1, 2, 4, 6}));
+}
+
+TEST(Scheduler, WaitsUpToMaxWaitToFillABatch) {
+  Scheduler s = make(16, 4, std::chrono::milliseconds(200));
+  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    (void)s.submit(job(2, 2));
+  });
+  Work work;
+  ASSERT_EQ(s.next(0, std::chrono::seconds(2), work), Scheduler::Wait::kWork);
+  late.join();
+  EXPECT_EQ(ids(work).size(), 2u) << "the second pair arrived within max_wait";
+}
+
+TEST(Scheduler, FetchesRunBeforeQueuedInference) {
+  Scheduler s = make();
+  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
+  FetchJob fetch;
+  fetch.client = 1;
+  fetch.reply.request_id = 99;
+  ASSERT_TRUE(s.submit(std::move(fetch)).is_ok());
+  Work work;
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  ASSERT_TRUE(std::holds_alternative<FetchJob>(work));
+  EXPECT_EQ(std::get<FetchJob>(work).reply.request_id, 99u);
+}
+
+TEST(Scheduler, DropsASessionsQueuedJobsAndClosesForShutdown) {
+  Scheduler s = make();
+  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
+  ASSERT_TRUE(s.submit(job(2, 2)).is_ok());
+  ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
+  DroppedJobs dropped = s.drop_client(1);
+  EXPECT_EQ(dropped.infer.size(), 2u);
+  EXPECT_EQ(s.stats().pending, 1u);
+  DroppedJobs rest = s.close();
+  EXPECT_EQ(rest.infer.size(), 1u);
+  EXPECT_EQ(s.submit(job(3, 4)).code(), StatusCode::kUnavailable);
+  Work work;
+  EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kClosed);
+  EXPECT_TRUE(s.idle());
+}
+
+TEST(Scheduler, IdleWorkersWakeForHeartbeats) {
+  Scheduler s = make();
+  Work work;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(s.next(0, std::chrono::milliseconds(20), work), Scheduler::Wait::kIdle);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+}
+
+}  // namespace
+}  // namespace recon::daemon

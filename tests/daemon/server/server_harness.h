@@ -1,0 +1,75 @@
+// ServerHarness: an in-process recond for the tests — sockets bound in a private temp
+// directory, its own gpu::Runtime (pipeline cache in memory), the tiny golden model, and the
+// Server's I/O loop on a thread. start() returns once the server is READY (or failed).
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "daemon/server/server.h"
+#include "gpu/runtime.h"
+
+namespace recon::daemon::testing {
+
+inline const std::string kGoldenDir = RECON_GOLDEN_DIR;
+inline const std::string kTinyModel = kGoldenDir + "/tiny_same/model.safetensors";
+// tiny_same's images are 64 wide and 48 high (RGB8).
+inline constexpr uint32_t kTinyHeight = 48;
+inline constexpr uint32_t kTinyWidth = 64;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = "/tmp/rsrv-XXXXXX";  // short: socket paths must fit in 107 bytes
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A runtime without a pipeline-cache file.
+inline gpu::RuntimeOptions in_memory_cache() {
+  gpu::RuntimeOptions o;
+  o.pipeline_cache_path = "none";
+  return o;
+}
+
+// Options with the tiny model warmed at 64x48 and small, test-friendly limits.
+ServerOptions tiny_options();
+
+class ServerHarness {
+ public:
+  static std::unique_ptr<ServerHarness> start(ServerOptions options = tiny_options(), ServerHooks hooks = {},
+                                              gpu::RuntimeOptions runtime = in_memory_cache());
+  ~ServerHarness();
+
+  const std::string& dir() const { return dir_.path(); }
+  Server& server() { return *server_; }
+  gpu::Runtime& runtime() { return *runtime_; }
+  // Stops the server and returns run()'s exit status.
+  int stop();
+  std::string error() const { return error_; }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<gpu::Runtime> runtime_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  int exit_code_ = -1;
+  std::string error_;
+};
+
+// Deterministic RGB8 test pixels (packed rows).
+std::vector<uint8_t> test_image(uint32_t height, uint32_t width, uint32_t seed);
+
+}  // namespace recon::daemon::testing

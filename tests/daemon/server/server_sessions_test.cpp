@@ -1,0 +1,252 @@
+// recond in-process: session ends (a client SIGKILLed mid-request), status and Prometheus
+// metrics, management at run time, and device out-of-memory that fails only its request.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "tests/daemon/server/server_harness.h"
+#include "tests/daemon/server/test_client.h"
+
+namespace recon::daemon::testing {
+namespace {
+
+constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
+
+// Holds the worker before each batch until opened.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool open = false;
+  void wait() {
+    std::unique_lock lock(mutex);
+    cv.wait_for(lock, std::chrono::seconds(60), [&] { return open; });
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex);
+      open = true;
+    }
+    cv.notify_all();
+  }
+};
+
+TEST(RecondSessions, AClientKilledMidRequestHasItsResourcesFreedAndOthersAreServed) {
+  Gate gate;
+  ServerHooks hooks;
+  hooks.before_batch = [&] { gate.wait(); };
+  auto harness = ServerHarness::start(tiny_options(), hooks);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto observer = TestClient::connect(harness->dir(), "observer");
+  ASSERT_TRUE(observer.is_ok());
+
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The victim: a session, a region, three requests (one will run, two wait), then it hangs.
+    ::close(ready[0]);
+    auto victim = TestClient::connect(harness->dir(), "victim");
+    if (!victim.is_ok()) ::_exit(1);
+    auto region = (*victim)->add_region(64 << 10);
+    if (!region.is_ok()) ::_exit(2);
+    const auto pixels = test_image(kH, kW, 9);
+    std::memcpy(region->first->data(), pixels.data(), pixels.size());
+    const ImageArg image{region->second, 0, kH, kW, kW * 3, {}};
+    for (uint64_t id = 1; id <= 3; ++id) {
+      if (!(*victim)->send_frames({make_infer_pair(id, (*victim)->session(), image, image)}).is_ok()) ::_exit(3);
+    }
+    if (::write(ready[1], "x", 1) != 1) ::_exit(4);
+    while (true) ::pause();
+  }
+  ::close(ready[1]);
+  pollfd p{ready[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 30'000), 1) << "the child client did not start";
+  ::close(ready[0]);
+
+  // One request of the victim is in flight (held at the gate), two are queued.
+  ASSERT_TRUE(wait_for_status(**observer, [](const wire::StatusReport& r) {
+    return r.sessions_open() == 2 && r.queue()->in_flight() == 1 && r.queue()->pending() == 2 && r.region_bytes() > 0;
+  }));
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+
+  // Its session and queued requests go at once; its region stays mapped only while the running
+  // request still reads it.
+  EXPECT_TRUE(wait_for_status(**observer, [](const wire::StatusReport& r) {
+    return r.sessions_open() == 1 && r.queue()->pending() == 0;
+  })) << "the killed client's session or queued requests were not freed";
+  gate.release();
+  EXPECT_TRUE(wait_for_status(**observer, [](const wire::StatusReport& r) {
+    return r.region_bytes() == 0 && r.queue()->in_flight() == 0 && r.devices()->Get(0)->result_bytes() == 0;
+  })) << "the killed client's region or result outlived its last request";
+
+  // Others are served as before.
+  const auto pixels = test_image(kH, kW, 10);
+  const uint64_t id = (*observer)->next_id();
+  auto answer = (*observer)->call(
+      make_infer_pair(id, (*observer)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
+  ASSERT_TRUE(answer.is_ok());
+  EXPECT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+}
+
+std::string http_get(uint16_t port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return "";
+  }
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) out.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+TEST(RecondSessions, StatusAndPrometheusReportCountersLatencyAndSessions) {
+  ServerOptions options = tiny_options();
+  options.metrics_port = 0;  // any free port
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "status-test");
+  ASSERT_TRUE(client.is_ok());
+  const auto pixels = test_image(kH, kW, 11);
+  for (int i = 0; i < 5; ++i) {
+    const uint64_t id = (*client)->next_id();
+    auto answer = (*client)->call(
+        make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
+    ASSERT_TRUE(answer.is_ok() && answer->code() == StatusCode::kOk);
+  }
+  const uint64_t bad = (*client)->next_id();
+  ASSERT_TRUE((*client)->call(make_release(bad, (*client)->session(), {Id128{5, 5}}), bad).is_ok());
+
+  auto manager = TestClient::connect(harness->dir(), "manager", false, "manager.sock");
+  ASSERT_TRUE(manager.is_ok());
+  const uint64_t sid = (*manager)->next_id();
+  auto status = (*manager)->call(make_status(sid, true), sid);
+  ASSERT_TRUE(status.is_ok());
+  const auto* r = status->response->body_as_StatusReport();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->state(), wire::DaemonState::READY);
+  EXPECT_EQ(r->sessions_open(), 1u);
+  ASSERT_EQ(r->devices()->size(), 1u);
+  EXPECT_FALSE(r->devices()->Get(0)->name()->str().empty());
+  EXPECT_GT(r->devices()->Get(0)->pool()->bytes_reserved(), 0u);
+  EXPECT_GT(r->devices()->Get(0)->weight_bytes(), 0u);
+  EXPECT_GT(r->devices()->Get(0)->result_bytes(), 0u);  // five handles held
+  ASSERT_EQ(r->models()->size(), 1u);
+  EXPECT_EQ(r->models()->Get(0)->name()->str(), "mast3r");
+  EXPECT_EQ(r->models()->Get(0)->state(), wire::ModelState::READY);
+  ASSERT_EQ(r->models()->Get(0)->resolutions()->size(), 1u);
+  EXPECT_EQ(r->models()->Get(0)->resolutions()->Get(0)->width(), kW);
+  EXPECT_EQ(r->throughput()->requests_ok(), 5u);
+  EXPECT_EQ(r->throughput()->requests_failed(), 1u);
+  EXPECT_EQ(r->throughput()->inferences(), 5u);
+  EXPECT_EQ(r->throughput()->executions(), 5u);
+  ASSERT_EQ(r->latency()->size(), 5u);
+  for (const wire::LatencyStats* l : *r->latency()) {
+    EXPECT_EQ(l->count(), 5u) << l->stage()->str();
+    EXPECT_LE(l->p50_us(), l->p99_us());
+    EXPECT_LE(l->p99_us(), l->max_us());
+  }
+  EXPECT_GT(r->latency()->Get(4)->p50_us(), 0u) << "total latency";
+  ASSERT_NE(r->sessions(), nullptr);
+  ASSERT_EQ(r->sessions()->size(), 1u);
+  EXPECT_EQ(r->sessions()->Get(0)->client_name()->str(), "status-test");
+  EXPECT_EQ(r->sessions()->Get(0)->handles(), 5u);
+  EXPECT_EQ(r->sessions()->Get(0)->pid(), static_cast<uint32_t>(::getpid()));
+
+  const std::string metrics = http_get(harness->server().metrics_port(), "/metrics");
+  EXPECT_NE(metrics.find("HTTP/1.1 200 OK"), std::string::npos) << metrics.substr(0, 200);
+  EXPECT_NE(metrics.find("\nrecon_request_success_total 6\n"), std::string::npos)
+      << "5 inferences + the status request";
+  EXPECT_NE(metrics.find("recon_request_failure_total{code=\"NOT_FOUND\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("\nrecon_inference_count_total 5\n"), std::string::npos);
+  EXPECT_NE(metrics.find("\nrecon_result_handles 5\n"), std::string::npos);
+  EXPECT_NE(metrics.find("recon_model_ready{device=\"0\",model=\"mast3r\"} 1"), std::string::npos);
+  EXPECT_NE(http_get(harness->server().metrics_port(), "/other").find("404"), std::string::npos);
+}
+
+TEST(RecondManagement, UnloadAndLoadAModelAtRunTime) {
+  const std::filesystem::path models = std::filesystem::path(kTinyModel).parent_path().parent_path();
+  ServerOptions options = tiny_options();
+  options.model_dir = models.string();
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto manager = TestClient::connect(harness->dir(), "manager", false, "manager.sock");
+  auto client = TestClient::connect(harness->dir(), "user");
+  ASSERT_TRUE(manager.is_ok() && client.is_ok());
+  const auto pixels = test_image(kH, kW, 12);
+  const ImageArg image{{}, 0, kH, kW, 0, pixels};
+  auto infer = [&](const std::string& model) {
+    InferArgs args;
+    args.model = model;
+    const uint64_t id = (*client)->next_id();
+    auto answer = (*client)->call(make_infer_pair(id, (*client)->session(), image, image, args), id);
+    return answer.is_ok() ? answer->code() : StatusCode::kInternal;
+  };
+  const uint64_t unload = (*manager)->next_id();
+  auto unloaded = (*manager)->call(make_unload(unload, "mast3r"), unload);
+  ASSERT_TRUE(unloaded.is_ok());
+  EXPECT_EQ(unloaded->type(), wire::ResponseBody::UnloadModelResult) << unloaded->error_message();
+  EXPECT_EQ(infer(""), StatusCode::kNotFound);
+
+  const uint64_t load = (*manager)->next_id();
+  auto loaded = (*manager)->call(make_load(load, "tiny", "tiny_same/model.safetensors"), load, 60'000);
+  ASSERT_TRUE(loaded.is_ok());
+  ASSERT_EQ(loaded->type(), wire::ResponseBody::LoadModelResult) << loaded->error_message();
+  EXPECT_EQ(loaded->response->body_as_LoadModelResult()->model()->state(), wire::ModelState::READY);
+  EXPECT_EQ(infer("tiny"), StatusCode::kOk);
+  const uint64_t missing = (*manager)->next_id();
+  auto failed = (*manager)->call(make_load(missing, "absent", "nope.safetensors"), missing);
+  ASSERT_TRUE(failed.is_ok());
+  EXPECT_NE(failed->code(), StatusCode::kOk);
+}
+
+TEST(RecondSessions, DeviceOutOfMemoryFailsOnlyThatRequest) {
+  // A cap on the activation pool that the warm 64x48 graph fits in but a 1024x768 one does not.
+  ServerOptions options = tiny_options();
+  gpu::RuntimeOptions runtime;
+  runtime.pipeline_cache_path = "none";
+  runtime.activations_cap = VkDeviceSize{64} << 20;
+  runtime.block_size = VkDeviceSize{16} << 20;
+  auto harness = ServerHarness::start(options, {}, runtime);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "oom");
+  ASSERT_TRUE(client.is_ok());
+  const auto big = test_image(768, 1024, 13);
+  InferArgs args;
+  args.resolution = std::make_pair(768u, 1024u);
+  const uint64_t id = (*client)->next_id();
+  auto answer = (*client)->call(
+      make_infer_pair(id, (*client)->session(), {{}, 0, 768, 1024, 0, big}, {{}, 0, 768, 1024, 0, big}, args), id,
+      120'000);
+  ASSERT_TRUE(answer.is_ok()) << answer.status().to_string();
+  EXPECT_EQ(answer->code(), StatusCode::kResourceExhausted) << answer->error_message();
+  const auto pixels = test_image(kH, kW, 14);
+  const uint64_t small = (*client)->next_id();
+  auto fine = (*client)->call(
+      make_infer_pair(small, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), small);
+  ASSERT_TRUE(fine.is_ok());
+  EXPECT_EQ(fine->code(), StatusCode::kOk) << fine->error_message();
+}
+
+}  // namespace
+}  // namespace recon::daemon::testing
