@@ -17,7 +17,7 @@ namespace {
 using recon::Status;
 
 constexpr const char* kUsage =
-    "usage: recon-infer --model M.safetensors [--size N] [--precision fp32|fp16] [--device D]\n"
+    "usage: recon-infer --model M.safetensors [--size N] [--precision fp32|fp16|fp16-heads] [--device D]\n"
     "                   [--min-conf C] A.png B.png --out DIR\n"
     "  --size       the official loader's size: the long side (default 512); an image whose long side\n"
     "               already equals N and whose sides are multiples of 16 is used as is\n"

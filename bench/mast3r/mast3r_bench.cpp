@@ -30,7 +30,7 @@ struct Options {
   std::string model, pair_dir, dump_dir;
   int width = 512, height = 384;
   std::vector<int> batches = {1, 8};
-  std::vector<Precision> precisions = {Precision::kF32, Precision::kF16};
+  std::vector<Precision> precisions = {Precision::kF32, Precision::kF16, Precision::kF16Heads};
 };
 Options g_options;
 std::unique_ptr<recon::gpu::Runtime> g_runtime;

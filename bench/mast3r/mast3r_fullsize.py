@@ -116,7 +116,7 @@ def main():
 
     # 4. Equality: max |recon - ref| / max |ref| per output, and the worst descriptor cosine.
     errors = {}
-    for prec in ("fp32", "fp16"):
+    for prec in ("fp32", "fp16", "fp16-heads"):
         for name in OUTPUTS:
             path = os.path.join(dump_dir, f"{prec}_{name}.f32")
             if not os.path.exists(path):

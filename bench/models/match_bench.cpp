@@ -16,7 +16,7 @@
 // per pair on an RTX 4090 (spec §7); the target here is < 2 ms on an H100/H200.
 //
 // Size: 512x384 on a GPU, 128x96 on a CPU device (lavapipe) unless RECON_MATCH_SIZE=WxH is set.
-// RECON_MATCH_TUNING=grid,qpt,pair,fixed overrides the NN kernel's knobs (gpu::MatchTuning; 0 = default).
+// RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup overrides the NN kernel's knobs (gpu::MatchTuning; 0 = default).
 // Device: RECON_DEVICE (index or name substring), as for every recon tool.
 #include <benchmark/benchmark.h>
 
@@ -135,12 +135,13 @@ Env read_env(const gpu::Capabilities& caps) {
     }
   }
   if (const char* s = std::getenv("RECON_MATCH_TUNING")) {
-    int grid = 0, qpt = 0, pair = 0, fixed = 0;
-    if (std::sscanf(s, "%d,%d,%d,%d", &grid, &qpt, &pair, &fixed) >= 1) {
+    int grid = 0, qpt = 0, pair = 0, fixed = 0, wg = 0;
+    if (std::sscanf(s, "%d,%d,%d,%d,%d", &grid, &qpt, &pair, &fixed, &wg) >= 1) {
       e.tuning.grid = grid;
       e.tuning.queries_per_thread = qpt;
       e.tuning.pair = pair;
       e.tuning.fixed = fixed;
+      e.tuning.workgroup = wg;
     }
   }
   return e;
@@ -152,7 +153,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void fail(benchmark::State& state, const Status& s) { state.SkipWithError(s.to_string().c_str()); }
+void fail(benchmark::State& state, const Status& s) {
+  state.SkipWithError(s.to_string().c_str());
+}
 
 // Device milliseconds of the last run (sum of the graph's phases), or 0 without timestamps.
 double device_ms(std::vector<std::pair<std::string, double>> phases) {
@@ -167,10 +170,10 @@ struct Uploaded {
 
 Result<Uploaded> upload(gpu::Runtime& rt, const HostPair& p) {
   Uploaded u;
-  RECON_ASSIGN_OR_RETURN(u.a, gpu::Tensor::from_host(rt, gpu::DType::kF32, {p.h, p.w, kDim}, p.a.data(),
-                                                     p.a.size() * sizeof(float)));
-  RECON_ASSIGN_OR_RETURN(u.b, gpu::Tensor::from_host(rt, gpu::DType::kF32, {p.h, p.w, kDim}, p.b.data(),
-                                                     p.b.size() * sizeof(float)));
+  RECON_ASSIGN_OR_RETURN(
+      u.a, gpu::Tensor::from_host(rt, gpu::DType::kF32, {p.h, p.w, kDim}, p.a.data(), p.a.size() * sizeof(float)));
+  RECON_ASSIGN_OR_RETURN(
+      u.b, gpu::Tensor::from_host(rt, gpu::DType::kF32, {p.h, p.w, kDim}, p.b.data(), p.b.size() * sizeof(float)));
   return u;
 }
 
@@ -249,7 +252,8 @@ void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted
     if (!r.is_ok()) return fail(state, r.status());
     auto phases = m.phase_ms();
     const double dev = device_ms(phases);
-    if (phases_sum.empty()) phases_sum = phases;
+    if (phases_sum.empty())
+      phases_sum = phases;
     else
       for (size_t i = 0; i < phases.size() && i < phases_sum.size(); ++i) phases_sum[i].second += phases[i].second;
     gpu_ms.push_back(dev > 0 ? dev : wall);
@@ -278,7 +282,18 @@ void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted
   // Arithmetic the NN searches needed: 2·D flops per (query, database pixel).
   state.counters["TFLOP/s"] = g > 0 ? 2.0 * kDim * static_cast<double>(searches) * n_db / (g * 1e-3) / 1e12 : 0;
   const double iters = static_cast<double>(std::max<size_t>(gpu_ms.size(), 1));
-  for (const auto& [name, ms] : phases_sum) state.counters[name + "_ms"] = ms / iters;
+  double loop = 0, late = 0;
+  for (const auto& [name, ms] : phases_sum) {
+    if (name.rfind("iter", 0) == 0) {
+      loop += ms;
+      if (name != "iter1" && name != "iter2") late += ms;
+      if (name == "iter1" || name == "iter2" || name == "iter3") state.counters[name + "_ms"] = ms / iters;
+    } else {
+      state.counters[name + "_ms"] = ms / iters;
+    }
+  }
+  state.counters["loop_ms"] = loop / iters;
+  state.counters["iter3_on_ms"] = late / iters;  // iterations 3..10: the tail, and the cost of empty steps
   std::string active;
   for (int32_t v : host->active_per_step) active += std::to_string(v) + " ";
   state.SetLabel("active per step: " + active);
@@ -319,12 +334,15 @@ void exhaustive(benchmark::State& state, gpu::Runtime* rt, Env env) {
   state.counters["baseline_ms"] = baseline_ms;
   state.counters["ratio_vs_baseline"] = g > 0 ? baseline_ms / g : 0;
   state.counters["matches"] = static_cast<double>(host->size());
-  state.counters["TFLOP/s"] = g > 0 ? 2.0 * kDim * searches * static_cast<double>(env.w * env.h) / (g * 1e-3) / 1e12 : 0;
+  state.counters["TFLOP/s"] =
+      g > 0 ? 2.0 * kDim * searches * static_cast<double>(env.w * env.h) / (g * 1e-3) / 1e12 : 0;
 }
 
 }  // namespace
 
-void release_match_bench_data() { release_prepared(); }
+void release_match_bench_data() {
+  release_prepared();
+}
 
 }  // namespace recon::bench
 

@@ -84,7 +84,8 @@ CpuFastMatches cpu_fast_reciprocal(const float* a, int64_t ha, int64_t wa, const
   r.active.back() = static_cast<int32_t>(std::count(notyet.begin(), notyet.end(), 1));
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (size_t i = 0; i < n; ++i) {
-    if (!notyet[i] && inside(xy1[i], ha, wa, border) && inside(xy2[i], hb, wb, border)) pairs.emplace_back(xy1[i], xy2[i]);
+    if (!notyet[i] && inside(xy1[i], ha, wa, border) && inside(xy2[i], hb, wb, border))
+      pairs.emplace_back(xy1[i], xy2[i]);
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());

@@ -255,6 +255,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& 
   job.device = result->device;
   job.release = body.release();
   job.received = SteadyClock::now();
+  job.result = result;
   if (body.tensors() == nullptr || body.tensors()->size() == 0) {
     for (size_t i = 0; i < result->tensors.size(); ++i) job.tensors.push_back(i);
   } else {

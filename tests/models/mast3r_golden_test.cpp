@@ -3,6 +3,7 @@
 // max |got − want| / max |want|. On failure the intermediate taps say where the first divergence is.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -96,9 +97,13 @@ INSTANTIATE_TEST_SUITE_P(Golden, Mast3rGoldenTest,
                                            GoldenCase{"tiny_mixed", Precision::kF32, 1e-4},
                                            GoldenCase{"tiny_batch2", Precision::kF32, 1e-4},
                                            GoldenCase{"tiny_same", Precision::kF16, 2e-2},
-                                           GoldenCase{"tiny_mixed", Precision::kF16, 2e-2}),
+                                           GoldenCase{"tiny_mixed", Precision::kF16, 2e-2},
+                                           GoldenCase{"tiny_same", Precision::kF16Heads, 2e-2},
+                                           GoldenCase{"tiny_mixed", Precision::kF16Heads, 2e-2}),
                          [](const auto& info) {
-                           return info.param.name + "_" + precision_name(info.param.precision);
+                           std::string p = precision_name(info.param.precision);
+                           std::replace(p.begin(), p.end(), '-', '_');
+                           return info.param.name + "_" + p;
                          });
 
 class Mast3rEngineTest : public GpuTest {};

@@ -25,17 +25,18 @@ Status Mast3rForward::build_head(int v) {
   const std::string sfx = "_" + std::to_string(v + 1);
   auto W = [&](const std::string& name) -> const Tensor& { return w_.at(name); };
   using mast3r::Act;
+  const DType hd = w_.head_dtype();
 
-  // Hooked entries [enc_out, dec[h1], dec[h2], dec_final] as fp32 tokens.
+  // Hooked entries [enc_out, dec[h1], dec[h2], dec_final] as tokens of the head dtype.
   const auto hooks = c.dpt_hooks();
   const Tensor* entries[4] = {&view.enc_out, &view.dec[hooks[1]], &view.dec[hooks[2]], &view.dec_final};
-  std::array<Tensor, 4> tokens32;
+  std::array<Tensor, 4> head_tokens;
   for (int i = 0; i < 4; ++i) {
-    if (entries[i]->dtype() == DType::kF32) {
-      tokens32[i] = *entries[i];
+    if (entries[i]->dtype() == hd) {
+      head_tokens[i] = *entries[i];
     } else {
-      RECON_ASSIGN_OR_RETURN(tokens32[i], alloc(DType::kF32, entries[i]->shape()));
-      RECON_RETURN_IF_ERROR(ops::cast(*graph_, *entries[i], tokens32[i]));
+      RECON_ASSIGN_OR_RETURN(head_tokens[i], alloc(hd, entries[i]->shape()));
+      RECON_RETURN_IF_ERROR(ops::cast(*graph_, *entries[i], head_tokens[i]));
     }
   }
 
@@ -44,30 +45,30 @@ Status Mast3rForward::build_head(int v) {
   const int64_t F = c.dpt_feature_dim;
   std::array<Tensor, 4> rn;
   for (int i = 0; i < 4; ++i) {
-    const int64_t cin = tokens32[i].shape()[2];
-    RECON_ASSIGN_OR_RETURN(Tensor map, alloc(DType::kF32, {B, cin, h, w}));
-    RECON_RETURN_IF_ERROR(ops::tokens_to_nchw(*graph_, tokens32[i], map));
+    const int64_t cin = head_tokens[i].shape()[2];
+    RECON_ASSIGN_OR_RETURN(Tensor map, alloc(hd, {B, cin, h, w}));
+    RECON_RETURN_IF_ERROR(ops::tokens_to_nchw(*graph_, head_tokens[i], map));
     const std::string ap = dp + "act_postprocess." + std::to_string(i) + ".";
-    RECON_ASSIGN_OR_RETURN(Tensor proj, alloc(DType::kF32, {B, dims[i], h, w}));
+    RECON_ASSIGN_OR_RETURN(Tensor proj, alloc(hd, {B, dims[i], h, w}));
     RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, map, W(ap + "0.weight"), &W(ap + "0.bias"), proj, 1, 0));
     Tensor act = proj;
     if (i == 0 || i == 1) {
       const int k = i == 0 ? 4 : 2;
-      RECON_ASSIGN_OR_RETURN(act, alloc(DType::kF32, {B, dims[i], h * k, w * k}));
+      RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], h * k, w * k}));
       RECON_RETURN_IF_ERROR(mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k));
     } else if (i == 3) {
-      RECON_ASSIGN_OR_RETURN(act, alloc(DType::kF32, {B, dims[i], (h + 1) / 2, (w + 1) / 2}));
+      RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], (h + 1) / 2, (w + 1) / 2}));
       RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, 2, 1));
     }
     taps_.emplace_back("dpt_act" + std::to_string(i) + sfx, act);
-    RECON_ASSIGN_OR_RETURN(rn[i], alloc(DType::kF32, {B, F, act.shape()[2], act.shape()[3]}, "dpt_rn" + std::to_string(i) + sfx));
+    RECON_ASSIGN_OR_RETURN(rn[i], alloc(hd, {B, F, act.shape()[2], act.shape()[3]}, "dpt_rn" + std::to_string(i) + sfx));
     RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, act, W(dp + "scratch.layer" + std::to_string(i + 1) + "_rn.weight"),
                                          nullptr, rn[i], 1, 1));
   }
 
   // ResidualConvUnit: x + conv2(relu(conv1(relu(x)))); the skip uses the un-ReLU'd x.
   auto rcu = [&](const std::string& prefix, const Tensor& x, const Tensor& out) -> Status {
-    RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(DType::kF32, x.shape()));
+    RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(hd, x.shape()));
     RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, x, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), mid, 1, 1,
                                          Act::kRelu, nullptr, /*input_relu=*/true));
     const Arg skip = x;
@@ -79,17 +80,17 @@ Status Mast3rForward::build_head(int v) {
     const std::string prefix = dp + "scratch.refinenet" + std::to_string(index) + ".";
     Tensor sum = a;
     if (b != nullptr) {
-      RECON_ASSIGN_OR_RETURN(sum, alloc(DType::kF32, a.shape()));
-      RECON_ASSIGN_OR_RETURN(Tensor r1, alloc(DType::kF32, b->shape()));
+      RECON_ASSIGN_OR_RETURN(sum, alloc(hd, a.shape()));
+      RECON_ASSIGN_OR_RETURN(Tensor r1, alloc(hd, b->shape()));
       RECON_RETURN_IF_ERROR(rcu(prefix + "resConfUnit1.", *b, r1));
       RECON_RETURN_IF_ERROR(ops::add(*graph_, a, r1, sum));
     }
-    RECON_ASSIGN_OR_RETURN(Tensor r2, alloc(DType::kF32, sum.shape()));
+    RECON_ASSIGN_OR_RETURN(Tensor r2, alloc(hd, sum.shape()));
     RECON_RETURN_IF_ERROR(rcu(prefix + "resConfUnit2.", sum, r2));
     const Shape& s = r2.shape();
-    RECON_ASSIGN_OR_RETURN(Tensor up, alloc(DType::kF32, {s[0], s[1], s[2] * 2, s[3] * 2}));
+    RECON_ASSIGN_OR_RETURN(Tensor up, alloc(hd, {s[0], s[1], s[2] * 2, s[3] * 2}));
     RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, r2, up));
-    RECON_ASSIGN_OR_RETURN(Tensor out, alloc(DType::kF32, up.shape()));
+    RECON_ASSIGN_OR_RETURN(Tensor out, alloc(hd, up.shape()));
     RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, up, W(prefix + "out_conv.weight"), &W(prefix + "out_conv.bias"), out, 1, 0));
     return out;
   };
@@ -98,7 +99,7 @@ Status Mast3rForward::build_head(int v) {
   // Crop to layer 3's grid: matters when h or w is odd (spec §5.1).
   Tensor path4 = path4_full;
   if (path4_full.shape()[2] != h || path4_full.shape()[3] != w) {
-    RECON_ASSIGN_OR_RETURN(path4, alloc(DType::kF32, {B, F, h, w}));
+    RECON_ASSIGN_OR_RETURN(path4, alloc(hd, {B, F, h, w}));
     RECON_RETURN_IF_ERROR(ops::slice(*graph_, path4_full, path4, {{}, {}, {0, h, 1}, {0, w, 1}}));
   }
   taps_.emplace_back("dpt_refinenet4" + sfx, path4);
@@ -113,26 +114,35 @@ Status Mast3rForward::build_head(int v) {
   // resolution. (In the released model F/2 = last = 128; the tiny test configs tell them apart.)
   const int64_t half = F / 2, last = c.dpt_last_dim, H = h * p, Wd = w * p;
   const Shape& s1 = path1.shape();
-  RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(DType::kF32, {B, half, s1[2], s1[3]}));
+  RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(hd, {B, half, s1[2], s1[3]}));
   RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, path1, W(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
-  RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(DType::kF32, {B, half, H, Wd}));
+  RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(hd, {B, half, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, h0, h1));
-  RECON_ASSIGN_OR_RETURN(Tensor h2, alloc(DType::kF32, {B, last, H, Wd}));
+  RECON_ASSIGN_OR_RETURN(Tensor h2, alloc(hd, {B, last, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h1, W(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));
-  RECON_ASSIGN_OR_RETURN(view.dpt_raw, alloc(DType::kF32, {B, 4, H, Wd}, "dpt_out" + sfx));
-  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h2, W(dp + "head.4.weight"), &W(dp + "head.4.bias"), view.dpt_raw, 1, 0));
+  RECON_ASSIGN_OR_RETURN(Tensor dpt_out, alloc(hd, {B, 4, H, Wd}, "dpt_out" + sfx));
+  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h2, W(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
+  view.dpt_raw = dpt_out;
+  if (hd != DType::kF32) {  // the output activations read fp32
+    RECON_ASSIGN_OR_RETURN(view.dpt_raw, alloc(DType::kF32, dpt_out.shape()));
+    RECON_RETURN_IF_ERROR(ops::cast(*graph_, dpt_out, view.dpt_raw));
+  }
 
   // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2 → pixel shuffle.
   const int64_t in = c.local_mlp_in(), hid = c.local_mlp_hidden(), outc = c.local_mlp_out();
-  RECON_ASSIGN_OR_RETURN(Tensor cat, alloc(DType::kF32, {B, view.n, in}));
-  RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(tokens32[0]), Arg(tokens32[3])}, 2, cat));
-  RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(DType::kF32, {B, view.n, hid}));
+  RECON_ASSIGN_OR_RETURN(Tensor cat, alloc(hd, {B, view.n, in}));
+  RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(head_tokens[0]), Arg(head_tokens[3])}, 2, cat));
+  RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(hd, {B, view.n, hid}));
   const std::string lp = hp + "head_local_features.";
   RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, cat, W(lp + "fc1.weight"), &W(lp + "fc1.bias"), mid, Act::kGelu));
-  RECON_ASSIGN_OR_RETURN(Tensor mlp, alloc(DType::kF32, {B, view.n, outc}, "local_mlp" + sfx));
+  RECON_ASSIGN_OR_RETURN(Tensor mlp, alloc(hd, {B, view.n, outc}, "local_mlp" + sfx));
   RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, mid, W(lp + "fc2.weight"), &W(lp + "fc2.bias"), mlp));
-  RECON_ASSIGN_OR_RETURN(view.local_raw, alloc(DType::kF32, {B, c.desc_dim() + 1, H, Wd}));
-  return mast3r::tokens_pixel_shuffle(*graph_, mlp, view.local_raw, static_cast<int>(p));
+  RECON_ASSIGN_OR_RETURN(Tensor local, alloc(hd, {B, c.desc_dim() + 1, H, Wd}));
+  RECON_RETURN_IF_ERROR(mast3r::tokens_pixel_shuffle(*graph_, mlp, local, static_cast<int>(p)));
+  view.local_raw = local;
+  if (hd == DType::kF32) return Status::ok();
+  RECON_ASSIGN_OR_RETURN(view.local_raw, alloc(DType::kF32, local.shape()));
+  return ops::cast(*graph_, local, view.local_raw);
 }
 
 namespace {

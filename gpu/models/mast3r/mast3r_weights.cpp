@@ -20,12 +20,20 @@ bool is_head(const std::string& name) { return name.rfind("downstream_head", 0) 
 
 }  // namespace
 
-const char* precision_name(Precision p) { return p == Precision::kF16 ? "fp16" : "fp32"; }
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::kF32: return "fp32";
+    case Precision::kF16: return "fp16";
+    case Precision::kF16Heads: return "fp16-heads";
+  }
+  return "?";
+}
 
 Result<Precision> parse_precision(std::string_view name) {
   if (name == "fp32" || name == "f32") return Precision::kF32;
   if (name == "fp16" || name == "f16") return Precision::kF16;
-  return invalid_argument("unknown precision \"" + std::string(name) + "\" (fp32 or fp16)");
+  if (name == "fp16-heads") return Precision::kF16Heads;
+  return invalid_argument("unknown precision \"" + std::string(name) + "\" (fp32, fp16 or fp16-heads)");
 }
 
 Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const std::string& path, Precision precision) {
@@ -42,7 +50,7 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
     if (!spec.alias_of.empty() || unused_at_inference(spec.name)) continue;
     const TensorInfo* info = map.find(file, spec.name);
     if (info == nullptr) return internal_error("weight " + spec.name + " vanished after the check");
-    const bool half = precision == Precision::kF16 && !is_head(spec.name);
+    const bool half = is_head(spec.name) ? precision == Precision::kF16Heads : precision != Precision::kF32;
     Shape shape(spec.shape.begin(), spec.shape.end());
     Result<Tensor> t = invalid_argument("unreachable");
     if (half) {

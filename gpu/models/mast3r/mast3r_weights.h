@@ -15,7 +15,10 @@
 
 namespace recon::gpu {
 
-enum class Precision { kF32, kF16 };
+// kF32: everything fp32. kF16: encoder and decoder in fp16 storage (fp32 accumulation), heads in
+// fp32 as the official inference runs them. kF16Heads: the heads in fp16 storage too (not what
+// the official code does; faster; its error is measured in docs/MAST3R.md).
+enum class Precision { kF32, kF16, kF16Heads };
 const char* precision_name(Precision p);
 Result<Precision> parse_precision(std::string_view name);
 
@@ -27,7 +30,8 @@ class Mast3rWeights {
 
   const Mast3rConfig& config() const { return config_; }
   Precision precision() const { return precision_; }
-  DType trunk_dtype() const { return precision_ == Precision::kF16 ? DType::kF16 : DType::kF32; }
+  DType trunk_dtype() const { return precision_ == Precision::kF32 ? DType::kF32 : DType::kF16; }
+  DType head_dtype() const { return precision_ == Precision::kF16Heads ? DType::kF16 : DType::kF32; }
   // The tensor of a catalog name (canonical spelling). Asking for a name that is not loaded is a
   // programming error and aborts.
   const Tensor& at(std::string_view name) const;

@@ -17,7 +17,7 @@ using namespace match_detail;
 
 namespace {
 
-constexpr int64_t kMaxCandidates = int64_t{1} << 23;   // Q · K
+constexpr int64_t kMaxCandidates = int64_t{1} << 23;     // Q · K
 constexpr int64_t kPartBudgetBytes = int64_t{64} << 20;  // partial lists of one batch
 
 // Entries match_nn writes for a batch of exactly `count` queries.

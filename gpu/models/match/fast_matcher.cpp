@@ -80,12 +80,12 @@ Status FastMatcher::build() {
   g.timestamp("seeds");
   RECON_RETURN_IF_ERROR(record_init(g, xy1, xy2, notyet, list0, state, mark_b, seeds_, seeds_x, S, s.w_a));
 
-  g.timestamp("loop");
   const bool cpu = rt_.caps().device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   const auto update_grid = static_cast<uint32_t>(std::min<int64_t>(seeds_, cpu ? 16 : 2048));
   const Tensor lists[2] = {list0, list1};
   for (int k = 0; k < 2 * options_.max_iter; ++k) {
     const bool step_a = k % 2 == 0;  // a: A[xy1] → B; b: B[xy2] → A
+    if (step_a) g.timestamp("iter" + std::to_string(k / 2 + 1));
     NnArgs nn;
     nn.qmap = step_a ? in.desc_a : in.desc_b;
     nn.dbmap = step_a ? in.desc_b : in.desc_a;
@@ -132,7 +132,9 @@ Result<uint64_t> FastMatcher::submit(const Tensor& desc_a, const Tensor& desc_b,
   return graph_->submit();
 }
 
-Status FastMatcher::wait(uint64_t value) { return graph_->wait(value); }
+Status FastMatcher::wait(uint64_t value) {
+  return graph_->wait(value);
+}
 
 Result<MatchResult> FastMatcher::run(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps) {
   RECON_ASSIGN_OR_RETURN(uint64_t value, submit(desc_a, desc_b, maps));

@@ -1,9 +1,9 @@
 // What both matchers share: input validation (MatchShape::of), the seed grid, the host copy of a
 // result and the one-shot functions. The graphs themselves are in fast_matcher.cpp and
 // exhaustive_matcher.cpp.
-#include <string>
-
 #include "gpu/models/match/match.h"
+
+#include <string>
 
 namespace recon::gpu {
 namespace {
@@ -22,8 +22,9 @@ Result<MapSize> map_size(const Tensor& t, const char* name, bool channels) {
   const size_t rank = channels ? 3 : 2;
   if (s.size() == rank + 1 && s[0] == 1) s.erase(s.begin());
   if (s.size() != rank) {
-    return invalid_argument(std::string(name) + " must be " + (channels ? "[H, W, C] or [1, H, W, C]" : "[H, W] or [1, H, W]") +
-                            ", got " + shape_string(t.shape()));
+    return invalid_argument(std::string(name) + " must be " +
+                            (channels ? "[H, W, C] or [1, H, W, C]" : "[H, W] or [1, H, W]") + ", got " +
+                            shape_string(t.shape()));
   }
   for (int64_t d : s) {
     if (d < 1) return invalid_argument(std::string(name) + " has an empty axis: " + shape_string(t.shape()));

@@ -45,13 +45,16 @@ struct MatchMaps {
   Tensor conf_a, conf_b;    // f32 [H, W] or [1, H, W], e.g. desc_conf
 };
 
-// Knobs of the brute-force kernel; 0 = chosen from the device. For benchmarks and tuning.
+// Knobs of the brute-force kernel; 0 = chosen from the device. For benchmarks and tests. Defaults on
+// a GPU: 256 invocations × 4 queries at D ≤ 24, grid 1024, pair and fixed on (best of a sweep on an
+// H200, docs/MATCHING.md); on a CPU device (lavapipe): grid 16, pair and fixed off.
 struct MatchTuning {
-  int grid = 0;             // workgroups of each NN dispatch (persistent loop over the jobs)
-  int queries_per_thread = 0;  // 1, 2 or 4
-  int batch = 0;            // exhaustive: queries per NN dispatch (0: as many as 64 MiB of partials allow)
-  int pair = 0;             // score two database pixels per loop turn: 0 device default, 1 off, 2 on
-  int fixed = 0;            // compile-time geometry variant at D4 = 6, 4 queries, K = 1: 0 default, 1 off, 2 on
+  int grid = 0;                // workgroups of each NN dispatch (persistent loop over the jobs)
+  int queries_per_thread = 0;  // 1..4
+  int batch = 0;               // exhaustive: queries per NN dispatch (0: as many as 64 MiB of partials allow)
+  int pair = 0;                // score two database pixels per loop turn: 0 device default, 1 off, 2 on
+  int fixed = 0;               // compile-time geometry variant at D4 = 6, 4 queries, K = 1: 0 default, 1 off, 2 on
+  int workgroup = 0;           // NN workgroup size: 64, 128 or 256 (0: 256)
 };
 
 struct FastMatchOptions {
@@ -62,12 +65,12 @@ struct FastMatchOptions {
 };
 
 struct ExhaustiveMatchOptions {
-  int top_k = 1;            // neighbours in B per query, 1..kMaxMatchTopK
-  bool reciprocal = true;   // keep (a, b) only when a is also among b's top_k neighbours in A
-  float confidence_threshold = 0;  // > 0: keep sqrt(conf_a · conf_b) ≥ threshold (needs conf maps)
-  int subsample = 1;        // queries: the grid S/2 + i·S of A (1: every pixel) ...
+  int top_k = 1;                      // neighbours in B per query, 1..kMaxMatchTopK
+  bool reciprocal = true;             // keep (a, b) only when a is also among b's top_k neighbours in A
+  float confidence_threshold = 0;     // > 0: keep sqrt(conf_a · conf_b) ≥ threshold (needs conf maps)
+  int subsample = 1;                  // queries: the grid S/2 + i·S of A (1: every pixel) ...
   std::vector<int32_t> query_pixels;  // ... or these A pixel indices (y·W + x), if not empty
-  int border = 3;           // as in FastMatchOptions
+  int border = 3;                     // as in FastMatchOptions
   MatchTuning tuning;
 };
 
@@ -83,10 +86,10 @@ struct MatchShape {
 
 // Host copy of a result's first `count` matches.
 struct HostMatches {
-  std::vector<int32_t> idx_a, idx_b;    // pixel indices y·W + x
-  std::vector<int32_t> xy_a, xy_b;      // (x, y) per match
-  std::vector<float> score;             // <desc_a[idx_a], desc_b[idx_b]>
-  std::vector<float> pts3d_a, pts3d_b;  // 3 per match, when pts3d maps were given
+  std::vector<int32_t> idx_a, idx_b;        // pixel indices y·W + x
+  std::vector<int32_t> xy_a, xy_b;          // (x, y) per match
+  std::vector<float> score;                 // <desc_a[idx_a], desc_b[idx_b]>
+  std::vector<float> pts3d_a, pts3d_b;      // 3 per match, when pts3d maps were given
   std::vector<float> conf_a, conf_b, conf;  // when conf maps were given; conf = sqrt(conf_a·conf_b)
   // Fast matcher: seeds entering step 0 (iteration 1, A→B), step 1 (B→A), 2, ...; the last entry
   // counts the seeds still moving after max_iter iterations (dropped). Empty for exhaustive.
@@ -97,14 +100,14 @@ struct HostMatches {
 // Device-side results. Rows [0, count) are valid; rows past it hold stale data.
 struct MatchResult {
   int64_t capacity = 0;
-  Tensor count;             // i32 [1]
-  Tensor idx_a, idx_b;      // i32 [capacity]
-  Tensor xy_a, xy_b;        // i32 [capacity, 2] (x, y)
-  Tensor score;             // f32 [capacity]
-  Tensor pts3d_a, pts3d_b;  // f32 [capacity, 3], defined when pts3d maps were given
+  Tensor count;                 // i32 [1]
+  Tensor idx_a, idx_b;          // i32 [capacity]
+  Tensor xy_a, xy_b;            // i32 [capacity, 2] (x, y)
+  Tensor score;                 // f32 [capacity]
+  Tensor pts3d_a, pts3d_b;      // f32 [capacity, 3], defined when pts3d maps were given
   Tensor conf_a, conf_b, conf;  // f32 [capacity], defined when conf maps were given
-  Tensor state;             // i32 [128]; fast matcher: [0, steps) are active_per_step
-  int steps = 0;            // 2·max_iter + 1 for the fast matcher, 0 otherwise
+  Tensor state;                 // i32 [128]; fast matcher: [0, steps) are active_per_step
+  int steps = 0;                // 2·max_iter + 1 for the fast matcher, 0 otherwise
 
   // Downloads the count, then the valid rows of every defined tensor.
   Result<HostMatches> to_host(Runtime& rt) const;
@@ -130,8 +133,8 @@ class FastMatcher {
   int64_t seed_count() const { return seeds_; }
   const MatchResult& result() const { return result_; }
   Graph& graph() { return *graph_; }
-  // GPU milliseconds of the last completed run by phase ("seeds", "loop", "merge"); empty when
-  // the device has no timestamps.
+  // GPU milliseconds of the last completed run by phase ("seeds", "iter1" … "iter<max_iter>",
+  // "merge"); empty when the device has no timestamps.
   std::vector<std::pair<std::string, double>> phase_ms() { return graph_->timings(); }
 
  private:

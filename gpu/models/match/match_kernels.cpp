@@ -63,8 +63,12 @@ struct MutualPush {
 };
 static_assert(sizeof(MutualPush) == 20, "mirrors shaders/match_mutual.comp");
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint32_t u32(int64_t v) {
+  return static_cast<uint32_t>(v);
+}
+uint64_t ceil_div(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 
@@ -75,22 +79,25 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   // Query registers: QPT · D4 vec4s. Four queries per invocation at D ≤ 24 (96 floats).
   uint32_t qpt = g.d4 <= 6 ? 4 : g.d4 <= 12 ? 2 : 1;
   qpt = std::min<uint32_t>(qpt, std::max<uint32_t>(1, 8 / g.k));  // K best lists per query too
-  if (tuning.queries_per_thread == 1 || tuning.queries_per_thread == 2 || tuning.queries_per_thread == 4) {
+  if (tuning.queries_per_thread >= 1 && tuning.queries_per_thread <= 4) {
     qpt = static_cast<uint32_t>(tuning.queries_per_thread);
   }
   g.qpt = qpt;
-  g.wg = std::min<uint32_t>(256, caps.max_workgroup_invocations ? caps.max_workgroup_invocations : 256);
+  const uint32_t wg = tuning.workgroup == 64 || tuning.workgroup == 128 ? static_cast<uint32_t>(tuning.workgroup) : 256;
+  g.wg = std::min<uint32_t>(wg, caps.max_workgroup_invocations ? caps.max_workgroup_invocations : 256);
   // Shared memory: the chunk (CH · D4 vec4s) plus the lane-merge lists (WG · QPT · K · 8 bytes),
   // within 32 KiB, the least a device offers (lavapipe).
-  const uint32_t budget = std::min<uint32_t>(caps.max_compute_shared_memory ? caps.max_compute_shared_memory : 32768,
-                                             32768);
+  const uint32_t budget =
+      std::min<uint32_t>(caps.max_compute_shared_memory ? caps.max_compute_shared_memory : 32768, 32768);
   const uint32_t lists = g.wg * g.qpt * g.k * 8;
   const uint32_t chunk_bytes = budget > lists + 1024 ? budget - lists : 1024;
   g.ch = std::clamp<uint32_t>(chunk_bytes / (16 * g.d4), 8, 512);
   const bool cpu = caps.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   g.grid = tuning.grid > 0 ? static_cast<uint32_t>(tuning.grid) : cpu ? 16 : 1024;
-  g.pair = g.k == 1 && tuning.pair == 2 ? 1 : 0;
-  g.fixed = g.d4 == 6 && g.qpt == 4 && g.k == 1 && tuning.fixed == 2;
+  // Both measured ~3% faster on an H200 (docs/MATCHING.md); lavapipe keeps the generic shader,
+  // one pipeline fewer to build.
+  g.pair = g.k == 1 && (tuning.pair == 2 || (tuning.pair == 0 && !cpu)) ? 1 : 0;
+  g.fixed = g.d4 == 6 && g.qpt == 4 && g.k == 1 && (tuning.fixed == 2 || (tuning.fixed == 0 && !cpu));
   return g;
 }
 
@@ -139,8 +146,8 @@ Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a) {
 
 Status record_init(Graph& g, const Arg& xy1, const Arg& xy2, const Arg& notyet, const Arg& list0, const Arg& state,
                    const Arg& mark_b, int64_t seeds, int64_t seeds_x, int subsample, int64_t w_a) {
-  InitPush push{u32(seeds), u32(seeds_x), static_cast<uint32_t>(subsample), u32(w_a), u32(mark_b.numel()),
-                u32(state.numel())};
+  InitPush push{u32(seeds), u32(seeds_x),        static_cast<uint32_t>(subsample),
+                u32(w_a),   u32(mark_b.numel()), u32(state.numel())};
   const uint64_t n = std::max<uint64_t>({push.n_seeds, push.n_mark, push.n_state});
   return g.dispatch("match_init", {},
                     {{xy1, Access::kWrite},
@@ -166,8 +173,8 @@ Status record_update(Graph& g, const Arg& part, const Arg& state, const Arg& lis
                     push, {grid, 1, 1});
 }
 
-Status record_scatter(Graph& g, const Arg& notyet, const Arg& xy1, const Arg& xy2, const Arg& score,
-                      const Arg& mark_b, const Arg& mark_s, int64_t seeds) {
+Status record_scatter(Graph& g, const Arg& notyet, const Arg& xy1, const Arg& xy2, const Arg& score, const Arg& mark_b,
+                      const Arg& mark_s, int64_t seeds) {
   CountPush push{u32(seeds)};
   return g.dispatch("match_scatter", {},
                     {{notyet, Access::kRead},
@@ -181,8 +188,14 @@ Status record_scatter(Graph& g, const Arg& notyet, const Arg& xy1, const Arg& xy
 
 Status record_compact(Graph& g, const CompactArgs& a) {
   const uint64_t n_blocks = ceil_div(static_cast<uint64_t>(a.n), kCompactBlock);
-  CompactPush push{u32(a.n), u32(a.k), u32(a.w_a), u32(a.h_a), u32(a.w_b), u32(a.h_b),
-                   static_cast<uint32_t>(a.border), u32(static_cast<int64_t>(n_blocks))};
+  CompactPush push{u32(a.n),
+                   u32(a.k),
+                   u32(a.w_a),
+                   u32(a.h_a),
+                   u32(a.w_b),
+                   u32(a.h_b),
+                   static_cast<uint32_t>(a.border),
+                   u32(static_cast<int64_t>(n_blocks))};
   const uint32_t spec[] = {a.mode};
   RECON_RETURN_IF_ERROR(g.dispatch("match_compact_count", spec,
                                    {{a.cand_b, Access::kRead}, {a.qpix, Access::kRead}, {a.blocks, Access::kWrite}},
@@ -200,8 +213,8 @@ Status record_compact(Graph& g, const CompactArgs& a) {
                     push, Graph::grid_1d(n_blocks));
 }
 
-Status record_decorate(Graph& g, const MatchResult& r, const MatchShape& shape, const Arg& pts3d_a,
-                       const Arg& pts3d_b, const Arg& conf_a, const Arg& conf_b) {
+Status record_decorate(Graph& g, const MatchResult& r, const MatchShape& shape, const Arg& pts3d_a, const Arg& pts3d_b,
+                       const Arg& conf_a, const Arg& conf_b) {
   const uint64_t cap = static_cast<uint64_t>(r.capacity);
   CoordsPush coords{u32(r.capacity), u32(shape.w_a), u32(shape.w_b)};
   RECON_RETURN_IF_ERROR(g.dispatch("match_coords", {},
@@ -278,10 +291,12 @@ Status check_shape(const Runtime& rt, const MatchShape& s) {
   const int64_t na = s.h_a * s.w_a, nb = s.h_b * s.w_b;
   if (na >= (int64_t{1} << 31) || nb >= (int64_t{1} << 31)) return invalid_argument("maps of 2^31 pixels or more");
   const uint64_t range = rt.caps().max_storage_buffer_range;
-  const uint64_t biggest = static_cast<uint64_t>(std::max(na, nb)) * static_cast<uint64_t>(std::max<int64_t>(s.dim, 3)) * 4;
+  const uint64_t biggest =
+      static_cast<uint64_t>(std::max(na, nb)) * static_cast<uint64_t>(std::max<int64_t>(s.dim, 3)) * 4;
   if (biggest > range) {
-    return invalid_argument("a map of " + std::to_string(biggest) + " bytes exceeds the device's storage-buffer range of " +
-                            std::to_string(range) + " bytes; match at a lower resolution");
+    return invalid_argument("a map of " + std::to_string(biggest) +
+                            " bytes exceeds the device's storage-buffer range of " + std::to_string(range) +
+                            " bytes; match at a lower resolution");
   }
   return Status::ok();
 }
@@ -308,7 +323,8 @@ Status bind_inputs(Graph& g, const MatchShape& shape, const Tensor& desc_a, cons
   if (!(got == shape)) {
     auto str = [](const MatchShape& s) {
       return std::to_string(s.h_a) + "x" + std::to_string(s.w_a) + " / " + std::to_string(s.h_b) + "x" +
-             std::to_string(s.w_b) + " D=" + std::to_string(s.dim) + (s.pts3d ? " +pts3d" : "") + (s.conf ? " +conf" : "");
+             std::to_string(s.w_b) + " D=" + std::to_string(s.dim) + (s.pts3d ? " +pts3d" : "") +
+             (s.conf ? " +conf" : "");
     };
     return invalid_argument("inputs are " + str(got) + " but the matcher was built for " + str(shape));
   }

@@ -12,7 +12,7 @@
 namespace recon::gpu::match_detail {
 
 inline constexpr uint32_t kNone = 0xffffffffu;
-inline constexpr int64_t kStateWords = 128;  // counts [0, 64), slices used by step [64, 128)
+inline constexpr int64_t kStateWords = 128;     // counts [0, 64), slices used by step [64, 128)
 inline constexpr int64_t kCompactBlock = 1024;  // candidates per block of match_compact.comp
 
 // An operand placeholder (an undefined tensor) for Args that a call does not use.
@@ -43,7 +43,7 @@ struct NnArgs {
   uint32_t count_index = kNone;  // state[count_index] = query count, or kNone: count_fixed
   uint32_t count_fixed = 0;
   uint32_t q_begin = 0;
-  uint32_t meta_index = kNone;   // state[64 + meta_index] = slices used
+  uint32_t meta_index = kNone;  // state[64 + meta_index] = slices used
 };
 Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a);
 
@@ -51,8 +51,8 @@ Status record_init(Graph& g, const Arg& xy1, const Arg& xy2, const Arg& notyet, 
                    const Arg& mark_b, int64_t seeds, int64_t seeds_x, int subsample, int64_t w_a);
 Status record_update(Graph& g, const Arg& part, const Arg& state, const Arg& list_in, const Arg& list_out,
                      const Arg& target, const Arg& score, const Arg& notyet, uint32_t step, uint32_t grid);
-Status record_scatter(Graph& g, const Arg& notyet, const Arg& xy1, const Arg& xy2, const Arg& score,
-                      const Arg& mark_b, const Arg& mark_s, int64_t seeds);
+Status record_scatter(Graph& g, const Arg& notyet, const Arg& xy1, const Arg& xy2, const Arg& score, const Arg& mark_b,
+                      const Arg& mark_s, int64_t seeds);
 
 // Ordered compaction (match_compact.comp). mode 0: candidate e = A pixel e; mode 1: query row e / k
 // of qpix. blocks: i32 [ceil(n / kCompactBlock)].
@@ -67,8 +67,8 @@ struct CompactArgs {
 Status record_compact(Graph& g, const CompactArgs& a);
 
 // Coordinates, gathered pts3d and confidences of the compacted matches in `r`.
-Status record_decorate(Graph& g, const MatchResult& r, const MatchShape& shape, const Arg& pts3d_a,
-                       const Arg& pts3d_b, const Arg& conf_a, const Arg& conf_b);
+Status record_decorate(Graph& g, const MatchResult& r, const MatchShape& shape, const Arg& pts3d_a, const Arg& pts3d_b,
+                       const Arg& conf_a, const Arg& conf_b);
 
 Status record_topk(Graph& g, uint32_t k, uint32_t mode, const Arg& part, const Arg& state, const Arg& top_idx,
                    const Arg& top_score, const Arg& qpix, const Arg& keep, uint32_t count, uint32_t q_begin,

@@ -144,14 +144,15 @@ TEST_F(RecondErrors, SessionsRegionsAndImageGeometryAreChecked) {
   n = id();
   EXPECT_EQ(code_of(make_infer_pair(n, session, {region_, 0, 100000, kW, kW * 3, {}}, good_image()), n),
             StatusCode::kInvalidArgument);
-  // Wrong dimensions: inline bytes that do not match, too small for a patch, an impossible
+  // Wrong dimensions: inline bytes that do not match, too thin for a patch, an impossible
   // resolution, one the image cannot become, unknown outputs and models.
   n = id();
   EXPECT_EQ(code_of(make_infer_pair(n, session, {{}, 0, kH, kW, 0, std::vector<uint8_t>(100)}, good_image()), n),
             StatusCode::kInvalidArgument);
   n = id();
-  EXPECT_EQ(code_of(make_infer_pair(n, session, {region_, 0, 4, 4, 12, {}}, good_image()), n),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code_of(make_infer_pair(n, session, {region_, 0, 1, 300, 900, {}}, good_image()), n),
+            StatusCode::kInvalidArgument)
+      << "a 300x1 image is less than one patch high at the model's size";
   InferArgs bad_resolution;
   bad_resolution.resolution = std::make_pair(50u, 64u);
   n = id();

@@ -221,22 +221,22 @@ TEST(RecondManagement, UnloadAndLoadAModelAtRunTime) {
 }
 
 TEST(RecondSessions, DeviceOutOfMemoryFailsOnlyThatRequest) {
-  // A cap on the activation pool that the warm 64x48 graph fits in but a 1024x768 one does not.
+  // A cap on the activation pool that the warm 64x48 graph fits in but a 2048x1536 one does not.
   ServerOptions options = tiny_options();
   gpu::RuntimeOptions runtime;
   runtime.pipeline_cache_path = "none";
-  runtime.activations_cap = VkDeviceSize{64} << 20;
+  runtime.activations_cap = VkDeviceSize{256} << 20;
   runtime.block_size = VkDeviceSize{16} << 20;
   auto harness = ServerHarness::start(options, {}, runtime);
   ASSERT_TRUE(harness->error().empty()) << harness->error();
   auto client = TestClient::connect(harness->dir(), "oom");
   ASSERT_TRUE(client.is_ok());
-  const auto big = test_image(768, 1024, 13);
+  const auto big = test_image(1536, 2048, 13);
   InferArgs args;
-  args.resolution = std::make_pair(768u, 1024u);
+  args.resolution = std::make_pair(1536u, 2048u);
   const uint64_t id = (*client)->next_id();
   auto answer = (*client)->call(
-      make_infer_pair(id, (*client)->session(), {{}, 0, 768, 1024, 0, big}, {{}, 0, 768, 1024, 0, big}, args), id,
+      make_infer_pair(id, (*client)->session(), {{}, 0, 1536, 2048, 0, big}, {{}, 0, 1536, 2048, 0, big}, args), id,
       120'000);
   ASSERT_TRUE(answer.is_ok()) << answer.status().to_string();
   EXPECT_EQ(answer->code(), StatusCode::kResourceExhausted) << answer->error_message();

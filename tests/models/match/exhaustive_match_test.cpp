@@ -57,7 +57,9 @@ RefExhaustive exhaustive_ref(const HostMap& a, const HostMap& b, std::vector<int
   return r;
 }
 
-std::vector<int32_t> all_pixels(const HostMap& m, int subsample) { return match_seed_grid(m.h, m.w, subsample); }
+std::vector<int32_t> all_pixels(const HostMap& m, int subsample) {
+  return match_seed_grid(m.h, m.w, subsample);
+}
 
 class ExhaustiveMatch : public GpuTest {
  protected:
@@ -138,7 +140,8 @@ TEST_F(ExhaustiveMatch, MatchesTheCpuReference) {
 TEST_F(ExhaustiveMatch, ConfidenceThresholdUsesTheGeometricMean) {
   HostMap a, b;
   RefExhaustive want;
-  const auto conf_a = testing::random_floats(19 * 23, 61, 0.5f, 3.0f), conf_b = testing::random_floats(21 * 17, 62, 0.5f, 3.0f);
+  const auto conf_a = testing::random_floats(19 * 23, 61, 0.5f, 3.0f),
+             conf_b = testing::random_floats(21 * 17, 62, 0.5f, 3.0f);
   const float threshold = 1.6f;
   for (uint32_t seed = 300;; seed += 2) {
     a = testing::random_unit_map(19, 23, 24, seed);

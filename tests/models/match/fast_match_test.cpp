@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "gpu/models/match/match.h"
@@ -200,7 +200,8 @@ TEST_F(FastMatch, LargerMapsUseManySlicesAndStillMatchTheReference) {
 TEST_F(FastMatch, GathersPointsAndConfidences) {
   const HostMap a = testing::random_unit_map(20, 24, 24, 31), b = testing::random_unit_map(22, 18, 24, 32);
   auto pts_a = testing::random_floats(20 * 24 * 3, 33), pts_b = testing::random_floats(22 * 18 * 3, 34);
-  auto conf_a = testing::random_floats(20 * 24, 35, 1.0f, 5.0f), conf_b = testing::random_floats(22 * 18, 36, 1.0f, 5.0f);
+  auto conf_a = testing::random_floats(20 * 24, 35, 1.0f, 5.0f),
+       conf_b = testing::random_floats(22 * 18, 36, 1.0f, 5.0f);
   MatchMaps maps;
   maps.pts3d_a = testing::upload_f32(rt(), DType::kF32, {1, 20, 24, 3}, pts_a);
   maps.pts3d_b = testing::upload_f32(rt(), DType::kF32, {22, 18, 3}, pts_b);
@@ -260,9 +261,9 @@ TEST_F(FastMatch, MisuseIsInvalidArgument) {
   expect_invalid(fast(Tensor(), ta), "undefined");
   expect_invalid(fast(testing::upload_f32(rt(), DType::kF16, {16, 16, 24}, a.v), ta), "f16 descriptors");
   expect_invalid(fast(ta, upload(rt(), testing::random_unit_map(16, 16, 23, 52))), "D differs");
-  expect_invalid(fast(upload(rt(), testing::random_unit_map(4, 4, 65, 53)),
-                      upload(rt(), testing::random_unit_map(4, 4, 65, 54))),
-                 "D > 64");
+  expect_invalid(
+      fast(upload(rt(), testing::random_unit_map(4, 4, 65, 53)), upload(rt(), testing::random_unit_map(4, 4, 65, 54))),
+      "D > 64");
   expect_invalid(fast(testing::upload_f32(rt(), DType::kF32, {2, 8, 16, 24}, a.v), ta), "batch of 2");
   expect_invalid(fast(testing::upload_f32(rt(), DType::kF32, {256, 24}, a.v), ta), "rank 2");
   FastMatchOptions o;

@@ -1,0 +1,240 @@
+// recon_bench_daemon: what recond adds on top of the engine, in the units users care about.
+//  * StatusRoundTrip        µs per empty request (GetStatus) through ZeroMQ ipc and back;
+//  * HandOff/<path>/<size>  ms per InferPair+Release with the images in a registered memfd
+//                           region or inline in the request, at model size (64x48) and at
+//                           640x480 (resized by the daemon): the difference is the hand-off;
+//  * Fetch/<destination>    GB/s copying all eight outputs of a handle into a region or inline;
+//  * Engine / Daemon        ms per pair in-process vs through the daemon; Daemon reports
+//                           ratio_vs_engine (> 1: the daemon is slower by that factor);
+//  * Concurrent/<max_batch> pairs/s with 4 clients sending at once, without and with batching.
+// The server runs in-process on the tiny golden model; RECON_DEVICE picks the device.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "daemon/ipc/wire_convert.h"
+#include "tests/daemon/server/server_harness.h"
+#include "tests/daemon/server/test_client.h"
+
+namespace recon::daemon::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
+
+struct Setup {
+  std::unique_ptr<ServerHarness> harness;
+  std::unique_ptr<TestClient> client;
+  std::unique_ptr<TestRegion> memory;
+  Id128 region;
+  std::unique_ptr<gpu::Mast3rEngine> engine;
+  std::string error;
+};
+
+Setup& setup(uint32_t max_batch = 1) {
+  static std::map<uint32_t, Setup> setups;
+  Setup& s = setups[max_batch];
+  if (s.harness || !s.error.empty()) return s;
+  ServerOptions options = tiny_options();
+  options.batching.max_batch = max_batch;
+  options.batching.max_wait = std::chrono::microseconds(max_batch > 1 ? 2000 : 0);
+  options.limits.max_handles_per_client = 1024;
+  s.harness = ServerHarness::start(options);
+  if (!s.harness->error().empty()) {
+    s.error = s.harness->error();
+    return s;
+  }
+  auto client = TestClient::connect(s.harness->dir(), "bench");
+  if (!client.is_ok()) {
+    s.error = client.status().to_string();
+    return s;
+  }
+  s.client = std::move(client).value();
+  auto region = s.client->add_region(16 << 20);
+  if (!region.is_ok()) {
+    s.error = region.status().to_string();
+    return s;
+  }
+  s.memory = std::move(region->first);
+  s.region = region->second;
+  auto engine = gpu::Mast3rEngine::load(s.harness->runtime(), kTinyModel, gpu::Precision::kF32);
+  if (!engine.is_ok()) {
+    s.error = engine.status().to_string();
+    return s;
+  }
+  s.engine = std::move(engine).value();
+  return s;
+}
+
+#define RECON_SETUP_OR_SKIP(s)                  \
+  Setup& s = setup();                           \
+  if (!s.error.empty()) {                       \
+    state.SkipWithError(s.error.c_str());       \
+    return;                                     \
+  }
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// ms per pair of the in-process engine, measured by BM_Engine, for BM_Daemon's ratio.
+double g_engine_ms = 0;
+
+void BM_StatusRoundTrip(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    const uint64_t id = s.client->next_id();
+    auto answer = s.client->call(make_status(id), id);
+    if (!answer.is_ok()) state.SkipWithError("status failed");
+  }
+  state.counters["us_per_request"] = seconds_since(start) * 1e6 / static_cast<double>(state.iterations());
+}
+
+// Infers one pair and releases its handle; false on any failure.
+bool infer_and_release(TestClient& client, const ImageArg& a, const ImageArg& b) {
+  const uint64_t id = client.next_id();
+  auto answer = client.call(make_infer_pair(id, client.session(), a, b), id);
+  if (!answer.is_ok() || answer->type() != wire::ResponseBody::InferPairResult) return false;
+  const uint64_t rid = client.next_id();
+  auto released = client.call(make_release(rid, client.session(), {handle_id(*answer)}), rid);
+  return released.is_ok() && released->code() == StatusCode::kOk;
+}
+
+void BM_HandOff(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  const bool shared = state.range(0) == 0;
+  const uint32_t h = state.range(1) == 0 ? kH : 480, w = state.range(1) == 0 ? kW : 640;
+  const auto pixels1 = test_image(h, w, 1), pixels2 = test_image(h, w, 2);
+  ImageArg a, b;
+  if (shared) {
+    a = {s.region, 0, h, w, w * 3, {}};
+    b = {s.region, 4 << 20, h, w, w * 3, {}};
+  } else {
+    a = {{}, 0, h, w, 0, pixels1};
+    b = {{}, 0, h, w, 0, pixels2};
+  }
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    if (shared) {  // the client writes its images into the region each time
+      std::memcpy(s.memory->data(), pixels1.data(), pixels1.size());
+      std::memcpy(s.memory->data() + (4 << 20), pixels2.data(), pixels2.size());
+    }
+    if (!infer_and_release(*s.client, a, b)) state.SkipWithError("inference failed");
+  }
+  const double seconds = seconds_since(start);
+  state.counters["ms_per_pair"] = seconds * 1e3 / static_cast<double>(state.iterations());
+  state.counters["image_MB_per_s"] =
+      static_cast<double>(pixels1.size() * 2) * static_cast<double>(state.iterations()) / seconds / 1e6;
+  state.SetLabel(std::string(shared ? "shared memory " : "inline ") + std::to_string(w) + "x" + std::to_string(h));
+}
+
+void BM_Fetch(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  const bool to_region = state.range(0) == 0;
+  const auto pixels = test_image(kH, kW, 3);
+  const uint64_t id = s.client->next_id();
+  auto answer = s.client->call(
+      make_infer_pair(id, s.client->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
+  if (!answer.is_ok() || answer->type() != wire::ResponseBody::InferPairResult) {
+    state.SkipWithError("inference failed");
+    return;
+  }
+  const Id128 handle = handle_id(*answer);
+  uint64_t bytes = 0;
+  for (const wire::TensorInfo* t : *answer->response->body_as_InferPairResult()->handle()->tensors()) {
+    bytes += t->byte_size();
+  }
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    const uint64_t fid = s.client->next_id();
+    std::optional<RegionDest> destination;
+    if (to_region) destination = RegionDest{s.region, 8 << 20};
+    auto fetched = s.client->call(make_fetch(fid, s.client->session(), handle, {}, destination), fid);
+    if (!fetched.is_ok() || fetched->type() != wire::ResponseBody::FetchResult) state.SkipWithError("fetch failed");
+  }
+  const double seconds = seconds_since(start);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes) * static_cast<int64_t>(state.iterations()));
+  state.counters["GB_per_s"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["us_per_fetch"] = seconds * 1e6 / static_cast<double>(state.iterations());
+  state.SetLabel(std::string(to_region ? "into a region, " : "inline, ") + std::to_string(bytes) + " bytes");
+  const uint64_t rid = s.client->next_id();
+  (void)s.client->call(make_release(rid, s.client->session(), {handle}), rid);
+}
+
+void BM_Engine(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  const auto a = test_image(kH, kW, 4), b = test_image(kH, kW, 5);
+  const gpu::ImageU8View v1{a.data(), kH, kW, 0}, v2{b.data(), kH, kW, 0};
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    auto result = s.engine->infer(std::span(&v1, 1), std::span(&v2, 1));
+    if (!result.is_ok()) state.SkipWithError(result.status().to_string().c_str());
+  }
+  g_engine_ms = seconds_since(start) * 1e3 / static_cast<double>(state.iterations());
+  state.counters["ms_per_pair"] = g_engine_ms;
+  state.SetLabel("in-process Mast3rEngine::infer, 64x48");
+}
+
+void BM_Daemon(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  const auto a = test_image(kH, kW, 4), b = test_image(kH, kW, 5);
+  std::memcpy(s.memory->data(), a.data(), a.size());
+  std::memcpy(s.memory->data() + (4 << 20), b.data(), b.size());
+  const ImageArg image1{s.region, 0, kH, kW, kW * 3, {}}, image2{s.region, 4 << 20, kH, kW, kW * 3, {}};
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    if (!infer_and_release(*s.client, image1, image2)) state.SkipWithError("inference failed");
+  }
+  const double ms = seconds_since(start) * 1e3 / static_cast<double>(state.iterations());
+  state.counters["ms_per_pair"] = ms;
+  if (g_engine_ms > 0) state.counters["ratio_vs_engine"] = ms / g_engine_ms;
+  state.SetLabel("InferPair (shared memory) + Release through recond, 64x48");
+}
+
+void BM_Concurrent(benchmark::State& state) {
+  const uint32_t max_batch = static_cast<uint32_t>(state.range(0));
+  Setup& s = setup(max_batch);
+  if (!s.error.empty()) {
+    state.SkipWithError(s.error.c_str());
+    return;
+  }
+  constexpr int kClients = 4, kPairsPerClient = 4;
+  std::vector<std::unique_ptr<TestClient>> clients;
+  for (int c = 0; c < kClients; ++c) {
+    auto client = TestClient::connect(s.harness->dir(), "concurrent");
+    if (!client.is_ok()) {
+      state.SkipWithError("connect failed");
+      return;
+    }
+    clients.push_back(std::move(client).value());
+  }
+  const auto pixels = test_image(kH, kW, 6);
+  const ImageArg image{{}, 0, kH, kW, 0, pixels};
+  uint64_t pairs = 0;
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    std::vector<std::thread> threads;
+    for (int c = 0; c < kClients; ++c) {
+      threads.emplace_back([&, c] {
+        for (int p = 0; p < kPairsPerClient; ++p) (void)infer_and_release(*clients[c], image, image);
+      });
+    }
+    for (auto& t : threads) t.join();
+    pairs += kClients * kPairsPerClient;
+  }
+  state.counters["pairs_per_s"] = static_cast<double>(pairs) / seconds_since(start);
+  state.SetLabel(std::to_string(kClients) + " clients, max_batch " + std::to_string(max_batch));
+}
+
+BENCHMARK(BM_StatusRoundTrip)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_HandOff)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"inline", "big"})->Iterations(20)->UseRealTime();
+BENCHMARK(BM_Fetch)->Arg(0)->Arg(1)->ArgName("inline")->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_Engine)->Iterations(20)->UseRealTime();
+BENCHMARK(BM_Daemon)->Iterations(20)->UseRealTime();
+BENCHMARK(BM_Concurrent)->Arg(1)->Arg(4)->ArgName("max_batch")->Iterations(3)->UseRealTime();
+
+}  // namespace
+}  // namespace recon::daemon::testing
+
+BENCHMARK_MAIN();
