@@ -4,13 +4,18 @@
 //                           region or inline in the request, at model size (64x48) and at
 //                           640x480 (resized by the daemon): the difference is the hand-off;
 //  * Fetch/<destination>    GB/s copying all eight outputs of a handle into a region or inline;
-//  * Engine / Daemon        ms per pair in-process vs through the daemon; Daemon reports
-//                           ratio_vs_engine (> 1: the daemon is slower by that factor);
+//  * Engine                 ms per pair in-process (64x48 and 32x16);
+//  * Daemon                 ms per pair through recond, interleaved pair by pair with the
+//                           in-process engine: overhead_ms_per_pair and ratio_vs_engine (> 1:
+//                           the daemon is slower by that factor);
 //  * Concurrent/<max_batch> pairs/s with 4 clients sending at once, without and with batching.
+// RECON_BENCH_STAGES=1 prints the engine's GPU time per stage once (where a pair's time goes).
 // The server runs in-process on the tiny golden model; RECON_DEVICE picks the device.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -76,9 +81,6 @@ Setup& setup(uint32_t max_batch = 1) {
   }
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// ms per pair of the in-process engine, measured by BM_Engine, for BM_Daemon's ratio.
-double g_engine_ms = 0;
 
 void BM_StatusRoundTrip(benchmark::State& state) {
   RECON_SETUP_OR_SKIP(s);
@@ -164,32 +166,57 @@ void BM_Fetch(benchmark::State& state) {
 
 void BM_Engine(benchmark::State& state) {
   RECON_SETUP_OR_SKIP(s);
-  const auto a = test_image(kH, kW, 4), b = test_image(kH, kW, 5);
-  const gpu::ImageU8View v1{a.data(), kH, kW, 0}, v2{b.data(), kH, kW, 0};
+  const uint32_t h = state.range(0) == 0 ? kH : 16, w = state.range(0) == 0 ? kW : 32;
+  const auto a = test_image(h, w, 4), b = test_image(h, w, 5);
+  const gpu::ImageU8View v1{a.data(), h, w, 0}, v2{b.data(), h, w, 0};
+  (void)s.engine->infer(std::span(&v1, 1), std::span(&v2, 1));  // builds the graph for this size
+  double gpu_ms = 0;
+  bool printed = false;
   const auto start = Clock::now();
   for (auto _ : state) {
     auto result = s.engine->infer(std::span(&v1, 1), std::span(&v2, 1));
-    if (!result.is_ok()) state.SkipWithError(result.status().to_string().c_str());
+    if (!result.is_ok()) {
+      state.SkipWithError(result.status().to_string().c_str());
+      break;
+    }
+    gpu_ms += result->gpu_ms;
+    if (std::getenv("RECON_BENCH_STAGES") != nullptr && !printed) {  // where the engine's time goes
+      for (const auto& [stage, stage_ms] : result->stage_ms) std::fprintf(stderr, "  stage %s %.2f ms\n", stage.c_str(), stage_ms);
+      printed = true;
+    }
   }
-  g_engine_ms = seconds_since(start) * 1e3 / static_cast<double>(state.iterations());
-  state.counters["ms_per_pair"] = g_engine_ms;
-  state.SetLabel("in-process Mast3rEngine::infer, 64x48");
+  const double ms = seconds_since(start) * 1e3 / static_cast<double>(state.iterations());
+  state.counters["ms_per_pair"] = ms;
+  state.counters["gpu_ms_per_pair"] = gpu_ms / static_cast<double>(state.iterations());
+  state.SetLabel("in-process Mast3rEngine::infer, " + std::to_string(w) + "x" + std::to_string(h));
 }
 
+// Interleaved with the in-process engine, pair by pair, so that a drifting machine load (shared
+// CI cores) hits both sides alike.
 void BM_Daemon(benchmark::State& state) {
   RECON_SETUP_OR_SKIP(s);
   const auto a = test_image(kH, kW, 4), b = test_image(kH, kW, 5);
   std::memcpy(s.memory->data(), a.data(), a.size());
   std::memcpy(s.memory->data() + (4 << 20), b.data(), b.size());
   const ImageArg image1{s.region, 0, kH, kW, kW * 3, {}}, image2{s.region, 4 << 20, kH, kW, kW * 3, {}};
-  const auto start = Clock::now();
+  const gpu::ImageU8View v1{a.data(), kH, kW, 0}, v2{b.data(), kH, kW, 0};
+  double daemon_s = 0, engine_s = 0;
   for (auto _ : state) {
+    auto start = Clock::now();
     if (!infer_and_release(*s.client, image1, image2)) state.SkipWithError("inference failed");
+    daemon_s += seconds_since(start);
+    state.PauseTiming();
+    start = Clock::now();
+    if (!s.engine->infer(std::span(&v1, 1), std::span(&v2, 1)).is_ok()) state.SkipWithError("engine failed");
+    engine_s += seconds_since(start);
+    state.ResumeTiming();
   }
-  const double ms = seconds_since(start) * 1e3 / static_cast<double>(state.iterations());
-  state.counters["ms_per_pair"] = ms;
-  if (g_engine_ms > 0) state.counters["ratio_vs_engine"] = ms / g_engine_ms;
-  state.SetLabel("InferPair (shared memory) + Release through recond, 64x48");
+  const double n = static_cast<double>(state.iterations());
+  state.counters["ms_per_pair"] = daemon_s * 1e3 / n;
+  state.counters["engine_ms_per_pair"] = engine_s * 1e3 / n;
+  state.counters["overhead_ms_per_pair"] = (daemon_s - engine_s) * 1e3 / n;
+  state.counters["ratio_vs_engine"] = daemon_s / engine_s;
+  state.SetLabel("InferPair (shared memory) + Release through recond vs in-process infer, 64x48");
 }
 
 void BM_Concurrent(benchmark::State& state) {
@@ -230,8 +257,8 @@ void BM_Concurrent(benchmark::State& state) {
 BENCHMARK(BM_StatusRoundTrip)->MinTime(1.0)->UseRealTime();
 BENCHMARK(BM_HandOff)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"inline", "big"})->Iterations(20)->UseRealTime();
 BENCHMARK(BM_Fetch)->Arg(0)->Arg(1)->ArgName("inline")->MinTime(1.0)->UseRealTime();
-BENCHMARK(BM_Engine)->Iterations(20)->UseRealTime();
-BENCHMARK(BM_Daemon)->Iterations(20)->UseRealTime();
+BENCHMARK(BM_Engine)->Arg(0)->Arg(1)->ArgName("small")->Iterations(20)->UseRealTime();
+BENCHMARK(BM_Daemon)->Iterations(30)->UseRealTime();
 BENCHMARK(BM_Concurrent)->Arg(1)->Arg(4)->ArgName("max_batch")->Iterations(3)->UseRealTime();
 
 }  // namespace

@@ -6,7 +6,8 @@
 
 namespace reconctl {
 
-Args::Args(std::vector<std::string> argv, std::set<std::string> value_flags, std::set<std::string> bool_flags) {
+Args::Args(std::vector<std::string> argv, const std::set<std::string>& value_flags,
+           const std::set<std::string>& bool_flags) {
   bool only_positionals = false;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];

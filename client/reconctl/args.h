@@ -20,7 +20,8 @@ struct UsageError : std::runtime_error {
 class Args {
  public:
   // `value_flags` take a value, `bool_flags` do not; anything else starting with "--" is an error.
-  Args(std::vector<std::string> argv, std::set<std::string> value_flags, std::set<std::string> bool_flags);
+  Args(std::vector<std::string> argv, const std::set<std::string>& value_flags,
+       const std::set<std::string>& bool_flags);
 
   bool has(const std::string& flag) const;
   std::optional<std::string> value(const std::string& flag) const;  // the last one given

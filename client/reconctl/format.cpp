@@ -8,7 +8,7 @@
 namespace reconctl {
 
 std::string format_bytes(uint64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
   int unit = 0;
   while (value >= 1024.0 && unit < 4) {

@@ -29,7 +29,8 @@ Commands:
                                  build pipelines and run the models once per resolution
                                  (default: every model at its configured resolutions)
   load NAME PATH [--kind K] [--precision fp32|fp16|bf16] [--resolution WxH]... [--no-warm]
-                                 load a model (PATH as the daemon's LoadModel expects it)
+                                 load a model; PATH is relative to the daemon's model
+                                 directory (recond --model-dir), no absolute paths or ".."
   unload NAME                    unload a model (in-flight requests finish first)
   infer A B --out DIR [--size N] [--model NAME] [--precision P] [--min-conf C]
                                  run one image pair: prepares A and B like the official loader
@@ -62,11 +63,11 @@ Exit codes:
 using Command = int (*)(const Context&);
 
 const std::map<std::string, Command>& commands() {
-  static const std::map<std::string, Command> kCommands = {
+  static const std::map<std::string, Command> by_name = {
       {"status", cmd_status}, {"models", cmd_models}, {"wait-ready", cmd_wait_ready}, {"warmup", cmd_warmup},
       {"load", cmd_load},     {"unload", cmd_unload}, {"infer", cmd_infer},           {"bench", cmd_bench},
   };
-  return kCommands;
+  return by_name;
 }
 
 int usage_error(const std::string& message) {
@@ -107,9 +108,9 @@ int run(int argc, char** argv) {
     } else if (is_flag(arg, "manager-socket")) {
       context.connect.manager_socket = take_value(arg, "manager-socket");
     } else if (is_flag(arg, "timeout")) {
-      const int64_t seconds = parse_int("--timeout", take_value(arg, "timeout"), 0, 86400 * 7);
+      const int64_t seconds = parse_int("--timeout", take_value(arg, "timeout"), 0, int64_t{86400} * 7);
       context.connect.timeout = std::chrono::seconds(seconds);
-    } else if (arg.rfind("-", 0) == 0) {
+    } else if (arg.rfind('-', 0) == 0) {
       throw UsageError("unknown option " + arg);
     } else {
       break;

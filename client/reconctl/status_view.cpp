@@ -12,6 +12,7 @@ using namespace recon::client;
 
 std::string resolutions_text(const std::vector<Resolution>& resolutions) {
   std::vector<std::string> parts;
+  parts.reserve(resolutions.size());
   for (const Resolution& r : resolutions) parts.push_back(to_string(r));
   return parts.empty() ? "-" : join(parts, ", ");
 }
@@ -96,7 +97,9 @@ std::string status_text(const DaemonStatus& s) {
                 t.pairs_per_s, t.window_s, mean_batch);
   out += line;
 
-  if (!s.latency.empty()) {
+  bool any_latency = false;
+  for (const LatencyStats& l : s.latency) any_latency = any_latency || l.count > 0;
+  if (any_latency) {
     out += "\n";
     Table latency;
     latency.add_row({"LATENCY", "COUNT", "P50", "P90", "P99", "MAX"});

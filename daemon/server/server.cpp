@@ -73,6 +73,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   WorkerOptions worker_options;
   worker_options.max_batch = scheduling.max_batch;
   worker_options.before_batch = std::move(hooks.before_batch);
+  before_startup_ = std::move(hooks.before_startup);
   if (notifier_ != nullptr && notifier_->watchdog_ping_interval()) {
     const auto ping = std::chrono::duration_cast<std::chrono::milliseconds>(*notifier_->watchdog_ping_interval());
     worker_options.idle_tick = std::clamp(ping / 2, std::chrono::milliseconds(1), std::chrono::milliseconds(250));
@@ -110,6 +111,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   if (!options_.tcp_endpoint.empty()) {
     RECON_ASSIGN_OR_RETURN(ZmqRouter tcp, ZmqRouter::create(*zmq_, router_options));
     RECON_RETURN_IF_ERROR(tcp.bind(options_.tcp_endpoint));
+    log_info("Serving remote clients on " + tcp.endpoint() + " (inline images only)");
     tcp_router_.emplace(std::move(tcp));
   }
   const std::string regions_path = sockets.regions.path;
@@ -140,6 +142,7 @@ int Server::run(SignalFd* signals) {
     ControlJob startup;
     startup.what = "start-up of device " + std::to_string(device->index());
     startup.run = [this, plan](Device& d) -> Result<std::vector<uint8_t>> {
+      if (before_startup_) before_startup_();
       auto summary = start_device(d, options_, plan, notifier_);
       outbox_->push(StartupDone{summary.status(), summary.is_ok() ? summary.value() : std::string()});
       return std::vector<uint8_t>();
@@ -226,7 +229,12 @@ int Server::run(SignalFd* signals) {
       last_timers_ = now;
       on_timers(now);
     }
-    if (pacer_ && state_ == wire::DaemonState::READY && workers_healthy(now)) (void)pacer_->ping_if_due(now);
+    // Pings while ready and while draining (systemd may keep the watchdog armed during a stop).
+    const wire::DaemonState state = state_.load();
+    if (pacer_ && (state == wire::DaemonState::READY || state == wire::DaemonState::STOPPING) &&
+        workers_healthy(now)) {
+      (void)pacer_->ping_if_due(now);
+    }
 
     if (stopping_) {
       const bool drained = std::none_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->running(); });

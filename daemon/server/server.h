@@ -56,9 +56,12 @@ struct ServerSockets {
   Listener manager;  // AF_UNIX stream: ZeroMQ ipc://
 };
 
+// Test hooks; empty in the daemon.
 struct ServerHooks {
   // Runs on the worker thread before every pair batch (tests hold requests in flight with it).
   std::function<void()> before_batch;
+  // Runs on the worker thread before loading the models (tests hold the daemon in WARMING).
+  std::function<void()> before_startup;
 };
 
 class Server {
@@ -78,6 +81,8 @@ class Server {
 
   wire::DaemonState state() const { return state_.load(); }
   uint16_t metrics_port() const { return metrics_http_.port(); }
+  // The bound tcp:// endpoint (with the real port when the configured one was "*"), or "".
+  std::string tcp_endpoint() const { return tcp_router_ ? tcp_router_->endpoint() : std::string(); }
   bool workers_stuck() const { return workers_stuck_; }
 
  private:
@@ -159,6 +164,7 @@ class Server {
   UniqueFd stop_event_;
   std::vector<std::string> bound_socket_files_;  // removed on exit (never activated ones)
 
+  std::function<void()> before_startup_;
   std::optional<WatchdogPacer> pacer_;
   size_t startups_pending_ = 0;
   std::vector<std::string> startup_summaries_;

@@ -105,7 +105,10 @@ Status ZmqRouter::bind_listening_fd(int fd, const std::string& path) {
 
 Status ZmqRouter::bind(const std::string& endpoint) {
   if (zmq_bind(socket_, endpoint.c_str()) != 0) return unavailable(zmq_error("zmq_bind(" + endpoint + ")"));
-  endpoint_ = endpoint;
+  // The real address (a "*" port becomes the one the kernel chose).
+  char last[256] = {};
+  size_t length = sizeof(last);
+  endpoint_ = zmq_getsockopt(socket_, ZMQ_LAST_ENDPOINT, last, &length) == 0 ? std::string(last) : endpoint;
   return Status::ok();
 }
 

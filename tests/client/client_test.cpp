@@ -124,7 +124,7 @@ TEST(ImageBuffer, RefusesImagesThatDoNotFit) {
   EXPECT_THROW(buffer.view(100, 32, 42), Error);   // ends past 4096
   EXPECT_THROW(buffer.view(0, 32, 4, 64), Error);  // stride < width * 3
   EXPECT_THROW(buffer.view(0, 0, 4), Error);
-  std::vector<uint8_t> pixels(40 * 3 * 4, 7);
+  std::vector<uint8_t> pixels(size_t{40} * 3 * 4, 7);
   EXPECT_THROW(buffer.write_rgb(4000, pixels.data(), 40, 4), Error);
   const ImageView v = buffer.write_rgb(0, pixels.data(), 40, 4);
   EXPECT_EQ(v.stride(), 120u);

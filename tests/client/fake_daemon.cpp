@@ -29,7 +29,6 @@ namespace recon::test {
 namespace {
 
 using daemon::Id128;
-using daemon::Id128Hash;
 
 struct Mapping {
   uint8_t* data = nullptr;

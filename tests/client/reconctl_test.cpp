@@ -89,7 +89,7 @@ TEST(Reconctl, InferWritesArraysPointCloudAndPreviews) {
     io::Image image;
     image.width = 64;
     image.height = 48;
-    image.pixels.resize(64 * 48 * 3);
+    image.pixels.resize(size_t{64} * 48 * 3);
     for (size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<uint8_t>(i * (v + 3) % 256);
     ASSERT_TRUE(io::save_png((dir / ("view" + std::to_string(v) + ".png")).string(), image).is_ok());
   }

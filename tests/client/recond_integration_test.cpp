@@ -112,7 +112,7 @@ class Recond {
   int exit_code_ = -1;
 };
 
-TEST(Recond, InfersAPairFetchesLazilyAndReleases) {
+TEST(LibreconWithRecond, InfersAPairFetchesLazilyAndReleases) {
   Recond recond;
   ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
 

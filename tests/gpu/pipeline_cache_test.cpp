@@ -105,7 +105,7 @@ TEST(PipelineCacheHeader, RefusesForeignDeviceDriverUuidOrShaders) {
   caps.vendor_id = 0x10de;
   caps.device_id = 0x2330;
   caps.driver_version = 42;
-  for (int i = 0; i < VK_UUID_SIZE; ++i) caps.pipeline_cache_uuid[i] = static_cast<uint8_t>(i);
+  for (uint32_t i = 0; i < VK_UUID_SIZE; ++i) caps.pipeline_cache_uuid[i] = static_cast<uint8_t>(i);
   const uint64_t hash = 1234;
   auto file = PipelineCache::serialize({}, caps, hash);
   EXPECT_TRUE(PipelineCache::parse(file, caps, hash).is_ok());

@@ -86,9 +86,10 @@ void init_stats(const std::string& name, const std::vector<int64_t>& shape, doub
     const bool transposed = contains(name, "act_postprocess.0.1.") || contains(name, "act_postprocess.1.1.");
     const double fan_in =
         transposed ? static_cast<double>(shape[0]) : static_cast<double>(shape[1] * shape[2] * shape[3]);
-    double gain = 1.0;
-    if (contains(name, ".resConfUnit")) gain = std::sqrt(2.0) * 0.5;  // ReLU-fed, 7 residual sums
-    if (contains(name, "dpt.head.4.")) gain = std::sqrt(2.0) * 0.5;   // raw points stay readable
+    // ReLU-fed convs get sqrt(2), halved for the residual units (7 sums) and for the last head
+    // conv (raw points stay readable).
+    const bool damped = contains(name, ".resConfUnit") || contains(name, "dpt.head.4.");
+    const double gain = damped ? std::sqrt(2.0) * 0.5 : 1.0;
     stddev = gain / std::sqrt(fan_in);
   } else {
     stddev = 0.02;

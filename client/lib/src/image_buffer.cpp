@@ -36,8 +36,8 @@ std::span<const std::byte> ImageBuffer::bytes() const {
 }
 
 const std::string& ImageBuffer::label() const {
-  static const std::string kNone;
-  return region_ ? region_->label() : kNone;
+  static const std::string none;
+  return region_ ? region_->label() : none;
 }
 
 bool ImageBuffer::zero_copy() const {

@@ -130,7 +130,7 @@ void Result::fetch(std::span<const std::string> names, bool release_after) {
     if (index < 0) throw Error(ErrorCode::kNotFound, ErrorSource::kClient, "the result has no tensor '" + name + "'");
     indices.push_back(index);
   }
-  state.fetch(std::move(indices), release_after);
+  state.fetch(indices, release_after);
 }
 
 void Result::fetch(std::initializer_list<std::string> names, bool release_after) {

@@ -71,7 +71,7 @@ std::span<const std::byte> ResultState::bytes(int index) {
   return *fetched_[static_cast<size_t>(index)];
 }
 
-void ResultState::fetch(std::vector<int> indices, bool release_after) {
+void ResultState::fetch(const std::vector<int>& indices, bool release_after) {
   std::lock_guard lock(mutex_);
   std::vector<int> missing;
   for (int i : indices) {
@@ -102,6 +102,7 @@ void ResultState::fetch_locked(const std::vector<int>& indices, bool release_aft
   try {
     flatbuffers::FlatBufferBuilder builder(512);
     std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+    names.reserve(indices.size());
     for (int i : indices) names.push_back(builder.CreateString(tensors_[static_cast<size_t>(i)].name));
     const auto name_vector = builder.CreateVector(names);
     const wire::Id128 region = to_wire(block.region);

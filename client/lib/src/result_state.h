@@ -34,7 +34,7 @@ class ResultState {
 
   // The bytes of tensor `index`, fetching it (and, in the same request, `also`) when needed.
   std::span<const std::byte> bytes(int index);
-  void fetch(std::vector<int> indices, bool release_after);
+  void fetch(const std::vector<int>& indices, bool release_after);
   void release() noexcept;
   bool released() const;
   uint64_t fetched_bytes() const;

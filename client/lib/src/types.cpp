@@ -8,17 +8,14 @@ namespace recon::client {
 size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kF32:
+    case DType::kI32:
+    case DType::kU32:
       return 4;
     case DType::kF16:
-      return 2;
     case DType::kBF16:
       return 2;
     case DType::kU8:
       return 1;
-    case DType::kI32:
-      return 4;
-    case DType::kU32:
-      return 4;
     case DType::kI64:
       return 8;
   }

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/service/socket_activation.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 
@@ -76,14 +77,24 @@ bool has_line(const std::string& message, const std::string& prefix) {
   return false;
 }
 
-// recond as a child: stdout/stderr into `log`, extra environment variables added.
+// recond as a child: stdout/stderr into `log`, extra environment variables added. With
+// `activated` (fd, name) pairs the child gets them as systemd would pass them: fds 3, 4, ... with
+// LISTEN_FDS, LISTEN_PID and LISTEN_FDNAMES.
 pid_t spawn_recond(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                   const std::string& log) {
+                   const std::string& log, const std::vector<std::pair<int, std::string>>& activated = {}) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   ::dup2(fd, 1);
   ::dup2(fd, 2);
+  std::string names;
+  // Move the fds out of the way first, then into place (they may already sit on 3, 4, 5).
+  std::vector<int> moved;
+  for (const auto& [listen_fd, name] : activated) {
+    moved.push_back(::fcntl(listen_fd, F_DUPFD, 100));
+    names += (names.empty() ? "" : ":") + name;
+  }
+  for (size_t i = 0; i < moved.size(); ++i) ::dup2(moved[i], static_cast<int>(3 + i));  // dup2 clears CLOEXEC
   std::vector<std::string> strings{RECOND_PATH};
   strings.insert(strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -98,6 +109,11 @@ pid_t spawn_recond(const std::vector<std::string>& args, const std::vector<std::
     environment.push_back(entry);
   }
   environment.insert(environment.end(), env.begin(), env.end());
+  if (!activated.empty()) {
+    environment.push_back("LISTEN_FDS=" + std::to_string(activated.size()));
+    environment.push_back("LISTEN_PID=" + std::to_string(::getpid()));
+    environment.push_back("LISTEN_FDNAMES=" + names);
+  }
   std::vector<char*> envp;
   for (std::string& s : environment) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -202,6 +218,45 @@ TEST(Recond, SigtermDrainsInFlightWorkAnswersQueuedRequestsUnavailableAndExitsZe
   EXPECT_EQ(other, 0);
   EXPECT_EQ(wait_exit(pid, std::chrono::seconds(30)), 0) << read_file(log);
   std::cout << "[ drain    ] " << ok << " requests completed, " << unavailable << " answered UNAVAILABLE\n";
+}
+
+TEST(Recond, ServesSocketsPassedBySystemdSocketActivation) {
+  TempDir dir;
+  FakeNotifySocket notify(dir.path() + "/notify");
+  std::vector<std::pair<int, std::string>> activated;
+  const std::pair<const char*, UnixSocketType> sockets[] = {{"client", UnixSocketType::kStream},
+                                                            {"regions", UnixSocketType::kSeqPacket},
+                                                            {"manager", UnixSocketType::kStream}};
+  std::vector<UniqueFd> owned;
+  for (const auto& [name, type] : sockets) {
+    UnixSocketOptions o;
+    o.path = dir.path() + "/" + name + ".sock";
+    o.type = type;
+    auto fd = bind_unix_socket(o);
+    ASSERT_TRUE(fd.is_ok()) << fd.status().to_string();
+    activated.emplace_back(fd->get(), name);
+    owned.push_back(std::move(fd).value());
+  }
+  const std::string log = dir.path() + "/log";
+  // No socket paths on the command line: the passed fds are used, the configured paths are not.
+  const pid_t pid = spawn_recond({"--foreground", "--config", "/dev/null", "--model", "mast3r=" + kTinyModel, "--warmup",
+                                  "64x48", "--pipeline-cache", "off"},
+                                 {"NOTIFY_SOCKET=" + dir.path() + "/notify"}, log, activated);
+  owned.clear();  // the child holds them now, as systemd would
+  ASSERT_TRUE(notify.wait_for([](const std::string& m) { return has_line(m, "READY=1"); }, std::chrono::seconds(90)))
+      << read_file(log);
+  auto client = TestClient::connect(dir.path(), "activated");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  const auto pixels = test_image(kH, kW, 18);
+  const uint64_t id = (*client)->next_id();
+  auto answer =
+      (*client)->call(make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}),
+                      id);
+  ASSERT_TRUE(answer.is_ok());
+  EXPECT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid, std::chrono::seconds(30)), 0) << read_file(log);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/client.sock")) << "activated sockets belong to systemd";
 }
 
 TEST(Recond, BadFlagsExitWithConfigErrorAndAMissingModelWithFailure) {

@@ -294,13 +294,13 @@ TEST(RecondLimits, FullQueueAndHandleQuotaAreResourceExhausted) {
   ASSERT_TRUE(client.is_ok());
   const auto pixels = test_image(kH, kW, 8);
   const ImageArg image{{}, 0, kH, kW, 0, pixels};
-  // 1 runs (held), 2 queue, the 4th is refused.
-  for (int i = 0; i < 3; ++i) {
+  // 1 runs (held at the gate), then 2 queue, then the 4th is refused.
+  ASSERT_TRUE((*client)->send_frames({make_infer_pair(100, (*client)->session(), image, image)}).is_ok());
+  ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->in_flight() == 1; }));
+  for (int i = 1; i < 3; ++i) {
     ASSERT_TRUE((*client)->send_frames({make_infer_pair(100 + i, (*client)->session(), image, image)}).is_ok());
   }
-  ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) {
-    return r.queue()->in_flight() == 1 && r.queue()->pending() == 2;
-  }));
+  ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->pending() == 2; }));
   auto full = (*client)->call(make_infer_pair(200, (*client)->session(), image, image), 200);
   ASSERT_TRUE(full.is_ok());
   EXPECT_EQ(full->code(), StatusCode::kResourceExhausted) << full->error_message();

@@ -19,6 +19,13 @@ ServerOptions tiny_options() {
 
 std::unique_ptr<ServerHarness> ServerHarness::start(ServerOptions options, ServerHooks hooks,
                                                     gpu::RuntimeOptions runtime_options) {
+  auto h = launch(std::move(options), std::move(hooks), std::move(runtime_options));
+  if (h->error_.empty()) h->wait_ready();
+  return h;
+}
+
+std::unique_ptr<ServerHarness> ServerHarness::launch(ServerOptions options, ServerHooks hooks,
+                                                     gpu::RuntimeOptions runtime_options) {
   auto h = std::unique_ptr<ServerHarness>(new ServerHarness());
   auto fail = [&](const std::string& what, const Status& s) {
     h->error_ = what + ": " + s.to_string();
@@ -50,18 +57,21 @@ std::unique_ptr<ServerHarness> ServerHarness::start(ServerOptions options, Serve
   if (!server.is_ok()) return fail("server", server.status());
   h->server_ = std::move(server).value();
   h->thread_ = std::thread([raw = h.get()] { raw->exit_code_ = raw->server_->run(); });
+  return h;
+}
+
+void ServerHarness::wait_ready() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
-    const wire::DaemonState state = h->server_->state();
-    if (state == wire::DaemonState::READY) return h;
+    const wire::DaemonState state = server_->state();
+    if (state == wire::DaemonState::READY) return;
     if (state == wire::DaemonState::STOPPING) {
-      h->error_ = "server stopped during start-up";
-      return h;
+      error_ = "server stopped during start-up";
+      return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  h->error_ = "server not ready after 120 s";
-  return h;
+  error_ = "server not ready after 120 s";
 }
 
 int ServerHarness::stop() {

@@ -49,8 +49,14 @@ ServerOptions tiny_options();
 
 class ServerHarness {
  public:
+  // launch() + wait_ready().
   static std::unique_ptr<ServerHarness> start(ServerOptions options = tiny_options(), ServerHooks hooks = {},
                                               gpu::RuntimeOptions runtime = in_memory_cache());
+  // Returns as soon as the I/O loop runs (the daemon is still warming up).
+  static std::unique_ptr<ServerHarness> launch(ServerOptions options = tiny_options(), ServerHooks hooks = {},
+                                               gpu::RuntimeOptions runtime = in_memory_cache());
+  // Waits for READY; sets error() otherwise.
+  void wait_ready();
   ~ServerHarness();
 
   const std::string& dir() const { return dir_.path(); }

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "daemon/ipc/wire_convert.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 
@@ -98,6 +99,107 @@ TEST(RecondSessions, AClientKilledMidRequestHasItsResourcesFreedAndOthersAreServ
       make_infer_pair(id, (*observer)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
   ASSERT_TRUE(answer.is_ok());
   EXPECT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+}
+
+TEST(RecondSessions, AnswersUnavailableWhileWarmingUpAndServesStatus) {
+  Gate gate;
+  ServerHooks hooks;
+  hooks.before_startup = [&] { gate.wait(); };
+  auto harness = ServerHarness::launch(tiny_options(), hooks);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  const std::string dir = harness->dir();
+  auto client = TestClient::connect(dir, "early");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  const auto pixels = test_image(kH, kW, 16);
+  const uint64_t id = (*client)->next_id();
+  auto early = (*client)->call(
+      make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
+  ASSERT_TRUE(early.is_ok());
+  EXPECT_EQ(early->code(), StatusCode::kUnavailable) << early->error_message();
+  EXPECT_GT(early->response->body_as_Error()->retry_after_ms(), 0u);
+  const uint64_t sid = (*client)->next_id();
+  auto status = (*client)->call(make_status(sid), sid);
+  ASSERT_TRUE(status.is_ok());
+  EXPECT_EQ(status->response->body_as_StatusReport()->state(), wire::DaemonState::WARMING);
+  gate.release();
+  harness->wait_ready();
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  const uint64_t late = (*client)->next_id();
+  auto ready = (*client)->call(
+      make_infer_pair(late, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), late);
+  ASSERT_TRUE(ready.is_ok());
+  EXPECT_EQ(ready->code(), StatusCode::kOk) << ready->error_message();
+}
+
+TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
+  ServerOptions options = tiny_options();
+  options.tcp_endpoint = "tcp://127.0.0.1:*";
+  options.limits.remote_session_idle = std::chrono::milliseconds(500);
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  const std::string endpoint = harness->server().tcp_endpoint();
+  ASSERT_EQ(endpoint.rfind("tcp://127.0.0.1:", 0), 0u) << endpoint;
+  auto remote = TestClient::connect(harness->dir(), "remote", false, endpoint);
+  ASSERT_TRUE(remote.is_ok());
+  const uint64_t open = (*remote)->next_id();
+  auto opened = (*remote)->call(make_simple(open, Id128{}, wire::RequestBody::OpenSession), open);
+  ASSERT_TRUE(opened.is_ok());
+  ASSERT_EQ(opened->type(), wire::ResponseBody::SessionOpened) << opened->error_message();
+  const Id128 session = from_wire(opened->response->body_as_SessionOpened()->session());
+  (*remote)->set_session(session);
+  const auto pixels = test_image(kH, kW, 17);
+  const uint64_t id = (*remote)->next_id();
+  auto answer =
+      (*remote)->call(make_infer_pair(id, session, {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
+  ASSERT_TRUE(answer.is_ok());
+  ASSERT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+  const uint64_t fid = (*remote)->next_id();
+  auto fetched = (*remote)->call(make_fetch(fid, session, handle_id(*answer), {"conf_1"}, std::nullopt), fid);
+  ASSERT_TRUE(fetched.is_ok());
+  ASSERT_EQ(fetched->type(), wire::ResponseBody::FetchResult) << fetched->error_message();
+  EXPECT_EQ(fetched->response->body_as_FetchResult()->tensors()->Get(0)->data()->size(), size_t{kH} * kW * 4);
+  // Management is never served to tcp peers; region images need a local session.
+  const uint64_t warm = (*remote)->next_id();
+  auto refused = (*remote)->call(make_warmup(warm), warm);
+  ASSERT_TRUE(refused.is_ok());
+  EXPECT_EQ(refused->code(), StatusCode::kPermissionDenied);
+  // Idle for longer than remote_session_idle: the session and its handle are gone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  const uint64_t after = (*remote)->next_id();
+  auto expired = (*remote)->call(make_fetch(after, session, handle_id(*answer), {}, std::nullopt), after);
+  ASSERT_TRUE(expired.is_ok());
+  EXPECT_EQ(expired->code(), StatusCode::kNotFound);
+}
+
+TEST(RecondSessions, StoppingDrainsTheRequestInFlightAndRefusesQueuedAndNewOnes) {
+  Gate gate;
+  ServerHooks hooks;
+  hooks.before_batch = [&] { gate.wait(); };
+  auto harness = ServerHarness::start(tiny_options(), hooks);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "drain");
+  ASSERT_TRUE(client.is_ok());
+  const auto pixels = test_image(kH, kW, 19);
+  const ImageArg image{{}, 0, kH, kW, 0, pixels};
+  ASSERT_TRUE((*client)->send_frames({make_infer_pair(1, (*client)->session(), image, image)}).is_ok());
+  ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->in_flight() == 1; }));
+  ASSERT_TRUE((*client)->send_frames({make_infer_pair(2, (*client)->session(), image, image)}).is_ok());
+  ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->pending() == 1; }));
+
+  harness->server().request_stop();  // as SIGTERM
+  auto queued = (*client)->receive();
+  ASSERT_TRUE(queued.is_ok());
+  EXPECT_EQ(queued->response->request_id(), 2u);
+  EXPECT_EQ(queued->code(), StatusCode::kUnavailable);
+  auto refused = (*client)->call(make_infer_pair(3, (*client)->session(), image, image), 3);
+  ASSERT_TRUE(refused.is_ok());
+  EXPECT_EQ(refused->code(), StatusCode::kUnavailable) << "new requests while stopping";
+  gate.release();
+  auto drained = (*client)->receive();
+  ASSERT_TRUE(drained.is_ok());
+  EXPECT_EQ(drained->response->request_id(), 1u);
+  EXPECT_EQ(drained->code(), StatusCode::kOk) << "the request in flight completes: " << drained->error_message();
+  EXPECT_EQ(harness->stop(), 0);
 }
 
 std::string http_get(uint16_t port, const std::string& path) {

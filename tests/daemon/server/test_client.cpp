@@ -43,8 +43,10 @@ Result<std::unique_ptr<TestClient>> TestClient::connect(const std::string& dir, 
   client->socket_ = zmq_socket(client->context_, ZMQ_DEALER);
   const int linger = 0;
   zmq_setsockopt(client->socket_, ZMQ_LINGER, &linger, sizeof(linger));
-  const std::string path = socket.find('/') == std::string::npos ? dir + "/" + socket : socket;
-  if (zmq_connect(client->socket_, ("ipc://" + path).c_str()) != 0) {
+  const std::string endpoint = socket.rfind("tcp://", 0) == 0 ? socket
+                               : socket.find('/') == std::string::npos ? "ipc://" + dir + "/" + socket
+                                                                       : "ipc://" + socket;
+  if (zmq_connect(client->socket_, endpoint.c_str()) != 0) {
     return unavailable(std::string("zmq_connect: ") + zmq_strerror(zmq_errno()));
   }
   if (open_session) {

@@ -51,8 +51,8 @@ class TestRegion {
 
 class TestClient {
  public:
-  // Connects the DEALER to dir/client.sock (or `socket` if it names a file) and, with
-  // `open_session`, the side channel to dir/regions.sock.
+  // Connects the DEALER to dir/client.sock (or `socket`: a file name in dir, a path, or a
+  // tcp:// endpoint) and, with `open_session`, the side channel to dir/regions.sock.
   static Result<std::unique_ptr<TestClient>> connect(const std::string& dir, const std::string& name,
                                                      bool open_session = true,
                                                      const std::string& socket = "client.sock");
@@ -62,6 +62,7 @@ class TestClient {
   RegionClient& regions() { return *regions_; }
   void close_side_channel() { regions_.reset(); }
   uint64_t next_id() { return next_id_++; }
+  void set_session(const Id128& session) { session_ = session; }
 
   // Registers a new region of `size` bytes.
   Result<std::pair<std::unique_ptr<TestRegion>, Id128>> add_region(uint64_t size);

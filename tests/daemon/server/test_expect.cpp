@@ -1,6 +1,10 @@
 // Expected results: see test_expect.h.
 #include "tests/daemon/server/test_expect.h"
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 namespace recon::daemon::testing {
 
 TensorBytes engine_outputs(gpu::Runtime& rt, gpu::Mast3rEngine& engine, const std::vector<uint8_t>& a,
@@ -19,6 +23,19 @@ TensorBytes engine_outputs(gpu::Runtime& rt, gpu::Mast3rEngine& engine, const st
     if (tensor->download(rt, bytes.data(), bytes.size()).is_ok()) out[name] = std::move(bytes);
   }
   return out;
+}
+
+double max_relative_error(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  if (a.size() != b.size() || a.size() % 4 != 0) return std::numeric_limits<double>::infinity();
+  std::vector<float> x(a.size() / 4), y(b.size() / 4);
+  std::memcpy(x.data(), a.data(), a.size());
+  std::memcpy(y.data(), b.data(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double e = std::abs(double(x[i]) - double(y[i])) / (1.0 + std::abs(double(y[i])));
+    if (!(e <= worst)) worst = e;  // NaN counts as worst
+  }
+  return worst;
 }
 
 TensorBytes inline_tensors(const Answer& fetch) {

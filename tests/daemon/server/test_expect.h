@@ -17,6 +17,9 @@ using TensorBytes = std::map<std::string, std::vector<uint8_t>>;
 TensorBytes engine_outputs(gpu::Runtime& rt, gpu::Mast3rEngine& engine, const std::vector<uint8_t>& a,
                            const std::vector<uint8_t>& b, uint32_t height, uint32_t width);
 
+// max |a - b| / (1 + |b|) over two float32 buffers (infinity when their sizes differ).
+double max_relative_error(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
+
 // The tensors of an inline FetchResult, by name.
 TensorBytes inline_tensors(const Answer& fetch);
 

@@ -90,7 +90,7 @@ struct WarmupReport {
 
 struct LoadModelRequest {
   std::string name;     // what requests will call it ("mast3r")
-  std::string weights;  // the weights file, as the daemon's LoadModel documents it
+  std::string weights;  // relative to the daemon's model directory (recond --model-dir)
   std::string kind;     // architecture; empty = same as name
   Precision precision = Precision::kDefault;
   std::vector<Resolution> resolutions;
