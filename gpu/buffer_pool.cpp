@@ -10,9 +10,12 @@ namespace recon::gpu {
 
 const char* memory_role_name(MemoryRole role) {
   switch (role) {
-    case MemoryRole::kWeights: return "weights";
-    case MemoryRole::kActivations: return "activations";
-    case MemoryRole::kStaging: return "staging";
+    case MemoryRole::kWeights:
+      return "weights";
+    case MemoryRole::kActivations:
+      return "activations";
+    case MemoryRole::kStaging:
+      return "staging";
   }
   return "?";
 }
@@ -21,11 +24,11 @@ struct BufferPool::Block {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkBuffer buffer = VK_NULL_HANDLE;
   void* mapped = nullptr;
-  VkDeviceSize bytes = 0;        // whole block
-  VkDeviceSize slot_bytes = 0;   // capacity of each slot
-  int cls = -1;                  // size class, -1 for exact-size blocks
+  VkDeviceSize bytes = 0;       // whole block
+  VkDeviceSize slot_bytes = 0;  // capacity of each slot
+  int cls = -1;                 // size class, -1 for exact-size blocks
   uint32_t slot_count = 0;
-  uint32_t next_unused = 0;      // slots below this were handed out at least once
+  uint32_t next_unused = 0;  // slots below this were handed out at least once
   std::vector<uint32_t> free_slots;
   uint32_t in_use = 0;
   Clock::time_point idle_since = Clock::now();
@@ -109,14 +112,14 @@ BufferPool::~BufferPool() {
   blocks_.clear();
 }
 
-Result<BufferPool::Block*> BufferPool::new_block(VkDeviceSize slot_bytes, VkDeviceSize block_bytes,
-                                                 uint32_t slot_count, int cls) {
+Result<BufferPool::Block*> BufferPool::new_block(VkDeviceSize slot_bytes, VkDeviceSize block_bytes, uint32_t slot_count,
+                                                 int cls) {
   if (options_.cap != 0 && stats_.reserved_bytes + block_bytes > options_.cap) {
     trim_locked(/*all=*/true, Clock::now());
     if (stats_.reserved_bytes + block_bytes > options_.cap) {
       return resource_exhausted(std::string(memory_role_name(options_.role)) + " pool cap of " +
-                                std::to_string(options_.cap >> 20) + " MiB reached: " +
-                                std::to_string(stats_.reserved_bytes >> 20) + " MiB reserved, " +
+                                std::to_string(options_.cap >> 20) +
+                                " MiB reached: " + std::to_string(stats_.reserved_bytes >> 20) + " MiB reserved, " +
                                 std::to_string(block_bytes) + " more bytes needed");
     }
   }

@@ -6,11 +6,16 @@ namespace recon::gpu {
 
 const char* device_type_name(VkPhysicalDeviceType type) {
   switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "CPU";
+    default:
+      return "other";
   }
 }
 
@@ -21,15 +26,16 @@ std::string mib(VkDeviceSize bytes) {
   s << std::fixed << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
   return s.str();
 }
-std::string yes_no(bool b) { return b ? "yes" : "no"; }
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
 }  // namespace
 
 std::string Capabilities::describe() const {
   std::ostringstream s;
   s << "  device:               " << device_name << " (" << device_type_name(device_type) << ")\n"
     << "  vendor/device id:     0x" << std::hex << vendor_id << "/0x" << device_id << std::dec << "\n"
-    << "  driver:               " << driver_name << " " << driver_info << " (version " << driver_version
-    << ")\n"
+    << "  driver:               " << driver_name << " " << driver_info << " (version " << driver_version << ")\n"
     << "  Vulkan API:           " << VK_API_VERSION_MAJOR(api_version) << "." << VK_API_VERSION_MINOR(api_version)
     << "." << VK_API_VERSION_PATCH(api_version) << "\n"
     << "  fp16 arithmetic:      " << yes_no(shader_float16) << "\n"

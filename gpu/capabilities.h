@@ -24,9 +24,9 @@ struct Capabilities {
   std::string driver_name, driver_info;
   uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
 
-  bool shader_float16 = false;       // fp16 arithmetic in shaders
-  bool storage_16bit = false;        // fp16/int16 in storage buffers
-  bool storage_8bit = false;         // uint8 in storage buffers
+  bool shader_float16 = false;  // fp16 arithmetic in shaders
+  bool storage_16bit = false;   // fp16/int16 in storage buffers
+  bool storage_8bit = false;    // uint8 in storage buffers
   bool shader_int64 = false;
   uint32_t subgroup_size = 0;
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
@@ -40,7 +40,7 @@ struct Capabilities {
 
   bool external_memory_host = false;  // VK_EXT_external_memory_host
   VkDeviceSize min_imported_host_pointer_alignment = 0;
-  bool memory_budget = false;          // VK_EXT_memory_budget
+  bool memory_budget = false;  // VK_EXT_memory_budget
   bool timeline_semaphore = false;
 
   VkDeviceSize max_storage_buffer_range = 0;

@@ -38,33 +38,75 @@ bool env_flag(const char* name) {
 
 const char* component_type_name(VkComponentTypeNV t) {
   switch (t) {
-    case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
-    case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
-    case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
-    case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
-    case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
-    case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
-    case VK_COMPONENT_TYPE_UINT32_NV: return "u32";
-    default: return "other";
+    case VK_COMPONENT_TYPE_FLOAT16_NV:
+      return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV:
+      return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV:
+      return "f64";
+    case VK_COMPONENT_TYPE_SINT8_NV:
+      return "s8";
+    case VK_COMPONENT_TYPE_SINT32_NV:
+      return "s32";
+    case VK_COMPONENT_TYPE_UINT8_NV:
+      return "u8";
+    case VK_COMPONENT_TYPE_UINT32_NV:
+      return "u32";
+    default:
+      return "other";
   }
 }
 
 const char* scope_name(VkScopeNV s) {
   switch (s) {
-    case VK_SCOPE_SUBGROUP_NV: return "subgroup";
-    case VK_SCOPE_WORKGROUP_NV: return "workgroup";
-    case VK_SCOPE_DEVICE_NV: return "device";
-    default: return "other";
+    case VK_SCOPE_SUBGROUP_NV:
+      return "subgroup";
+    case VK_SCOPE_WORKGROUP_NV:
+      return "workgroup";
+    case VK_SCOPE_DEVICE_NV:
+      return "device";
+    default:
+      return "other";
   }
+}
+
+// Runs a vkGetPhysicalDeviceCooperativeMatrixProperties{NV,KHR} query (count, then fill); empty on
+// any failure, since the shapes only inform the capability report and kernel choice.
+template <typename Props, typename Get>
+std::vector<Props> query_coopmat_shapes(Get get, VkPhysicalDevice device, const Props& blank) {
+  uint32_t n = 0;
+  if (get == nullptr || get(device, &n, nullptr) != VK_SUCCESS) return {};
+  std::vector<Props> shapes(n, blank);
+  if (get(device, &n, shapes.data()) != VK_SUCCESS) return {};
+  shapes.resize(n);
+  return shapes;
+}
+
+// The NV and KHR property structs share these fields; only the result type's name differs.
+template <typename Props>
+CoopMatShape coopmat_shape(const Props& s, VkComponentTypeNV result, const char* api) {
+  return {s.MSize,
+          s.NSize,
+          s.KSize,
+          component_type_name(s.AType),
+          component_type_name(s.BType),
+          component_type_name(s.CType),
+          component_type_name(result),
+          std::string(api) + scope_name(s.scope)};
 }
 
 int type_rank(VkPhysicalDeviceType t) {
   switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
-    default: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -87,8 +129,9 @@ Result<VkInstance> create_bare_instance(const std::string& app, bool validation,
     vkEnumerateInstanceLayerProperties(&count, nullptr);
     std::vector<VkLayerProperties> props(count);
     vkEnumerateInstanceLayerProperties(&count, props.data());
-    bool found = std::any_of(props.begin(), props.end(),
-                             [](const VkLayerProperties& p) { return std::strcmp(p.layerName, kValidationLayer) == 0; });
+    bool found = std::any_of(props.begin(), props.end(), [](const VkLayerProperties& p) {
+      return std::strcmp(p.layerName, kValidationLayer) == 0;
+    });
     if (found) {
       layers.push_back(kValidationLayer);
       extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
@@ -205,12 +248,13 @@ Status Context::init(const ContextOptions& options) {
 
 Status Context::create_instance(const ContextOptions& options) {
   bool want_validation = options.validation || env_flag("RECON_VALIDATION");
-  RECON_ASSIGN_OR_RETURN(instance_, create_bare_instance(options.application_name, want_validation,
-                                                         &validation_enabled_));
+  RECON_ASSIGN_OR_RETURN(instance_,
+                         create_bare_instance(options.application_name, want_validation, &validation_enabled_));
   if (!validation_enabled_) return Status::ok();
 
   VkDebugUtilsMessengerCreateInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  info.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   info.pfnUserCallback = &Context::debug_callback;
@@ -309,37 +353,18 @@ void Context::read_capabilities() {
   if (c.nv_cooperative_matrix) {
     auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
         vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
-    uint32_t n = 0;
-    if (get && get(physical_device_, &n, nullptr) == VK_SUCCESS) {
-      std::vector<VkCooperativeMatrixPropertiesNV> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-      if (get(physical_device_, &n, shapes.data()) == VK_SUCCESS) {
-        for (uint32_t i = 0; i < n; ++i) {
-          const auto& s = shapes[i];
-          c.coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_type_name(s.AType),
-                                      component_type_name(s.BType), component_type_name(s.CType),
-                                      component_type_name(s.DType), std::string("NV ") + scope_name(s.scope)});
-        }
-      }
+    VkCooperativeMatrixPropertiesNV blank{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+    for (const auto& s : query_coopmat_shapes(get, physical_device_, blank)) {
+      c.coopmat_shapes.push_back(coopmat_shape(s, s.DType, "NV "));
     }
   }
   if (c.khr_cooperative_matrix) {
     auto get = reinterpret_cast<GetCoopMatPropertiesKhr>(
         vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-    uint32_t n = 0;
-    if (get && get(physical_device_, &n, nullptr) == VK_SUCCESS) {
-      std::vector<CoopMatPropertiesKhr> shapes(n);
-      for (auto& s : shapes) {
-        std::memset(&s, 0, sizeof(s));
-        s.sType = kCoopMatPropertiesKhrSType;
-      }
-      if (get(physical_device_, &n, shapes.data()) == VK_SUCCESS) {
-        for (uint32_t i = 0; i < n; ++i) {
-          const auto& s = shapes[i];
-          c.coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_type_name(s.AType),
-                                      component_type_name(s.BType), component_type_name(s.CType),
-                                      component_type_name(s.ResultType), std::string("KHR ") + scope_name(s.scope)});
-        }
-      }
+    CoopMatPropertiesKhr blank{};
+    blank.sType = kCoopMatPropertiesKhrSType;
+    for (const auto& s : query_coopmat_shapes(get, physical_device_, blank)) {
+      c.coopmat_shapes.push_back(coopmat_shape(s, s.ResultType, "KHR "));
     }
   }
 

@@ -88,9 +88,8 @@ class Context {
   void read_capabilities();
 
   static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                      VkDebugUtilsMessageTypeFlagsEXT types,
-                                                      const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                      void* user);
+                                                       VkDebugUtilsMessageTypeFlagsEXT types,
+                                                       const VkDebugUtilsMessengerCallbackDataEXT* data, void* user);
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;

@@ -58,7 +58,9 @@ std::array<uint32_t, 3> Graph::grid_1d(uint64_t workgroups) {
   return {static_cast<uint32_t>(kMaxX), static_cast<uint32_t>(y), 1};
 }
 
-void Graph::timestamp(std::string label) { marks_.push_back({dispatches_.size(), std::move(label)}); }
+void Graph::timestamp(std::string label) {
+  marks_.push_back({dispatches_.size(), std::move(label)});
+}
 
 std::vector<std::pair<std::string, double>> Graph::timings() {
   std::vector<std::pair<std::string, double>> out;
@@ -208,7 +210,8 @@ Status Graph::record(Recording& rec) {
   for (size_t di = 0; di < dispatches_.size(); ++di) {
     const Dispatch& d = dispatches_[di];
     while (timed && next_mark < marks_.size() && marks_[next_mark].before_dispatch == di) {
-      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_, static_cast<uint32_t>(next_mark));
+      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_,
+                           static_cast<uint32_t>(next_mark));
       ++next_mark;
     }
     VkDescriptorSetAllocateInfo set_alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
@@ -247,15 +250,9 @@ Status Graph::record(Recording& rec) {
       hazard |= std::any_of(read.begin(), read.end(), [&](const Range& x) { return x.overlaps(w); });
     }
     if (hazard) {
-      VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-      barrier.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-      barrier.srcAccessMask = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      barrier.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-      barrier.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-      dep.memoryBarrierCount = 1;
-      dep.pMemoryBarriers = &barrier;
-      vkCmdPipelineBarrier2(rec.cmd, &dep);
+      memory_barrier(rec.cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                     VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
       written.clear();
       read.clear();
       ++barriers;
@@ -272,7 +269,8 @@ Status Graph::record(Recording& rec) {
   }
   if (timed) {
     while (next_mark < marks_.size()) {
-      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_, static_cast<uint32_t>(next_mark));
+      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_,
+                           static_cast<uint32_t>(next_mark));
       ++next_mark;
     }
     vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_,

@@ -15,8 +15,14 @@ using LogSink = std::function<void(LogLevel, const std::string& message)>;
 void set_log_sink(LogSink sink);
 void log_message(LogLevel level, const std::string& message);
 
-inline void log_info(const std::string& m) { log_message(LogLevel::kInfo, m); }
-inline void log_warning(const std::string& m) { log_message(LogLevel::kWarning, m); }
-inline void log_error(const std::string& m) { log_message(LogLevel::kError, m); }
+inline void log_info(const std::string& m) {
+  log_message(LogLevel::kInfo, m);
+}
+inline void log_warning(const std::string& m) {
+  log_message(LogLevel::kWarning, m);
+}
+inline void log_error(const std::string& m) {
+  log_message(LogLevel::kError, m);
+}
 
 }  // namespace recon

@@ -50,9 +50,12 @@ static_assert(sizeof(VulkanCacheHeader) == 32);
 
 const char* cache_state_name(CacheState state) {
   switch (state) {
-    case CacheState::kCold: return "cold";
-    case CacheState::kWarm: return "warm";
-    case CacheState::kRejected: return "rejected (started cold)";
+    case CacheState::kCold:
+      return "cold";
+    case CacheState::kWarm:
+      return "warm";
+    case CacheState::kRejected:
+      return "rejected (started cold)";
   }
   return "?";
 }

@@ -72,8 +72,8 @@ Result<const Pipeline*> PipelineRegistry::get(std::string_view shader, std::span
   auto pipeline = std::make_unique<Pipeline>();
   pipeline->key = key;
   auto start = std::chrono::steady_clock::now();
-  Status s = RECON_VK(vkCreateComputePipelines(context_.device(), cache_ ? cache_->handle() : VK_NULL_HANDLE, 1,
-                                               &info, nullptr, &pipeline->pipeline));
+  Status s = RECON_VK(vkCreateComputePipelines(context_.device(), cache_ ? cache_->handle() : VK_NULL_HANDLE, 1, &info,
+                                               nullptr, &pipeline->pipeline));
   if (!s.is_ok()) return s.with_context("creating pipeline " + key);
   pipeline->create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const Pipeline* out = pipeline.get();

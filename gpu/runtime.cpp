@@ -29,9 +29,12 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) 
 
 BufferPool& Runtime::pool(MemoryRole role) {
   switch (role) {
-    case MemoryRole::kWeights: return *weights_;
-    case MemoryRole::kStaging: return *staging_;
-    case MemoryRole::kActivations: break;
+    case MemoryRole::kWeights:
+      return *weights_;
+    case MemoryRole::kStaging:
+      return *staging_;
+    case MemoryRole::kActivations:
+      break;
   }
   return *activations_;
 }

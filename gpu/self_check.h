@@ -17,8 +17,8 @@ struct SelfCheckItem {
   bool passed = false;
   double max_error = 0;  // against the CPU reference, in the item's own measure
   double tolerance = 0;
-  double gpu_ms = 0;     // wall time of the graph's run()
-  std::string detail;    // the failure, if any
+  double gpu_ms = 0;   // wall time of the graph's run()
+  std::string detail;  // the failure, if any
 };
 
 // Runs every check; a failed check is reported in its item, a runtime failure as the Status.

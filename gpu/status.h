@@ -52,20 +52,36 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status permission_denied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
-inline Status resource_exhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
-inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
-inline Status data_loss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
-inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status not_found(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status permission_denied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
+inline Status resource_exhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
+inline Status unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status internal_error(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
+inline Status data_loss(std::string m) {
+  return {StatusCode::kDataLoss, std::move(m)};
+}
+inline Status unimplemented(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
 
 // A value or the Status saying why there is none.
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).is_ok()) {
       std::fprintf(stderr, "recon: Result constructed from an OK status\n");
@@ -91,8 +107,7 @@ class [[nodiscard]] Result {
  private:
   T& checked() {
     if (!is_ok()) {
-      std::fprintf(stderr, "recon: value() of a failed Result: %s\n",
-                   std::get<Status>(v_).to_string().c_str());
+      std::fprintf(stderr, "recon: value() of a failed Result: %s\n", std::get<Status>(v_).to_string().c_str());
       std::abort();
     }
     return std::get<T>(v_);
@@ -103,9 +118,9 @@ class [[nodiscard]] Result {
 }  // namespace recon
 
 // Returns early from a Status-returning function when `expr` fails.
-#define RECON_RETURN_IF_ERROR(expr)              \
-  do {                                           \
-    ::recon::Status recon_status_ = (expr);      \
+#define RECON_RETURN_IF_ERROR(expr)                   \
+  do {                                                \
+    ::recon::Status recon_status_ = (expr);           \
     if (!recon_status_.is_ok()) return recon_status_; \
   } while (0)
 
@@ -115,6 +130,6 @@ class [[nodiscard]] Result {
 #define RECON_ASSIGN_OR_RETURN(decl, expr) \
   RECON_ASSIGN_OR_RETURN_IMPL_(RECON_CONCAT_(recon_result_, __LINE__), decl, expr)
 #define RECON_ASSIGN_OR_RETURN_IMPL_(tmp, decl, expr) \
-  auto tmp = (expr);                                   \
-  if (!tmp.is_ok()) return tmp.status();               \
+  auto tmp = (expr);                                  \
+  if (!tmp.is_ok()) return tmp.status();              \
   decl = std::move(tmp).value()

@@ -10,20 +10,28 @@ namespace recon::gpu {
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
-    case DType::kU8: return 1;
-    case DType::kI32: return 4;
+    case DType::kF32:
+      return 4;
+    case DType::kF16:
+      return 2;
+    case DType::kU8:
+      return 1;
+    case DType::kI32:
+      return 4;
   }
   return 0;
 }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kU8: return "u8";
-    case DType::kI32: return "i32";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kU8:
+      return "u8";
+    case DType::kI32:
+      return "i32";
   }
   return "?";
 }
@@ -69,8 +77,12 @@ Result<Tensor> Tensor::from_host(Runtime& rt, DType dtype, const Shape& shape, c
   return t;
 }
 
-VkBuffer Tensor::buffer() const { return storage_ ? storage_->buffer.buffer() : VK_NULL_HANDLE; }
-VkDeviceSize Tensor::offset() const { return storage_ ? storage_->buffer.offset() + byte_offset_ : 0; }
+VkBuffer Tensor::buffer() const {
+  return storage_ ? storage_->buffer.buffer() : VK_NULL_HANDLE;
+}
+VkDeviceSize Tensor::offset() const {
+  return storage_ ? storage_->buffer.offset() + byte_offset_ : 0;
+}
 
 Result<Tensor> Tensor::reshape(const Shape& shape) const {
   if (shape_numel(shape) != numel()) {

@@ -29,8 +29,7 @@ class Tensor {
   Tensor() = default;
 
   // An uninitialised tensor from the pool of `role`.
-  static Result<Tensor> empty(Runtime& rt, DType dtype, const Shape& shape,
-                              MemoryRole role = MemoryRole::kActivations);
+  static Result<Tensor> empty(Runtime& rt, DType dtype, const Shape& shape, MemoryRole role = MemoryRole::kActivations);
   // A tensor initialised from host bytes (size must equal numel × dtype size).
   static Result<Tensor> from_host(Runtime& rt, DType dtype, const Shape& shape, const void* data, size_t bytes,
                                   MemoryRole role = MemoryRole::kActivations);

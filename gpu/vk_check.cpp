@@ -6,7 +6,9 @@ namespace recon::gpu {
 
 const char* vk_result_name(VkResult result) {
   switch (result) {
-#define RECON_CASE(x) case x: return #x;
+#define RECON_CASE(x) \
+  case x:             \
+    return #x;
     RECON_CASE(VK_SUCCESS)
     RECON_CASE(VK_NOT_READY)
     RECON_CASE(VK_TIMEOUT)
@@ -28,14 +30,15 @@ const char* vk_result_name(VkResult result) {
     RECON_CASE(VK_ERROR_FRAGMENTATION)
     RECON_CASE(VK_PIPELINE_COMPILE_REQUIRED)
 #undef RECON_CASE
-    default: return "VK_ERROR_UNKNOWN";
+    default:
+      return "VK_ERROR_UNKNOWN";
   }
 }
 
 Status vk_status(VkResult result, const char* call) {
   if (result == VK_SUCCESS) return Status::ok();
-  std::string message = std::string(call) + " failed: " + vk_result_name(result) + " (" +
-                        std::to_string(static_cast<int>(result)) + ")";
+  std::string message =
+      std::string(call) + " failed: " + vk_result_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")";
   switch (result) {
     case VK_ERROR_OUT_OF_DEVICE_MEMORY:
     case VK_ERROR_OUT_OF_HOST_MEMORY:

@@ -14,6 +14,7 @@
 
 namespace {
 
+using recon::Result;
 using recon::Status;
 
 constexpr const char* kUsage =
@@ -39,44 +40,43 @@ Status write_outputs(recon::gpu::Runtime& rt, const recon::gpu::Mast3rResult& r,
                      const std::array<recon::io::Image, 2>& images, const Args& args) {
   namespace fs = std::filesystem;
   const auto& t = r.tensors;
-  struct Out {
-    std::string name;
-    const recon::gpu::Tensor* tensor;
-  };
-  const std::vector<Out> outs = {{"pts3d_1", &t.pts3d[0]}, {"pts3d_2", &t.pts3d[1]},   {"conf_1", &t.conf[0]},
-                                 {"conf_2", &t.conf[1]},   {"desc_1", &t.desc[0]},     {"desc_2", &t.desc[1]},
-                                 {"desc_conf_1", &t.desc_conf[0]}, {"desc_conf_2", &t.desc_conf[1]}};
-  std::array<std::vector<float>, 2> pts, conf;
-  for (const Out& o : outs) {
-    RECON_ASSIGN_OR_RETURN(auto bytes, o.tensor->host(rt));
+  const auto tensors = t.list();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    RECON_ASSIGN_OR_RETURN(auto bytes, tensors[i]->host(rt));
     std::span<const float> values(reinterpret_cast<const float*>(bytes.data()), bytes.size() / 4);
     // Drop the batch axis of 1 so the arrays read [H, W, ...] as documented.
-    std::vector<int64_t> shape(o.tensor->shape().begin() + 1, o.tensor->shape().end());
-    RECON_RETURN_IF_ERROR(recon::io::write_npy((fs::path(args.out) / (o.name + ".npy")).string(), shape, values));
-    const int v = o.name.back() == '1' ? 0 : 1;
-    if (o.name.rfind("pts3d", 0) == 0) pts[v].assign(values.begin(), values.end());
-    if (o.name.rfind("conf", 0) == 0) conf[v].assign(values.begin(), values.end());
+    std::vector<int64_t> shape(tensors[i]->shape().begin() + 1, tensors[i]->shape().end());
+    const std::string name = recon::gpu::Mast3rOutputs::kNames[i];
+    RECON_RETURN_IF_ERROR(recon::io::write_npy((fs::path(args.out) / (name + ".npy")).string(), shape, values));
   }
+  // The host copies are cached by the loop above; these reads do not download again.
+  auto floats = [&](const recon::gpu::Tensor& tensor) -> Result<std::span<const float>> {
+    RECON_ASSIGN_OR_RETURN(auto bytes, tensor.host(rt));
+    return std::span<const float>(reinterpret_cast<const float*>(bytes.data()), bytes.size() / 4);
+  };
 
   std::vector<recon::io::ColoredPoint> cloud;
+  size_t total = 0;
   for (int v = 0; v < 2; ++v) {
     const recon::io::Image& img = images[v];
-    std::vector<float> depth(conf[v].size());
-    for (size_t i = 0; i < conf[v].size(); ++i) {
-      depth[i] = pts[v][i * 3 + 2];
-      if (conf[v][i] < args.min_conf) continue;
+    RECON_ASSIGN_OR_RETURN(std::span<const float> pts, floats(t.pts3d[v]));
+    RECON_ASSIGN_OR_RETURN(std::span<const float> conf, floats(t.conf[v]));
+    total += conf.size();
+    std::vector<float> depth(conf.size());
+    for (size_t i = 0; i < conf.size(); ++i) {
+      depth[i] = pts[i * 3 + 2];
+      if (conf[i] < args.min_conf) continue;
       const uint8_t* c = &img.pixels[i * 3];
-      cloud.push_back({pts[v][i * 3], pts[v][i * 3 + 1], pts[v][i * 3 + 2], c[0], c[1], c[2]});
+      cloud.push_back({pts[i * 3], pts[i * 3 + 1], pts[i * 3 + 2], c[0], c[1], c[2]});
     }
     const std::string sfx = std::to_string(v + 1);
     RECON_RETURN_IF_ERROR(recon::io::save_png((fs::path(args.out) / ("depth_" + sfx + ".png")).string(),
                                               recon::io::colorize(depth, img.width, img.height, true)));
     RECON_RETURN_IF_ERROR(recon::io::save_png((fs::path(args.out) / ("conf_" + sfx + ".png")).string(),
-                                              recon::io::colorize(conf[v], img.width, img.height, false)));
+                                              recon::io::colorize(conf, img.width, img.height, false)));
     RECON_RETURN_IF_ERROR(recon::io::save_png((fs::path(args.out) / ("input_" + sfx + ".png")).string(), img));
   }
   RECON_RETURN_IF_ERROR(recon::io::write_ply((fs::path(args.out) / "scene.ply").string(), cloud));
-  const size_t total = conf[0].size() + conf[1].size();
   std::printf("scene.ply: %zu of %zu points with confidence >= %.2f (pts3d_2 is in view 1's frame)\n", cloud.size(),
               total, args.min_conf);
   return Status::ok();
@@ -96,11 +96,16 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--model") args.model = next();
-    else if (a == "--out") args.out = next();
-    else if (a == "--device") args.device = next();
-    else if (a == "--size") args.size = std::atoi(next().c_str());
-    else if (a == "--min-conf") args.min_conf = std::strtof(next().c_str(), nullptr);
+    if (a == "--model")
+      args.model = next();
+    else if (a == "--out")
+      args.out = next();
+    else if (a == "--device")
+      args.device = next();
+    else if (a == "--size")
+      args.size = std::atoi(next().c_str());
+    else if (a == "--min-conf")
+      args.min_conf = std::strtof(next().c_str(), nullptr);
     else if (a == "--precision") {
       auto p = recon::gpu::parse_precision(next());
       if (!p.is_ok()) return fail(p.status().message(), 2);

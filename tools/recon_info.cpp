@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   }
   auto& runtime = *rt.value();
   std::printf("\nChosen device: [%u]\n%s", runtime.context().device_index(), runtime.caps().describe().c_str());
-  std::printf("  transfer queue:       %s\n", runtime.context().transfer_queue() ? "dedicated" : "none (compute queue)");
+  std::printf("  transfer queue:       %s\n",
+              runtime.context().transfer_queue() ? "dedicated" : "none (compute queue)");
   std::printf("  validation:           %s\n", runtime.context().validation_enabled() ? "on" : "off");
 
   auto& cache = runtime.pipeline_cache();
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
     all = all && item.passed;
   }
   if (runtime.context().validation_error_count() > 0) {
-    std::printf("  validation errors: %llu\n", static_cast<unsigned long long>(runtime.context().validation_error_count()));
+    std::printf("  validation errors: %llu\n",
+                static_cast<unsigned long long>(runtime.context().validation_error_count()));
     all = false;
   }
   std::printf("%s\n", all ? "self-check passed" : "self-check FAILED");

@@ -60,13 +60,10 @@ void dump(Mast3rEngine& engine, Precision p) {
   ImageU8View b{g_images[1].data(), g_options.height, g_options.width, 0};
   auto r = engine.infer(std::span(&a, 1), std::span(&b, 1));
   if (!r.is_ok()) die(r.status().to_string());
-  const auto& t = r->tensors;
-  const std::pair<const char*, const recon::gpu::Tensor*> outs[] = {
-      {"pts3d_1", &t.pts3d[0]}, {"pts3d_2", &t.pts3d[1]}, {"conf_1", &t.conf[0]}, {"conf_2", &t.conf[1]},
-      {"desc_1", &t.desc[0]},   {"desc_2", &t.desc[1]},   {"desc_conf_1", &t.desc_conf[0]},
-      {"desc_conf_2", &t.desc_conf[1]}};
-  for (const auto& [name, tensor] : outs) {
-    auto host = tensor->host(*g_runtime);
+  const auto tensors = r->tensors.list();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::string name = recon::gpu::Mast3rOutputs::kNames[i];
+    auto host = tensors[i]->host(*g_runtime);
     if (!host.is_ok()) die(host.status().to_string());
     std::ofstream out(g_options.dump_dir + "/" + recon::gpu::precision_name(p) + "_" + name + ".f32", std::ios::binary);
     out.write(reinterpret_cast<const char*>(host->data()), static_cast<std::streamsize>(host->size()));
@@ -121,18 +118,24 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : (die(a + " needs a value"), ""); };
-    if (a == "--model") g_options.model = next();
-    else if (a == "--pair") g_options.pair_dir = next();
-    else if (a == "--dump") g_options.dump_dir = next();
-    else if (a == "--width") g_options.width = std::atoi(next().c_str());
-    else if (a == "--height") g_options.height = std::atoi(next().c_str());
+    if (a == "--model")
+      g_options.model = next();
+    else if (a == "--pair")
+      g_options.pair_dir = next();
+    else if (a == "--dump")
+      g_options.dump_dir = next();
+    else if (a == "--width")
+      g_options.width = std::atoi(next().c_str());
+    else if (a == "--height")
+      g_options.height = std::atoi(next().c_str());
     else if (a == "--batches") {
       g_options.batches.clear();
       for (auto& s : split(next())) g_options.batches.push_back(std::atoi(s.c_str()));
     } else if (a == "--precisions") {
       g_options.precisions.clear();
       for (auto& s : split(next())) g_options.precisions.push_back(recon::gpu::parse_precision(s).value());
-    } else rest.push_back(argv[i]);
+    } else
+      rest.push_back(argv[i]);
   }
   if (g_options.model.empty()) die("--model is required");
   const size_t bytes = static_cast<size_t>(g_options.width) * g_options.height * 3;

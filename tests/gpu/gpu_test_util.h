@@ -105,19 +105,17 @@ inline std::vector<float> download_f32(Runtime& rt, const Tensor& t) {
 }
 
 inline Tensor upload_f32(Runtime& rt, DType dtype, const Shape& shape, const std::vector<float>& values) {
-  Result<Tensor> t = dtype == DType::kF32
-                         ? Tensor::from_host(rt, dtype, shape, values.data(), values.size() * 4)
-                         : [&] {
-                             auto h = to_f16(values);
-                             return Tensor::from_host(rt, dtype, shape, h.data(), h.size() * 2);
-                           }();
+  Result<Tensor> t =
+      dtype == DType::kF32 ? Tensor::from_host(rt, dtype, shape, values.data(), values.size() * 4) : [&] {
+        auto h = to_f16(values);
+        return Tensor::from_host(rt, dtype, shape, h.data(), h.size() * 2);
+      }();
   EXPECT_TRUE(t.is_ok()) << t.status().to_string();
   return std::move(t).value();
 }
 
 // max |got − want| / (|want| + floor), with NaN counted as an infinite error.
-inline double max_relative_error(const std::vector<float>& got, const std::vector<double>& want,
-                                 double floor = 1e-3) {
+inline double max_relative_error(const std::vector<float>& got, const std::vector<double>& want, double floor = 1e-3) {
   if (got.size() != want.size()) return INFINITY;
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {

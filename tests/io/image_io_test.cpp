@@ -84,9 +84,7 @@ TEST(ImageIo, JpegDecodesCloseToTheSource) {
 TEST(ImageIo, GarbageMissingAndTruncatedFilesAreClearErrors) {
   EXPECT_EQ(load_rgb("/nonexistent/x.png").status().code(), StatusCode::kNotFound);
   auto path = temp_path("c.png");
-  {
-    std::ofstream(path) << "not an image";
-  }
+  { std::ofstream(path) << "not an image"; }
   EXPECT_EQ(load_rgb(path).status().code(), StatusCode::kInvalidArgument);
   ASSERT_TRUE(save_png(path, gradient(20, 20)).is_ok());
   fs::resize_file(path, 60);
@@ -96,10 +94,10 @@ TEST(ImageIo, GarbageMissingAndTruncatedFilesAreClearErrors) {
 
 TEST(ImageIo, ReadsExifOrientationFromBothByteOrders) {
   // "Exif\0\0" + TIFF header + IFD0 with one entry: tag 0x0112 (SHORT, 1) = 6.
-  const uint8_t le[] = {'E', 'x', 'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0, 1, 0,
-                        0x12, 0x01, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0};
-  const uint8_t be[] = {'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1,
-                        0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 8, 0, 0, 0, 0, 0, 0};
+  const uint8_t le[] = {'E',  'x',  'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0, 1, 0,
+                        0x12, 0x01, 3,   0,   1, 0, 0,   0,   6,  0, 0, 0, 0, 0, 0, 0};
+  const uint8_t be[] = {'E',  'x',  'i', 'f', 0, 0, 'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1,
+                        0x01, 0x12, 0,   3,   0, 0, 0,   1,   0, 8,  0, 0, 0, 0, 0, 0};
   EXPECT_EQ(exif_orientation(le, sizeof(le)), 6);
   EXPECT_EQ(exif_orientation(be, sizeof(be)), 8);
   EXPECT_EQ(exif_orientation(le, 10), 1) << "truncated data falls back to 1";

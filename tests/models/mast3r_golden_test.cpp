@@ -36,7 +36,9 @@ struct GoldenCase {
   double tolerance;
 };
 
-void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name << "/" << precision_name(c.precision); }
+void PrintTo(const GoldenCase& c, std::ostream* os) {
+  *os << c.name << "/" << precision_name(c.precision);
+}
 
 class Mast3rGoldenTest : public GpuTest, public ::testing::WithParamInterface<GoldenCase> {};
 
@@ -63,23 +65,16 @@ TEST_P(Mast3rGoldenTest, MatchesTheReference) {
   auto result = engine.value()->infer(views[0], views[1]);
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
 
-  const Mast3rOutputs& out = result->tensors;
-  struct Named {
-    std::string name;
-    const Tensor* tensor;
-  };
-  const std::vector<Named> outputs = {{"pts3d_1", &out.pts3d[0]}, {"pts3d_2", &out.pts3d[1]},
-                                      {"conf_1", &out.conf[0]},   {"conf_2", &out.conf[1]},
-                                      {"desc_1", &out.desc[0]},   {"desc_2", &out.desc[1]},
-                                      {"desc_conf_1", &out.desc_conf[0]}, {"desc_conf_2", &out.desc_conf[1]}};
+  const auto outputs = result->tensors.list();
   bool all_ok = true;
-  for (const Named& o : outputs) {
-    auto want = io->read_f32(o.name);
-    ASSERT_TRUE(want.is_ok()) << o.name;
-    const double err = max_scaled_error(testing::download_f32(rt(), *o.tensor), want.value());
-    EXPECT_LE(err, gc.tolerance) << gc.name << " " << o.name;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = Mast3rOutputs::kNames[i];
+    auto want = io->read_f32(name);
+    ASSERT_TRUE(want.is_ok()) << name;
+    const double err = max_scaled_error(testing::download_f32(rt(), *outputs[i]), want.value());
+    EXPECT_LE(err, gc.tolerance) << gc.name << " " << name;
     all_ok = all_ok && err <= gc.tolerance;
-    RecordProperty(o.name, std::to_string(err));
+    RecordProperty(name, std::to_string(err));
   }
   if (all_ok) return;
   // Locate the first diverging intermediate.

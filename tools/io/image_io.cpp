@@ -100,9 +100,12 @@ Result<Image> decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& 
 }
 
 uint32_t read_u32(const uint8_t* p, bool le) {
-  return le ? (p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24) : (uint32_t{p[0]} << 24 | p[1] << 16 | p[2] << 8 | p[3]);
+  return le ? (p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24)
+            : (uint32_t{p[0]} << 24 | p[1] << 16 | p[2] << 8 | p[3]);
 }
-uint16_t read_u16(const uint8_t* p, bool le) { return le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]); }
+uint16_t read_u16(const uint8_t* p, bool le) {
+  return le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]);
+}
 
 }  // namespace
 
@@ -146,13 +149,32 @@ Image apply_exif_orientation(const Image& in, int orientation) {
       // Source pixel for each orientation, following the EXIF definitions (PIL's transpose table).
       int sx = x, sy = y;
       switch (orientation) {
-        case 2: sx = in.width - 1 - x; break;                            // mirror horizontal
-        case 3: sx = in.width - 1 - x; sy = in.height - 1 - y; break;    // rotate 180
-        case 4: sy = in.height - 1 - y; break;                           // mirror vertical
-        case 5: sx = y; sy = x; break;                                   // transpose
-        case 6: sx = y; sy = in.height - 1 - x; break;                   // rotate 90 CW
-        case 7: sx = in.width - 1 - y; sy = in.height - 1 - x; break;    // transverse
-        case 8: sx = in.width - 1 - y; sy = x; break;                    // rotate 270 CW
+        case 2:
+          sx = in.width - 1 - x;
+          break;  // mirror horizontal
+        case 3:
+          sx = in.width - 1 - x;
+          sy = in.height - 1 - y;
+          break;  // rotate 180
+        case 4:
+          sy = in.height - 1 - y;
+          break;  // mirror vertical
+        case 5:
+          sx = y;
+          sy = x;
+          break;  // transpose
+        case 6:
+          sx = y;
+          sy = in.height - 1 - x;
+          break;  // rotate 90 CW
+        case 7:
+          sx = in.width - 1 - y;
+          sy = in.height - 1 - x;
+          break;  // transverse
+        case 8:
+          sx = in.width - 1 - y;
+          sy = x;
+          break;  // rotate 270 CW
       }
       std::memcpy(&out.pixels[(static_cast<size_t>(y) * out.width + x) * out.channels],
                   &in.pixels[(static_cast<size_t>(sy) * in.width + sx) * in.channels], in.channels);

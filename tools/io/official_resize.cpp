@@ -21,7 +21,9 @@ double sinc(double x) {
   x *= M_PI;
   return std::sin(x) / x;
 }
-double lanczos(double x) { return (-3.0 <= x && x < 3.0) ? sinc(x) * sinc(x / 3) : 0.0; }
+double lanczos(double x) {
+  return (-3.0 <= x && x < 3.0) ? sinc(x) * sinc(x / 3) : 0.0;
+}
 
 constexpr int kPrecisionBits = 32 - 8 - 2;
 
@@ -116,7 +118,8 @@ Image pil_resize(const Image& in, int out_w, int out_h, ResampleFilter filter) {
     for (int x = 0; x < cur.width; ++x) {
       for (int c = 0; c < ch; ++c) {
         int64_t ss = int64_t{1} << (kPrecisionBits - 1);
-        for (int y = 0; y < ymax; ++y) ss += int64_t{cur.pixels[(static_cast<size_t>(y + ymin) * cur.width + x) * ch + c]} * k[y];
+        for (int y = 0; y < ymax; ++y)
+          ss += int64_t{cur.pixels[(static_cast<size_t>(y + ymin) * cur.width + x) * ch + c]} * k[y];
         out.pixels[(static_cast<size_t>(yy) * out.width + x) * ch + c] = clip8(ss);
       }
     }

@@ -14,7 +14,7 @@ enum class ResampleFilter { kBicubic, kLanczos };
 Image pil_resize(const Image& in, int out_w, int out_h, ResampleFilter filter);
 
 struct PreparedImage {
-  Image image;                 // at model size, sides multiples of 16
+  Image image;  // at model size, sides multiples of 16
   int original_width = 0, original_height = 0;
   int resized_width = 0, resized_height = 0;  // before the crop
   int crop_x = 0, crop_y = 0;                 // top-left of the crop in the resized image

@@ -13,7 +13,8 @@ Status write_npy(const std::string& path, std::span<const int64_t> shape, std::s
   for (int64_t d : shape) n *= d;
   if (n != static_cast<int64_t>(data.size())) return invalid_argument("npy " + path + ": shape does not match data");
   std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+  for (size_t i = 0; i < shape.size(); ++i)
+    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
   // ending in a newline (format version 1.0).
@@ -52,9 +53,12 @@ namespace {
 // A compact approximation of Google's Turbo colormap (polynomial fit), t in [0, 1].
 void turbo(double t, uint8_t* rgb) {
   t = std::clamp(t, 0.0, 1.0);
-  const double r = 0.13572138 + t * (4.61539260 + t * (-42.66032258 + t * (132.13108234 + t * (-152.94239396 + t * 59.28637943))));
-  const double g = 0.09140261 + t * (2.19418839 + t * (4.84296658 + t * (-14.18503333 + t * (4.27729857 + t * 2.82956604))));
-  const double b = 0.10667330 + t * (12.64194608 + t * (-60.58204836 + t * (110.36276771 + t * (-89.90310912 + t * 27.34824973))));
+  const double r =
+      0.13572138 + t * (4.61539260 + t * (-42.66032258 + t * (132.13108234 + t * (-152.94239396 + t * 59.28637943))));
+  const double g =
+      0.09140261 + t * (2.19418839 + t * (4.84296658 + t * (-14.18503333 + t * (4.27729857 + t * 2.82956604))));
+  const double b =
+      0.10667330 + t * (12.64194608 + t * (-60.58204836 + t * (110.36276771 + t * (-89.90310912 + t * 27.34824973))));
   rgb[0] = static_cast<uint8_t>(std::clamp(r, 0.0, 1.0) * 255.0 + 0.5);
   rgb[1] = static_cast<uint8_t>(std::clamp(g, 0.0, 1.0) * 255.0 + 0.5);
   rgb[2] = static_cast<uint8_t>(std::clamp(b, 0.0, 1.0) * 255.0 + 0.5);

@@ -54,34 +54,41 @@ Status Mast3rForward::build_decoder() {
       const ops::RopeGrid my_grid{me.h, me.w}, other_grid{other.h, other.w};
       // x = x + SelfAttn(LN1(x))
       RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, in, A(b + "norm1.weight"), A(b + "norm1.bias"), x.t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), x.qkv));
+      RECON_RETURN_IF_ERROR(
+          mast3r::linear(*graph_, caps, x.t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), x.qkv));
       RECON_RETURN_IF_ERROR(ops::self_attention_rope(*graph_, caps, x.qkv, x.att, my_grid, attn));
       const Arg in_arg = in, out_arg = out;
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.att, w_.at(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"),
-                                           out, mast3r::Act::kNone, &in_arg));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.att, w_.at(b + "attn.proj.weight"),
+                                           &w_.at(b + "attn.proj.bias"), out, mast3r::Act::kNone, &in_arg));
       // x = x + CrossAttn(LN2(x), LN_y(y)), y = the other view's previous-layer tokens.
-      RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, other.dec[l - 1], A(b + "norm_y.weight"), A(b + "norm_y.bias"), x.y, eps));
+      RECON_RETURN_IF_ERROR(
+          ops::layer_norm(*graph_, other.dec[l - 1], A(b + "norm_y.weight"), A(b + "norm_y.bias"), x.y, eps));
       RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, out, A(b + "norm2.weight"), A(b + "norm2.bias"), x.t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "cross_attn.projq.weight"), &w_.at(b + "cross_attn.projq.bias"), x.q));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.y, w_.at(b + "cross_attn.projk.weight"), &w_.at(b + "cross_attn.projk.bias"), x.k));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.y, w_.at(b + "cross_attn.projv.weight"), &w_.at(b + "cross_attn.projv.bias"), x.v));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "cross_attn.projq.weight"),
+                                           &w_.at(b + "cross_attn.projq.bias"), x.q));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.y, w_.at(b + "cross_attn.projk.weight"),
+                                           &w_.at(b + "cross_attn.projk.bias"), x.k));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.y, w_.at(b + "cross_attn.projv.weight"),
+                                           &w_.at(b + "cross_attn.projv.bias"), x.v));
       RECON_RETURN_IF_ERROR(ops::cross_attention_rope(*graph_, caps, x.q, x.k, x.v, x.att, my_grid, other_grid, attn));
       RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.att, w_.at(b + "cross_attn.proj.weight"),
                                            &w_.at(b + "cross_attn.proj.bias"), out, mast3r::Act::kNone, &out_arg));
       // x = x + MLP(LN3(x))
       RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, out, A(b + "norm3.weight"), A(b + "norm3.bias"), x.t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), x.hid,
-                                           mast3r::Act::kGelu));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.hid, w_.at(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"), out,
-                                           mast3r::Act::kNone, &out_arg));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"),
+                                           x.hid, mast3r::Act::kGelu));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.hid, w_.at(b + "mlp.fc2.weight"),
+                                           &w_.at(b + "mlp.fc2.bias"), out, mast3r::Act::kNone, &out_arg));
     }
   }
   for (int v = 0; v < 2; ++v) {
     View& view = views_[v];
-    for (int64_t l = 1; l < c.dec_depth; ++l) taps_.emplace_back("dec" + std::to_string(l) + "_" + std::to_string(v + 1), view.dec[l]);
-    RECON_ASSIGN_OR_RETURN(view.dec_final, alloc(dt, {B, view.n, D}, "dec" + std::to_string(c.dec_depth) + "_" + std::to_string(v + 1)));
-    RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, view.dec[c.dec_depth], A("dec_norm.weight"), A("dec_norm.bias"),
-                                          view.dec_final, eps));
+    for (int64_t l = 1; l < c.dec_depth; ++l)
+      taps_.emplace_back("dec" + std::to_string(l) + "_" + std::to_string(v + 1), view.dec[l]);
+    RECON_ASSIGN_OR_RETURN(
+        view.dec_final, alloc(dt, {B, view.n, D}, "dec" + std::to_string(c.dec_depth) + "_" + std::to_string(v + 1)));
+    RECON_RETURN_IF_ERROR(
+        ops::layer_norm(*graph_, view.dec[c.dec_depth], A("dec_norm.weight"), A("dec_norm.bias"), view.dec_final, eps));
   }
   return Status::ok();
 }

@@ -71,8 +71,8 @@ Result<Mast3rResult> Mast3rEngine::infer(std::span<const ImageU8View> view1, std
       }
     }
   }
-  ForwardShape shape{static_cast<int64_t>(view1.size()), {view1[0].height, view1[0].width},
-                     {view2[0].height, view2[0].width}};
+  ForwardShape shape{
+      static_cast<int64_t>(view1.size()), {view1[0].height, view1[0].width}, {view2[0].height, view2[0].width}};
   std::lock_guard lock(mutex_);
   RECON_ASSIGN_OR_RETURN(Mast3rForward * f, forward_for(shape));
   return run_locked(*f, view1, view2);
@@ -92,29 +92,24 @@ Result<Mast3rResult> Mast3rEngine::run_locked(Mast3rForward& f, std::span<const 
       const size_t row = static_cast<size_t>(img.width) * 3, stride = img.stride ? img.stride : row;
       for (int64_t y = 0; y < img.height; ++y, offset += row) std::memcpy(&packed[offset], img.data + y * stride, row);
     }
-    RECON_RETURN_IF_ERROR(dst.upload(rt_, packed.data(), packed.size()).with_context("uploading view " + std::to_string(v + 1)));
+    RECON_RETURN_IF_ERROR(
+        dst.upload(rt_, packed.data(), packed.size()).with_context("uploading view " + std::to_string(v + 1)));
   }
   RECON_RETURN_IF_ERROR(f.graph().run());
 
   // Copy the outputs into tensors of the result's own, so later calls do not overwrite them.
   Mast3rResult result;
   result.shape = f.shape();
-  const Mast3rOutputs& out = f.outputs();
-  std::vector<std::pair<const Tensor*, Tensor*>> copies;
-  for (int v = 0; v < 2; ++v) {
-    copies.emplace_back(&out.pts3d[v], &result.tensors.pts3d[v]);
-    copies.emplace_back(&out.conf[v], &result.tensors.conf[v]);
-    copies.emplace_back(&out.desc[v], &result.tensors.desc[v]);
-    copies.emplace_back(&out.desc_conf[v], &result.tensors.desc_conf[v]);
-  }
-  for (auto& [src, dst] : copies) {
-    RECON_ASSIGN_OR_RETURN(*dst, Tensor::empty(rt_, src->dtype(), src->shape()));
+  const auto sources = f.outputs().list();
+  const auto targets = result.tensors.list();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    RECON_ASSIGN_OR_RETURN(*targets[i], Tensor::empty(rt_, sources[i]->dtype(), sources[i]->shape()));
   }
   RECON_RETURN_IF_ERROR(rt_.context().run_once([&](VkCommandBuffer cmd) {
     full_barrier(cmd);
-    for (auto& [src, dst] : copies) {
-      VkBufferCopy region{src->offset(), dst->offset(), src->bytes()};
-      vkCmdCopyBuffer(cmd, src->buffer(), dst->buffer(), 1, &region);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      VkBufferCopy region{sources[i]->offset(), targets[i]->offset(), sources[i]->bytes()};
+      vkCmdCopyBuffer(cmd, sources[i]->buffer(), targets[i]->buffer(), 1, &region);
     }
     full_barrier(cmd);
   }));

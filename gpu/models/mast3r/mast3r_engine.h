@@ -26,10 +26,10 @@ struct ImageU8View {
 
 struct Mast3rResult {
   ForwardShape shape;
-  Mast3rOutputs tensors;  // this result's own device tensors (not reused by later calls)
+  Mast3rOutputs tensors;                                 // this result's own device tensors (not reused by later calls)
   std::vector<std::pair<std::string, double>> stage_ms;  // GPU time per stage
-  double gpu_ms = 0;    // sum of the stages
-  double wall_ms = 0;   // upload + run + copy-out, as the caller waits for it
+  double gpu_ms = 0;                                     // sum of the stages
+  double wall_ms = 0;                                    // upload + run + copy-out, as the caller waits for it
 };
 
 class Mast3rEngine {

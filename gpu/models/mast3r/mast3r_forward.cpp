@@ -41,6 +41,13 @@ Result<Tensor> Mast3rForward::alloc(DType dtype, const Shape& shape, const std::
   return t;
 }
 
+Result<Tensor> Mast3rForward::as_dtype(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  RECON_ASSIGN_OR_RETURN(Tensor converted, alloc(dtype, t.shape()));
+  RECON_RETURN_IF_ERROR(ops::cast(*graph_, t, converted));
+  return converted;
+}
+
 const Tensor* Mast3rForward::tap(const std::string& name) const {
   for (const auto& [n, t] : taps_) {
     if (n == name) return &t;
@@ -65,16 +72,15 @@ Status Mast3rForward::build_all() {
     view.w = sizes[v].width / p;
     view.n = view.h * view.w;
     RECON_ASSIGN_OR_RETURN(input_u8_[v], alloc(DType::kU8, {B, sizes[v].height, sizes[v].width, 3}));
-    RECON_ASSIGN_OR_RETURN(view.image, alloc(DType::kF32, {B, 3, sizes[v].height, sizes[v].width},
-                                             v == 0 ? "input_1" : "input_2"));
+    RECON_ASSIGN_OR_RETURN(view.image,
+                           alloc(DType::kF32, {B, 3, sizes[v].height, sizes[v].width}, v == 0 ? "input_1" : "input_2"));
     const uint32_t stride = static_cast<uint32_t>(sizes[v].width * 3);
     PreprocessPush push{static_cast<uint32_t>(B), static_cast<uint32_t>(sizes[v].height),
-                        static_cast<uint32_t>(sizes[v].width), stride,
-                        static_cast<uint32_t>(stride * sizes[v].height)};
+                        static_cast<uint32_t>(sizes[v].width), stride, static_cast<uint32_t>(stride * sizes[v].height)};
     const uint64_t pixels = static_cast<uint64_t>(B * sizes[v].height * sizes[v].width);
-    RECON_RETURN_IF_ERROR(graph_->dispatch("mast3r_preprocess", {}, {{input_u8_[v], Access::kRead},
-                                                                     {view.image, Access::kWrite}},
-                                           push, Graph::grid_1d((pixels + 255) / 256)));
+    RECON_RETURN_IF_ERROR(graph_->dispatch("mast3r_preprocess", {},
+                                           {{input_u8_[v], Access::kRead}, {view.image, Access::kWrite}}, push,
+                                           Graph::grid_1d((pixels + 255) / 256)));
   }
   graph_->timestamp("encoder");
   RECON_RETURN_IF_ERROR(build_encoder());
@@ -107,7 +113,8 @@ Status Mast3rForward::build_encoder() {
     // The stacked input images, as trunk dtype.
     RECON_ASSIGN_OR_RETURN(Tensor image, alloc(dt, {nb, 3, H, W}));
     for (size_t i = 0; i < which.size(); ++i) {
-      RECON_ASSIGN_OR_RETURN(Tensor part, image.slice_rows(static_cast<int64_t>(i) * B, static_cast<int64_t>(i + 1) * B));
+      RECON_ASSIGN_OR_RETURN(Tensor part,
+                             image.slice_rows(static_cast<int64_t>(i) * B, static_cast<int64_t>(i + 1) * B));
       RECON_RETURN_IF_ERROR(ops::cast(*graph_, views_[which[i]].image, part));
     }
     RECON_ASSIGN_OR_RETURN(Tensor patches, alloc(dt, {nb, C, first.h, first.w}));
@@ -124,14 +131,15 @@ Status Mast3rForward::build_encoder() {
     for (int64_t l = 0; l < c.enc_depth; ++l) {
       const std::string b = "enc_blocks." + std::to_string(l) + ".";
       RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, x, w_.at(b + "norm1.weight"), w_.at(b + "norm1.bias"), t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
+      RECON_RETURN_IF_ERROR(
+          mast3r::linear(*graph_, caps, t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
       RECON_RETURN_IF_ERROR(ops::self_attention_rope(*graph_, caps, qkv, att, grid, attn));
       const Arg residual = x;
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, att, w_.at(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"),
-                                           x, mast3r::Act::kNone, &residual));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, att, w_.at(b + "attn.proj.weight"),
+                                           &w_.at(b + "attn.proj.bias"), x, mast3r::Act::kNone, &residual));
       RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, x, w_.at(b + "norm2.weight"), w_.at(b + "norm2.bias"), t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), hid,
-                                           mast3r::Act::kGelu));
+      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"),
+                                           hid, mast3r::Act::kGelu));
       RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, hid, w_.at(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"),
                                            x, mast3r::Act::kNone, &residual));
     }

@@ -33,6 +33,16 @@ struct Mast3rOutputs {
   std::array<Tensor, 2> conf;       // [B, H, W]
   std::array<Tensor, 2> desc;       // [B, H, W, D]
   std::array<Tensor, 2> desc_conf;  // [B, H, W]
+
+  // The outputs' public names, and the tensors in that order.
+  static constexpr std::array<const char*, 8> kNames = {"pts3d_1", "pts3d_2", "conf_1",      "conf_2",
+                                                        "desc_1",  "desc_2",  "desc_conf_1", "desc_conf_2"};
+  std::array<const Tensor*, 8> list() const {
+    return {&pts3d[0], &pts3d[1], &conf[0], &conf[1], &desc[0], &desc[1], &desc_conf[0], &desc_conf[1]};
+  }
+  std::array<Tensor*, 8> list() {
+    return {&pts3d[0], &pts3d[1], &conf[0], &conf[1], &desc[0], &desc[1], &desc_conf[0], &desc_conf[1]};
+  }
 };
 
 class Mast3rForward {
@@ -52,6 +62,8 @@ class Mast3rForward {
  private:
   Mast3rForward(Runtime& rt, const Mast3rWeights& w, const ForwardShape& s);
   Result<Tensor> alloc(DType dtype, const Shape& shape, const std::string& tap_name = "");
+  // `t` itself when it already has `dtype`, else a converted copy (one cast dispatch).
+  Result<Tensor> as_dtype(const Tensor& t, DType dtype);
   Status build_all();
   Status build_encoder();
   Status build_decoder();
@@ -71,12 +83,12 @@ class Mast3rForward {
   // Per-view state shared between the build stages.
   struct View {
     int64_t h = 0, w = 0, n = 0;  // token grid
-    Tensor image;                  // [B, 3, H, W] fp32, normalised
-    Tensor enc_out;                // [B, N, enc_dim], trunk dtype
-    std::vector<Tensor> dec;       // dec[l], l = 0..L: decoder_embed output, then each layer's output
-    Tensor dec_final;              // dec_norm(dec[L])
-    Tensor dpt_raw;                // [B, 4, H, W] fp32
-    Tensor local_raw;              // [B, D+1, H, W] fp32
+    Tensor image;                 // [B, 3, H, W] fp32, normalised
+    Tensor enc_out;               // [B, N, enc_dim], trunk dtype
+    std::vector<Tensor> dec;      // dec[l], l = 0..L: decoder_embed output, then each layer's output
+    Tensor dec_final;             // dec_norm(dec[L])
+    Tensor dpt_raw;               // [B, 4, H, W] fp32
+    Tensor local_raw;             // [B, D+1, H, W] fp32
   };
   std::array<View, 2> views_;
 };

@@ -7,7 +7,6 @@
 
 #include "gpu/models/mast3r/mast3r_forward.h"
 #include "gpu/models/mast3r/mast3r_layers.h"
-#include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise_basic.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/unary.h"
@@ -32,12 +31,7 @@ Status Mast3rForward::build_head(int v) {
   const Tensor* entries[4] = {&view.enc_out, &view.dec[hooks[1]], &view.dec[hooks[2]], &view.dec_final};
   std::array<Tensor, 4> head_tokens;
   for (int i = 0; i < 4; ++i) {
-    if (entries[i]->dtype() == hd) {
-      head_tokens[i] = *entries[i];
-    } else {
-      RECON_ASSIGN_OR_RETURN(head_tokens[i], alloc(hd, entries[i]->shape()));
-      RECON_RETURN_IF_ERROR(ops::cast(*graph_, *entries[i], head_tokens[i]));
-    }
+    RECON_ASSIGN_OR_RETURN(head_tokens[i], as_dtype(*entries[i], hd));
   }
 
   // Reassemble (act_postprocess) and project to the feature width (layerN_rn).
@@ -55,25 +49,27 @@ Status Mast3rForward::build_head(int v) {
     if (i == 0 || i == 1) {
       const int k = i == 0 ? 4 : 2;
       RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], h * k, w * k}));
-      RECON_RETURN_IF_ERROR(mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k));
+      RECON_RETURN_IF_ERROR(
+          mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k));
     } else if (i == 3) {
       RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], (h + 1) / 2, (w + 1) / 2}));
       RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, 2, 1));
     }
     taps_.emplace_back("dpt_act" + std::to_string(i) + sfx, act);
-    RECON_ASSIGN_OR_RETURN(rn[i], alloc(hd, {B, F, act.shape()[2], act.shape()[3]}, "dpt_rn" + std::to_string(i) + sfx));
-    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, act, W(dp + "scratch.layer" + std::to_string(i + 1) + "_rn.weight"),
-                                         nullptr, rn[i], 1, 1));
+    RECON_ASSIGN_OR_RETURN(rn[i],
+                           alloc(hd, {B, F, act.shape()[2], act.shape()[3]}, "dpt_rn" + std::to_string(i) + sfx));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(
+        *graph_, caps, act, W(dp + "scratch.layer" + std::to_string(i + 1) + "_rn.weight"), nullptr, rn[i], 1, 1));
   }
 
   // ResidualConvUnit: x + conv2(relu(conv1(relu(x)))); the skip uses the un-ReLU'd x.
   auto rcu = [&](const std::string& prefix, const Tensor& x, const Tensor& out) -> Status {
     RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(hd, x.shape()));
-    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, x, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), mid, 1, 1,
-                                         Act::kRelu, nullptr, /*input_relu=*/true));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, x, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), mid,
+                                         1, 1, Act::kRelu, nullptr, /*input_relu=*/true));
     const Arg skip = x;
-    return mast3r::conv2d(*graph_, caps, mid, W(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1, Act::kNone,
-                          &skip);
+    return mast3r::conv2d(*graph_, caps, mid, W(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1,
+                          Act::kNone, &skip);
   };
   // Fusion block: s = a (+ RCU1(b)); s = RCU2(s); s = up×2(s); out_conv(s).
   auto fusion = [&](int index, const Tensor& a, const Tensor* b) -> Result<Tensor> {
@@ -91,7 +87,8 @@ Status Mast3rForward::build_head(int v) {
     RECON_ASSIGN_OR_RETURN(Tensor up, alloc(hd, {s[0], s[1], s[2] * 2, s[3] * 2}));
     RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, r2, up));
     RECON_ASSIGN_OR_RETURN(Tensor out, alloc(hd, up.shape()));
-    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, up, W(prefix + "out_conv.weight"), &W(prefix + "out_conv.bias"), out, 1, 0));
+    RECON_RETURN_IF_ERROR(
+        mast3r::conv2d(*graph_, caps, up, W(prefix + "out_conv.weight"), &W(prefix + "out_conv.bias"), out, 1, 0));
     return out;
   };
 
@@ -115,18 +112,17 @@ Status Mast3rForward::build_head(int v) {
   const int64_t half = F / 2, last = c.dpt_last_dim, H = h * p, Wd = w * p;
   const Shape& s1 = path1.shape();
   RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(hd, {B, half, s1[2], s1[3]}));
-  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, path1, W(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
+  RECON_RETURN_IF_ERROR(
+      mast3r::conv2d(*graph_, caps, path1, W(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
   RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(hd, {B, half, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, h0, h1));
   RECON_ASSIGN_OR_RETURN(Tensor h2, alloc(hd, {B, last, H, Wd}));
-  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h1, W(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));
+  RECON_RETURN_IF_ERROR(
+      mast3r::conv2d(*graph_, caps, h1, W(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));
   RECON_ASSIGN_OR_RETURN(Tensor dpt_out, alloc(hd, {B, 4, H, Wd}, "dpt_out" + sfx));
-  RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, h2, W(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
-  view.dpt_raw = dpt_out;
-  if (hd != DType::kF32) {  // the output activations read fp32
-    RECON_ASSIGN_OR_RETURN(view.dpt_raw, alloc(DType::kF32, dpt_out.shape()));
-    RECON_RETURN_IF_ERROR(ops::cast(*graph_, dpt_out, view.dpt_raw));
-  }
+  RECON_RETURN_IF_ERROR(
+      mast3r::conv2d(*graph_, caps, h2, W(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
+  RECON_ASSIGN_OR_RETURN(view.dpt_raw, as_dtype(dpt_out, DType::kF32));  // the output activations read fp32
 
   // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2 → pixel shuffle.
   const int64_t in = c.local_mlp_in(), hid = c.local_mlp_hidden(), outc = c.local_mlp_out();
@@ -139,10 +135,8 @@ Status Mast3rForward::build_head(int v) {
   RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, mid, W(lp + "fc2.weight"), &W(lp + "fc2.bias"), mlp));
   RECON_ASSIGN_OR_RETURN(Tensor local, alloc(hd, {B, c.desc_dim() + 1, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::tokens_pixel_shuffle(*graph_, mlp, local, static_cast<int>(p)));
-  view.local_raw = local;
-  if (hd == DType::kF32) return Status::ok();
-  RECON_ASSIGN_OR_RETURN(view.local_raw, alloc(DType::kF32, local.shape()));
-  return ops::cast(*graph_, local, view.local_raw);
+  RECON_ASSIGN_OR_RETURN(view.local_raw, as_dtype(local, DType::kF32));
+  return Status::ok();
 }
 
 namespace {
@@ -174,10 +168,14 @@ Status Mast3rForward::build_postprocess(int v) {
   push.width = static_cast<uint32_t>(W);
   push.desc_dim = static_cast<uint32_t>(D);
   const std::string& dm = c.depth_mode.mode;
-  if (dm == "linear") push.depth_mode = 0;
-  else if (dm == "square") push.depth_mode = 1;
-  else if (dm == "exp") push.depth_mode = 2;
-  else return unimplemented("depth mode " + dm);
+  if (dm == "linear")
+    push.depth_mode = 0;
+  else if (dm == "square")
+    push.depth_mode = 1;
+  else if (dm == "exp")
+    push.depth_mode = 2;
+  else
+    return unimplemented("depth mode " + dm);
   RECON_ASSIGN_OR_RETURN(push.conf_kind, conf_kind(c.conf_mode));
   RECON_ASSIGN_OR_RETURN(push.dconf_kind, conf_kind(c.desc_conf_mode));
   push.conf_vmin = static_cast<float>(c.conf_mode.vmin);

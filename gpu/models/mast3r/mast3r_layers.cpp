@@ -11,14 +11,16 @@ namespace {
 
 ops::Epilogue epilogue(Act act, const Arg* residual) {
   ops::Epilogue e;
-  e.activation = act == Act::kRelu ? ops::Activation::kRelu
+  e.activation = act == Act::kRelu   ? ops::Activation::kRelu
                  : act == Act::kGelu ? ops::Activation::kGeluErf  // nn.GELU() is the exact erf form
                                      : ops::Activation::kNone;
   if (residual != nullptr) e.residual = *residual;
   return e;
 }
 
-std::optional<Arg> optional_arg(const Tensor* t) { return t ? std::optional<Arg>(Arg(*t)) : std::nullopt; }
+std::optional<Arg> optional_arg(const Tensor* t) {
+  return t ? std::optional<Arg>(Arg(*t)) : std::nullopt;
+}
 
 }  // namespace
 

@@ -16,15 +16,20 @@ bool unused_at_inference(const std::string& name) {
   return name == "mask_token" || name.find("refinenet4.resConfUnit1.") != std::string::npos;
 }
 
-bool is_head(const std::string& name) { return name.rfind("downstream_head", 0) == 0; }
+bool is_head(const std::string& name) {
+  return name.rfind("downstream_head", 0) == 0;
+}
 
 }  // namespace
 
 const char* precision_name(Precision p) {
   switch (p) {
-    case Precision::kF32: return "fp32";
-    case Precision::kF16: return "fp16";
-    case Precision::kF16Heads: return "fp16-heads";
+    case Precision::kF32:
+      return "fp32";
+    case Precision::kF16:
+      return "fp16";
+    case Precision::kF16Heads:
+      return "fp16-heads";
   }
   return "?";
 }

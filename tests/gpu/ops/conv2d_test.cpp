@@ -56,29 +56,10 @@ Case make(std::string name, int64_t b, int64_t cin, int64_t h, int64_t w, int64_
   return c;
 }
 
-// One Runtime per test suite, validation on: pipelines (up to a second each to create on
-// lavapipe) are built once per file. Each test still fails on any validation message it caused.
-class Conv2dTest : public ::testing::Test {
+// GpuTest shares one Runtime per process (validation on), so pipelines (up to a second each to
+// create on lavapipe) are built once; each test still fails on any validation message it caused.
+class Conv2dTest : public recon::gpu::testing::GpuTest {
  protected:
-  static void SetUpTestSuite() {
-    RuntimeOptions options;
-    options.context.validation = true;
-    options.pipeline_cache_path = "none";
-    auto rt = Runtime::create(options);
-    if (rt.is_ok()) shared_ = std::move(rt).value();
-  }
-  static void TearDownTestSuite() { shared_.reset(); }
-  void SetUp() override {
-    ASSERT_NE(shared_, nullptr) << "no Vulkan runtime";
-    errors_before_ = shared_->context().validation_error_count();
-  }
-  void TearDown() override {
-    if (!shared_) return;
-    EXPECT_EQ(shared_->context().validation_error_count(), errors_before_)
-        << "last validation error: " << shared_->context().last_validation_error();
-  }
-  Runtime& rt() { return *shared_; }
-
   // Runs one case; |got − want| ≤ tol·(Σ|w·x| + |bias| + |r| + |want| + 1e-6) (conv2d.h).
   void check(const Case& c, DType d, GemmPath path, uint32_t seed, const Capabilities* caps_override = nullptr) {
     SCOPED_TRACE(c.name + " " + dtype_name(d) + " act=" + ops::activation_name(c.act));
@@ -139,8 +120,6 @@ class Conv2dTest : public ::testing::Test {
     EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
   }
 
-  static inline std::unique_ptr<Runtime> shared_;
-  uint64_t errors_before_ = 0;
   size_t dispatches_ = 0;
 };
 

@@ -39,29 +39,10 @@ double act_ref(double v, Activation a) {
   return v;
 }
 
-// One Runtime per test suite, validation on: pipelines (about a second each to create on
-// lavapipe) are built once per file. Each test still fails on any validation message it caused.
-class LinearTest : public ::testing::Test {
+// GpuTest shares one Runtime per process (validation on), so pipelines (about a second each to
+// create on lavapipe) are built once; each test still fails on any validation message it caused.
+class LinearTest : public recon::gpu::testing::GpuTest {
  protected:
-  static void SetUpTestSuite() {
-    RuntimeOptions options;
-    options.context.validation = true;
-    options.pipeline_cache_path = "none";
-    auto rt = Runtime::create(options);
-    if (rt.is_ok()) shared_ = std::move(rt).value();
-  }
-  static void TearDownTestSuite() { shared_.reset(); }
-  void SetUp() override {
-    ASSERT_NE(shared_, nullptr) << "no Vulkan runtime";
-    errors_before_ = shared_->context().validation_error_count();
-  }
-  void TearDown() override {
-    if (!shared_) return;
-    EXPECT_EQ(shared_->context().validation_error_count(), errors_before_)
-        << "last validation error: " << shared_->context().last_validation_error();
-  }
-  Runtime& rt() { return *shared_; }
-
   // out = act(x·wᵀ + bias) + residual on x [lead..., K], w [N, K]; error bound as in linear.h.
   void check(DType d, const Shape& x_shape, int64_t n, bool bias, Activation act, int residual_mode, GemmPath path,
              uint32_t seed, const Capabilities* caps_override = nullptr) {
@@ -115,8 +96,6 @@ class LinearTest : public ::testing::Test {
     EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
   }
 
-  static inline std::unique_ptr<Runtime> shared_;
-  uint64_t errors_before_ = 0;
   size_t dispatches_ = 0;
 };
 

@@ -64,33 +64,9 @@ struct Problem {
   }
 };
 
-// One Runtime per test suite, validation on: pipelines (about a second each to create on
-// lavapipe) are then built once per file rather than once per test. Each test still fails on
-// any validation message it caused.
-class SharedRuntimeTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    RuntimeOptions options;
-    options.context.validation = true;
-    options.pipeline_cache_path = "none";
-    auto rt = Runtime::create(options);
-    if (rt.is_ok()) shared_ = std::move(rt).value();
-  }
-  static void TearDownTestSuite() { shared_.reset(); }
-  void SetUp() override {
-    ASSERT_NE(shared_, nullptr) << "no Vulkan runtime";
-    errors_before_ = shared_->context().validation_error_count();
-  }
-  void TearDown() override {
-    if (!shared_) return;
-    EXPECT_EQ(shared_->context().validation_error_count(), errors_before_)
-        << "last validation error: " << shared_->context().last_validation_error();
-  }
-  Runtime& rt() { return *shared_; }
-
-  static inline std::unique_ptr<Runtime> shared_;
-  uint64_t errors_before_ = 0;
-};
+// GpuTest shares one Runtime per process (validation on), so pipelines (about a second each to
+// create on lavapipe) are built once; each test still fails on any validation message it caused.
+using SharedRuntimeTest = recon::gpu::testing::GpuTest;
 
 class MatmulTest : public SharedRuntimeTest {
  protected:
