@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -161,4 +162,13 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace recon::daemon
 
-int main(int argc, char** argv) { return recon::daemon::run(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return recon::daemon::run(argc, argv);
+  } catch (const std::exception& e) {  // the process edge: nothing below throws on purpose
+    std::fprintf(stderr, "recond: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "recond: unknown exception\n");
+  }
+  return 1;
+}

@@ -73,14 +73,16 @@ Setup& setup(uint32_t max_batch = 1) {
   return s;
 }
 
-#define RECON_SETUP_OR_SKIP(s)                  \
-  Setup& s = setup();                           \
-  if (!s.error.empty()) {                       \
-    state.SkipWithError(s.error.c_str());       \
-    return;                                     \
+#define RECON_SETUP_OR_SKIP(s)            \
+  Setup& s = setup();                     \
+  if (!s.error.empty()) {                 \
+    state.SkipWithError(s.error.c_str()); \
+    return;                               \
   }
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 void BM_StatusRoundTrip(benchmark::State& state) {
   RECON_SETUP_OR_SKIP(s);
@@ -181,7 +183,8 @@ void BM_Engine(benchmark::State& state) {
     }
     gpu_ms += result->gpu_ms;
     if (std::getenv("RECON_BENCH_STAGES") != nullptr && !printed) {  // where the engine's time goes
-      for (const auto& [stage, stage_ms] : result->stage_ms) std::fprintf(stderr, "  stage %s %.2f ms\n", stage.c_str(), stage_ms);
+      for (const auto& [stage, stage_ms] : result->stage_ms)
+        std::fprintf(stderr, "  stage %s %.2f ms\n", stage.c_str(), stage_ms);
       printed = true;
     }
   }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "daemon/ipc/wire_convert.h"
+#include "daemon/server/fetch_copy.h"
 #include "daemon/server/responses.h"
 #include "daemon/service/journal_log.h"
 #include "gpu/log.h"
@@ -46,7 +47,9 @@ GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, M
   beat();
 }
 
-GpuWorker::~GpuWorker() { join(); }
+GpuWorker::~GpuWorker() {
+  join();
+}
 
 void GpuWorker::start() {
   running_ = true;
@@ -182,8 +185,8 @@ void GpuWorker::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_
   const auto output_start = SteadyClock::now();
   const gpu::Mast3rOutputs& out = result.tensors;
   const std::pair<const char*, const gpu::Tensor*> outputs[] = {
-      {"pts3d_1", &out.pts3d[0]}, {"pts3d_2", &out.pts3d[1]},         {"conf_1", &out.conf[0]},
-      {"conf_2", &out.conf[1]},   {"desc_1", &out.desc[0]},           {"desc_2", &out.desc[1]},
+      {"pts3d_1", &out.pts3d[0]},         {"pts3d_2", &out.pts3d[1]},        {"conf_1", &out.conf[0]},
+      {"conf_2", &out.conf[1]},           {"desc_1", &out.desc[0]},          {"desc_2", &out.desc[1]},
       {"desc_conf_1", &out.desc_conf[0]}, {"desc_conf_2", &out.desc_conf[1]}};
   StoredResult stored;
   stored.device = device_.index();
@@ -230,26 +233,28 @@ void GpuWorker::run_fetch(FetchJob job) {
   const StoredResult& result = *job.result;
   std::vector<std::vector<uint8_t>> inline_data(job.tensors.size());
   std::vector<FetchedRange> ranges;
+  std::vector<TensorCopy> copies;
   uint64_t bytes = 0;
   for (size_t i = 0; i < job.tensors.size(); ++i) {
     const StoredTensor& t = result.tensors[job.tensors[i]];
     FetchedRange range;
     range.tensor = job.tensors[i];
-    Status status;
+    uint8_t* destination = nullptr;
     if (job.destination) {
       range.offset = job.offsets[i];
-      status = t.tensor.download(device_.runtime(), job.destination.base() + job.offsets[i], t.bytes);
+      destination = job.destination.base() + job.offsets[i];
     } else {
       inline_data[i].resize(t.bytes);
       range.data = &inline_data[i];
-      status = t.tensor.download(device_.runtime(), inline_data[i].data(), t.bytes);
+      destination = inline_data[i].data();
     }
-    if (!status.is_ok()) {
-      answer_error(job.reply, status.with_context("fetching " + t.name));
-      return;
-    }
+    copies.push_back(TensorCopy{&t.tensor, destination});
     bytes += t.bytes;
     ranges.push_back(range);
+  }
+  if (Status copied = copy_tensors_to_host(device_.runtime(), copies); !copied.is_ok()) {
+    answer_error(job.reply, copied.with_context("fetching the tensors"));
+    return;
   }
   job.destination.reset();
   const uint64_t copy_ns = ns_between(start, SteadyClock::now());

@@ -37,8 +37,8 @@ Status decide_target(PendingImage& out, const char* which, const ImageRules& rul
 
 }  // namespace
 
-Result<PendingImage> accept_image(const wire::Image* image, const char* which, ClientId client,
-                                  ShmRegistry& registry, const ImageRules& rules) {
+Result<PendingImage> accept_image(const wire::Image* image, const char* which, ClientId client, ShmRegistry& registry,
+                                  const ImageRules& rules) {
   if (image == nullptr || image->source_type() == wire::ImageSource::NONE) {
     return invalid_argument(std::string(which) + " is missing");
   }

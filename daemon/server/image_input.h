@@ -30,15 +30,15 @@ struct PendingImage {
 };
 
 struct ImageRules {
-  uint32_t long_side = 512;                // the model's default (or the requested resolution's)
-  std::optional<ImageSize> required;       // InferOptions.resolution: the result must be this
+  uint32_t long_side = 512;                 // the model's default (or the requested resolution's)
+  std::optional<ImageSize> required;        // InferOptions.resolution: the result must be this
   uint64_t max_inline_bytes = 64ull << 20;  // inline images larger than this are refused
 };
 
 // `which` names the image in errors ("image1"). NOT_FOUND for an unknown or foreign region,
 // INVALID_ARGUMENT for bad geometry, format or sizes.
-Result<PendingImage> accept_image(const wire::Image* image, const char* which, ClientId client,
-                                  ShmRegistry& registry, const ImageRules& rules);
+Result<PendingImage> accept_image(const wire::Image* image, const char* which, ClientId client, ShmRegistry& registry,
+                                  const ImageRules& rules);
 
 // Packed RGB8 rows at `image.target`. Releases the lease.
 Result<std::vector<uint8_t>> materialize(PendingImage& image);

@@ -46,8 +46,8 @@ struct MetricsSnapshot {
   uint64_t requests_ok = 0;
   uint64_t requests_failed = 0;
   std::array<uint64_t, 9> failures_by_code{};  // indexed by StatusCode
-  uint64_t inferences = 0;                      // pairs run
-  uint64_t executions = 0;                      // engine calls (batches)
+  uint64_t inferences = 0;                     // pairs run
+  uint64_t executions = 0;                     // engine calls (batches)
   std::array<uint64_t, kStageCount> cumulative_us{};
   std::vector<LatencySummary> latency;  // one per stage
   uint64_t fetches = 0;

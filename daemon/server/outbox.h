@@ -16,7 +16,7 @@ namespace recon::daemon {
 
 struct OutgoingReply {
   ReplyTarget target;
-  std::vector<uint8_t> bytes;  // a finished Response
+  std::vector<uint8_t> bytes;         // a finished Response
   StatusCode code = StatusCode::kOk;  // for the request counters
 };
 

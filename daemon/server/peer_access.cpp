@@ -31,7 +31,8 @@ Status check_manager_access(const ManagerPolicy& policy, const std::optional<Pee
   if (!peer) return permission_denied("management needs a local (ipc) connection with peer credentials");
   if (peer->uid == 0 || peer->uid == policy.daemon_uid) return Status::ok();
   if (policy.manager_gid && user_in_group(peer->uid, peer->gid, *policy.manager_gid)) return Status::ok();
-  return permission_denied("uid " + std::to_string(peer->uid) + " is neither root, the daemon's user nor in the manager group");
+  return permission_denied("uid " + std::to_string(peer->uid) +
+                           " is neither root, the daemon's user nor in the manager group");
 }
 
 }  // namespace recon::daemon

@@ -43,9 +43,9 @@ class Writer {
   std::string out_;
 };
 
-const char* const kCodeNames[] = {"OK",          "INVALID_ARGUMENT", "NOT_FOUND", "PERMISSION_DENIED",
-                                  "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DATA_LOSS",
-                                  "UNIMPLEMENTED"};
+constexpr const char* kCodeNames[] = {
+    "OK",          "INVALID_ARGUMENT", "NOT_FOUND", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+    "UNAVAILABLE", "INTERNAL",         "DATA_LOSS", "UNIMPLEMENTED"};
 
 }  // namespace
 
@@ -74,8 +74,7 @@ std::string prometheus_text(const ServerSnapshot& s) {
   w.one("recon_request_success_total", "counter", "Requests answered with a success body.", m.requests_ok);
   w.family("recon_request_failure_total", "counter", "Requests answered with an Error, by code.");
   for (size_t code = 1; code < m.failures_by_code.size(); ++code) {
-    w.sample("recon_request_failure_total", std::string("code=\"") + kCodeNames[code] + "\"",
-             m.failures_by_code[code]);
+    w.sample("recon_request_failure_total", std::string("code=\"") + kCodeNames[code] + "\"", m.failures_by_code[code]);
   }
   w.one("recon_inference_count_total", "counter", "Pairs inferred (a batch of n counts n).", m.inferences);
   w.one("recon_inference_exec_count_total", "counter", "Engine executions (inference_count / exec_count = mean batch).",
@@ -83,7 +82,7 @@ std::string prometheus_text(const ServerSnapshot& s) {
   w.one("recon_pending_request_count", "gauge", "Requests queued for the GPU.", s.queue.pending);
   w.one("recon_inflight_request_count", "gauge", "Requests a GPU worker holds.", s.queue.in_flight);
   w.one("recon_queue_rejected_total", "counter", "Requests refused because a queue was full.", s.queue.rejected_full);
-  static const char* const kCumulative[] = {
+  static constexpr const char* kCumulative[] = {
       "recon_inference_queue_duration_us_total", "recon_inference_compute_input_duration_us_total",
       "recon_inference_compute_infer_duration_us_total", "recon_inference_compute_output_duration_us_total",
       "recon_inference_request_duration_us_total"};

@@ -58,6 +58,7 @@ flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBuffe
 std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result) {
   flatbuffers::FlatBufferBuilder builder(1024);
   std::vector<flatbuffers::Offset<wire::TensorInfo>> infos;
+  infos.reserve(result.tensors.size());
   for (const StoredTensor& t : result.tensors) infos.push_back(build_tensor_info(builder, t));
   const RequestTimings& t = result.timings;
   const auto timings =
@@ -97,9 +98,9 @@ std::vector<uint8_t> fetch_response(uint64_t request_id, const StoredResult& res
 std::vector<uint8_t> session_opened_response(uint64_t request_id, const Id128& token, const SessionLimitsView& limits,
                                              const std::string& server_version) {
   flatbuffers::FlatBufferBuilder builder(256);
-  const auto wire_limits = wire::CreateSessionLimits(builder, limits.max_regions, limits.max_region_bytes,
-                                                     limits.max_handles, limits.max_result_bytes,
-                                                     limits.max_message_bytes);
+  const auto wire_limits =
+      wire::CreateSessionLimits(builder, limits.max_regions, limits.max_region_bytes, limits.max_handles,
+                                limits.max_result_bytes, limits.max_message_bytes);
   const wire::Id128 id = to_wire(token);
   const auto body = wire::CreateSessionOpenedDirect(builder, &id, wire_limits, server_version.c_str(),
                                                     wire::kMinProtocolVersion, wire::kProtocolVersion);
@@ -110,6 +111,7 @@ std::vector<uint8_t> session_opened_response(uint64_t request_id, const Id128& t
 std::vector<uint8_t> release_response(uint64_t request_id, uint32_t released, const std::vector<Id128>& not_found) {
   flatbuffers::FlatBufferBuilder builder(256);
   std::vector<wire::Id128> ids;
+  ids.reserve(not_found.size());
   for (const Id128& id : not_found) ids.push_back(to_wire(id));
   const auto body = wire::CreateReleaseResultDirect(builder, released, &ids);
   finish_response(builder, request_id, wire::ResponseBody::ReleaseResult, body.Union());
@@ -126,6 +128,7 @@ std::vector<uint8_t> unregister_region_response(uint64_t request_id, bool deferr
 std::vector<uint8_t> warmup_response(uint64_t request_id, const std::vector<ModelInfo>& models, uint32_t duration_ms) {
   flatbuffers::FlatBufferBuilder builder(512);
   std::vector<flatbuffers::Offset<wire::ModelStatus>> statuses;
+  statuses.reserve(models.size());
   for (const ModelInfo& m : models) statuses.push_back(build_model_status(builder, m));
   const auto body = wire::CreateWarmupResultDirect(builder, &statuses, duration_ms);
   finish_response(builder, request_id, wire::ResponseBody::WarmupResult, body.Union());

@@ -25,8 +25,8 @@ flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBuffe
 std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result);
 
 struct FetchedRange {
-  size_t tensor = 0;                // index into result.tensors
-  uint64_t offset = 0;              // region destination
+  size_t tensor = 0;                           // index into result.tensors
+  uint64_t offset = 0;                         // region destination
   const std::vector<uint8_t>* data = nullptr;  // inline destination
 };
 std::vector<uint8_t> fetch_response(uint64_t request_id, const StoredResult& result,

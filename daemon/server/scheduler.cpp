@@ -9,7 +9,7 @@ uint32_t batch_size_for(size_t available, uint32_t max_batch) {
   if (max_batch <= 1 || available <= 1) return 1;
   if (available >= max_batch) return max_batch;
   uint32_t size = 1;
-  while (size * 2 <= available) size *= 2;
+  while (size_t{size} * 2 <= available) size *= 2;
   return size;
 }
 
@@ -20,8 +20,7 @@ std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch) {
   return sizes;
 }
 
-Scheduler::Scheduler(SchedulerOptions options, size_t devices,
-                     std::function<bool(size_t, const std::string&)> runnable)
+Scheduler::Scheduler(SchedulerOptions options, size_t devices, std::function<bool(size_t, const std::string&)> runnable)
     : options_(options),
       runnable_(std::move(runnable)),
       fetch_lanes_(devices),

@@ -60,15 +60,16 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   for (size_t i = 0; i < runtimes.size(); ++i) devices_.push_back(std::make_unique<Device>(i, *runtimes[i]));
   SchedulerOptions scheduling{options_.limits.max_queue, options_.limits.max_fetch_queue,
                               std::max<uint32_t>(1, options_.batching.max_batch), options_.batching.max_wait};
-  scheduler_ = std::make_unique<Scheduler>(scheduling, devices_.size(), [this](size_t device, const std::string& model) {
-    // A device runs a model it has ready; a model no device has ready goes to any worker, which
-    // answers it (rather than leaving it queued forever).
-    if (devices_[device]->engine_ready(model)) return true;
-    for (const auto& d : devices_) {
-      if (d->engine_ready(model)) return false;
-    }
-    return true;
-  });
+  scheduler_ =
+      std::make_unique<Scheduler>(scheduling, devices_.size(), [this](size_t device, const std::string& model) {
+        // A device runs a model it has ready; a model no device has ready goes to any worker, which
+        // answers it (rather than leaving it queued forever).
+        if (devices_[device]->engine_ready(model)) return true;
+        for (const auto& d : devices_) {
+          if (d->engine_ready(model)) return false;
+        }
+        return true;
+      });
 
   WorkerOptions worker_options;
   worker_options.max_batch = scheduling.max_batch;
@@ -80,8 +81,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
     pacer_.emplace(*notifier_);
   }
   for (auto& device : devices_) {
-    workers_.push_back(
-        std::make_unique<GpuWorker>(*device, *scheduler_, store_, metrics_, *outbox_, worker_options));
+    workers_.push_back(std::make_unique<GpuWorker>(*device, *scheduler_, store_, metrics_, *outbox_, worker_options));
   }
 
   RegionServiceOptions region_options;
@@ -98,8 +98,8 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   router_options.max_parts = options_.limits.max_message_parts;
   auto open_router = [&](Listener& listener, const char* what) -> Result<ZmqRouter> {
     RECON_ASSIGN_OR_RETURN(ZmqRouter router, ZmqRouter::create(*zmq_, router_options));
-    RECON_RETURN_IF_ERROR(
-        router.bind_listening_fd(listener.fd.get(), listener.path).with_context(std::string("the ") + what + " socket"));
+    RECON_RETURN_IF_ERROR(router.bind_listening_fd(listener.fd.get(), listener.path)
+                              .with_context(std::string("the ") + what + " socket"));
     (void)listener.fd.release();  // libzmq owns and closes it now
     if (!listener.activated) bound_socket_files_.push_back(listener.path);
     return router;
@@ -122,8 +122,8 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   if (!regions_activated) bound_socket_files_.push_back(regions_path);
 
   if (options_.metrics_port) {
-    RECON_ASSIGN_OR_RETURN(metrics_http_, MetricsHttp::listen(*options_.metrics_port,
-                                                              options_.limits.max_metrics_connections));
+    RECON_ASSIGN_OR_RETURN(metrics_http_,
+                           MetricsHttp::listen(*options_.metrics_port, options_.limits.max_metrics_connections));
     log_info("Serving Prometheus metrics on http://127.0.0.1:" + std::to_string(metrics_http_.port()) + "/metrics");
   }
   return Status::ok();
@@ -159,8 +159,8 @@ int Server::run(SignalFd* signals) {
     items.push_back({nullptr, signals ? signals->fd() : -1, static_cast<short>(signals ? ZMQ_POLLIN : 0), 0});
     items.push_back({client_router_->handle(), 0, ZMQ_POLLIN, 0});
     items.push_back({manager_router_->handle(), 0, ZMQ_POLLIN, 0});
-    items.push_back({tcp_router_ ? tcp_router_->handle() : nullptr, -1,
-                     static_cast<short>(tcp_router_ ? ZMQ_POLLIN : 0), 0});
+    items.push_back(
+        {tcp_router_ ? tcp_router_->handle() : nullptr, -1, static_cast<short>(tcp_router_ ? ZMQ_POLLIN : 0), 0});
     items.push_back({nullptr, regions_listening_ ? regions_listener_.fd() : -1,
                      static_cast<short>(regions_listening_ ? ZMQ_POLLIN : 0), 0});
     const size_t first_channel = items.size();
@@ -221,9 +221,7 @@ int Server::run(SignalFd* signals) {
     }
     if (regions_listening_ && (items[6].revents & ZMQ_POLLIN)) accept_side_channels();
     if (metrics_items > 0) {
-      metrics_http_.handle(&items[first_metrics], metrics_items, [this] {
-        return prometheus_text(snapshot(false));
-      });
+      metrics_http_.handle(&items[first_metrics], metrics_items, [this] { return prometheus_text(snapshot(false)); });
     }
     if (now - last_timers_ >= kTimerPeriod) {
       last_timers_ = now;
@@ -231,8 +229,7 @@ int Server::run(SignalFd* signals) {
     }
     // Pings while ready and while draining (systemd may keep the watchdog armed during a stop).
     const wire::DaemonState state = state_.load();
-    if (pacer_ && (state == wire::DaemonState::READY || state == wire::DaemonState::STOPPING) &&
-        workers_healthy(now)) {
+    if (pacer_ && (state == wire::DaemonState::READY || state == wire::DaemonState::STOPPING) && workers_healthy(now)) {
       (void)pacer_->ping_if_due(now);
     }
 
@@ -244,9 +241,10 @@ int Server::run(SignalFd* signals) {
         break;
       }
       if (now > drain_deadline_) {
-        log_error("In-flight GPU work did not finish within " +
-                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.drain_timeout).count()) +
-                  " ms; exiting without it");
+        log_error(
+            "In-flight GPU work did not finish within " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.drain_timeout).count()) +
+            " ms; exiting without it");
         deliver_outbox();
         exit_code_ = 1;
         workers_stuck_ = true;
@@ -316,8 +314,8 @@ void Server::send_reply(const ReplyTarget& target, std::span<const uint8_t> byte
   const Status sent = r->send(target.envelope, bytes);
   if (!sent.is_ok()) {
     // The peer is gone (or not reading): the answer is dropped, as its session's resources are.
-    log_message(LogLevel::kDebug, "Dropping the answer to request " + std::to_string(target.request_id) + ": " +
-                                      sent.message());
+    log_message(LogLevel::kDebug,
+                "Dropping the answer to request " + std::to_string(target.request_id) + ": " + sent.message());
   }
 }
 
@@ -326,7 +324,7 @@ void Server::reply_error(const ReplyTarget& target, const Status& status, uint32
   send_reply(target, bytes, status.code());
 }
 
-void Server::answer_dropped(DroppedJobs dropped, const Status& status) {
+void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
   for (const InferJob& job : dropped.infer) reply_error(job.reply, status, 1000);
   for (const FetchJob& job : dropped.fetch) reply_error(job.reply, status, 1000);
   for (const ControlJob& job : dropped.control) {
@@ -363,8 +361,8 @@ ServerSnapshot Server::snapshot(bool include_sessions) const {
   ServerSnapshot s;
   s.server_version = options_.server_version;
   s.state = state_.load();
-  s.uptime_s = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(SteadyClock::now() - started_).count());
+  s.uptime_s =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(SteadyClock::now() - started_).count());
   s.results = store_.total();
   for (const auto& device : devices_) {
     // Per-device result bytes: one device today; the store does not split by device yet.

@@ -96,7 +96,7 @@ class Server {
   void deliver_outbox();
   void send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code);
   void reply_error(const ReplyTarget& target, const Status& status, uint32_t retry_after_ms = 0);
-  void answer_dropped(DroppedJobs dropped, const Status& status);
+  void answer_dropped(const DroppedJobs& dropped, const Status& status);
   ZmqRouter* router(ReplySocket socket);
   ServerSnapshot snapshot(bool include_sessions) const;
 
@@ -106,7 +106,8 @@ class Server {
   // An immediate answer, or nullopt when the request was queued (answered by a worker).
   Result<std::optional<std::vector<uint8_t>>> dispatch(ReplySocket socket, const std::optional<PeerCredentials>& peer,
                                                        const wire::Request& request, const ReplyTarget& target);
-  Result<Session*> session_for(const wire::Request& request, const std::optional<PeerCredentials>& peer);
+  Result<Session*> session_for(const wire::Request& request, ReplySocket socket,
+                               const std::optional<PeerCredentials>& peer);
   Result<ModelInfo> ready_model(const std::string& name) const;
   Result<std::optional<std::vector<uint8_t>>> on_infer_pair(const wire::InferPair& body, Session& session,
                                                             const ReplyTarget& target);
@@ -114,14 +115,12 @@ class Server {
                                                        const ReplyTarget& target);
   Result<std::vector<uint8_t>> on_release(const wire::Release& body, Session& session, uint64_t request_id);
   Result<std::vector<uint8_t>> on_open_remote_session(const wire::OpenSession& body,
-                                                      const std::optional<PeerCredentials>& peer,
-                                                      uint64_t request_id);
+                                                      const std::optional<PeerCredentials>& peer, uint64_t request_id);
 
   // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
   Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_load_model(const wire::LoadModel& body, const ReplyTarget& target);
-  Result<std::optional<std::vector<uint8_t>>> on_unload_model(const wire::UnloadModel& body,
-                                                              const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_unload_model(const wire::UnloadModel& body, const ReplyTarget& target);
   WarmupPlan plan_for(const std::vector<ImageSize>& resolutions) const;
 
   // ---- server_sessions.cpp: the regions side channel and session ends ----

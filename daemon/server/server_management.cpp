@@ -16,8 +16,7 @@ Result<std::vector<ImageSize>> resolutions_from_wire(const flatbuffers::Vector<c
   if (list == nullptr) return out;
   for (const wire::Resolution* r : *list) {
     if (r->height() == 0 || r->width() == 0 || r->height() % kResolutionMultiple != 0 ||
-        r->width() % kResolutionMultiple != 0 || r->height() > kMaxResolutionSide ||
-        r->width() > kMaxResolutionSide) {
+        r->width() % kResolutionMultiple != 0 || r->height() > kMaxResolutionSide || r->width() > kMaxResolutionSide) {
       return invalid_argument("resolution " + std::to_string(r->width()) + "x" + std::to_string(r->height()) +
                               " must have sides that are non-zero multiples of 16 up to 4096");
     }

@@ -1,7 +1,7 @@
 // ServerOptions: every knob of recond's server part (limits, batching, timeouts) with its default.
 // main() fills it from DaemonConfig (recond.conf + flags) and the server-only flags of
-// server_flags.h; tests fill it directly. Plain data: no I/O, no validation beyond what the
-// types say (server_flags.cpp checks ranges).
+// server_config.h; tests fill it directly. Plain data: no I/O, no validation beyond what the
+// types say (server_config.cpp checks the ranges of the flags).
 #pragma once
 
 #include <sys/types.h>
@@ -86,7 +86,7 @@ struct ServerOptions {
   std::optional<gid_t> manager_gid;
 
   // Optional listeners.
-  std::string tcp_endpoint;   // ZeroMQ endpoint "tcp://HOST:PORT"; "" = off
+  std::string tcp_endpoint;              // ZeroMQ endpoint "tcp://HOST:PORT"; "" = off
   std::optional<uint16_t> metrics_port;  // Prometheus on 127.0.0.1; nullopt = off, 0 = any free port
 
   std::string server_version = "recond 0.1.0";

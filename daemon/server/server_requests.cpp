@@ -106,8 +106,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
   }
 
   switch (type) {
-    case wire::RequestBody::OpenSession:
-    {
+    case wire::RequestBody::OpenSession: {
       RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> opened,
                              on_open_remote_session(*request.body_as_OpenSession(), peer, target.request_id));
       return Answer(std::move(opened));
@@ -115,14 +114,14 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
     case wire::RequestBody::RegisterRegion:
       return invalid_argument("RegisterRegion carries a memfd, which ZeroMQ cannot: send it on the regions socket");
     case wire::RequestBody::UnregisterRegion: {
-      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       RECON_ASSIGN_OR_RETURN(
           const bool deferred,
           registry_.unregister_region(session->client, from_wire(request.body_as_UnregisterRegion()->region_id())));
       return Answer(unregister_region_response(target.request_id, deferred));
     }
     case wire::RequestBody::InferPair: {
-      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       return on_infer_pair(*request.body_as_InferPair(), *session, target);
     }
     case wire::RequestBody::InferBatch:
@@ -134,11 +133,11 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
     case wire::RequestBody::Match:
       return unimplemented("Match is not implemented by this daemon yet: fetch desc_1/desc_2 and match on the client");
     case wire::RequestBody::Fetch: {
-      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       return on_fetch(*request.body_as_Fetch(), *session, target);
     }
     case wire::RequestBody::Release: {
-      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, peer));
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> released,
                              on_release(*request.body_as_Release(), *session, target.request_id));
       return Answer(std::move(released));
@@ -164,7 +163,8 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
   }
 }
 
-Result<Session*> Server::session_for(const wire::Request& request, const std::optional<PeerCredentials>& peer) {
+Result<Session*> Server::session_for(const wire::Request& request, ReplySocket socket,
+                                     const std::optional<PeerCredentials>& peer) {
   const Id128 token = from_wire(request.session());
   if (token.is_zero()) {
     return invalid_argument(std::string(wire::EnumNameRequestBody(request.body_type())) +
@@ -172,9 +172,11 @@ Result<Session*> Server::session_for(const wire::Request& request, const std::op
                             "Request.session");
   }
   Session* session = sessions_.find(token);
-  // A token presented by another user is as good as unknown (tokens are not transferable).
-  if (session == nullptr ||
-      (session->kind == SessionKind::kLocal && peer && peer->uid != session->peer.uid)) {
+  // A token presented by another user, or a local session's token presented over tcp, is as good
+  // as unknown: tokens are not transferable.
+  const bool foreign = session != nullptr && session->kind == SessionKind::kLocal &&
+                       (socket == ReplySocket::kTcp || (peer && peer->uid != session->peer.uid));
+  if (session == nullptr || foreign) {
     return not_found("unknown session (closed, or never opened)");
   }
   session->last_used = SteadyClock::now();
@@ -224,7 +226,8 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_pair(const wire::In
   if (options != nullptr && options->outputs() != nullptr) {
     for (const flatbuffers::String* output : *options->outputs()) {
       if (!is_known_output(output->string_view())) {
-        return invalid_argument("unknown output '" + output->str() + "' (MASt3R has pts3d_1/2, conf_1/2, desc_1/2, "
+        return invalid_argument("unknown output '" + output->str() +
+                                "' (MASt3R has pts3d_1/2, conf_1/2, desc_1/2, "
                                 "desc_conf_1/2)");
       }
       job.outputs.push_back(output->str());
@@ -296,8 +299,9 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& 
       if (i > 0) cursor = (cursor + alignment - 1) / alignment * alignment;
       const uint64_t bytes = result->tensors[job.tensors[i]].bytes;
       if (cursor > end || bytes > end - cursor) {
-        return invalid_argument("the tensors do not fit: " + std::to_string(total) + " bytes (plus alignment) from offset " +
-                                std::to_string(region->offset()) + " with capacity " + std::to_string(capacity));
+        return invalid_argument("the tensors do not fit: " + std::to_string(total) +
+                                " bytes (plus alignment) from offset " + std::to_string(region->offset()) +
+                                " with capacity " + std::to_string(capacity));
       }
       job.offsets.push_back(cursor);
       cursor += bytes;
@@ -334,8 +338,8 @@ Result<std::vector<uint8_t>> Server::on_release(const wire::Release& body, Sessi
     return not_found.size() == 1
                ? Status(StatusCode::kNotFound, "no result handle " + not_found.front().to_string() +
                                                    " in this session (already released, expired or never made)")
-               : Status(StatusCode::kNotFound, "none of the " + std::to_string(not_found.size()) +
-                                                   " handles is held by this session");
+               : Status(StatusCode::kNotFound,
+                        "none of the " + std::to_string(not_found.size()) + " handles is held by this session");
   }
   return release_response(request_id, released, not_found);
 }

@@ -16,8 +16,8 @@ void Server::accept_side_channels() {
     RegionChannel channel = std::move(accepted).value();
     PeerCredentials peer;
     if (auto credentials = channel.peer_credentials(); credentials.is_ok()) peer = *credentials;
-    auto session = stopping_ ? Result<Session*>(unavailable("the daemon is stopping"))
-                             : sessions_.open(SessionKind::kLocal, peer);
+    auto session =
+        stopping_ ? Result<Session*>(unavailable("the daemon is stopping")) : sessions_.open(SessionKind::kLocal, peer);
     if (!session.is_ok()) {
       // Tell the peer why before closing (its OpenSession would otherwise just see EOF).
       log_warning("Refusing a side-channel connection of pid " + std::to_string(peer.pid) + ": " +
@@ -84,7 +84,8 @@ void Server::end_session(ClientId client, const std::string& why) {
   DroppedJobs dropped = scheduler_->drop_client(client);
   const size_t queued = dropped.size();
   // The peer may still be connected over ZeroMQ (only its side channel went): tell it.
-  answer_dropped(std::move(dropped), unavailable("the session ended"));
+  answer_dropped(dropped, unavailable("the session ended"));
+  dropped = DroppedJobs();  // frees their leases before the regions are dropped
   const size_t handles = store_.close_client(client);
   const size_t regions = registry_.drop_client(client);
   sessions_.close(client);

@@ -35,8 +35,8 @@ DeviceSnapshot snapshot_device(Device& device, uint64_t result_bytes) {
   out.name = caps.device_name;
   out.vendor_id = caps.vendor_id;
   out.device_id = caps.device_id;
-  out.driver_version = caps.driver_name.empty() ? std::to_string(caps.driver_version)
-                                                : caps.driver_name + " " + caps.driver_info;
+  out.driver_version =
+      caps.driver_name.empty() ? std::to_string(caps.driver_version) : caps.driver_name + " " + caps.driver_info;
   out.api_version = vk_version(caps.api_version);
   if (caps.shader_float16) out.capabilities.push_back("fp16");
   if (caps.storage_16bit) out.capabilities.push_back("storage_16bit");

@@ -12,8 +12,7 @@ flatbuffers::Offset<wire::PoolStats> build_pool(flatbuffers::FlatBufferBuilder& 
                                static_cast<uint32_t>(s.blocks));
 }
 
-flatbuffers::Offset<wire::DeviceStatus> build_device(flatbuffers::FlatBufferBuilder& builder,
-                                                     const DeviceSnapshot& d) {
+flatbuffers::Offset<wire::DeviceStatus> build_device(flatbuffers::FlatBufferBuilder& builder, const DeviceSnapshot& d) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> caps;
   for (const std::string& c : d.capabilities) caps.push_back(builder.CreateString(c));
   const auto pool = build_pool(builder, d.activations);
@@ -33,15 +32,15 @@ std::vector<uint8_t> status_response(uint64_t request_id, const ServerSnapshot& 
     devices.push_back(build_device(builder, d));
     for (const ModelInfo& m : d.models) models.push_back(build_model_status(builder, m));
   }
-  const auto queue = wire::CreateQueueStats(builder, s.queue.pending, s.queue.in_flight, s.queue.capacity,
-                                            s.queue.oldest_wait_ms);
+  const auto queue =
+      wire::CreateQueueStats(builder, s.queue.pending, s.queue.in_flight, s.queue.capacity, s.queue.oldest_wait_ms);
   const MetricsSnapshot& m = s.metrics;
   const auto throughput = wire::CreateThroughputStats(builder, m.requests_ok, m.requests_failed, m.inferences,
                                                       m.executions, m.pairs_per_s, m.window_s);
   std::vector<flatbuffers::Offset<wire::LatencyStats>> latency;
   for (const LatencySummary& l : m.latency) {
-    latency.push_back(wire::CreateLatencyStatsDirect(builder, stage_name(l.stage), l.count, l.p50_us, l.p90_us,
-                                                     l.p99_us, l.max_us));
+    latency.push_back(
+        wire::CreateLatencyStatsDirect(builder, stage_name(l.stage), l.count, l.p50_us, l.p90_us, l.p99_us, l.max_us));
   }
   std::vector<flatbuffers::Offset<wire::SessionStatus>> sessions;
   for (const SessionSnapshot& session : s.sessions) {
@@ -49,9 +48,9 @@ std::vector<uint8_t> status_response(uint64_t request_id, const ServerSnapshot& 
                                                        session.regions.regions, session.regions.bytes,
                                                        session.results.handles, session.results.bytes));
   }
-  const auto body = wire::CreateStatusReportDirect(
-      builder, s.server_version.c_str(), s.state, s.uptime_s, &devices, &models, queue, throughput, &latency,
-      s.sessions_open, s.regions.mapped_bytes, s.sessions.empty() ? nullptr : &sessions);
+  const auto body = wire::CreateStatusReportDirect(builder, s.server_version.c_str(), s.state, s.uptime_s, &devices,
+                                                   &models, queue, throughput, &latency, s.sessions_open,
+                                                   s.regions.mapped_bytes, s.sessions.empty() ? nullptr : &sessions);
   finish_response(builder, request_id, wire::ResponseBody::StatusReport, body.Union());
   return to_bytes(builder);
 }

@@ -58,8 +58,8 @@ Result<std::string> start_device(Device& device, const ServerOptions& options, c
     RECON_RETURN_IF_ERROR(warm_model(device, model.name, plan, notifier));
     std::string batches;
     for (uint32_t b : plan.batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
-    summary += (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " +
-               batches + ")";
+    summary +=
+        (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " + batches + ")";
   }
   if (options.save_pipeline_cache) {
     gpu::PipelineCache& cache = device.runtime().pipeline_cache();

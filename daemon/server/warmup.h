@@ -17,7 +17,7 @@
 namespace recon::daemon {
 
 struct WarmupPlan {
-  std::vector<ImageSize> resolutions;   // view 1 = view 2 = each of these
+  std::vector<ImageSize> resolutions;    // view 1 = view 2 = each of these
   std::vector<uint32_t> batch_sizes{1};  // scheduler.h warm_batch_sizes()
   std::chrono::seconds step_timeout{300};
 };

@@ -91,7 +91,9 @@ class ZmqRouter {
  public:
   static Result<ZmqRouter> create(const ZmqContext& context, const ZmqRouterOptions& options);
   ZmqRouter(ZmqRouter&& other) noexcept
-      : socket_(std::exchange(other.socket_, nullptr)), options_(other.options_), endpoint_(std::move(other.endpoint_)) {}
+      : socket_(std::exchange(other.socket_, nullptr)),
+        options_(other.options_),
+        endpoint_(std::move(other.endpoint_)) {}
   ZmqRouter& operator=(ZmqRouter&& other) noexcept;
   ZmqRouter(const ZmqRouter&) = delete;
   ZmqRouter& operator=(const ZmqRouter&) = delete;

@@ -287,7 +287,7 @@ TEST(Client, RequestsWithoutAnAnswerTimeOutAsUnavailableAndTheirLateHandleIsRele
   FakeDaemon daemon;
   Client client = Client::connect(daemon.connect_options());
   Pair pair = make_pair(client);
-  daemon.set_infer_delay(400ms);
+  daemon.set_infer_delay(1000ms);
   InferOptions options;
   options.timeout = 100ms;
   const auto start = std::chrono::steady_clock::now();
@@ -298,7 +298,7 @@ TEST(Client, RequestsWithoutAnAnswerTimeOutAsUnavailableAndTheirLateHandleIsRele
     EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
     EXPECT_EQ(e.source(), ErrorSource::kConnection);
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 350ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 800ms) << "the timeout, not the daemon's answer";
   EXPECT_TRUE(eventually([&] { return daemon.counters().releases == 1; })) << "the late handle is released";
 }
 
@@ -347,14 +347,15 @@ TEST(Client, CanBeUsedFromManyThreadsAtOnce) {
 
 TEST(Client, PipelinesManyRequestsOnOneConnection) {
   FakeDaemon daemon;
-  daemon.set_infer_delay(50ms);
+  daemon.set_infer_delay(100ms);
   Client client = Client::connect(daemon.connect_options());
   Pair pair = make_pair(client);
   const auto start = std::chrono::steady_clock::now();
   std::vector<PendingResult> pending;
+  pending.reserve(10);
   for (int i = 0; i < 10; ++i) pending.push_back(client.infer(pair.a, pair.b));
   for (PendingResult& p : pending) p.get();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 400ms) << "10 x 50 ms answered concurrently";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 700ms) << "10 x 100 ms answered concurrently, not in turn";
 }
 
 TEST(OutputArena, RegistersMoreSpaceForLargeResultsAndGivesItBack) {

@@ -135,7 +135,8 @@ void RequestPump::run() {
         close_all("recond closed the session (it stopped or restarted); connect again");
       }
     }
-    // A freshly connected manager socket needs a poll entry: send_queued() may have made one.
+    // Timeouts; the poll items are rebuilt each turn, so a manager socket that send_queued()
+    // has just connected is polled from the next turn on.
     expire(std::chrono::steady_clock::now());
   }
 }

@@ -12,8 +12,8 @@ namespace recon::daemon {
 namespace {
 
 TEST(ImageSize, AgreesWithPrepareOfficialForManyShapes) {
-  const ImageSize inputs[] = {{48, 64}, {75, 100}, {96, 128}, {64, 64}, {480, 640}, {1080, 1920}, {1920, 1080},
-                              {333, 500}, {17, 300}, {512, 384}, {384, 512}, {100, 100}};
+  const ImageSize inputs[] = {{48, 64},     {75, 100},  {96, 128}, {64, 64},   {480, 640}, {1080, 1920},
+                              {1920, 1080}, {333, 500}, {17, 300}, {512, 384}, {384, 512}, {100, 100}};
   for (uint32_t long_side : {64u, 80u, 512u}) {
     for (const ImageSize& in : inputs) {
       io::Image image{static_cast<int>(in.width), static_cast<int>(in.height), 3,
@@ -41,7 +41,8 @@ flatbuffers::DetachedBuffer image_message(bool inline_image, Id128 region, uint6
                               wire::CreateInlineImage(b, h, w, wire::PixelFormat::RGB8, data).Union());
   } else {
     const wire::Id128 id = to_wire(region);
-    image = wire::CreateImage(b, wire::ImageSource::ImageRef, wire::CreateImageRef(b, &id, offset, h, w, stride).Union());
+    image =
+        wire::CreateImage(b, wire::ImageSource::ImageRef, wire::CreateImageRef(b, &id, offset, h, w, stride).Union());
   }
   b.Finish(image);
   return b.Release();
@@ -70,14 +71,16 @@ TEST(ImageInput, LeasesRegionImagesWithinBoundsAndCopiesThemOut) {
   auto past = image_message(false, info->id, 65536 - 100, 48, 64, 200, 0);
   EXPECT_EQ(accept_image(flatbuffers::GetRoot<wire::Image>(past.data()), "image1", 7, registry, rules).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(accept_image(flatbuffers::GetRoot<wire::Image>(message.data()), "image1", 8, registry, rules).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(
+      accept_image(flatbuffers::GetRoot<wire::Image>(message.data()), "image1", 8, registry, rules).status().code(),
+      StatusCode::kNotFound);
   // Inline bytes must match the geometry.
   auto short_inline = image_message(true, {}, 0, 48, 64, 0, 100);
-  EXPECT_EQ(
-      accept_image(flatbuffers::GetRoot<wire::Image>(short_inline.data()), "image2", 7, registry, rules).status().code(),
-      StatusCode::kInvalidArgument);
-  auto big_inline = image_message(true, {}, 0, 96, 128, 0, 96 * 128 * 3);
+  EXPECT_EQ(accept_image(flatbuffers::GetRoot<wire::Image>(short_inline.data()), "image2", 7, registry, rules)
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  auto big_inline = image_message(true, {}, 0, 96, 128, 0, size_t{96} * 128 * 3);
   auto resized = accept_image(flatbuffers::GetRoot<wire::Image>(big_inline.data()), "image2", 7, registry, rules);
   ASSERT_TRUE(resized.is_ok());
   EXPECT_TRUE(resized->resize);

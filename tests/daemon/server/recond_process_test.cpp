@@ -80,8 +80,8 @@ bool has_line(const std::string& message, const std::string& prefix) {
 // recond as a child: stdout/stderr into `log`, extra environment variables added. With
 // `activated` (fd, name) pairs the child gets them as systemd would pass them: fds 3, 4, ... with
 // LISTEN_FDS, LISTEN_PID and LISTEN_FDNAMES.
-pid_t spawn_recond(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                   const std::string& log, const std::vector<std::pair<int, std::string>>& activated = {}) {
+pid_t spawn_recond(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& log,
+                   const std::vector<std::pair<int, std::string>>& activated = {}) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -122,8 +122,8 @@ pid_t spawn_recond(const std::vector<std::string>& args, const std::vector<std::
 }
 
 std::vector<std::string> tiny_args(const std::string& dir, const std::string& cache = "off") {
-  return {"--foreground", "--config", "/dev/null", "--socket-dir", dir, "--model", "mast3r=" + kTinyModel,
-          "--warmup", "64x48", "--pipeline-cache", cache};
+  return {"--foreground",         "--config", "/dev/null", "--socket-dir",     dir,  "--model",
+          "mast3r=" + kTinyModel, "--warmup", "64x48",     "--pipeline-cache", cache};
 }
 
 // Exit status, or -1 if it did not exit in time (then it is killed).
@@ -131,7 +131,8 @@ int wait_exit(pid_t pid, std::chrono::seconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ::kill(pid, SIGKILL);
@@ -149,11 +150,11 @@ TEST(Recond, NotifiesReadyAfterWarmupWatchdogPingsAndStoppingOnSigterm) {
   FakeNotifySocket notify(dir.path() + "/notify");
   ASSERT_TRUE(notify.ok());
   const std::string log = dir.path() + "/log";
-  const pid_t pid = spawn_recond(tiny_args(dir.path()),
-                                 {"NOTIFY_SOCKET=" + dir.path() + "/notify", "WATCHDOG_USEC=200000"}, log);
+  const pid_t pid =
+      spawn_recond(tiny_args(dir.path()), {"NOTIFY_SOCKET=" + dir.path() + "/notify", "WATCHDOG_USEC=200000"}, log);
   ASSERT_GT(pid, 0);
-  const bool ready = notify.wait_for([](const std::string& m) { return has_line(m, "READY=1"); },
-                                     std::chrono::seconds(90));
+  const bool ready =
+      notify.wait_for([](const std::string& m) { return has_line(m, "READY=1"); }, std::chrono::seconds(90));
   ASSERT_TRUE(ready) << read_file(log);
   // Before READY: progress lines and timeout extensions while warming.
   bool warming_status = false, extended = false;
@@ -175,8 +176,8 @@ TEST(Recond, NotifiesReadyAfterWarmupWatchdogPingsAndStoppingOnSigterm) {
   EXPECT_LE(pings, 15u);
 
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
-  EXPECT_TRUE(notify.wait_for([](const std::string& m) { return has_line(m, "STOPPING=1"); },
-                              std::chrono::seconds(10)));
+  EXPECT_TRUE(
+      notify.wait_for([](const std::string& m) { return has_line(m, "STOPPING=1"); }, std::chrono::seconds(10)));
   EXPECT_EQ(wait_exit(pid, std::chrono::seconds(30)), 0) << read_file(log);
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/client.sock")) << "sockets the daemon bound are removed";
 }
@@ -239,8 +240,8 @@ TEST(Recond, ServesSocketsPassedBySystemdSocketActivation) {
   }
   const std::string log = dir.path() + "/log";
   // No socket paths on the command line: the passed fds are used, the configured paths are not.
-  const pid_t pid = spawn_recond({"--foreground", "--config", "/dev/null", "--model", "mast3r=" + kTinyModel, "--warmup",
-                                  "64x48", "--pipeline-cache", "off"},
+  const pid_t pid = spawn_recond({"--foreground", "--config", "/dev/null", "--model", "mast3r=" + kTinyModel,
+                                  "--warmup", "64x48", "--pipeline-cache", "off"},
                                  {"NOTIFY_SOCKET=" + dir.path() + "/notify"}, log, activated);
   owned.clear();  // the child holds them now, as systemd would
   ASSERT_TRUE(notify.wait_for([](const std::string& m) { return has_line(m, "READY=1"); }, std::chrono::seconds(90)))
@@ -249,9 +250,8 @@ TEST(Recond, ServesSocketsPassedBySystemdSocketActivation) {
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   const auto pixels = test_image(kH, kW, 18);
   const uint64_t id = (*client)->next_id();
-  auto answer =
-      (*client)->call(make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}),
-                      id);
+  auto answer = (*client)->call(
+      make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels}), id);
   ASSERT_TRUE(answer.is_ok());
   EXPECT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
   ::kill(pid, SIGTERM);

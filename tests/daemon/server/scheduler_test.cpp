@@ -18,7 +18,8 @@ InferJob job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
 }
 
 Scheduler make(uint32_t max_queue = 16, uint32_t max_batch = 1, std::chrono::microseconds wait = {}) {
-  return Scheduler(SchedulerOptions{max_queue, 16, max_batch, wait}, 1, [](size_t, const std::string&) { return true; });
+  return Scheduler(SchedulerOptions{max_queue, 16, max_batch, wait}, 1,
+                   [](size_t, const std::string&) { return true; });
 }
 
 std::vector<uint64_t> ids(const Work& work) {

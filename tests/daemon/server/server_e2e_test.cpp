@@ -26,7 +26,7 @@ std::unique_ptr<gpu::Mast3rEngine> reference_engine(gpu::Runtime& rt) {
 // Copies packed rows into `base + offset` with `stride` bytes per row.
 void write_image(uint8_t* base, uint64_t offset, const std::vector<uint8_t>& pixels, uint32_t h, uint32_t w,
                  uint32_t stride) {
-  for (uint32_t y = 0; y < h; ++y) std::memcpy(base + offset + y * stride, pixels.data() + y * w * 3, w * 3);
+  for (size_t y = 0; y < h; ++y) std::memcpy(base + offset + y * stride, pixels.data() + y * w * 3, size_t{w} * 3);
 }
 
 TEST(RecondServer, InferPairThroughASealedMemfdThenFetchMatchesTheInProcessEngine) {
@@ -75,8 +75,8 @@ TEST(RecondServer, InferPairThroughASealedMemfdThenFetchMatchesTheInProcessEngin
 
   // Fetch everything into the region, 256-aligned after offset 128 KiB.
   const uint64_t fid = (*client)->next_id();
-  auto fetched = (*client)->call(
-      make_fetch(fid, (*client)->session(), result, {}, RegionDest{region_id, 128 << 10, 0, 256}), fid);
+  auto fetched =
+      (*client)->call(make_fetch(fid, (*client)->session(), result, {}, RegionDest{region_id, 128 << 10, 0, 256}), fid);
   ASSERT_TRUE(fetched.is_ok()) << fetched.status().to_string();
   ASSERT_EQ(fetched->type(), wire::ResponseBody::FetchResult) << fetched->error_message();
   const auto* fetch_result = fetched->response->body_as_FetchResult();
@@ -125,8 +125,8 @@ TEST(RecondServer, InlineImagesAndImagesNotAtModelSizeGiveTheOfficialResult) {
   // At model size, inline.
   const auto a = test_image(kH, kW, 3), b = test_image(kH, kW, 4);
   const uint64_t id = (*client)->next_id();
-  auto answer = (*client)->call(
-      make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, a}, {{}, 0, kH, kW, 0, b}), id);
+  auto answer =
+      (*client)->call(make_infer_pair(id, (*client)->session(), {{}, 0, kH, kW, 0, a}, {{}, 0, kH, kW, 0, b}), id);
   ASSERT_TRUE(answer.is_ok());
   ASSERT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
   const uint64_t fid = (*client)->next_id();
@@ -144,9 +144,9 @@ TEST(RecondServer, InlineImagesAndImagesNotAtModelSizeGiveTheOfficialResult) {
   ASSERT_EQ(prepared1->image.width, 64);
   ASSERT_EQ(prepared1->image.height, 48);
   const uint64_t rid = (*client)->next_id();
-  auto resized = (*client)->call(make_infer_pair(rid, (*client)->session(), {{}, 0, 75, 100, 0, big1.pixels},
-                                                 {{}, 0, 96, 128, 0, big2.pixels}),
-                                 rid);
+  auto resized = (*client)->call(
+      make_infer_pair(rid, (*client)->session(), {{}, 0, 75, 100, 0, big1.pixels}, {{}, 0, 96, 128, 0, big2.pixels}),
+      rid);
   ASSERT_TRUE(resized.is_ok());
   ASSERT_EQ(resized->type(), wire::ResponseBody::InferPairResult) << resized->error_message();
   const uint64_t rfid = (*client)->next_id();
@@ -200,10 +200,10 @@ TEST(RecondServer, SixteenConcurrentClientsEachGetTheirOwnResults) {
       std::memcpy(memory->data() + 16384, second[c].data(), second[c].size());
       for (int r = 0; r < kRequests; ++r) {
         const uint64_t id = (*client)->next_id();
-        auto answer = (*client)->call(make_infer_pair(id, (*client)->session(),
-                                                      {region_id, 0, kSmallH, kSmallW, kSmallW * 3, {}},
-                                                      {region_id, 16384, kSmallH, kSmallW, kSmallW * 3, {}}, args),
-                                      id, 120'000);
+        auto answer =
+            (*client)->call(make_infer_pair(id, (*client)->session(), {region_id, 0, kSmallH, kSmallW, kSmallW * 3, {}},
+                                            {region_id, 16384, kSmallH, kSmallW, kSmallW * 3, {}}, args),
+                            id, 120'000);
         if (!answer.is_ok() || answer->type() != wire::ResponseBody::InferPairResult) {
           failures[c] = "infer " + std::to_string(r) + ": " +
                         (answer.is_ok() ? answer->error_message() : answer.status().to_string());
@@ -240,8 +240,8 @@ TEST(RecondServer, SixteenConcurrentClientsEachGetTheirOwnResults) {
   ASSERT_TRUE(probe.is_ok());
   EXPECT_TRUE(wait_for_status(**probe, [&](const wire::StatusReport& report) {
     return report.sessions_open() == 0 && report.region_bytes() == 0 &&
-           report.throughput()->requests_ok() >= uint64_t{2 * kClients * kRequests} &&
-           report.throughput()->inferences() == uint64_t{kClients * kRequests} &&
+           report.throughput()->requests_ok() >= uint64_t{2} * kClients * kRequests &&
+           report.throughput()->inferences() == uint64_t{kClients} * kRequests &&
            report.devices()->Get(0)->result_bytes() == 0;
   })) << "sessions, regions or handles left behind, or counters off";
 }
@@ -266,9 +266,9 @@ TEST(RecondServer, BatchesConcurrentPairsOfOneSizeWithUnchangedResults) {
   for (int c = 0; c < kClients; ++c) {
     ids.push_back(clients[c]->next_id());
     ASSERT_TRUE(clients[c]
-                    ->send_frames({make_infer_pair(ids[c], clients[c]->session(),
-                                                   {{}, 0, kH, kW, 0, test_image(kH, kW, 300 + c)},
-                                                   {{}, 0, kH, kW, 0, test_image(kH, kW, 400 + c)})})
+                    ->send_frames(
+                        {make_infer_pair(ids[c], clients[c]->session(), {{}, 0, kH, kW, 0, test_image(kH, kW, 300 + c)},
+                                         {{}, 0, kH, kW, 0, test_image(kH, kW, 400 + c)})})
                     .is_ok());
   }
   uint32_t largest_batch = 0;
@@ -276,13 +276,14 @@ TEST(RecondServer, BatchesConcurrentPairsOfOneSizeWithUnchangedResults) {
     auto answer = clients[c]->receive();
     ASSERT_TRUE(answer.is_ok()) << answer.status().to_string();
     ASSERT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
-    largest_batch = std::max(largest_batch, answer->response->body_as_InferPairResult()->handle()->timings()->batch_size());
+    largest_batch =
+        std::max(largest_batch, answer->response->body_as_InferPairResult()->handle()->timings()->batch_size());
     const uint64_t fid = clients[c]->next_id();
     auto fetched = clients[c]->call(make_fetch(fid, clients[c]->session(), handle_id(*answer), {}, std::nullopt), fid);
     ASSERT_TRUE(fetched.is_ok());
     const TensorBytes got = inline_tensors(*fetched);
-    const TensorBytes want = engine_outputs(harness->runtime(), *engine, test_image(kH, kW, 300 + c),
-                                            test_image(kH, kW, 400 + c), kH, kW);
+    const TensorBytes want =
+        engine_outputs(harness->runtime(), *engine, test_image(kH, kW, 300 + c), test_image(kH, kW, 400 + c), kH, kW);
     // A batched graph may order reductions differently: compare as floats.
     for (const auto& [name, bytes] : want) {
       ASSERT_TRUE(got.count(name)) << name;

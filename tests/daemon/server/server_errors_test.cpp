@@ -131,7 +131,8 @@ TEST_F(RecondErrors, SessionsRegionsAndImageGeometryAreChecked) {
   // Out of bounds, overflowing offsets, short stride, zero and huge sides.
   const uint64_t size = memory_->size();
   n = id();
-  EXPECT_EQ(code_of(make_infer_pair(n, session, good_image(size - 100), good_image()), n), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code_of(make_infer_pair(n, session, good_image(size - 100), good_image()), n),
+            StatusCode::kInvalidArgument);
   n = id();
   EXPECT_EQ(code_of(make_infer_pair(n, session, good_image(~uint64_t{0} - 10), good_image()), n),
             StatusCode::kInvalidArgument);
@@ -204,8 +205,7 @@ TEST_F(RecondErrors, HandlesAreBoundToTheirSessionAndFetchDestinationsAreChecked
   EXPECT_EQ(code_of(make_fetch(n, session, handle, {}, RegionDest{region_, memory_->size() + 1}), n),
             StatusCode::kInvalidArgument);
   n = client_->next_id();
-  EXPECT_EQ(code_of(make_fetch(n, session, handle, {}, RegionDest{region_, 0, 1024}), n),
-            StatusCode::kInvalidArgument)
+  EXPECT_EQ(code_of(make_fetch(n, session, handle, {}, RegionDest{region_, 0, 1024}), n), StatusCode::kInvalidArgument)
       << "capacity too small";
   n = client_->next_id();
   EXPECT_EQ(code_of(make_fetch(n, session, handle, {}, RegionDest{region_, 0, 0, 100}), n),

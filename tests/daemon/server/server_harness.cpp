@@ -19,13 +19,13 @@ ServerOptions tiny_options() {
 
 std::unique_ptr<ServerHarness> ServerHarness::start(ServerOptions options, ServerHooks hooks,
                                                     gpu::RuntimeOptions runtime_options) {
-  auto h = launch(std::move(options), std::move(hooks), std::move(runtime_options));
+  auto h = launch(std::move(options), std::move(hooks), runtime_options);
   if (h->error_.empty()) h->wait_ready();
   return h;
 }
 
 std::unique_ptr<ServerHarness> ServerHarness::launch(ServerOptions options, ServerHooks hooks,
-                                                     gpu::RuntimeOptions runtime_options) {
+                                                     const gpu::RuntimeOptions& runtime_options) {
   auto h = std::unique_ptr<ServerHarness>(new ServerHarness());
   auto fail = [&](const std::string& what, const Status& s) {
     h->error_ = what + ": " + s.to_string();

@@ -54,7 +54,7 @@ class ServerHarness {
                                               gpu::RuntimeOptions runtime = in_memory_cache());
   // Returns as soon as the I/O loop runs (the daemon is still warming up).
   static std::unique_ptr<ServerHarness> launch(ServerOptions options = tiny_options(), ServerHooks hooks = {},
-                                               gpu::RuntimeOptions runtime = in_memory_cache());
+                                               const gpu::RuntimeOptions& runtime = in_memory_cache());
   // Waits for READY; sets error() otherwise.
   void wait_ready();
   ~ServerHarness();

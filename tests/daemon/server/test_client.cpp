@@ -43,7 +43,7 @@ Result<std::unique_ptr<TestClient>> TestClient::connect(const std::string& dir, 
   client->socket_ = zmq_socket(client->context_, ZMQ_DEALER);
   const int linger = 0;
   zmq_setsockopt(client->socket_, ZMQ_LINGER, &linger, sizeof(linger));
-  const std::string endpoint = socket.rfind("tcp://", 0) == 0 ? socket
+  const std::string endpoint = socket.rfind("tcp://", 0) == 0          ? socket
                                : socket.find('/') == std::string::npos ? "ipc://" + dir + "/" + socket
                                                                        : "ipc://" + socket;
   if (zmq_connect(client->socket_, endpoint.c_str()) != 0) {
@@ -131,11 +131,11 @@ std::vector<uint8_t> make_infer_pair(uint64_t id, const Id128& session, const Im
   for (const std::string& o : args.outputs) outputs.push_back(b.CreateString(o));
   std::optional<wire::Resolution> resolution;
   if (args.resolution) resolution = wire::Resolution(args.resolution->first, args.resolution->second);
-  const auto options = wire::CreateInferOptionsDirect(b, resolution ? &*resolution : nullptr,
-                                                      outputs.empty() ? nullptr : &outputs, wire::Precision::DEFAULT,
-                                                      args.deadline_ms, args.ttl_ms);
-  const auto body = wire::CreateInferPairDirect(b, args.model.empty() ? nullptr : args.model.c_str(), image1, image2,
-                                                options);
+  const auto options =
+      wire::CreateInferOptionsDirect(b, resolution ? &*resolution : nullptr, outputs.empty() ? nullptr : &outputs,
+                                     wire::Precision::DEFAULT, args.deadline_ms, args.ttl_ms);
+  const auto body =
+      wire::CreateInferPairDirect(b, args.model.empty() ? nullptr : args.model.c_str(), image1, image2, options);
   finish_request(b, id, session, wire::RequestBody::InferPair, body.Union());
   return to_bytes(b);
 }
@@ -150,8 +150,7 @@ std::vector<uint8_t> make_fetch(uint64_t id, const Id128& session, const Id128& 
   wire::FetchDestination type = wire::FetchDestination::InlineDestination;
   if (destination) {
     const wire::Id128 region = to_wire(destination->region);
-    dest = wire::CreateRegionDestination(b, &region, destination->offset, destination->capacity,
-                                         destination->alignment)
+    dest = wire::CreateRegionDestination(b, &region, destination->offset, destination->capacity, destination->alignment)
                .Union();
     type = wire::FetchDestination::RegionDestination;
   } else {

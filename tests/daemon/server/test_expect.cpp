@@ -15,9 +15,9 @@ TensorBytes engine_outputs(gpu::Runtime& rt, gpu::Mast3rEngine& engine, const st
   if (!result.is_ok()) return out;
   const gpu::Mast3rOutputs& t = result->tensors;
   const std::pair<const char*, const gpu::Tensor*> named[] = {
-      {"pts3d_1", &t.pts3d[0]}, {"pts3d_2", &t.pts3d[1]}, {"conf_1", &t.conf[0]}, {"conf_2", &t.conf[1]},
-      {"desc_1", &t.desc[0]},   {"desc_2", &t.desc[1]},   {"desc_conf_1", &t.desc_conf[0]},
-      {"desc_conf_2", &t.desc_conf[1]}};
+      {"pts3d_1", &t.pts3d[0]},         {"pts3d_2", &t.pts3d[1]},        {"conf_1", &t.conf[0]},
+      {"conf_2", &t.conf[1]},           {"desc_1", &t.desc[0]},          {"desc_2", &t.desc[1]},
+      {"desc_conf_1", &t.desc_conf[0]}, {"desc_conf_2", &t.desc_conf[1]}};
   for (const auto& [name, tensor] : named) {
     std::vector<uint8_t> bytes(tensor->bytes());
     if (tensor->download(rt, bytes.data(), bytes.size()).is_ok()) out[name] = std::move(bytes);
