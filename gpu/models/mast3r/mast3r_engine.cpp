@@ -78,6 +78,31 @@ Result<Mast3rResult> Mast3rEngine::infer(std::span<const ImageU8View> view1, std
   return run_locked(*f, view1, view2);
 }
 
+std::vector<ImagePair> consecutive_pairs(size_t image_count) {
+  std::vector<ImagePair> pairs;
+  for (size_t i = 1; i < image_count; ++i) pairs.push_back({static_cast<int32_t>(i - 1), static_cast<int32_t>(i)});
+  return pairs;
+}
+
+Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const ImageU8View> images,
+                                                            std::span<const ImagePair> pairs) {
+  for (const ImagePair& p : pairs) {
+    const auto n = static_cast<int32_t>(images.size());
+    if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
+      return invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                              ") names an image outside the batch of " + std::to_string(n));
+    }
+  }
+  // Straightforward first version: one forward per pair (each image is encoded once per pair).
+  std::vector<Mast3rResult> results;
+  results.reserve(pairs.size());
+  for (const ImagePair& p : pairs) {
+    RECON_ASSIGN_OR_RETURN(auto r, infer(std::span(&images[p.first], 1), std::span(&images[p.second], 1)));
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
 Result<Mast3rResult> Mast3rEngine::run_locked(Mast3rForward& f, std::span<const ImageU8View> view1,
                                               std::span<const ImageU8View> view2) {
   const auto start = std::chrono::steady_clock::now();

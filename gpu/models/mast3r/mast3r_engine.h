@@ -24,6 +24,14 @@ struct ImageU8View {
   size_t stride = 0;  // 0: width * 3
 };
 
+// A pair of a batch: indices into its images; `first` is view 1, `second` view 2.
+struct ImagePair {
+  int32_t first = 0, second = 0;
+  bool operator==(const ImagePair&) const = default;
+};
+// N images → the N−1 pairs (0,1), (1,2), …: a video or a capture sequence.
+std::vector<ImagePair> consecutive_pairs(size_t image_count);
+
 struct Mast3rResult {
   ForwardShape shape;
   Mast3rOutputs tensors;                                 // this result's own device tensors (not reused by later calls)
@@ -40,6 +48,9 @@ class Mast3rEngine {
   Status warmup(const ForwardShape& shape);
   // view1[i] and view2[i] form pair i; all view1 images share one size, all view2 images another.
   Result<Mast3rResult> infer(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2);
+
+  // Many pairs over a set of images (any sizes), one result per pair in the order asked.
+  Result<std::vector<Mast3rResult>> infer_batch(std::span<const ImageU8View> images, std::span<const ImagePair> pairs);
 
   const Mast3rWeights& weights() const { return *weights_; }
   const Mast3rConfig& config() const { return weights_->config(); }
