@@ -412,15 +412,17 @@ Status Context::create_device() {
   if (compute < 0) return unimplemented("device " + caps_.device_name + " has no compute queue");
   if (families[compute].timestampValidBits == 0) caps_.timestamp_period_ns = 0;  // no GPU timings
 
-  float priority = 1.0f;
+  const float priorities[2] = {1.0f, 1.0f};
+  const uint32_t compute_queue_count = std::min<uint32_t>(families[compute].queueCount, 2);
   std::vector<VkDeviceQueueCreateInfo> queues;
   VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   q.queueFamilyIndex = static_cast<uint32_t>(compute);
-  q.queueCount = 1;
-  q.pQueuePriorities = &priority;
+  q.queueCount = compute_queue_count;
+  q.pQueuePriorities = priorities;
   queues.push_back(q);
   if (transfer >= 0) {
     q.queueFamilyIndex = static_cast<uint32_t>(transfer);
+    q.queueCount = 1;
     queues.push_back(q);
   }
 
@@ -489,6 +491,11 @@ Status Context::create_device() {
   compute_queue_ = std::make_unique<Queue>();
   compute_queue_->family = static_cast<uint32_t>(compute);
   vkGetDeviceQueue(device_, compute_queue_->family, 0, &compute_queue_->queue);
+  if (compute_queue_count > 1) {
+    second_compute_queue_ = std::make_unique<Queue>();
+    second_compute_queue_->family = compute_queue_->family;
+    vkGetDeviceQueue(device_, second_compute_queue_->family, 1, &second_compute_queue_->queue);
+  }
   if (transfer >= 0) {
     transfer_queue_ = std::make_unique<Queue>();
     transfer_queue_->family = static_cast<uint32_t>(transfer);

@@ -1,5 +1,6 @@
 // The Vulkan context: instance (with validation when asked), the chosen physical device, its
-// capability set, the logical device, a compute queue and (where one exists) a transfer queue.
+// capability set, the logical device, a compute queue (and a second one where the family has it) and
+// (where one exists) a transfer queue.
 // Everything GPU-side in recon hangs off one Context. It must not know about models or IPC.
 #pragma once
 
@@ -61,6 +62,11 @@ class Context {
   uint32_t device_index() const { return device_index_; }
 
   Queue& compute_queue() { return *compute_queue_; }
+  // A second queue of the compute family, for work that should overlap the first queue's (the
+  // encoder of the next images while the decoder runs); the compute queue itself when the family
+  // has only one queue (lavapipe), which is still correct, only serial.
+  Queue& second_compute_queue() { return second_compute_queue_ ? *second_compute_queue_ : *compute_queue_; }
+  bool has_second_compute_queue() const { return second_compute_queue_ != nullptr; }
   // The dedicated transfer queue, or nullptr when the device has only one family.
   Queue* transfer_queue() { return transfer_queue_.get(); }
 
@@ -99,6 +105,7 @@ class Context {
   Capabilities caps_;
   VkPhysicalDeviceMemoryProperties memory_properties_ = {};
   std::unique_ptr<Queue> compute_queue_;
+  std::unique_ptr<Queue> second_compute_queue_;  // null when the compute family has one queue
   std::unique_ptr<Queue> transfer_queue_;
   std::vector<const char*> enabled_device_extensions_;
 

@@ -285,6 +285,10 @@ Status Graph::record(Recording& rec) {
 }
 
 Result<uint64_t> Graph::submit() {
+  return submit(GraphSubmit{});
+}
+
+Result<uint64_t> Graph::submit(const GraphSubmit& how) {
   if (command_pool_ == VK_NULL_HANDLE || timeline_ == VK_NULL_HANDLE) {
     return internal_error("graph command pool or timeline semaphore could not be created");
   }
@@ -293,19 +297,36 @@ Result<uint64_t> Graph::submit() {
   RECON_RETURN_IF_ERROR(wait(rec->last_submitted));
 
   const uint64_t signal = timeline_value_ + 1;
-  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-  timeline.signalSemaphoreValueCount = 1;
-  timeline.pSignalSemaphoreValues = &signal;
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.pNext = &timeline;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &rec->cmd;
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &timeline_;
-  Queue& q = rt_.context().compute_queue();
+  std::vector<VkSemaphoreSubmitInfo> waits;
+  for (const auto& [semaphore, value] : how.waits) {
+    VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    w.semaphore = semaphore;
+    w.value = value;
+    w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    waits.push_back(w);
+  }
+  std::vector<VkCommandBufferSubmitInfo> cmds;
+  for (VkCommandBuffer c : {how.before, rec->cmd, how.after}) {
+    if (c == VK_NULL_HANDLE) continue;
+    VkCommandBufferSubmitInfo ci{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    ci.commandBuffer = c;
+    cmds.push_back(ci);
+  }
+  VkSemaphoreSubmitInfo signal_info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+  signal_info.semaphore = timeline_;
+  signal_info.value = signal;
+  signal_info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+  VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+  submit.waitSemaphoreInfoCount = static_cast<uint32_t>(waits.size());
+  submit.pWaitSemaphoreInfos = waits.data();
+  submit.commandBufferInfoCount = static_cast<uint32_t>(cmds.size());
+  submit.pCommandBufferInfos = cmds.data();
+  submit.signalSemaphoreInfoCount = 1;
+  submit.pSignalSemaphoreInfos = &signal_info;
+  Queue& q = how.queue != nullptr ? *how.queue : rt_.context().compute_queue();
   {
     std::lock_guard lock(q.mutex);
-    RECON_VK_RETURN_IF_ERROR(vkQueueSubmit(q.queue, 1, &submit, VK_NULL_HANDLE));
+    RECON_VK_RETURN_IF_ERROR(vkQueueSubmit2(q.queue, 1, &submit, VK_NULL_HANDLE));
   }
   timeline_value_ = signal;
   rec->last_submitted = signal;

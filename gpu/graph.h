@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpu/pipeline_registry.h"
@@ -63,6 +64,18 @@ struct Binding {
   Access access;
 };
 
+struct Queue;
+
+// How one run is submitted, for callers that chain graphs across queues (MASt3R's pipelined batches).
+struct GraphSubmit {
+  Queue* queue = nullptr;  // null: the context's compute queue
+  // Timeline semaphore values the run waits for on the GPU (all commands wait).
+  std::vector<std::pair<VkSemaphore, uint64_t>> waits;
+  // Caller-recorded command buffers submitted in the same batch just before and just after the
+  // graph (copies in and out); the graph's own edge barriers order them against its dispatches.
+  VkCommandBuffer before = VK_NULL_HANDLE, after = VK_NULL_HANDLE;
+};
+
 class Graph {
  public:
   explicit Graph(Runtime& rt);
@@ -94,7 +107,11 @@ class Graph {
 
   // Submits (recording first if these bindings are new) and returns the timeline value to wait for.
   Result<uint64_t> submit();
+  Result<uint64_t> submit(const GraphSubmit& how);
   Status wait(uint64_t value);
+  // The timeline semaphore runs signal, and the value of the most recent submission (0: none).
+  VkSemaphore timeline() const { return timeline_; }
+  uint64_t last_submitted() const { return timeline_value_; }
   Status run();  // submit() then wait()
 
   size_t dispatch_count() const { return dispatches_.size(); }

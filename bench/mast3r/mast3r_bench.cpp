@@ -1,16 +1,26 @@
 // recon_bench_mast3r: time per MASt3R pair on the device, fp32 and fp16, batch 1 and 8, and dump
 // one pair's outputs for the equality check against the PyTorch reference (mast3r_fullsize.py,
-// which also times PyTorch in the same session and prints the ratios).
+// which also times PyTorch in the same session and prints the ratios). With --sequence N it also
+// compares, per precision and in the same run, an N-image consecutive sequence through
+// infer_batch (each image encoded once, encoder overlapping the decoder) against the same N−1
+// pairs through infer one by one: pairs/s, GPU busy fraction and the speed-up.
 //
 //   recon_bench_mast3r --model M.safetensors --width 512 --height 384 [--pair DIR] [--dump DIR]
-//                      [--batches 1,8] [--precisions fp32,fp16] [Google Benchmark flags]
+//                      [--batches 1,8] [--precisions fp32,fp16] [--sequence N] [--pair-batches 4]
+//                      [Google Benchmark flags]
 // --pair DIR reads DIR/img1_u8.bin and DIR/img2_u8.bin (H×W×3 bytes); otherwise seeded noise.
 // --dump DIR writes DIR/<precision>_<output>.f32 (raw little-endian fp32) for batch 1.
+// --batches "" runs no single-pair cases (only the sequence ones).
+// --pair-batches 1,4,8 runs the infer_batch side once per Mast3rBatchOptions::pair_batch (the
+// encoder chunk is the same number, at least 2).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -31,6 +41,8 @@ struct Options {
   int width = 512, height = 384;
   std::vector<int> batches = {1, 8};
   std::vector<Precision> precisions = {Precision::kF32, Precision::kF16, Precision::kF16Heads};
+  int sequence = 0;  // images in the infer_batch sequence comparison; 0: none
+  std::vector<int> pair_batches = {4};
 };
 Options g_options;
 std::unique_ptr<recon::gpu::Runtime> g_runtime;
@@ -111,6 +123,81 @@ void bench_pair(benchmark::State& state, Precision precision, int batch) {
   if (!g_options.dump_dir.empty() && batch == 1) dump(*engine.value(), precision);
 }
 
+// The same consecutive pairs of a `--sequence` of seeded-noise images, either through one
+// infer_batch call or through infer pair by pair. GPU busy = the GPU stage time of all pairs / wall
+// time; it can exceed 1 when the second queue runs the encoder beside the decoder.
+std::map<Precision, double> g_pairwise_pairs_per_s;  // baseline of the same run, for the ratio
+
+void bench_sequence(benchmark::State& state, Precision precision, int pair_batch) {
+  const bool batched = pair_batch > 0;  // 0: infer pair by pair
+  auto engine = Mast3rEngine::load(*g_runtime, g_options.model, precision);
+  if (!engine.is_ok()) {
+    state.SkipWithError(engine.status().to_string().c_str());
+    return;
+  }
+  if (batched) engine.value()->set_batch_options({std::max(2, pair_batch), pair_batch});
+  std::vector<std::vector<uint8_t>> pixels(g_options.sequence);
+  std::vector<ImageU8View> images;
+  std::mt19937 gen(7);
+  for (auto& p : pixels) {
+    p.resize(static_cast<size_t>(g_options.width) * g_options.height * 3);
+    for (auto& b : p) b = static_cast<uint8_t>(gen());
+    images.push_back({p.data(), g_options.height, g_options.width, 0});
+  }
+  const auto pairs = recon::gpu::consecutive_pairs(images.size());
+  // One pass: returns wall ms, GPU ms and GPU ms by stage, or an error message.
+  std::map<std::string, double> stage_totals;
+  auto pass = [&](double& wall_ms, double& gpu_ms) -> std::string {
+    const auto start = std::chrono::steady_clock::now();
+    gpu_ms = 0;
+    auto add = [&](const recon::gpu::Mast3rResult& r) {
+      gpu_ms += r.gpu_ms;
+      for (const auto& [stage, ms] : r.stage_ms) stage_totals[stage] += ms;
+    };
+    if (batched) {
+      auto r = engine.value()->infer_batch(images, pairs);
+      if (!r.is_ok()) return r.status().to_string();
+      for (const auto& one : *r) add(one);
+    } else {
+      for (const auto& p : pairs) {
+        auto r = engine.value()->infer(std::span(&images[p.first], 1), std::span(&images[p.second], 1));
+        if (!r.is_ok()) return r.status().to_string();
+        add(*r);
+      }
+    }
+    wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return "";
+  };
+  double wall_ms = 0, gpu_ms = 0, total_wall = 0, total_gpu = 0;
+  if (auto err = pass(wall_ms, gpu_ms); !err.empty()) {  // builds pipelines and graphs
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  stage_totals.clear();
+  for (auto _ : state) {
+    if (auto err = pass(wall_ms, gpu_ms); !err.empty()) {
+      state.SkipWithError(err.c_str());
+      return;
+    }
+    state.SetIterationTime(wall_ms / 1000.0);
+    total_wall += wall_ms;
+    total_gpu += gpu_ms;
+  }
+  const double n_pairs = static_cast<double>(state.iterations() * pairs.size());
+  const double pairs_per_s = 1000.0 * n_pairs / total_wall;
+  state.counters["pairs_per_s"] = pairs_per_s;
+  state.counters["ms_per_pair"] = total_wall / n_pairs;
+  state.counters["gpu_ms_per_pair"] = total_gpu / n_pairs;
+  state.counters["gpu_busy"] = total_gpu / total_wall;
+  for (const auto& [stage, ms] : stage_totals) state.counters["stage_" + stage + "_ms"] = ms / n_pairs;  // per pair
+  state.counters["second_queue"] = g_runtime->context().has_second_compute_queue() ? 1 : 0;
+  if (!batched) {
+    g_pairwise_pairs_per_s[precision] = pairs_per_s;
+  } else if (g_pairwise_pairs_per_s.count(precision)) {
+    state.counters["speedup_vs_pairwise"] = pairs_per_s / g_pairwise_pairs_per_s[precision];
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,6 +218,11 @@ int main(int argc, char** argv) {
     else if (a == "--batches") {
       g_options.batches.clear();
       for (auto& s : split(next())) g_options.batches.push_back(std::atoi(s.c_str()));
+    } else if (a == "--sequence") {
+      g_options.sequence = std::atoi(next().c_str());
+    } else if (a == "--pair-batches") {
+      g_options.pair_batches.clear();
+      for (auto& s : split(next())) g_options.pair_batches.push_back(std::atoi(s.c_str()));
     } else if (a == "--precisions") {
       g_options.precisions.clear();
       for (auto& s : split(next())) g_options.precisions.push_back(recon::gpu::parse_precision(s).value());
@@ -162,6 +254,20 @@ int main(int argc, char** argv) {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->MinTime(2.0);
+    }
+    if (g_options.sequence >= 2) {
+      std::vector<int> sides = {0};  // pairwise first: the baseline of the ratio
+      sides.insert(sides.end(), g_options.pair_batches.begin(), g_options.pair_batches.end());
+      for (int pb : sides) {
+        std::string name = std::string("mast3r_sequence/") + recon::gpu::precision_name(p) +
+                           (pb > 0 ? "/infer_batch_pb" + std::to_string(pb) + "/" : "/pairwise/") +
+                           std::to_string(g_options.sequence) + "x" + std::to_string(g_options.width) + "x" +
+                           std::to_string(g_options.height);
+        benchmark::RegisterBenchmark(name.c_str(), [p, pb](benchmark::State& s) { bench_sequence(s, p, pb); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(2.0);
+      }
     }
   }
   int rest_argc = static_cast<int>(rest.size());

@@ -6,8 +6,10 @@ official ViT-L/ViT-B configuration and the same 512x384 pair.
 It checks that recon's outputs equal the reference's (fp32 with TF32 off), and times both in the
 same session: recon (recon_bench_mast3r, Google Benchmark) in fp32 and fp16 at batch 1 and 8, and
 PyTorch eager on the reference in fp32 (TF32 off), fp16 autocast, and fp16 autocast at batch 8.
+With --sequence N, recon also runs an N-image consecutive sequence through infer_batch against the
+same pairs one by one (pairs/s, GPU busy fraction, speed-up; no PyTorch counterpart).
 
-    python3 bench/mast3r/mast3r_fullsize.py --bench PATH/recon_bench_mast3r --out $OUT
+    python3 bench/mast3r/mast3r_fullsize.py --bench PATH/recon_bench_mast3r --out $OUT [--sequence 16]
 """
 import argparse
 import json
@@ -55,6 +57,8 @@ def main():
     ap.add_argument("--height", type=int, default=384)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--sequence", type=int, default=0, help="images in the infer_batch sequence comparison")
+    ap.add_argument("--pair-batches", default="4", help="infer_batch pair_batch values of the sequence comparison")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
@@ -105,14 +109,16 @@ def main():
     os.makedirs(dump_dir, exist_ok=True)
     bench_json = os.path.join(args.out, "recon_bench_mast3r.json")
     cmd = [args.bench, "--model", model_path, "--width", str(args.width), "--height", str(args.height),
-           "--pair", pair_dir, "--dump", dump_dir, "--batches", args.batches,
+           "--pair", pair_dir, "--dump", dump_dir, "--batches", args.batches, "--sequence", str(args.sequence),
+           "--pair-batches", args.pair_batches,
            f"--benchmark_out={bench_json}", "--benchmark_out_format=json"]
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
     with open(bench_json) as f:
         runs = json.load(f)["benchmarks"]
     summary["recon"] = {r["name"]: {k: r[k] for k in r if k.endswith("_ms") or k in (
-        "ms_per_pair", "pairs_per_s", "gpu_ms_per_pair", "device_heap_used_GiB", "activations_GiB")} for r in runs}
+        "ms_per_pair", "pairs_per_s", "gpu_ms_per_pair", "device_heap_used_GiB", "activations_GiB", "gpu_busy",
+        "speedup_vs_pairwise", "second_queue")} for r in runs}
 
     # 4. Equality: max |recon - ref| / max |ref| per output, and the worst descriptor cosine.
     errors = {}
@@ -139,11 +145,21 @@ def main():
     print(f"  PyTorch fp16 autocast          {t_fp16:8.2f} ms")
     print(f"  PyTorch fp16 autocast batch {b8}  {t_fp16_b8:8.2f} ms/pair")
     for name, r in summary["recon"].items():
+        if name.startswith("mast3r_sequence/"):
+            continue
         base = t_fp32 if "fp32" in name else t_fp16
         ratio = base / r["ms_per_pair"] if "batch:1/" in name else t_fp16_b8 / r["ms_per_pair"]
         print(f"  recon {name:34s} {r['ms_per_pair']:8.2f} ms/pair  {r['pairs_per_s']:7.1f} pairs/s  "
               f"GPU {r.get('gpu_ms_per_pair', 0):7.2f} ms  {TFLOP_PER_PAIR / r['ms_per_pair'] * 1e3:6.1f} TFLOP/s  "
               f"x{ratio:.2f} vs PyTorch  heap {r.get('device_heap_used_GiB', 0):.1f} GiB")
+
+    sequence = {n: r for n, r in summary["recon"].items() if n.startswith("mast3r_sequence/")}
+    if sequence:
+        print("\n== consecutive sequence: infer_batch against pair by pair (same run) ==")
+        for name, r in sequence.items():
+            speedup = f"x{r['speedup_vs_pairwise']:.2f} vs pairwise" if "speedup_vs_pairwise" in r else ""
+            print(f"  {name:44s} {r['ms_per_pair']:8.2f} ms/pair  {r['pairs_per_s']:7.1f} pairs/s  "
+                  f"GPU busy {r.get('gpu_busy', 0):5.2f}  {speedup}")
 
 
 if __name__ == "__main__":

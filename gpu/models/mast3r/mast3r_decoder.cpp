@@ -39,7 +39,7 @@ Status Mast3rForward::build_decoder() {
       const std::string tap = l == 0 ? "dec_embed_" + std::to_string(v + 1) : "";
       RECON_ASSIGN_OR_RETURN(view.dec[l], alloc(dt, {B, n, D}, tap));
     }
-    RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, view.enc_out, w_.at("decoder_embed.weight"),
+    RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, view.enc_in, w_.at("decoder_embed.weight"),
                                          &w_.at("decoder_embed.bias"), view.dec[0]));
   }
 

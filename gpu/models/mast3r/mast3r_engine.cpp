@@ -1,12 +1,77 @@
 #include "gpu/models/mast3r/mast3r_engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <numeric>
 #include <tuple>
 
-#include "gpu/transfer.h"
-
 namespace recon::gpu {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+size_t row_stride(const ImageU8View& img) {
+  return img.stride ? img.stride : static_cast<size_t>(img.width) * 3;
+}
+
+// `which` names the image in errors ("image 3", "view 2 image 0").
+Status validate_image(const ImageU8View& img, const std::string& name, int64_t patch) {
+  const std::string which = name + ": ";
+  if (img.height <= 0 || img.width <= 0 || img.height % patch != 0 || img.width % patch != 0) {
+    return invalid_argument(which + "size " + std::to_string(img.width) + "x" + std::to_string(img.height) +
+                            " is not a positive multiple of the patch size " + std::to_string(patch));
+  }
+  if (img.device != nullptr) {
+    const Shape want{img.height, img.width, 3};
+    if (!img.device->defined() || img.device->dtype() != DType::kU8 || img.device->shape() != want) {
+      return invalid_argument(which + "device source is " +
+                              (img.device->defined()
+                                   ? std::string(dtype_name(img.device->dtype())) + shape_string(img.device->shape())
+                                   : std::string("undefined")) +
+                              ", expected " + dtype_name(DType::kU8) + shape_string(want));
+    }
+    return Status::ok();
+  }
+  if (img.data == nullptr) return invalid_argument(which + "no data and no device source");
+  if (img.stride != 0 && img.stride < static_cast<size_t>(img.width) * 3) {
+    return invalid_argument(which + "stride smaller than width × 3");
+  }
+  return Status::ok();
+}
+
+bool same_source(const ImageU8View& a, const ImageU8View& b) {
+  return a.device == b.device && a.height == b.height && a.width == b.width &&
+         (a.device != nullptr || (a.data == b.data && row_stride(a) == row_stride(b)));
+}
+
+// Adds `times` to `sum` label by label (labels in first-seen order), scaled by `scale`.
+void accumulate(StageTimes& sum, const StageTimes& times, double scale = 1.0) {
+  for (const auto& [label, ms] : times) {
+    auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& s) { return s.first == label; });
+    if (it == sum.end()) {
+      sum.emplace_back(label, ms * scale);
+    } else {
+      it->second += ms * scale;
+    }
+  }
+}
+
+Mast3rResult make_result(PairStep& step, StageTimes stages, double wall_ms) {
+  Mast3rResult r;
+  r.shape = step.forward->shape();
+  r.tensors = std::move(step.outputs);
+  accumulate(stages, step.timings);
+  r.stage_ms = std::move(stages);
+  for (const auto& [_, ms] : r.stage_ms) r.gpu_ms += ms;
+  r.wall_ms = wall_ms;
+  return r;
+}
+
+}  // namespace
 
 bool Mast3rEngine::ShapeLess::operator()(const ForwardShape& a, const ForwardShape& b) const {
   return std::tie(a.batch, a.view1.height, a.view1.width, a.view2.height, a.view2.width) <
@@ -28,6 +93,16 @@ Result<Mast3rForward*> Mast3rEngine::forward_for(const ForwardShape& shape) {
   return raw;
 }
 
+Result<Mast3rEncoder*> Mast3rEngine::encoder_for(int64_t batch, ViewSize size) {
+  const auto key = std::make_pair(batch, size);
+  auto it = encoders_.find(key);
+  if (it != encoders_.end()) return it->second.get();
+  RECON_ASSIGN_OR_RETURN(auto e, Mast3rEncoder::build(rt_, *weights_, batch, size));
+  Mast3rEncoder* raw = e.get();
+  encoders_.emplace(key, std::move(e));
+  return raw;
+}
+
 std::vector<ForwardShape> Mast3rEngine::warm_shapes() const {
   std::lock_guard lock(mutex_);
   std::vector<ForwardShape> out;
@@ -38,110 +113,259 @@ std::vector<ForwardShape> Mast3rEngine::warm_shapes() const {
 const Tensor* Mast3rEngine::tap(const ForwardShape& shape, const std::string& name) const {
   std::lock_guard lock(mutex_);
   auto it = forwards_.find(shape);
-  return it == forwards_.end() ? nullptr : it->second->tap(name);
+  if (it == forwards_.end()) return nullptr;
+  if (const Tensor* t = it->second->tap(name)) return t;
+  auto inputs = input_taps_.find(shape);
+  if (inputs == input_taps_.end()) return nullptr;
+  if (name == "input_1") return &inputs->second[0];
+  if (name == "input_2") return &inputs->second[1];
+  return nullptr;
+}
+
+uint64_t Mast3rEngine::images_encoded() const {
+  std::lock_guard lock(mutex_);
+  return images_encoded_;
+}
+
+Status Mast3rEngine::run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
+                         std::vector<PairStep>& pairs) {
+  Mast3rBatchRunner runner(rt_);
+  RECON_RETURN_IF_ERROR(runner.run(images, encodes, pairs));
+  for (const EncodeStep& e : encodes) images_encoded_ += e.images.size();
+  return Status::ok();
 }
 
 Status Mast3rEngine::warmup(const ForwardShape& shape) {
-  std::lock_guard lock(mutex_);
-  RECON_ASSIGN_OR_RETURN(Mast3rForward * f, forward_for(shape));
-  // Mid-grey images: any content works, this only builds pipelines and records the graph.
+  if (shape.batch < 1 || shape.batch > 64) return invalid_argument("batch must be 1..64");
+  // Mid-grey images: any content works, this only builds pipelines and records the graphs.
   std::array<std::vector<uint8_t>, 2> pixels;
   std::array<std::vector<ImageU8View>, 2> views;
   const ViewSize sizes[2] = {shape.view1, shape.view2};
   for (int v = 0; v < 2; ++v) {
+    if (sizes[v].height <= 0 || sizes[v].width <= 0) return invalid_argument("warm-up size must be positive");
     pixels[v].assign(static_cast<size_t>(sizes[v].height * sizes[v].width * 3), 128);
     views[v].assign(shape.batch, ImageU8View{pixels[v].data(), sizes[v].height, sizes[v].width, 0});
   }
-  auto r = run_locked(*f, views[0], views[1]);
-  return r.status();
+  return infer(views[0], views[1]).status();
+}
+
+Result<std::vector<ImageSource>> Mast3rEngine::place_images(std::span<const ImageU8View> images, Tensor& staging) {
+  std::vector<ImageSource> sources(images.size());
+  size_t host_bytes = 0;
+  for (const ImageU8View& img : images) {
+    if (img.device == nullptr) host_bytes += static_cast<size_t>(img.height * img.width * 3);
+  }
+  if (host_bytes > 0) {
+    // Pack the host images contiguously ([H, W, 3] each) and upload them once.
+    std::vector<uint8_t> packed(host_bytes);
+    RECON_ASSIGN_OR_RETURN(staging, Tensor::empty(rt_, DType::kU8, {static_cast<int64_t>(host_bytes)}));
+    size_t offset = 0;
+    for (size_t i = 0; i < images.size(); ++i) {
+      const ImageU8View& img = images[i];
+      if (img.device != nullptr) continue;
+      sources[i] = {staging.buffer(), staging.offset() + offset};
+      const size_t row = static_cast<size_t>(img.width) * 3, stride = row_stride(img);
+      for (int64_t y = 0; y < img.height; ++y, offset += row) std::memcpy(&packed[offset], img.data + y * stride, row);
+    }
+    RECON_RETURN_IF_ERROR(staging.upload(rt_, packed.data(), packed.size()).with_context("uploading the images"));
+  }
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (images[i].device != nullptr) sources[i] = {images[i].device->buffer(), images[i].device->offset()};
+  }
+  return sources;
 }
 
 Result<Mast3rResult> Mast3rEngine::infer(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2) {
   if (view1.empty() || view1.size() != view2.size()) {
     return invalid_argument("infer needs the same non-zero number of view-1 and view-2 images");
   }
-  for (auto views : {view1, view2}) {
-    for (const ImageU8View& img : views) {
-      if (img.data == nullptr) return invalid_argument("image without data");
-      if (img.height != views[0].height || img.width != views[0].width) {
+  const int64_t patch = config().patch_size;
+  for (int v = 0; v < 2; ++v) {
+    const auto views = v == 0 ? view1 : view2;
+    for (size_t i = 0; i < views.size(); ++i) {
+      RECON_RETURN_IF_ERROR(
+          validate_image(views[i], "view " + std::to_string(v + 1) + " image " + std::to_string(i), patch));
+      if (views[i].height != views[0].height || views[i].width != views[0].width) {
         return invalid_argument("images of one view must share a size in a batch");
-      }
-      if (img.stride != 0 && img.stride < static_cast<size_t>(img.width) * 3) {
-        return invalid_argument("image stride smaller than width × 3");
       }
     }
   }
-  ForwardShape shape{
-      static_cast<int64_t>(view1.size()), {view1[0].height, view1[0].width}, {view2[0].height, view2[0].width}};
   std::lock_guard lock(mutex_);
-  RECON_ASSIGN_OR_RETURN(Mast3rForward * f, forward_for(shape));
-  return run_locked(*f, view1, view2);
+  return infer_locked(view1, view2);
 }
 
-std::vector<ImagePair> consecutive_pairs(size_t image_count) {
-  std::vector<ImagePair> pairs;
-  for (size_t i = 1; i < image_count; ++i) pairs.push_back({static_cast<int32_t>(i - 1), static_cast<int32_t>(i)});
-  return pairs;
+Result<Mast3rResult> Mast3rEngine::infer_locked(std::span<const ImageU8View> view1,
+                                                std::span<const ImageU8View> view2) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto B = static_cast<int64_t>(view1.size());
+  const ViewSize s1{view1[0].height, view1[0].width}, s2{view2[0].height, view2[0].width};
+  const ForwardShape shape{B, s1, s2};
+  RECON_ASSIGN_OR_RETURN(Mast3rForward * f, forward_for(shape));
+
+  // Images 0..B-1 are view 1, B..2B-1 view 2. Views of one size are encoded as one batch of 2B, as
+  // the reference does.
+  std::vector<ImageU8View> images(view1.begin(), view1.end());
+  images.insert(images.end(), view2.begin(), view2.end());
+  Tensor staging;
+  RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
+  const bool together = s1 == s2;
+  std::vector<EncodeStep> encodes(together ? 1 : 2);
+  for (size_t s = 0; s < encodes.size(); ++s) {
+    const int64_t n = together ? 2 * B : B;
+    RECON_ASSIGN_OR_RETURN(encodes[s].encoder, encoder_for(n, s == 0 ? s1 : s2));
+    encodes[s].images.resize(n);
+    std::iota(encodes[s].images.begin(), encodes[s].images.end(), static_cast<int>(s * B));
+    RECON_ASSIGN_OR_RETURN(encodes[s].tokens,
+                           Tensor::empty(rt_, weights_->trunk_dtype(), encodes[s].encoder->output().shape()));
+  }
+  std::vector<PairStep> pairs(1);
+  pairs[0].forward = f;
+  pairs[0].ready_after = static_cast<int>(encodes.size()) - 1;
+  for (int64_t b = 0; b < B; ++b) {
+    pairs[0].rows.push_back({TokenRow{0, b}, together ? TokenRow{0, B + b} : TokenRow{1, b}});
+  }
+  RECON_RETURN_IF_ERROR(run(sources, encodes, pairs));
+  std::array<Tensor, 2> inputs;
+  for (int v = 0; v < 2; ++v) {
+    const Mast3rEncoder& e = *encodes[together ? 0 : v].encoder;
+    const int64_t first = together ? v * B : 0;
+    RECON_ASSIGN_OR_RETURN(inputs[v], e.tap("input")->slice_rows(first, first + B));
+  }
+  input_taps_[shape] = inputs;
+
+  StageTimes stages;
+  for (const EncodeStep& e : encodes) accumulate(stages, e.timings);
+  return make_result(pairs[0], std::move(stages), ms_since(start));
 }
 
 Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const ImageU8View> images,
                                                             std::span<const ImagePair> pairs) {
+  if (images.empty() || pairs.empty()) return invalid_argument("infer_batch needs at least one image and one pair");
+  const auto n = static_cast<int32_t>(images.size());
   for (const ImagePair& p : pairs) {
-    const auto n = static_cast<int32_t>(images.size());
     if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
       return invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
                               ") names an image outside the batch of " + std::to_string(n));
     }
   }
-  // Straightforward first version: one forward per pair (each image is encoded once per pair).
-  std::vector<Mast3rResult> results;
-  results.reserve(pairs.size());
-  for (const ImagePair& p : pairs) {
-    RECON_ASSIGN_OR_RETURN(auto r, infer(std::span(&images[p.first], 1), std::span(&images[p.second], 1)));
-    results.push_back(std::move(r));
+  const int64_t patch = config().patch_size;
+  for (size_t i = 0; i < images.size(); ++i) {
+    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
+  }
+
+  std::vector<ViewSize> sizes;
+  std::vector<int> source_of;
+  for (size_t i = 0; i < images.size(); ++i) {
+    sizes.push_back({images[i].height, images[i].width});
+    size_t j = 0;
+    while (!same_source(images[j], images[i])) ++j;
+    source_of.push_back(static_cast<int>(j));
+  }
+  std::lock_guard lock(mutex_);
+  const BatchPlan plan = plan_batch(sizes, source_of, pairs, static_cast<size_t>(batch_options_.encode_chunk));
+
+  std::vector<ImageU8View> distinct;
+  for (int i : plan.images) distinct.push_back(images[i]);
+  Tensor staging;
+  RECON_ASSIGN_OR_RETURN(auto sources, place_images(distinct, staging));
+  std::vector<EncodeStep> encodes(plan.chunks.size());
+  for (size_t s = 0; s < plan.chunks.size(); ++s) {
+    RECON_ASSIGN_OR_RETURN(encodes[s].encoder, encoder_for(static_cast<int64_t>(plan.chunks[s].size()),
+                                                           sizes[plan.images[plan.chunks[s].front()]]));
+    encodes[s].images = plan.chunks[s];
+    RECON_ASSIGN_OR_RETURN(encodes[s].tokens,
+                           Tensor::empty(rt_, weights_->trunk_dtype(), encodes[s].encoder->output().shape()));
+  }
+  // Pair steps in the plan's run order: runs of pair_batch consecutive pairs of one shape form one
+  // batched step; a shorter run goes pair by pair (two pair graphs per shape at most).
+  const auto shape_of = [&](size_t k) {
+    return ForwardShape{1, sizes[plan.images[plan.pair_images[k][0]]], sizes[plan.images[plan.pair_images[k][1]]]};
+  };
+  std::vector<PairStep> steps;
+  std::vector<std::vector<size_t>> members;  // per step: the pairs (indices into `pairs`) of its rows
+  for (size_t i = 0; i < plan.order.size();) {
+    const ForwardShape one = shape_of(plan.order[i]);
+    size_t j = i + 1;
+    while (j < plan.order.size() && j - i < static_cast<size_t>(batch_options_.pair_batch) &&
+           shape_of(plan.order[j]) == one) {
+      ++j;
+    }
+    const size_t group = j - i == static_cast<size_t>(batch_options_.pair_batch) ? j - i : 1;
+    ForwardShape shape = one;
+    shape.batch = static_cast<int64_t>(group);
+    PairStep& step = steps.emplace_back();
+    RECON_ASSIGN_OR_RETURN(step.forward, forward_for(shape));
+    std::vector<size_t>& rows = members.emplace_back();
+    for (size_t r = i; r < i + group; ++r) {
+      const size_t k = plan.order[r];
+      const auto [a, b] = plan.pair_images[k];
+      step.rows.push_back({plan.row_of[a], plan.row_of[b]});
+      step.ready_after = std::max(step.ready_after, plan.ready_after[k]);
+      rows.push_back(k);
+    }
+    i += group;
+  }
+  RECON_RETURN_IF_ERROR(run(sources, encodes, steps));
+
+  std::vector<Mast3rResult> results(pairs.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const auto batch = static_cast<int64_t>(members[s].size());
+    for (int64_t row = 0; row < batch; ++row) {
+      const size_t k = members[s][row];
+      Mast3rResult& r = results[k];
+      r.shape = shape_of(k);
+      const auto sources = steps[s].outputs.list();
+      const auto targets = r.tensors.list();
+      for (size_t t = 0; t < sources.size(); ++t) {
+        RECON_ASSIGN_OR_RETURN(*targets[t], sources[t]->slice_rows(row, row + 1));
+      }
+      // Each image's encoder time, split evenly over the rows of its run and the pair views that
+      // read it; the step's own time split evenly over its rows.
+      for (int d : plan.pair_images[k]) {
+        const EncodeStep& e = encodes[plan.row_of[d].step];
+        accumulate(r.stage_ms, e.timings, 1.0 / (static_cast<double>(e.images.size()) * plan.uses[d]));
+      }
+      accumulate(r.stage_ms, steps[s].timings, 1.0 / static_cast<double>(batch));
+      for (const auto& [_, ms] : r.stage_ms) r.gpu_ms += ms;
+      r.wall_ms = steps[s].done_ms;
+    }
   }
   return results;
 }
 
-Result<Mast3rResult> Mast3rEngine::run_locked(Mast3rForward& f, std::span<const ImageU8View> view1,
-                                              std::span<const ImageU8View> view2) {
-  const auto start = std::chrono::steady_clock::now();
-  // Pack each view's images contiguously ([B, H, W, 3]) and upload.
-  std::span<const ImageU8View> views[2] = {view1, view2};
-  std::vector<uint8_t> packed;
-  for (int v = 0; v < 2; ++v) {
-    const Tensor& dst = f.input_u8(v);
-    packed.resize(dst.bytes());
-    size_t offset = 0;
-    for (const ImageU8View& img : views[v]) {
-      const size_t row = static_cast<size_t>(img.width) * 3, stride = img.stride ? img.stride : row;
-      for (int64_t y = 0; y < img.height; ++y, offset += row) std::memcpy(&packed[offset], img.data + y * stride, row);
-    }
-    RECON_RETURN_IF_ERROR(
-        dst.upload(rt_, packed.data(), packed.size()).with_context("uploading view " + std::to_string(v + 1)));
-  }
-  RECON_RETURN_IF_ERROR(f.graph().run());
+void Mast3rEngine::set_batch_options(const Mast3rBatchOptions& options) {
+  std::lock_guard lock(mutex_);
+  batch_options_.encode_chunk = std::clamp<int64_t>(options.encode_chunk, 1, 64);
+  batch_options_.pair_batch = std::clamp<int64_t>(options.pair_batch, 1, 64);
+}
 
-  // Copy the outputs into tensors of the result's own, so later calls do not overwrite them.
-  Mast3rResult result;
-  result.shape = f.shape();
-  const auto sources = f.outputs().list();
-  const auto targets = result.tensors.list();
-  for (size_t i = 0; i < sources.size(); ++i) {
-    RECON_ASSIGN_OR_RETURN(*targets[i], Tensor::empty(rt_, sources[i]->dtype(), sources[i]->shape()));
-  }
-  RECON_RETURN_IF_ERROR(rt_.context().run_once([&](VkCommandBuffer cmd) {
-    full_barrier(cmd);
-    for (size_t i = 0; i < sources.size(); ++i) {
-      VkBufferCopy region{sources[i]->offset(), targets[i]->offset(), sources[i]->bytes()};
-      vkCmdCopyBuffer(cmd, sources[i]->buffer(), targets[i]->buffer(), 1, &region);
+Mast3rBatchOptions Mast3rEngine::batch_options() const {
+  std::lock_guard lock(mutex_);
+  return batch_options_;
+}
+
+Result<Tensor> Mast3rEngine::encode(std::span<const ImageU8View> images) {
+  if (images.empty()) return invalid_argument("encode needs at least one image");
+  const int64_t patch = config().patch_size;
+  for (size_t i = 0; i < images.size(); ++i) {
+    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
+    if (images[i].height != images[0].height || images[i].width != images[0].width) {
+      return invalid_argument("encode needs images of one size; image " + std::to_string(i) + " differs from image 0");
     }
-    full_barrier(cmd);
-  }));
-  result.stage_ms = f.graph().timings();
-  for (const auto& [_, ms] : result.stage_ms) result.gpu_ms += ms;
-  result.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  }
+  std::lock_guard lock(mutex_);
+  Tensor staging;
+  RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
+  std::vector<EncodeStep> encodes(1);
+  RECON_ASSIGN_OR_RETURN(encodes[0].encoder,
+                         encoder_for(static_cast<int64_t>(images.size()), {images[0].height, images[0].width}));
+  encodes[0].images.resize(images.size());
+  std::iota(encodes[0].images.begin(), encodes[0].images.end(), 0);
+  RECON_ASSIGN_OR_RETURN(encodes[0].tokens,
+                         Tensor::empty(rt_, weights_->trunk_dtype(), encodes[0].encoder->output().shape()));
+  std::vector<PairStep> none;
+  RECON_RETURN_IF_ERROR(run(sources, encodes, none));
+  return encodes[0].tokens;
 }
 
 }  // namespace recon::gpu

@@ -1,8 +1,11 @@
 // The in-process MASt3R API: load weights, warm up resolutions, infer(image pairs) → GPU tensors
-// with lazy host copies and per-stage GPU timings. One engine serves one model on one device; the
-// daemon wraps it, recon-infer and the tests use it directly. Calls are serialised internally.
+// with lazy host copies and per-stage GPU timings; infer_batch(images, pairs) encodes each image
+// once and pipelines the pairs; encode(images) → encoder tokens. One engine serves one model on one
+// device; the daemon wraps it, recon-infer and the tests use it directly. Calls are serialised
+// internally.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/models/mast3r/mast3r_batch_runner.h"
 #include "gpu/models/mast3r/mast3r_forward.h"
 #include "gpu/models/mast3r/mast3r_weights.h"
 #include "gpu/runtime.h"
@@ -22,15 +26,11 @@ struct ImageU8View {
   const uint8_t* data = nullptr;
   int64_t height = 0, width = 0;
   size_t stride = 0;  // 0: width * 3
+  // Optional device source: a packed uint8 [height, width, 3] tensor, fully written (no GPU work
+  // on it still pending) when the call starts. When set, the engine copies it on the GPU into its
+  // input and ignores `data` and `stride`.
+  const Tensor* device = nullptr;
 };
-
-// A pair of a batch: indices into its images; `first` is view 1, `second` view 2.
-struct ImagePair {
-  int32_t first = 0, second = 0;
-  bool operator==(const ImagePair&) const = default;
-};
-// N images → the N−1 pairs (0,1), (1,2), …: a video or a capture sequence.
-std::vector<ImagePair> consecutive_pairs(size_t image_count);
 
 struct Mast3rResult {
   ForwardShape shape;
@@ -40,29 +40,61 @@ struct Mast3rResult {
   double wall_ms = 0;                                    // upload + run + copy-out, as the caller waits for it
 };
 
+// How infer_batch groups its work. One pair's decoder and heads leave most of a large GPU idle
+// (docs/PERFORMANCE.md: batch 8 runs a pair in 0.63× the time of batch 1), so pairs run batched;
+// each batch size is another recorded graph per shape, with activations of its own.
+struct Mast3rBatchOptions {
+  int64_t encode_chunk = 4;  // images of one size per encoder run, 1..64
+  int64_t pair_batch = 4;    // pairs of one shape per decoder+heads run, 1..64
+};
+
 class Mast3rEngine {
  public:
   static Result<std::unique_ptr<Mast3rEngine>> load(Runtime& rt, const std::string& weights_path, Precision precision);
 
-  // Builds (records) the graph for a shape and runs it once on synthetic images.
+  // Builds (records) the encoder and pair graphs infer() uses for a shape and runs them once on
+  // synthetic images. A batch-1 shape with both views of one size also builds what infer_batch uses
+  // at that size, except the batch-1 encoder graph of an odd-sized chunk (built on first use).
   Status warmup(const ForwardShape& shape);
   // view1[i] and view2[i] form pair i; all view1 images share one size, all view2 images another.
   Result<Mast3rResult> infer(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2);
 
-  // Many pairs over a set of images (any sizes), one result per pair in the order asked.
+  // Many pairs over a set of images (any sizes), one result per pair in the order asked; each result
+  // equals infer() on that pair. Each distinct image (views with the same source count as one) is
+  // encoded once, in chunks of batch_options().encode_chunk images of one size; pairs of one shape
+  // run their decoder and heads pair_batch at a time (consecutive pairs in run order; a shorter
+  // tail runs pair by pair, so each shape has at most two pair graphs), and the encoder of the next
+  // chunk overlaps the decoder and heads of the current pairs. Graphs of a new batch size are
+  // recorded on first use. A result's stage_ms gives its pair's own
+  // decoder/head/postprocess times and an equal share of its images' preprocess/encoder time (so
+  // the results' gpu_ms add up to the batch's GPU time); wall_ms is from the call's start until the
+  // host saw the pair finish.
   Result<std::vector<Mast3rResult>> infer_batch(std::span<const ImageU8View> images, std::span<const ImagePair> pairs);
+
+  // Encoder output (after enc_norm) of images of one size: [B, N_tokens, enc_embed_dim] in the
+  // trunk dtype (fp32, or fp16 in the fp16 precisions), in a tensor of the caller's own.
+  Result<Tensor> encode(std::span<const ImageU8View> images);
+
+  void set_batch_options(const Mast3rBatchOptions& options);
+  Mast3rBatchOptions batch_options() const;
 
   const Mast3rWeights& weights() const { return *weights_; }
   const Mast3rConfig& config() const { return weights_->config(); }
   std::vector<ForwardShape> warm_shapes() const;
+  // Images run through the encoder since load (each infer_batch image counts once).
+  uint64_t images_encoded() const;
   // Intermediate of the most recent run at `shape` (tests, debugging); null if unknown.
   const Tensor* tap(const ForwardShape& shape, const std::string& name) const;
 
  private:
   Mast3rEngine(Runtime& rt) : rt_(rt) {}
   Result<Mast3rForward*> forward_for(const ForwardShape& shape);
-  Result<Mast3rResult> run_locked(Mast3rForward& f, std::span<const ImageU8View> view1,
-                                  std::span<const ImageU8View> view2);
+  Result<Mast3rEncoder*> encoder_for(int64_t batch, ViewSize size);
+  Result<Mast3rResult> infer_locked(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2);
+  // Where each image's bytes are on the device: device sources as they are, host images packed
+  // into `staging` (one upload).
+  Result<std::vector<ImageSource>> place_images(std::span<const ImageU8View> images, Tensor& staging);
+  Status run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes, std::vector<PairStep>& pairs);
 
   struct ShapeLess {
     bool operator()(const ForwardShape& a, const ForwardShape& b) const;
@@ -70,8 +102,12 @@ class Mast3rEngine {
 
   Runtime& rt_;
   std::unique_ptr<Mast3rWeights> weights_;
-  mutable std::mutex mutex_;  // serialises graph builds and runs
+  mutable std::mutex mutex_;  // serialises graph builds and runs; guards everything below
   std::map<ForwardShape, std::unique_ptr<Mast3rForward>, ShapeLess> forwards_;
+  std::map<std::pair<int64_t, ViewSize>, std::unique_ptr<Mast3rEncoder>> encoders_;  // by (batch, size)
+  std::map<ForwardShape, std::array<Tensor, 2>, ShapeLess> input_taps_;              // of infer()'s last run
+  uint64_t images_encoded_ = 0;
+  Mast3rBatchOptions batch_options_;
 };
 
 }  // namespace recon::gpu

@@ -1,7 +1,8 @@
-// The MASt3R forward pass as one recorded graph for a fixed (batch, view sizes): uint8 RGB images
-// in, the eight outputs (spec §5.3) out, every intermediate in pooled device memory owned here.
-// Built once per resolution and replayed; the engine uploads the images into input_u8(v) and copies
-// the outputs out after each run.
+// The pair side of the MASt3R forward as one recorded graph for a fixed (batch, view sizes): the two
+// views' encoder tokens in (Mast3rEncoder's output, copied into enc_in(v) before each run), the
+// decoder, both heads and the output activations, the eight outputs (spec §5.3) out; every
+// intermediate in pooled device memory owned here. Built once per shape and replayed; the engine
+// copies the outputs out after each run.
 #pragma once
 
 #include <array>
@@ -10,15 +11,11 @@
 #include <vector>
 
 #include "gpu/graph.h"
+#include "gpu/models/mast3r/mast3r_encoder.h"
 #include "gpu/models/mast3r/mast3r_weights.h"
 #include "gpu/runtime.h"
 
 namespace recon::gpu {
-
-struct ViewSize {
-  int64_t height = 0, width = 0;
-  bool operator==(const ViewSize&) const = default;
-};
 
 struct ForwardShape {
   int64_t batch = 1;
@@ -52,8 +49,8 @@ class Mast3rForward {
 
   const ForwardShape& shape() const { return shape_; }
   Graph& graph() { return *graph_; }
-  // [B, H, W, 3] uint8 images of view v (0 or 1), written by the engine before each run.
-  const Tensor& input_u8(int view) const { return input_u8_[view]; }
+  // [B, N_v, enc_embed_dim] encoder tokens of view v (0 or 1) in the trunk dtype, written before each run.
+  const Tensor& enc_in(int view) const { return views_[view].enc_in; }
   const Mast3rOutputs& outputs() const { return outputs_; }
   // Intermediate tensors by tap name (as tests/reference names them), for debugging and tests.
   const Tensor* tap(const std::string& name) const;
@@ -65,7 +62,6 @@ class Mast3rForward {
   // `t` itself when it already has `dtype`, else a converted copy (one cast dispatch).
   Result<Tensor> as_dtype(const Tensor& t, DType dtype);
   Status build_all();
-  Status build_encoder();
   Status build_decoder();
   Status build_head(int view);
   Status build_postprocess(int view);
@@ -74,7 +70,6 @@ class Mast3rForward {
   const Mast3rWeights& w_;
   ForwardShape shape_;
   std::unique_ptr<Graph> graph_;
-  std::array<Tensor, 2> input_u8_;
   Mast3rOutputs outputs_;
   std::vector<std::pair<std::string, Tensor>> taps_;
   std::vector<Tensor> keep_;  // every intermediate, alive as long as the recorded graph
@@ -83,8 +78,7 @@ class Mast3rForward {
   // Per-view state shared between the build stages.
   struct View {
     int64_t h = 0, w = 0, n = 0;  // token grid
-    Tensor image;                 // [B, 3, H, W] fp32, normalised
-    Tensor enc_out;               // [B, N, enc_dim], trunk dtype
+    Tensor enc_in;                // [B, N, enc_dim], trunk dtype
     std::vector<Tensor> dec;      // dec[l], l = 0..L: decoder_embed output, then each layer's output
     Tensor dec_final;             // dec_norm(dec[L])
     Tensor dpt_raw;               // [B, 4, H, W] fp32

@@ -28,7 +28,7 @@ Status Mast3rForward::build_head(int v) {
 
   // Hooked entries [enc_out, dec[h1], dec[h2], dec_final] as tokens of the head dtype.
   const auto hooks = c.dpt_hooks();
-  const Tensor* entries[4] = {&view.enc_out, &view.dec[hooks[1]], &view.dec[hooks[2]], &view.dec_final};
+  const Tensor* entries[4] = {&view.enc_in, &view.dec[hooks[1]], &view.dec[hooks[2]], &view.dec_final};
   std::array<Tensor, 4> head_tokens;
   for (int i = 0; i < 4; ++i) {
     RECON_ASSIGN_OR_RETURN(head_tokens[i], as_dtype(*entries[i], hd));

@@ -1,0 +1,82 @@
+// Runs one engine call's work on the GPU: encoder steps (a chunk of images of one size through a
+// Mast3rEncoder) on the second compute queue, pair steps (Mast3rForward on tokens the encoder steps
+// produced) on the compute queue, ordered by the graphs' timeline semaphores so that the encoder of
+// the next images overlaps the decoder and heads of the current pair. Copies in and out are small
+// command buffers submitted with each graph run. It decides nothing about grouping or order: the
+// engine plans the steps; this runs them and reports per-step GPU timings.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/models/mast3r/mast3r_batch_plan.h"
+#include "gpu/models/mast3r/mast3r_encoder.h"
+#include "gpu/models/mast3r/mast3r_forward.h"
+
+namespace recon::gpu {
+
+using StageTimes = std::vector<std::pair<std::string, double>>;
+
+// Where an image's uint8 [H, W, 3] bytes are on the device.
+struct ImageSource {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+};
+
+struct EncodeStep {
+  Mast3rEncoder* encoder = nullptr;  // its batch equals images.size()
+  std::vector<int> images;           // indices into the call's image sources, one per encoder row
+  Tensor tokens;                     // [B, N, C]: where the chunk's encoder output is copied
+  StageTimes timings;                // filled by the run
+};
+
+struct PairStep {
+  Mast3rForward* forward = nullptr;
+  std::vector<std::array<TokenRow, 2>> rows;  // per batch row, view 1 and view 2 tokens
+  int ready_after = 0;                        // the last encode step it reads (steps run in this order)
+  Mast3rOutputs outputs;                      // the step's own copies of the outputs (allocated by the run)
+  StageTimes timings;                         // filled by the run
+  double done_ms = 0;                         // when the host saw it finish, from the run's start
+};
+
+class Mast3rBatchRunner {
+ public:
+  explicit Mast3rBatchRunner(Runtime& rt) : rt_(rt) {}
+  ~Mast3rBatchRunner();  // waits for everything it submitted
+  Mast3rBatchRunner(const Mast3rBatchRunner&) = delete;
+  Mast3rBatchRunner& operator=(const Mast3rBatchRunner&) = delete;
+
+  // Runs every encode step in order, each pair step (sorted by ready_after) once the encode steps
+  // it reads are submitted, and waits for all of it.
+  Status run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes, std::vector<PairStep>& pairs);
+
+ private:
+  Status submit_encode(std::span<const ImageSource> images, EncodeStep& step);
+  Status submit_pair(const std::vector<EncodeStep>& encodes, PairStep& step);
+  // Waits for the graph's previous run (a command buffer cannot be pending twice) and hands its
+  // GPU timings to the step that ran it.
+  Status finish_previous(Graph& graph);
+  Result<VkCommandBuffer> begin_commands();
+  Status end_commands(VkCommandBuffer cmd);
+  double elapsed_ms() const;
+
+  struct Pending {
+    Graph* graph;
+    uint64_t value;
+    StageTimes* timings;
+    double* done_ms;  // null for encode steps
+  };
+
+  Runtime& rt_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;  // the copies' command buffers, freed with the pool
+  std::vector<Pending> pending_;         // the last unfinished run of each graph
+  std::vector<uint64_t> encode_values_;  // timeline value of each submitted encode step
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace recon::gpu

@@ -1,0 +1,106 @@
+#include "gpu/models/mast3r/mast3r_encoder.h"
+
+#include "gpu/models/mast3r/mast3r_layers.h"
+#include "gpu/ops/attention.h"
+#include "gpu/ops/cast.h"
+#include "gpu/ops/layer_norm.h"
+#include "gpu/ops/layout.h"
+
+namespace recon::gpu {
+
+namespace {
+struct PreprocessPush {
+  uint32_t batch, height, width, stride, image_bytes;
+};
+static_assert(sizeof(PreprocessPush) == 20, "mirrors Push in shaders/mast3r_preprocess.comp");
+}  // namespace
+
+Mast3rEncoder::Mast3rEncoder(Runtime& rt, const Mast3rWeights& w, int64_t batch, ViewSize size)
+    : rt_(rt), w_(w), batch_(batch), size_(size), graph_(std::make_unique<Graph>(rt)) {}
+
+Result<std::unique_ptr<Mast3rEncoder>> Mast3rEncoder::build(Runtime& rt, const Mast3rWeights& weights, int64_t batch,
+                                                            ViewSize size) {
+  const int64_t p = weights.config().patch_size;
+  if (size.height <= 0 || size.width <= 0 || size.height % p != 0 || size.width % p != 0) {
+    return invalid_argument("image size " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                            " is not a positive multiple of the patch size " + std::to_string(p));
+  }
+  if (batch < 1 || batch > 128) return invalid_argument("encoder batch must be 1..128");
+  std::unique_ptr<Mast3rEncoder> e(new Mast3rEncoder(rt, weights, batch, size));
+  Status s = e->build_all();
+  if (!s.is_ok()) {
+    return s.with_context("building the MASt3R encoder graph for " + std::to_string(batch) + "x" +
+                          std::to_string(size.width) + "x" + std::to_string(size.height));
+  }
+  return e;
+}
+
+Result<Tensor> Mast3rEncoder::alloc(DType dtype, const Shape& shape) {
+  RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(rt_, dtype, shape));
+  keep_.push_back(t);
+  return t;
+}
+
+const Tensor* Mast3rEncoder::tap(const std::string& name) const {
+  if (name == "input") return &image_;
+  if (name == "enc_out") return &output_;
+  return nullptr;
+}
+
+// Spec §3: patch embedding, enc_depth pre-norm blocks with RoPE self-attention, enc_norm.
+Status Mast3rEncoder::build_all() {
+  const Mast3rConfig& c = w_.config();
+  const DType dt = w_.trunk_dtype();
+  const int64_t B = batch_, C = c.enc_embed_dim, p = c.patch_size, H = size_.height, W = size_.width;
+  const int64_t gh = H / p, gw = W / p, N = gh * gw;
+  tokens_ = N;
+  const Capabilities& caps = rt_.caps();
+  Graph& g = *graph_;
+
+  g.timestamp("preprocess");
+  RECON_ASSIGN_OR_RETURN(input_u8_, alloc(DType::kU8, {B, H, W, 3}));
+  RECON_ASSIGN_OR_RETURN(image_, alloc(DType::kF32, {B, 3, H, W}));
+  const uint32_t stride = static_cast<uint32_t>(W * 3);
+  const PreprocessPush push{static_cast<uint32_t>(B), static_cast<uint32_t>(H), static_cast<uint32_t>(W), stride,
+                            static_cast<uint32_t>(stride * H)};
+  const uint64_t pixels = static_cast<uint64_t>(B * H * W);
+  RECON_RETURN_IF_ERROR(g.dispatch("mast3r_preprocess", {}, {{input_u8_, Access::kRead}, {image_, Access::kWrite}},
+                                   push, Graph::grid_1d((pixels + 255) / 256)));
+
+  g.timestamp("encoder");
+  Tensor image = image_;
+  if (dt != DType::kF32) {
+    RECON_ASSIGN_OR_RETURN(image, alloc(dt, {B, 3, H, W}));
+    RECON_RETURN_IF_ERROR(ops::cast(g, image_, image));
+  }
+  RECON_ASSIGN_OR_RETURN(Tensor patches, alloc(dt, {B, C, gh, gw}));
+  RECON_RETURN_IF_ERROR(mast3r::conv2d(g, caps, image, w_.at("patch_embed.proj.weight"),
+                                       &w_.at("patch_embed.proj.bias"), patches, static_cast<int>(p), 0));
+  RECON_ASSIGN_OR_RETURN(Tensor x, alloc(dt, {B, N, C}));
+  RECON_RETURN_IF_ERROR(ops::nchw_to_tokens(g, patches, x));
+  RECON_ASSIGN_OR_RETURN(Tensor t, alloc(dt, {B, N, C}));
+  RECON_ASSIGN_OR_RETURN(Tensor qkv, alloc(dt, {B, N, 3 * C}));
+  RECON_ASSIGN_OR_RETURN(Tensor att, alloc(dt, {B, N, C}));
+  RECON_ASSIGN_OR_RETURN(Tensor hid, alloc(dt, {B, N, c.enc_mlp_hidden()}));
+  const ops::RopeGrid grid{gh, gw};
+  const ops::AttentionConfig attn{c.enc_num_heads, c.enc_head_dim(), 0.0f, ops::AttentionPath::kAuto};
+  const float eps = static_cast<float>(c.norm_eps);
+  for (int64_t l = 0; l < c.enc_depth; ++l) {
+    const std::string b = "enc_blocks." + std::to_string(l) + ".";
+    RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm1.weight"), w_.at(b + "norm1.bias"), t, eps));
+    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
+    RECON_RETURN_IF_ERROR(ops::self_attention_rope(g, caps, qkv, att, grid, attn));
+    const Arg residual = x;
+    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, att, w_.at(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"), x,
+                                         mast3r::Act::kNone, &residual));
+    RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm2.weight"), w_.at(b + "norm2.bias"), t, eps));
+    RECON_RETURN_IF_ERROR(
+        mast3r::linear(g, caps, t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), hid, mast3r::Act::kGelu));
+    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, hid, w_.at(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"), x,
+                                         mast3r::Act::kNone, &residual));
+  }
+  RECON_ASSIGN_OR_RETURN(output_, alloc(dt, {B, N, C}));
+  return ops::layer_norm(g, x, w_.at("enc_norm.weight"), w_.at("enc_norm.bias"), output_, eps);
+}
+
+}  // namespace recon::gpu

@@ -1,0 +1,324 @@
+// Pipelined batches of the MASt3R engine: infer_batch must give, for every pair, what infer() gives
+// on that pair alone (the independent per-pair path, itself checked against the PyTorch reference
+// in mast3r_golden_test.cpp), encode each distinct image once, and refuse bad input; encode() and
+// device-tensor image sources; and the graph submission options the pipeline is built on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "gpu/models/mast3r/mast3r_engine.h"
+#include "gpu/ops/elementwise_basic.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using testing::GpuTest;
+
+const std::string kGoldenDir = RECON_GOLDEN_DIR;
+
+struct Image {
+  std::vector<uint8_t> pixels;
+  int64_t height = 0, width = 0;
+  ImageU8View view() const { return {pixels.data(), height, width, 0}; }
+};
+
+Image random_image(int64_t height, int64_t width, uint32_t seed) {
+  Image img{std::vector<uint8_t>(static_cast<size_t>(height * width * 3)), height, width};
+  std::mt19937 gen(seed);
+  for (auto& b : img.pixels) b = static_cast<uint8_t>(gen());
+  return img;
+}
+
+double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    worst = std::max(worst, double(std::abs(a[i] - b[i])));
+  }
+  return worst;
+}
+
+class Mast3rBatchTest : public GpuTest {
+ protected:
+  std::unique_ptr<Mast3rEngine> load(const std::string& config, Precision precision) {
+    auto e = Mast3rEngine::load(rt(), kGoldenDir + "/" + config + "/model.safetensors", precision);
+    EXPECT_TRUE(e.is_ok()) << e.status().to_string();
+    return e.is_ok() ? std::move(e).value() : nullptr;
+  }
+
+  // Every pair's outputs from infer_batch against infer() on that pair; the largest difference.
+  double batch_vs_pairwise(Mast3rEngine& engine, std::span<const ImageU8View> images,
+                           std::span<const ImagePair> pairs) {
+    auto batch = engine.infer_batch(images, pairs);
+    EXPECT_TRUE(batch.is_ok()) << batch.status().to_string();
+    if (!batch.is_ok()) return INFINITY;
+    EXPECT_EQ(batch->size(), pairs.size());
+    double worst = 0;
+    for (size_t k = 0; k < pairs.size() && k < batch->size(); ++k) {
+      auto one = engine.infer(std::span(&images[pairs[k].first], 1), std::span(&images[pairs[k].second], 1));
+      EXPECT_TRUE(one.is_ok()) << one.status().to_string();
+      if (!one.is_ok()) return INFINITY;
+      EXPECT_EQ((*batch)[k].shape, one->shape) << "pair " << k;
+      const auto got = (*batch)[k].tensors.list();
+      const auto want = one->tensors.list();
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double d =
+            max_abs_difference(testing::download_f32(rt(), *got[i]), testing::download_f32(rt(), *want[i]));
+        EXPECT_LE(d, 1e-6) << "pair " << k << " (" << pairs[k].first << ", " << pairs[k].second << ") "
+                           << Mast3rOutputs::kNames[i];
+        worst = std::max(worst, d);
+      }
+      EXPECT_GT((*batch)[k].gpu_ms, 0.0);
+    }
+    return worst;
+  }
+};
+
+TEST_F(Mast3rBatchTest, ConsecutiveSequenceEqualsPairByPairAndEncodesEachImageOnce) {
+  // Default grouping (4 images → one chunk; 3 pairs < pair_batch → pair by pair) and a smaller one
+  // (chunks of 3 and 1; one batched step of 2 pairs, then 1 pair alone).
+  const Mast3rBatchOptions groupings[] = {{}, {3, 2}};
+  for (Precision p : {Precision::kF32, Precision::kF16Heads}) {
+    auto engine = load("tiny_same", p);
+    ASSERT_NE(engine, nullptr);
+    std::vector<Image> images;
+    for (uint32_t i = 0; i < 4; ++i) images.push_back(random_image(48, 64, 10 + i));
+    std::vector<ImageU8View> views;
+    for (const Image& img : images) views.push_back(img.view());
+    const auto pairs = consecutive_pairs(views.size());
+    ASSERT_EQ(pairs.size(), 3u);
+
+    for (const Mast3rBatchOptions& grouping : groupings) {
+      engine->set_batch_options(grouping);
+      const uint64_t before = engine->images_encoded();
+      auto batch = engine->infer_batch(views, pairs);
+      ASSERT_TRUE(batch.is_ok()) << batch.status().to_string();
+      EXPECT_EQ(engine->images_encoded() - before, 4u) << "each image encoded once";
+      for (const Mast3rResult& r : *batch) EXPECT_EQ(r.shape.batch, 1) << "a pair's result is batch 1";
+      const double worst = batch_vs_pairwise(*engine, views, pairs);
+      RecordProperty(
+          std::string("max_abs_difference_") + precision_name(p) + "_pair_batch_" + std::to_string(grouping.pair_batch),
+          std::to_string(worst));
+    }
+  }
+}
+
+TEST_F(Mast3rBatchTest, MixedSizesRepeatedImagesAndSwappedPairsEqualPairByPair) {
+  auto engine = load("tiny_mixed", Precision::kF32);
+  ASSERT_NE(engine, nullptr);
+  const Image landscape_a = random_image(32, 80, 1), portrait_b = random_image(48, 32, 2),
+              landscape_c = random_image(32, 80, 3), portrait_d = random_image(48, 32, 4);
+  // Image 4 repeats image 0 (the same source): it must be encoded once with it.
+  const std::vector<ImageU8View> views = {landscape_a.view(), portrait_b.view(), landscape_c.view(), portrait_d.view(),
+                                          landscape_a.view()};
+  const std::vector<ImagePair> pairs = {{0, 1}, {1, 0}, {2, 3}, {4, 2}, {1, 3}, {0, 0}};
+  const uint64_t before = engine->images_encoded();
+  ASSERT_TRUE(engine->infer_batch(views, pairs).is_ok());
+  EXPECT_EQ(engine->images_encoded() - before, 4u);
+  batch_vs_pairwise(*engine, views, pairs);
+}
+
+TEST_F(Mast3rBatchTest, ResultsAreTheCallersOwnAndStageTimesAddUp) {
+  auto engine = load("tiny_same", Precision::kF32);
+  ASSERT_NE(engine, nullptr);
+  std::vector<Image> images;
+  for (uint32_t i = 0; i < 3; ++i) images.push_back(random_image(48, 64, 20 + i));
+  std::vector<ImageU8View> views;
+  for (const Image& img : images) views.push_back(img.view());
+  const auto pairs = consecutive_pairs(3);
+  auto first = engine->infer_batch(views, pairs);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  const auto kept = testing::download_f32(rt(), (*first)[0].tensors.pts3d[0]);
+  std::reverse(views.begin(), views.end());
+  ASSERT_TRUE(engine->infer_batch(views, pairs).is_ok());
+  EXPECT_EQ(testing::download_f32(rt(), (*first)[0].tensors.pts3d[0]), kept) << "a later call overwrote a result";
+  for (const Mast3rResult& r : *first) {
+    double sum = 0;
+    for (const auto& [_, ms] : r.stage_ms) sum += ms;
+    EXPECT_DOUBLE_EQ(sum, r.gpu_ms);
+    EXPECT_GT(r.wall_ms, 0.0);
+  }
+}
+
+TEST_F(Mast3rBatchTest, BadInputIsInvalidArgument) {
+  auto engine = load("tiny_same", Precision::kF32);
+  ASSERT_NE(engine, nullptr);
+  const Image a = random_image(48, 64, 1), b = random_image(48, 64, 2);
+  const std::vector<ImageU8View> views = {a.view(), b.view()};
+  const std::vector<ImagePair> out_of_range = {{0, 2}}, negative = {{-1, 0}}, good = {{0, 1}};
+  for (const auto& pairs : {out_of_range, negative}) {
+    auto r = engine->infer_batch(views, pairs);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("outside the batch of 2"), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(engine->infer_batch({}, good).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine->infer_batch(views, {}).status().code(), StatusCode::kInvalidArgument);
+  const std::vector<ImageU8View> no_data = {a.view(), ImageU8View{nullptr, 48, 64, 0}};
+  EXPECT_EQ(engine->infer_batch(no_data, good).status().code(), StatusCode::kInvalidArgument);
+  const std::vector<ImageU8View> odd = {a.view(), ImageU8View{b.pixels.data(), 40, 64, 0}};
+  auto r = engine->infer_batch(odd, good);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("image 1"), std::string::npos) << r.status().message();
+  EXPECT_EQ(engine->encode({}).status().code(), StatusCode::kInvalidArgument);
+  const Image other = random_image(32, 64, 3);
+  const std::vector<ImageU8View> two_sizes = {a.view(), other.view()};
+  EXPECT_EQ(engine->encode(two_sizes).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(Mast3rBatchTest, EncodeGivesTheEncoderTokensInTheCallersOwnTensor) {
+  for (Precision p : {Precision::kF32, Precision::kF16}) {
+    auto engine = load("tiny_same", p);
+    ASSERT_NE(engine, nullptr);
+    const Image a = random_image(48, 64, 5), b = random_image(48, 64, 6);
+    const std::vector<ImageU8View> views = {a.view(), b.view()};
+    auto tokens = engine->encode(views);
+    ASSERT_TRUE(tokens.is_ok()) << tokens.status().to_string();
+    const Mast3rConfig& c = engine->config();
+    EXPECT_EQ(tokens->shape(), (Shape{2, (48 / c.patch_size) * (64 / c.patch_size), c.enc_embed_dim}));
+    EXPECT_EQ(tokens->dtype(), p == Precision::kF32 ? DType::kF32 : DType::kF16);
+    const auto got = testing::download_f32(rt(), *tokens);
+
+    // infer() keeps the tokens it decoded from: they are the tap enc_out_1 / enc_out_2.
+    auto pair = engine->infer(std::span(&views[0], 1), std::span(&views[1], 1));
+    ASSERT_TRUE(pair.is_ok()) << pair.status().to_string();
+    std::vector<float> want = testing::download_f32(rt(), *engine->tap(pair->shape, "enc_out_1"));
+    const auto second = testing::download_f32(rt(), *engine->tap(pair->shape, "enc_out_2"));
+    want.insert(want.end(), second.begin(), second.end());
+    EXPECT_EQ(max_abs_difference(got, want), 0.0);
+
+    // A later call does not reuse the tensor.
+    const Image c2 = random_image(48, 64, 7);
+    const std::vector<ImageU8View> others = {c2.view(), c2.view()};
+    ASSERT_TRUE(engine->encode(others).is_ok());
+    EXPECT_EQ(testing::download_f32(rt(), *tokens), got);
+  }
+}
+
+TEST_F(Mast3rBatchTest, DeviceImageSourceGivesTheSameResultsAsHostBytes) {
+  auto engine = load("tiny_mixed", Precision::kF32);
+  ASSERT_NE(engine, nullptr);
+  const Image a = random_image(32, 80, 8), b = random_image(48, 32, 9);
+  auto on_device = Tensor::from_host(rt(), DType::kU8, {48, 32, 3}, b.pixels.data(), b.pixels.size());
+  ASSERT_TRUE(on_device.is_ok()) << on_device.status().to_string();
+  ImageU8View device_b{nullptr, 48, 32, 0};
+  device_b.device = &on_device.value();
+
+  const ImageU8View host_a = a.view(), host_b = b.view();
+  auto want = engine->infer(std::span(&host_a, 1), std::span(&host_b, 1));
+  auto got = engine->infer(std::span(&host_a, 1), std::span(&device_b, 1));
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  for (size_t i = 0; i < Mast3rOutputs::kNames.size(); ++i) {
+    EXPECT_EQ(testing::download_f32(rt(), *got->tensors.list()[i]),
+              testing::download_f32(rt(), *want->tensors.list()[i]))
+        << Mast3rOutputs::kNames[i];
+  }
+  // The model input of view 2 (tap input_2, [1, 3, H, W]) is 2·v/255 − 1 of the device bytes.
+  const Tensor* input = engine->tap(got->shape, "input_2");
+  ASSERT_NE(input, nullptr);
+  const auto normalised = testing::download_f32(rt(), *input);
+  ASSERT_EQ(normalised.size(), b.pixels.size());
+  double worst = 0;
+  for (int64_t c = 0; c < 3; ++c) {
+    for (int64_t i = 0; i < 48 * 32; ++i) {
+      const double want_value = 2.0 * b.pixels[i * 3 + c] / 255.0 - 1.0;
+      worst = std::max(worst, std::abs(normalised[c * 48 * 32 + i] - want_value));
+    }
+  }
+  EXPECT_LE(worst, 1e-6);
+
+  const std::vector<ImageU8View> mixed = {host_a, device_b};
+  auto batch = engine->infer_batch(mixed, std::vector<ImagePair>{{1, 0}, {0, 1}});
+  ASSERT_TRUE(batch.is_ok()) << batch.status().to_string();
+  EXPECT_EQ(testing::download_f32(rt(), (*batch)[1].tensors.pts3d[1]),
+            testing::download_f32(rt(), want->tensors.pts3d[1]));
+  auto tokens = engine->encode(std::span(&device_b, 1));
+  auto host_tokens = engine->encode(std::span(&host_b, 1));
+  ASSERT_TRUE(tokens.is_ok() && host_tokens.is_ok());
+  EXPECT_EQ(testing::download_f32(rt(), *tokens), testing::download_f32(rt(), *host_tokens));
+
+  // Wrong dtype or shape: a clear error, nothing run.
+  auto f32 = Tensor::empty(rt(), DType::kF32, {48, 32, 3});
+  auto wrong_shape = Tensor::empty(rt(), DType::kU8, {32, 48, 3});
+  ASSERT_TRUE(f32.is_ok() && wrong_shape.is_ok());
+  for (const Tensor* t : {&f32.value(), &wrong_shape.value()}) {
+    ImageU8View bad{nullptr, 48, 32, 0};
+    bad.device = t;
+    auto r = engine->infer(std::span(&host_a, 1), std::span(&bad, 1));
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("view 2 image 0: device source is"), std::string::npos) << r.status().message();
+  }
+}
+
+// The host-side plan, without a GPU.
+TEST(Mast3rBatchPlan, SequenceEncodesInChunksOfTwoAndRunsEachPairOnceItsTokensAreReady) {
+  const std::vector<ViewSize> sizes(5, ViewSize{384, 512});
+  const std::vector<int> source_of = {0, 1, 2, 3, 4};
+  const auto pairs = consecutive_pairs(5);
+  const BatchPlan plan = plan_batch(sizes, source_of, pairs, 2);
+  EXPECT_EQ(plan.images, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(plan.uses, (std::vector<int>{1, 2, 2, 2, 1}));
+  EXPECT_EQ(plan.chunks, (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4}}));
+  EXPECT_EQ(plan.row_of[3], (TokenRow{1, 1}));
+  EXPECT_EQ(plan.ready_after, (std::vector<int>{0, 1, 1, 2}));
+  EXPECT_EQ(plan.order, (std::vector<size_t>{0, 1, 2, 3}));
+}
+
+TEST(Mast3rBatchPlan, MixedSizesChunkPerSizeAndRepeatedSourcesAreOneImage) {
+  // Images 0 and 2 landscape, 1 portrait, 3 repeats image 1's source.
+  const std::vector<ViewSize> sizes = {{384, 512}, {512, 384}, {384, 512}, {512, 384}};
+  const std::vector<int> source_of = {0, 1, 2, 1};
+  const std::vector<ImagePair> pairs = {{2, 0}, {1, 3}, {3, 2}, {0, 2}};
+  const BatchPlan plan = plan_batch(sizes, source_of, pairs, 2);
+  EXPECT_EQ(plan.images, (std::vector<int>{2, 0, 1}));  // first-use order
+  EXPECT_EQ(plan.uses, (std::vector<int>{3, 2, 3}));
+  EXPECT_EQ(plan.chunks, (std::vector<std::vector<int>>{{0, 1}, {2}}));  // the landscape pair first
+  EXPECT_EQ(plan.pair_images[1], (std::array<int, 2>{2, 2}));
+  EXPECT_EQ(plan.ready_after, (std::vector<int>{0, 1, 1, 0}));
+  EXPECT_EQ(plan.order, (std::vector<size_t>{0, 3, 1, 2}));
+}
+
+// Two graphs chained through a timeline wait across the two compute queues (the same queue on a
+// device with one): y = (a + b) + b, with the copies in and out as the caller's command buffers.
+class GraphSubmitTest : public GpuTest {};
+
+TEST_F(GraphSubmitTest, WaitsForAnotherGraphsTimelineAcrossQueues) {
+  const auto a = testing::random_floats(1000, 1), b = testing::random_floats(1000, 2);
+  const Tensor ta = testing::upload_f32(rt(), DType::kF32, {1000}, a);
+  const Tensor tb = testing::upload_f32(rt(), DType::kF32, {1000}, b);
+  auto x = Tensor::empty(rt(), DType::kF32, {1000});
+  auto y = Tensor::empty(rt(), DType::kF32, {1000});
+  ASSERT_TRUE(x.is_ok() && y.is_ok());
+  Context& ctx = rt().context();
+  if (ctx.has_second_compute_queue()) {
+    EXPECT_NE(ctx.second_compute_queue().queue, ctx.compute_queue().queue);
+  } else {
+    EXPECT_EQ(&ctx.second_compute_queue(), &ctx.compute_queue());
+  }
+  Graph first(rt()), second(rt());
+  ASSERT_TRUE(ops::add(first, ta, tb, *x).is_ok());
+  ASSERT_TRUE(ops::add(second, *x, tb, *y).is_ok());
+  for (int round = 0; round < 3; ++round) {
+    GraphSubmit on_second;
+    on_second.queue = &rt().context().second_compute_queue();
+    auto v1 = first.submit(on_second);
+    ASSERT_TRUE(v1.is_ok()) << v1.status().to_string();
+    GraphSubmit after_first;
+    after_first.waits = {{first.timeline(), *v1}};
+    auto v2 = second.submit(after_first);
+    ASSERT_TRUE(v2.is_ok()) << v2.status().to_string();
+    EXPECT_EQ(second.last_submitted(), *v2);
+    ASSERT_TRUE(second.wait(*v2).is_ok());
+  }
+  const auto got = testing::download_f32(rt(), *y);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], (a[i] + b[i]) + b[i]) << i;
+}
+
+}  // namespace
+}  // namespace recon::gpu
