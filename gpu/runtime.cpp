@@ -1,10 +1,13 @@
 #include "gpu/runtime.h"
 
+#include "gpu/ops/layout.h"
+
 namespace recon::gpu {
 
 Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) {
   std::unique_ptr<Runtime> rt(new Runtime());
   RECON_ASSIGN_OR_RETURN(rt->context_, Context::create(options.context));
+  ops::note_device_binding_limit(rt->context_->caps().max_storage_buffer_range);  // where the ops split
   std::string cache_path = options.pipeline_cache_path;
   if (cache_path.empty()) cache_path = PipelineCache::default_path(rt->context_->caps());
   if (cache_path == "none") cache_path.clear();

@@ -1,6 +1,9 @@
 #include "gpu/ops/cast.h"
 
+#include <algorithm>
+
 #include "gpu/ops/elementwise_basic.h"
+#include "gpu/ops/layout.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -19,10 +22,21 @@ Status cast(Graph& g, const Arg& in, const Arg& out) {
   if (in.dtype() == DType::kF32 && out.dtype() == DType::kF16) shader = "cast_f32_f16";
   if (in.dtype() == DType::kF16 && out.dtype() == DType::kF32) shader = "cast_f16_f32";
   if (shader == nullptr) return invalid_argument("cast: only f32 <-> f16");
-  if (in.numel() > int64_t{0xffffffff}) return invalid_argument("cast: tensor too large");
-  CastPush push{static_cast<uint32_t>(in.numel())};
-  return g.dispatch(shader, {}, {{in, Access::kRead}, {out, Access::kWrite}}, push,
-                    Graph::grid_1d((push.n + 255) / 256));
+  // Operands beyond one binding (the 175 MiB fp32 head weight on lavapipe) go in flat chunks whose
+  // starts stay aligned in both dtypes, so each chunk binds as a plain row view.
+  const int64_t n = in.numel();
+  RECON_ASSIGN_OR_RETURN(Arg flat_in, reshape_view(in, {n}));
+  RECON_ASSIGN_OR_RETURN(Arg flat_out, reshape_view(out, {n}));
+  RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({dtype_size(in.dtype()), dtype_size(out.dtype())}, n));
+  for (int64_t e0 = 0; e0 < std::max<int64_t>(n, 1); e0 += chunk) {
+    const int64_t e1 = std::min(n, e0 + chunk);
+    RECON_ASSIGN_OR_RETURN(Arg src, chunk < n ? row_view(flat_in, e0, e1) : Result<Arg>(flat_in));
+    RECON_ASSIGN_OR_RETURN(Arg dst, chunk < n ? row_view(flat_out, e0, e1) : Result<Arg>(flat_out));
+    CastPush push{static_cast<uint32_t>(e1 - e0)};
+    RECON_RETURN_IF_ERROR(g.dispatch(shader, {}, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
+                                     Graph::grid_1d((push.n + 255) / 256)));
+  }
+  return Status::ok();
 }
 
 }  // namespace recon::gpu::ops

@@ -8,7 +8,7 @@
 // fast path without index arithmetic. a, b and out share one dtype, f32 or f16 (fp32 arithmetic).
 // out may be the same tensor as a or b when that operand has out's shape (in-place).
 //
-// Large tensors: operands over kMaxBindingBytes (layout.h) are split along the leading axis of out
+// Large tensors: operands over max_binding_bytes() (layout.h) are split along the leading axis of out
 // (leading size-1 axes dropped first); an operand broadcast along that axis is bound whole and
 // must itself fit one binding. Equal shapes are split as flat ranges.
 //

@@ -2,7 +2,7 @@
 // One workgroup per row; statistics in fp32, two-pass (mean, then Σ(x − mean)²), so inputs with a
 // large offset and a small spread keep their precision.
 //
-// Large tensors: rows are split into several dispatches (row views of ≤ kMaxBindingBytes, see
+// Large tensors: rows are split into several dispatches (row views of ≤ max_binding_bytes(), see
 // layout.h) when x/out exceed one binding; an oversized graph slot is refused.
 // Tolerance (tests/gpu/ops/layer_norm_test.cpp, against float64 on the stored inputs):
 // fp32 ≤ 1e-5, fp16 ≤ 4e-3, each relative to max(|reference|, 1).

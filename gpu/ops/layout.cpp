@@ -33,7 +33,8 @@ static_assert(sizeof(ConcatPush) == 84, "mirrors Push in shaders/concat.comp");
 
 constexpr int kMaxPieces = 7;
 
-std::atomic<uint64_t> g_binding_limit{0};  // 0: kMaxBindingBytes
+std::atomic<uint64_t> g_device_limit{0};  // the smallest device limit reported; 0: none yet
+std::atomic<uint64_t> g_test_limit{0};    // 0: none
 
 Result<std::string> elem_variant(const char* base, DType dtype) {
   switch (dtype_size(dtype)) {
@@ -212,13 +213,27 @@ Status emit_concat(Graph& g, const Window& out, int64_t outer, int64_t out_axis,
 
 }  // namespace
 
+uint64_t binding_limit_for(uint64_t max_storage_buffer_range) {
+  return std::min(max_storage_buffer_range, kMaxBindingBytesCap) / kBindingOffsetAlign * kBindingOffsetAlign;
+}
+
+void note_device_binding_limit(uint64_t max_storage_buffer_range) {
+  const uint64_t limit = binding_limit_for(max_storage_buffer_range);
+  if (limit == 0) return;  // no usable range: nothing to learn from this device
+  uint64_t cur = g_device_limit.load();
+  while ((cur == 0 || limit < cur) && !g_device_limit.compare_exchange_weak(cur, limit)) {
+  }
+}
+
 uint64_t max_binding_bytes() {
-  const uint64_t v = g_binding_limit.load(std::memory_order_relaxed);
-  return v ? v : kMaxBindingBytes;
+  const uint64_t reported = g_device_limit.load(std::memory_order_relaxed);
+  const uint64_t device = reported ? reported : kGuaranteedBindingBytes;
+  const uint64_t test = g_test_limit.load(std::memory_order_relaxed);
+  return test ? std::min(test, device) : device;
 }
 
 void set_max_binding_bytes_for_testing(uint64_t bytes) {
-  g_binding_limit.store(std::min(bytes, kMaxBindingBytes), std::memory_order_relaxed);
+  g_test_limit.store(bytes, std::memory_order_relaxed);
 }
 
 Result<Arg> reshape_view(const Arg& a, const Shape& shape) {

@@ -6,9 +6,10 @@
 // Reshape is a view, not a kernel: `Tensor::reshape` (or `reshape_view` here for an Arg, which also
 // works on graph slots) gives the same elements under another shape.
 //
-// Large tensors. A binding may span at most kMaxBindingBytes (Vulkan's guaranteed minimum of
-// maxStorageBufferRange, lavapipe's actual limit). Every op of the library that can meet larger
-// operands splits its work into several dispatches over ranges of an outer axis, binding windows
+// Large tensors. A binding may span at most max_binding_bytes(): the device's maxStorageBufferRange
+// (128 MiB on lavapipe, 4 GiB − 1 on NVIDIA), capped at 2 GiB for the shaders' index arithmetic.
+// Every op of the library that can meet larger operands splits its work into several dispatches over ranges of an outer
+// axis, binding windows
 // (`window`) that start on kBindingOffsetAlign boundaries and pass the remainder to the kernel as an
 // element offset. Here that means:
 //   - permute/transpose: split along the first output axis of size > 1 when each chunk's reads
@@ -27,12 +28,29 @@
 
 namespace recon::gpu::ops {
 
-// Vulkan guarantees maxStorageBufferRange ≥ 2^27 bytes on every device; lavapipe has exactly that.
-inline constexpr uint64_t kMaxBindingBytes = uint64_t{1} << 27;
+// Vulkan guarantees maxStorageBufferRange ≥ 2^27 bytes on every device (lavapipe has exactly
+// that): the limit until a Runtime has reported its device.
+inline constexpr uint64_t kGuaranteedBindingBytes = uint64_t{1} << 27;
+// The most one binding of these ops may span on any device. The shaders index elements with uint32
+// arithmetic (index + window base + the grid rounded up to whole workgroups) and drivers address
+// storage buffers with 32-bit byte offsets; 2^31 bytes keeps both far from wrapping, for every
+// element size down to u8.
+inline constexpr uint64_t kMaxBindingBytesCap = uint64_t{1} << 31;
 // The largest minStorageBufferOffsetAlignment Vulkan allows; row views start on multiples of it.
 inline constexpr uint64_t kBindingOffsetAlign = 256;
-// The limit the ops split at: kMaxBindingBytes unless a test lowered it to exercise splitting on
-// small tensors (tests only; process-wide; 0 restores the default).
+
+// What a device with this maxStorageBufferRange lets the ops bind: the range rounded down to
+// kBindingOffsetAlign and capped at kMaxBindingBytesCap (0 for a range under 256 bytes).
+uint64_t binding_limit_for(uint64_t max_storage_buffer_range);
+// Runtime::create reports its device here. The limit is process-wide, because the ops that split
+// with it take no device: it is the smallest binding_limit_for() of every device reported so far
+// (kGuaranteedBindingBytes before the first), so it is valid on each of them. A process that
+// opens a small device and a large one splits at the small one's limit on both (correct; the
+// large device makes a few more dispatches than it needs). Thread-safe.
+void note_device_binding_limit(uint64_t max_storage_buffer_range);
+// The limit the ops split at: the device limit above, or lower while a test has lowered it to
+// exercise splitting on small tensors (tests only; process-wide; never above the device limit;
+// 0 restores the device limit).
 uint64_t max_binding_bytes();
 void set_max_binding_bytes_for_testing(uint64_t bytes);
 // The highest rank the strided kernels take (after merging dimensions that stay adjacent).
