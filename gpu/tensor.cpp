@@ -77,8 +77,19 @@ Result<Tensor> Tensor::from_host(Runtime& rt, DType dtype, const Shape& shape, c
   return t;
 }
 
+Tensor Tensor::external(VkBuffer buffer, VkDeviceSize bytes, DType dtype, const Shape& shape) {
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>();
+  t.storage_->external = buffer;
+  t.storage_->external_bytes = bytes;
+  t.dtype_ = dtype;
+  t.set_shape(shape);
+  return t;
+}
+
 VkBuffer Tensor::buffer() const {
-  return storage_ ? storage_->buffer.buffer() : VK_NULL_HANDLE;
+  if (!storage_) return VK_NULL_HANDLE;
+  return storage_->buffer.valid() ? storage_->buffer.buffer() : storage_->external;
 }
 VkDeviceSize Tensor::offset() const {
   return storage_ ? storage_->buffer.offset() + byte_offset_ : 0;
@@ -130,8 +141,9 @@ Result<std::span<const uint8_t>> Tensor::host(Runtime& rt) const {
   std::lock_guard lock(storage_->host_mutex);
   if (!storage_->host_valid) {
     const PoolBuffer& b = storage_->buffer;
-    storage_->host_copy.resize(b.size());
-    RECON_RETURN_IF_ERROR(copy_device_to_host(rt, b.buffer(), b.offset(), storage_->host_copy.data(), b.size()));
+    const VkDeviceSize size = b.valid() ? b.size() : storage_->external_bytes;
+    storage_->host_copy.resize(size);
+    RECON_RETURN_IF_ERROR(copy_device_to_host(rt, buffer(), b.offset(), storage_->host_copy.data(), size));
     storage_->host_valid = true;
   }
   return std::span<const uint8_t>(storage_->host_copy.data() + byte_offset_, bytes());

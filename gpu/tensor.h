@@ -33,6 +33,9 @@ class Tensor {
   // A tensor initialised from host bytes (size must equal numel × dtype size).
   static Result<Tensor> from_host(Runtime& rt, DType dtype, const Shape& shape, const void* data, size_t bytes,
                                   MemoryRole role = MemoryRole::kActivations);
+  // A tensor over `bytes` bytes of a buffer it does not own (imported host memory,
+  // gpu/host_import.h): the caller keeps the buffer alive while this tensor or a view of it is used.
+  static Tensor external(VkBuffer buffer, VkDeviceSize bytes, DType dtype, const Shape& shape);
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -62,6 +65,8 @@ class Tensor {
  private:
   struct Storage {
     PoolBuffer buffer;
+    VkBuffer external = VK_NULL_HANDLE;  // instead of `buffer` (Tensor::external)
+    VkDeviceSize external_bytes = 0;
     mutable std::mutex host_mutex;  // guards host_copy and host_valid
     std::vector<uint8_t> host_copy;
     bool host_valid = false;

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "daemon/ipc/wire_convert.h"
+#include "daemon/server/region_import.h"
+#include "gpu/log.h"
+#include "gpu/ops/resize_official.h"
 #include "tools/io/official_resize.h"
 
 namespace recon::daemon {
@@ -78,11 +81,36 @@ Result<PendingImage> accept_image(const wire::Image* image, const char* which, C
   return out;
 }
 
-Result<std::vector<uint8_t>> materialize(PendingImage& image) {
+const char* input_path_name(InputPath path) {
+  switch (path) {
+    case InputPath::kZeroCopy:
+      return "zero-copy";
+    case InputPath::kStaging:
+      return "staging";
+    case InputPath::kCpu:
+      return "cpu";
+  }
+  return "?";
+}
+
+gpu::ImageU8View ModelImage::view() const {
+  if (device.defined()) return gpu::ImageU8View{nullptr, size.height, size.width, 0, &device};
+  return gpu::ImageU8View{host.data(), size.height, size.width, 0};
+}
+
+namespace {
+
+Status check_prepared_size(uint32_t width, uint32_t height, const ImageSize& target) {
+  if (width == target.width && height == target.height) return Status::ok();
+  return internal_error("official preparation gave " + std::to_string(width) + "x" + std::to_string(height) +
+                        ", expected " + target.to_string());
+}
+
+// The CPU path: one row-by-row copy out of client memory, then the official resize on the CPU.
+Result<std::vector<uint8_t>> prepare_on_cpu(PendingImage& image) {
   const size_t row = size_t{image.size.width} * 3;
   std::vector<uint8_t> packed;
   if (image.lease) {
-    // The one read of client memory: row by row into private memory, under the lease.
     packed.resize(row * image.size.height);
     const uint8_t* source = image.lease.bytes().data();
     for (uint32_t y = 0; y < image.size.height; ++y) {
@@ -99,12 +127,65 @@ Result<std::vector<uint8_t>> materialize(PendingImage& image) {
   rgb.channels = 3;
   rgb.pixels = std::move(packed);
   RECON_ASSIGN_OR_RETURN(io::PreparedImage prepared, io::prepare_official(rgb, static_cast<int>(image.long_side)));
-  if (static_cast<uint32_t>(prepared.image.width) != image.target.width ||
-      static_cast<uint32_t>(prepared.image.height) != image.target.height) {
-    return internal_error("official preparation gave " + std::to_string(prepared.image.width) + "x" +
-                          std::to_string(prepared.image.height) + ", expected " + image.target.to_string());
-  }
+  RECON_RETURN_IF_ERROR(check_prepared_size(static_cast<uint32_t>(prepared.image.width),
+                                            static_cast<uint32_t>(prepared.image.height), image.target));
   return std::move(prepared.image.pixels);
+}
+
+// The import of the image's region on this device, if any.
+const RegionImport* import_for(const PendingImage& image, const InputPreparation& where) {
+  if (!image.lease) return nullptr;
+  const auto* import = dynamic_cast<const RegionImport*>(image.lease.attachment());
+  return import != nullptr && import->device() == where.device ? import : nullptr;
+}
+
+// The GPU paths. Does not release the lease (the CPU fallback may still need it).
+Result<gpu::Tensor> prepare_on_gpu(const PendingImage& image, const InputPreparation& where) {
+  gpu::Runtime& rt = *where.runtime;
+  gpu::ops::RgbImageSource source;
+  source.height = image.size.height;
+  source.width = image.size.width;
+  source.stride = image.stride;
+  if (const RegionImport* import = import_for(image, where)) {
+    source.bytes = import->host_import().bytes();
+    source.offset = static_cast<uint64_t>(image.lease.bytes().data() - image.lease.base());
+  } else {
+    // The one read of client memory: the image's bytes as they lie, in one upload.
+    const std::span<const uint8_t> bytes =
+        image.lease ? std::span<const uint8_t>(image.lease.bytes()) : std::span<const uint8_t>(image.inline_bytes);
+    RECON_ASSIGN_OR_RETURN(
+        source.bytes,
+        gpu::Tensor::from_host(rt, gpu::DType::kU8, {static_cast<int64_t>(bytes.size())}, bytes.data(), bytes.size()));
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Tensor> out,
+                         gpu::ops::prepare_official_images(rt, std::span(&source, 1), image.long_side));
+  const gpu::Shape& shape = out[0].shape();
+  RECON_RETURN_IF_ERROR(
+      check_prepared_size(static_cast<uint32_t>(shape[1]), static_cast<uint32_t>(shape[0]), image.target));
+  return std::move(out[0]);
+}
+
+}  // namespace
+
+Result<ModelImage> materialize(PendingImage& image, const InputPreparation& where) {
+  ModelImage out;
+  out.size = image.target;
+  const bool imported = import_for(image, where) != nullptr;
+  // An unimported image already at model size needs no GPU work: the engine uploads it.
+  if (where.runtime != nullptr && where.gpu_preprocess && (imported || image.resize)) {
+    auto prepared = prepare_on_gpu(image, where);
+    if (prepared.is_ok()) {
+      out.device = std::move(prepared).value();
+      out.path = imported ? InputPath::kZeroCopy : InputPath::kStaging;
+      image.lease.reset();
+      image.inline_bytes = {};
+      return out;
+    }
+    log_warning("GPU image preparation failed, using the CPU: " + prepared.status().to_string());
+  }
+  RECON_ASSIGN_OR_RETURN(out.host, prepare_on_cpu(image));
+  out.path = InputPath::kCpu;
+  return out;
 }
 
 }  // namespace recon::daemon

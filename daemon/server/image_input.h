@@ -2,10 +2,19 @@
 //  1. accept_image (I/O thread): checks a verified wire::Image — geometry, bounds, format — and
 //     either leases the bytes in the client's registered region (bounds-checked by ShmRegistry)
 //     or copies inline bytes out of the message; decides the model-input size (image_size.h).
-//  2. materialize (GPU worker): copies the pixels out of shared memory while the lease is held,
-//     drops the lease, and resizes with the official preparation when the image is not at
-//     model size. Client memory is untrusted and may change at any time: nothing reads it twice,
-//     and the engine only ever sees the private copy.
+//  2. materialize (GPU worker): brings the image to the model-input size with the official
+//     preparation, on one of three paths (the choice is logged and counted in ModelImage):
+//       zero-copy — the region is imported into this device (region_import.h): the GPU resizes
+//                   straight from the client's pages, under the lease;
+//       staging   — one upload of the image's bytes (region or inline), then the GPU resize;
+//       CPU       — the pixels are copied out row by row and resized on the worker's CPU
+//                   (gpu_preprocess off, an image already at model size that is not imported,
+//                   or the fallback when the GPU path fails).
+//     Client memory is untrusted and may change at any time. The CPU and staging paths read it
+//     exactly once; the zero-copy path reads it in place (some bytes more than once), which is
+//     safe because no index or size depends on a pixel value: a client that writes its image
+//     while the request runs only spoils its own result. The lease is dropped once the GPU has
+//     finished reading.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +23,8 @@
 
 #include "daemon/ipc/shm_registry.h"
 #include "daemon/server/image_size.h"
+#include "gpu/models/mast3r/mast3r_engine.h"
+#include "gpu/runtime.h"
 #include "gpu/status.h"
 #include "schema/request_generated.h"
 
@@ -40,7 +51,28 @@ struct ImageRules {
 Result<PendingImage> accept_image(const wire::Image* image, const char* which, ClientId client, ShmRegistry& registry,
                                   const ImageRules& rules);
 
-// Packed RGB8 rows at `image.target`. Releases the lease.
-Result<std::vector<uint8_t>> materialize(PendingImage& image);
+// Where a worker prepares images.
+struct InputPreparation {
+  gpu::Runtime* runtime = nullptr;  // the worker's device; nullptr = CPU only
+  size_t device = 0;                // its Device::index (region imports are per device)
+  bool gpu_preprocess = true;       // false: always the CPU path
+};
+
+enum class InputPath { kZeroCopy, kStaging, kCpu };
+const char* input_path_name(InputPath path);
+
+// An image at model-input size: a packed u8 [H, W, 3] device tensor when the GPU prepared it,
+// packed host rows otherwise.
+struct ModelImage {
+  gpu::Tensor device;
+  std::vector<uint8_t> host;
+  ImageSize size;
+  InputPath path = InputPath::kCpu;
+  // For Mast3rEngine; points into this object, which must stay put while the view is used.
+  gpu::ImageU8View view() const;
+};
+
+// `image` at `image.target` (see the file comment for the paths). Releases the lease.
+Result<ModelImage> materialize(PendingImage& image, const InputPreparation& where);
 
 }  // namespace recon::daemon

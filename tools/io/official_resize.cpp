@@ -5,67 +5,16 @@
 #include <cstring>
 #include <vector>
 
+#include "gpu/pillow_coeffs.h"
+
 namespace recon::io {
 namespace {
 
-// Pillow's filters (libImaging/Resample.c).
-double bicubic(double x) {
-  constexpr double a = -0.5;
-  x = std::abs(x);
-  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
-  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
-  return 0.0;
-}
-double sinc(double x) {
-  if (x == 0.0) return 1.0;
-  x *= M_PI;
-  return std::sin(x) / x;
-}
-double lanczos(double x) {
-  return (-3.0 <= x && x < 3.0) ? sinc(x) * sinc(x / 3) : 0.0;
-}
+constexpr int kPrecisionBits = kPillowPrecisionBits;
 
-constexpr int kPrecisionBits = 32 - 8 - 2;
-
-struct Coeffs {
-  int ksize = 0;
-  std::vector<int> bounds;  // (xmin, count) per output
-  std::vector<int32_t> k;   // fixed point, ksize per output
-};
-
-Coeffs precompute(int in_size, int out_size, ResampleFilter f) {
-  const double support_base = f == ResampleFilter::kLanczos ? 3.0 : 2.0;
-  const double scale = static_cast<double>(in_size) / out_size;
-  const double filterscale = std::max(scale, 1.0);
-  const double support = support_base * filterscale;
-  Coeffs c;
-  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
-  c.bounds.resize(out_size * 2);
-  c.k.assign(static_cast<size_t>(out_size) * c.ksize, 0);
-  std::vector<double> pre(c.ksize);
-  for (int xx = 0; xx < out_size; ++xx) {
-    const double center = (xx + 0.5) * scale;
-    const double ss = 1.0 / filterscale;
-    int xmin = static_cast<int>(center - support + 0.5);
-    if (xmin < 0) xmin = 0;
-    int xmax = static_cast<int>(center + support + 0.5);
-    if (xmax > in_size) xmax = in_size;
-    xmax -= xmin;
-    double ww = 0.0;
-    for (int x = 0; x < xmax; ++x) {
-      const double w = (f == ResampleFilter::kLanczos ? lanczos : bicubic)((x + xmin - center + 0.5) * ss);
-      pre[x] = w;
-      ww += w;
-    }
-    for (int x = 0; x < xmax; ++x) {
-      const double v = ww != 0.0 ? pre[x] / ww : pre[x];
-      c.k[static_cast<size_t>(xx) * c.ksize + x] =
-          static_cast<int32_t>(v < 0 ? -0.5 + v * (1 << kPrecisionBits) : 0.5 + v * (1 << kPrecisionBits));
-    }
-    c.bounds[xx * 2] = xmin;
-    c.bounds[xx * 2 + 1] = xmax;
-  }
-  return c;
+PillowCoeffs precompute(int in_size, int out_size, ResampleFilter f) {
+  return pillow_coeffs(in_size, out_size,
+                       f == ResampleFilter::kLanczos ? PillowFilter::kLanczos : PillowFilter::kBicubic);
 }
 
 uint8_t clip8(int64_t v) {
@@ -79,13 +28,13 @@ Image pil_resize(const Image& in, int out_w, int out_h, ResampleFilter filter) {
   if (out_w == in.width && out_h == in.height) return in;  // Pillow returns a copy
   const int ch = in.channels;
   const bool need_h = out_w != in.width, need_v = out_h != in.height;
-  Coeffs cv = precompute(in.height, out_h, filter);
+  PillowCoeffs cv = precompute(in.height, out_h, filter);
   const int y_first = cv.bounds[0];
   const int y_last = cv.bounds[out_h * 2 - 2] + cv.bounds[out_h * 2 - 1];
 
   Image cur = in;
   if (need_h) {
-    Coeffs chz = precompute(in.width, out_w, filter);
+    PillowCoeffs chz = precompute(in.width, out_w, filter);
     for (int i = 0; i < out_h; ++i) cv.bounds[i * 2] -= y_first;
     Image tmp;
     tmp.width = out_w;
