@@ -8,7 +8,12 @@
 //  * Daemon                 ms per pair through recond, interleaved pair by pair with the
 //                           in-process engine: overhead_ms_per_pair and ratio_vs_engine (> 1:
 //                           the daemon is slower by that factor);
-//  * Concurrent/<max_batch> pairs/s with 4 clients sending at once, without and with batching.
+//  * Concurrent/<max_batch> pairs/s with 4 clients sending at once, without and with batching;
+//  * Batch                  ms per pair for 16 images (15 consecutive pairs) as one InferBatch vs
+//                           15 InferPair requests sent at once (pipelined), interleaved: the
+//                           gain of encoding each image once (ratio_vs_pairs < 1: faster);
+//  * Match                  ms per Match + Release round trip on a pair handle (fast reciprocal
+//                           NN, subsample 8) vs the same matcher in-process on the same device.
 // RECON_BENCH_STAGES=1 prints the engine's GPU time per stage once (where a pair's time goes).
 // The server runs in-process on the tiny golden model; RECON_DEVICE picks the device.
 #include <benchmark/benchmark.h>
@@ -20,6 +25,7 @@
 #include <thread>
 
 #include "daemon/ipc/wire_convert.h"
+#include "gpu/models/match/match.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 
@@ -257,12 +263,123 @@ void BM_Concurrent(benchmark::State& state) {
   state.SetLabel(std::to_string(kClients) + " clients, max_batch " + std::to_string(max_batch));
 }
 
+// Releases every handle of a successful InferBatchResult; false when it is not one.
+bool release_batch(TestClient& client, const Answer& answer) {
+  const auto* result = answer.response->body_as_InferBatchResult();
+  if (result == nullptr) return false;
+  std::vector<Id128> handles;
+  for (const wire::ResultHandle* h : *result->handles()) handles.push_back(from_wire(h->id()));
+  const uint64_t rid = client.next_id();
+  auto released = client.call(make_release(rid, client.session(), handles), rid);
+  return released.is_ok() && released->code() == StatusCode::kOk;
+}
+
+void BM_Batch(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  constexpr uint32_t kImages = 16;
+  std::vector<ImageArg> images;
+  for (uint32_t i = 0; i < kImages; ++i) {
+    const auto pixels = test_image(kH, kW, 40 + i);
+    const uint64_t offset = (uint64_t{12} << 20) + uint64_t{i} * (16 << 10);
+    std::memcpy(s.memory->data() + offset, pixels.data(), pixels.size());
+    images.push_back({s.region, offset, kH, kW, kW * 3, {}});
+  }
+  double batch_s = 0, pairs_s = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    const uint64_t id = s.client->next_id();
+    auto answer = s.client->call(make_infer_batch(id, s.client->session(), images), id, 600'000);
+    if (!answer.is_ok() || !release_batch(*s.client, *answer)) state.SkipWithError("InferBatch failed");
+    batch_s += seconds_since(start);
+    state.PauseTiming();
+    start = Clock::now();
+    std::vector<uint64_t> ids;
+    for (uint32_t k = 0; k + 1 < kImages; ++k) {
+      ids.push_back(s.client->next_id());
+      if (!s.client->send_frames({make_infer_pair(ids.back(), s.client->session(), images[k], images[k + 1])})
+               .is_ok()) {
+        state.SkipWithError("send failed");
+      }
+    }
+    std::vector<Id128> handles;
+    for (size_t n = 0; n < ids.size(); ++n) {
+      auto pair = s.client->receive(600'000);
+      if (!pair.is_ok() || pair->type() != wire::ResponseBody::InferPairResult) {
+        state.SkipWithError("InferPair failed");
+        break;
+      }
+      handles.push_back(handle_id(*pair));
+    }
+    const uint64_t rid = s.client->next_id();
+    (void)s.client->call(make_release(rid, s.client->session(), handles), rid);
+    pairs_s += seconds_since(start);
+    state.ResumeTiming();
+  }
+  const double pairs = static_cast<double>(state.iterations()) * (kImages - 1);
+  state.counters["ms_per_pair"] = batch_s * 1e3 / pairs;
+  state.counters["pairs_ms_per_pair"] = pairs_s * 1e3 / pairs;
+  state.counters["ratio_vs_pairs"] = batch_s / pairs_s;
+  state.SetLabel("16 images 64x48: one InferBatch (15 pairs) vs 15 pipelined InferPair, + Release");
+}
+
+void BM_Match(benchmark::State& state) {
+  RECON_SETUP_OR_SKIP(s);
+  const auto a = test_image(kH, kW, 7), b = test_image(kH, kW, 8);
+  const uint64_t id = s.client->next_id();
+  auto pair =
+      s.client->call(make_infer_pair(id, s.client->session(), {{}, 0, kH, kW, 0, a}, {{}, 0, kH, kW, 0, b}), id);
+  if (!pair.is_ok() || pair->type() != wire::ResponseBody::InferPairResult) {
+    state.SkipWithError("inference failed");
+    return;
+  }
+  const Id128 source = handle_id(*pair);
+  const gpu::ImageU8View v1{a.data(), kH, kW, 0}, v2{b.data(), kH, kW, 0};
+  auto reference = s.engine->infer(std::span(&v1, 1), std::span(&v2, 1));
+  if (!reference.is_ok()) {
+    state.SkipWithError("engine failed");
+    return;
+  }
+  const gpu::Mast3rOutputs& o = reference->tensors;
+  const gpu::MatchMaps maps{o.pts3d[0], o.pts3d[1], o.desc_conf[0], o.desc_conf[1]};
+  double daemon_s = 0, local_s = 0;
+  uint32_t matches = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    const uint64_t mid = s.client->next_id();
+    auto match = s.client->call(make_match(mid, s.client->session(), source), mid);
+    if (!match.is_ok() || match->type() != wire::ResponseBody::MatchResult) {
+      state.SkipWithError("Match failed");
+      break;
+    }
+    matches = match->response->body_as_MatchResult()->match_count();
+    const uint64_t rid = s.client->next_id();
+    (void)s.client->call(make_release(rid, s.client->session(), {handle_id(*match)}), rid);
+    daemon_s += seconds_since(start);
+    state.PauseTiming();
+    start = Clock::now();
+    auto local = gpu::match_fast_reciprocal(s.harness->runtime(), o.desc[0], o.desc[1], {}, maps);
+    if (!local.is_ok() || !local->to_host(s.harness->runtime()).is_ok()) state.SkipWithError("matcher failed");
+    local_s += seconds_since(start);
+    state.ResumeTiming();
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["ms_per_match"] = daemon_s * 1e3 / n;
+  state.counters["in_process_ms"] = local_s * 1e3 / n;
+  state.counters["overhead_ms"] = (daemon_s - local_s) * 1e3 / n;
+  state.counters["matches"] = matches;
+  state.SetLabel("Match (subsample 8) + Release through recond vs match_fast_reciprocal in-process, 64x48");
+  const uint64_t rid = s.client->next_id();
+  (void)s.client->call(make_release(rid, s.client->session(), {source}), rid);
+}
+
 BENCHMARK(BM_StatusRoundTrip)->MinTime(1.0)->UseRealTime();
 BENCHMARK(BM_HandOff)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"inline", "big"})->Iterations(20)->UseRealTime();
 BENCHMARK(BM_Fetch)->Arg(0)->Arg(1)->ArgName("inline")->MinTime(1.0)->UseRealTime();
 BENCHMARK(BM_Engine)->Arg(0)->Arg(1)->ArgName("small")->Iterations(20)->UseRealTime();
 BENCHMARK(BM_Daemon)->Iterations(30)->UseRealTime();
 BENCHMARK(BM_Concurrent)->Arg(1)->Arg(4)->ArgName("max_batch")->Iterations(3)->UseRealTime();
+BENCHMARK(BM_Batch)->Iterations(2)->UseRealTime();
+BENCHMARK(BM_Match)->Iterations(10)->UseRealTime();
 
 }  // namespace
 }  // namespace recon::daemon::testing

@@ -29,5 +29,8 @@ int cmd_load(const Context& context);        // load NAME PATH [...]
 int cmd_unload(const Context& context);      // unload NAME
 int cmd_infer(const Context& context);       // infer A B --out DIR [...]
 int cmd_bench(const Context& context);       // bench [A B] [--pairs N] [--concurrency C] [...]
+int cmd_batch(const Context& context);       // batch IMG... --out DIR [--pairs I-J,...] [--symmetric]
+int cmd_match(const Context& context);       // match A B --out DIR [--max-matches N] [...]
+int cmd_retrieve(const Context& context);    // retrieve IMG... [--top-k K] [--json]
 
 }  // namespace reconctl

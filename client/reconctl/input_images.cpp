@@ -13,22 +13,27 @@
 
 namespace reconctl {
 
-std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size, bool verbose) {
+std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string>& paths, int size, bool verbose) {
   if (size < 16 || size > 4096) throw UsageError("--size must be in 16..4096");
-  std::array<recon::io::Image, 2> out;
-  const std::string paths[2] = {a, b};
-  for (int v = 0; v < 2; ++v) {
+  std::vector<recon::io::Image> out;
+  for (size_t v = 0; v < paths.size(); ++v) {
     auto image = recon::io::load_rgb(paths[v]);
     if (!image.is_ok()) throw LocalFileError("cannot read " + paths[v] + ": " + image.status().message());
     auto prepared = recon::io::prepare_official(image.value(), size);
     if (!prepared.is_ok()) throw LocalFileError(paths[v] + ": " + prepared.status().message());
     if (verbose) {
-      std::printf("view %d: %s  %dx%d -> %dx%d\n", v + 1, paths[v].c_str(), prepared->original_width,
-                  prepared->original_height, prepared->image.width, prepared->image.height);
+      std::printf("%s %zu: %s  %dx%d -> %dx%d\n", paths.size() == 2 ? "view" : "image", paths.size() == 2 ? v + 1 : v,
+                  paths[v].c_str(), prepared->original_width, prepared->original_height, prepared->image.width,
+                  prepared->image.height);
     }
-    out[static_cast<size_t>(v)] = std::move(prepared->image);
+    out.push_back(std::move(prepared->image));
   }
   return out;
+}
+
+std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size, bool verbose) {
+  std::vector<recon::io::Image> images = load_prepared_images({a, b}, size, verbose);
+  return {std::move(images[0]), std::move(images[1])};
 }
 
 recon::io::Image synthetic_image(int width, int height, int seed) {
@@ -49,6 +54,26 @@ recon::io::Image synthetic_image(int width, int height, int seed) {
     }
   }
   return image;
+}
+
+ImagesInBuffer upload_images(recon::client::Client& client, const std::vector<recon::io::Image>& images,
+                             const std::string& label) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (const recon::io::Image& image : images) {
+    total = (total + page - 1) / page * page;
+    offsets.push_back(total);
+    total += static_cast<uint64_t>(image.stride()) * image.height;
+  }
+  ImagesInBuffer out;
+  out.buffer = client.create_buffer(std::max<uint64_t>(total, 1), label);
+  for (size_t i = 0; i < images.size(); ++i) {
+    out.views.push_back(out.buffer.write_rgb(offsets[i], images[i].pixels.data(),
+                                             static_cast<uint32_t>(images[i].width),
+                                             static_cast<uint32_t>(images[i].height)));
+  }
+  return out;
 }
 
 PairInBuffer upload_pair(recon::client::Client& client, const std::array<recon::io::Image, 2>& images,

@@ -37,6 +37,19 @@ Commands:
                                  (long side N, default 512), writes the 8 outputs as .npy,
                                  scene.ply (points with confidence >= C, default 3) and
                                  depth/confidence PNGs to DIR, and prints the timings
+  batch IMG... --out DIR [--pairs I-J,...] [--symmetric] [--size N] [--model NAME] [--min-conf C]
+                                 many pairs over one image list in one request (default: the
+                                 consecutive pairs 0-1, 1-2, ...; --symmetric adds each pair
+                                 swapped); each pair's outputs as for infer in DIR/pair_K_I-J
+  match A B --out DIR [--size N] [--max-matches N] [--subsample S] [--min-conf C]
+                                 infer the pair, then match its descriptors on the daemon (fast
+                                 reciprocal NN, seeds every S pixels, default 8; pixels with a
+                                 descriptor confidence below C dropped); writes matches_1/2.npy
+                                 (int32 x, y), match_conf.npy, pts3d_1/2.npy and matches.png
+  retrieve IMG... [--top-k K] [--size N] [--model NAME] [--json]
+                                 retrieval embeddings of the images (one prepared size) and
+                                 each image's K most similar others (default min(5, n-1)):
+                                 the candidate pairs for a large scene
   bench [A B] [--pairs N] [--concurrency C] [--resolution WxH] [--size N] [--fetch]
         [--warmup N] [--model NAME] [--json]
                                  N pairs (default 20) with C in flight (default 1): pairs/s and
@@ -66,6 +79,7 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> by_name = {
       {"status", cmd_status}, {"models", cmd_models}, {"wait-ready", cmd_wait_ready}, {"warmup", cmd_warmup},
       {"load", cmd_load},     {"unload", cmd_unload}, {"infer", cmd_infer},           {"bench", cmd_bench},
+      {"batch", cmd_batch},   {"match", cmd_match},   {"retrieve", cmd_retrieve},
   };
   return by_name;
 }

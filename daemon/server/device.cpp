@@ -74,7 +74,61 @@ void Device::set_state(const std::string& name, ModelState state, const std::str
   it->second.error = error;
 }
 
+Status Device::load_retrieval(const std::string& name, const std::string& path, const std::string& backbone) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = catalog_.find(name);
+    if (it != catalog_.end() && it->second.state != ModelState::kFailed) {
+      return invalid_argument("model '" + name + "' is already loaded; unload it first");
+    }
+    ModelInfo info;
+    info.name = name;
+    info.kind = "retrieval";
+    info.path = path;
+    info.backbone = backbone;
+    info.state = ModelState::kLoading;
+    catalog_[name] = info;
+  }
+  Status status;
+  auto backbone_engine = engines_.find(backbone);
+  auto runner = RetrievalRunner::load(runtime_, path);
+  if (backbone_engine == engines_.end()) {
+    status = invalid_argument("its backbone model '" + backbone + "' is not loaded");
+  } else if (!runner.is_ok()) {
+    status = runner.status();
+  } else if (runner.value()->token_dim() != backbone_engine->second->config().enc_embed_dim) {
+    status = invalid_argument("the head takes " + std::to_string(runner.value()->token_dim()) +
+                              "-wide tokens; the encoder of '" + backbone + "' gives " +
+                              std::to_string(backbone_engine->second->config().enc_embed_dim));
+  }
+  std::lock_guard lock(mutex_);
+  ModelInfo& info = catalog_[name];
+  if (!status.is_ok()) {
+    info.state = ModelState::kFailed;
+    info.error = status.to_string();
+    return status.with_context("loading retrieval model '" + name + "' from " + path);
+  }
+  const ModelInfo& encoder = catalog_[backbone];
+  info.state = ModelState::kReady;
+  info.precision = encoder.precision;
+  info.patch_size = encoder.patch_size;
+  info.default_long_side = encoder.default_long_side;
+  info.weight_bytes = runner.value()->weight_bytes();
+  retrievals_[name] = std::move(runner).value();
+  return Status::ok();
+}
+
+RetrievalRunner* Device::retrieval(const std::string& name) {
+  auto it = retrievals_.find(name);
+  return it == retrievals_.end() || !engine_ready(name) ? nullptr : it->second.get();
+}
+
 Status Device::unload_model(const std::string& name) {
+  if (retrievals_.erase(name) != 0) {
+    std::lock_guard lock(mutex_);
+    catalog_.erase(name);
+    return Status::ok();
+  }
   auto it = engines_.find(name);
   if (it == engines_.end()) {
     std::lock_guard lock(mutex_);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/server/image_size.h"
+#include "daemon/server/retrieval_runner.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
@@ -39,6 +40,7 @@ struct ModelInfo {
   uint32_t patch_size = 16;
   uint32_t default_long_side = 512;  // max(img_size): the official loader's "size"
   uint32_t desc_dim = 24;
+  std::string backbone;  // kind "retrieval": the mast3r model whose encoder feeds it
 };
 
 class Device {
@@ -59,8 +61,13 @@ class Device {
   Status warm(const std::string& name, const gpu::ForwardShape& shape);
   // Destroys the engine (the caller has finished every job on it).
   Status unload_model(const std::string& name);
+  // A retrieval head on the encoder of the loaded mast3r model `backbone` (kind "retrieval",
+  // ready at once: it has no graph to warm). INVALID_ARGUMENT when the backbone is not loaded or
+  // its token width differs from the head's.
+  Status load_retrieval(const std::string& name, const std::string& path, const std::string& backbone);
   // nullptr when absent or not ready.
   gpu::Mast3rEngine* engine(const std::string& name);
+  RetrievalRunner* retrieval(const std::string& name);
 
   // ---- any thread ----
   void set_state(const std::string& name, ModelState state, const std::string& error = {});
@@ -72,7 +79,8 @@ class Device {
  private:
   const size_t index_;
   gpu::Runtime& runtime_;
-  std::map<std::string, std::unique_ptr<gpu::Mast3rEngine>> engines_;  // worker thread only
+  std::map<std::string, std::unique_ptr<gpu::Mast3rEngine>> engines_;   // worker thread only
+  std::map<std::string, std::unique_ptr<RetrievalRunner>> retrievals_;  // worker thread only
 
   mutable std::mutex mutex_;  // guards catalog_
   std::map<std::string, ModelInfo> catalog_;

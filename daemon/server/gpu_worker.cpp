@@ -5,16 +5,13 @@
 
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/fetch_copy.h"
+#include "daemon/server/pair_outputs.h"
 #include "daemon/server/responses.h"
 #include "daemon/service/journal_log.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {
 namespace {
-
-uint64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b) {
-  return b > a ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()) : 0;
-}
 
 std::vector<LogField> request_fields(const ReplyTarget& target) {
   std::vector<LogField> fields{{std::string(kFieldRequestId), std::to_string(target.request_id)}};
@@ -43,7 +40,8 @@ GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, M
       store_(store),
       metrics_(metrics),
       outbox_(outbox),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      input_{&device.runtime(), device.index(), options_.gpu_preprocess} {
   beat();
 }
 
@@ -81,19 +79,34 @@ void GpuWorker::loop() {
     } else if (auto* control = std::get_if<ControlJob>(&work)) {
       run_control(std::move(*control));
       scheduler_.finished(device_.index(), 1);
+    } else if (auto* solo = std::get_if<SoloJob>(&work)) {
+      if (auto* batch = std::get_if<BatchJob>(solo)) {
+        run_infer_batch(std::move(*batch));
+      } else if (auto* retrieval = std::get_if<RetrievalJob>(solo)) {
+        run_encode_retrieval(std::move(*retrieval));
+      } else {
+        run_match(std::move(std::get<MatchJob>(*solo)));
+      }
+      scheduler_.finished(device_.index(), 1);
     }
     beat();
   }
   running_ = false;
 }
 
-void GpuWorker::answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code) {
-  outbox_.push(OutgoingReply{target, std::move(bytes), code});
+void GpuWorker::answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code, bool final) {
+  outbox_.push(OutgoingReply{target, std::move(bytes), code, final});
 }
 
 void GpuWorker::answer_error(const ReplyTarget& target, const Status& status) {
   log_with_fields(level_for(status.code()), "Request failed: " + status.to_string(), request_fields(target));
   answer(target, error_response(target.request_id, status), status.code());
+}
+
+Status GpuWorker::engine_missing(const std::string& model) const {
+  const auto info = device_.model(model);
+  return info ? unavailable("model '" + model + "' is " + model_state_name(info->state))
+              : not_found("model '" + model + "' is not loaded");
 }
 
 void GpuWorker::run_batch(std::vector<InferJob> batch) {
@@ -111,7 +124,7 @@ void GpuWorker::run_batch(std::vector<InferJob> batch) {
     r.picked = picked;
     Status status;
     for (int v = 0; v < 2 && status.is_ok(); ++v) {
-      auto pixels = materialize(job.images[v]);
+      auto pixels = materialize(job.images[v], input_);
       if (pixels.is_ok()) {
         r.pixels[v] = std::move(pixels).value();
       } else {
@@ -142,18 +155,13 @@ void GpuWorker::run_engine(std::vector<Ready>& ready) {
   const BatchKey& key = ready.front().job.key;
   gpu::Mast3rEngine* engine = device_.engine(key.model);
   if (engine == nullptr) {
-    const auto info = device_.model(key.model);
-    const Status status = info ? unavailable("model '" + key.model + "' is " + model_state_name(info->state))
-                               : not_found("model '" + key.model + "' is not loaded");
+    const Status status = engine_missing(key.model);
     for (Ready& r : ready) answer_error(r.job.reply, status);
     return;
   }
   std::vector<gpu::ImageU8View> views[2];
-  const ImageSize sizes[2] = {key.view1, key.view2};
   for (Ready& r : ready) {
-    for (int v = 0; v < 2; ++v) {
-      views[v].push_back(gpu::ImageU8View{r.pixels[v].data(), sizes[v].height, sizes[v].width, 0});
-    }
+    for (int v = 0; v < 2; ++v) views[v].push_back(r.pixels[v].view());
   }
   const auto start = SteadyClock::now();
   auto result = engine->infer(views[0], views[1]);
@@ -183,33 +191,16 @@ void GpuWorker::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_
                             uint64_t compute_ns) {
   InferJob& job = ready.job;
   const auto output_start = SteadyClock::now();
-  const gpu::Mast3rOutputs& out = result.tensors;
-  const std::pair<const char*, const gpu::Tensor*> outputs[] = {
-      {"pts3d_1", &out.pts3d[0]},         {"pts3d_2", &out.pts3d[1]},        {"conf_1", &out.conf[0]},
-      {"conf_2", &out.conf[1]},           {"desc_1", &out.desc[0]},          {"desc_2", &out.desc[1]},
-      {"desc_conf_1", &out.desc_conf[0]}, {"desc_conf_2", &out.desc_conf[1]}};
   StoredResult stored;
   stored.device = device_.index();
   stored.model = job.key.model;
   stored.ttl_ms = job.ttl_ms;
-  for (const auto& [name, tensor] : outputs) {
-    if (!job.outputs.empty() && std::find(job.outputs.begin(), job.outputs.end(), name) == job.outputs.end()) continue;
-    // [B, ...] → this pair's [...]: a view into the batch's storage (freed with its last view).
-    const int64_t b = static_cast<int64_t>(index);
-    auto row = tensor->slice_rows(b, b + 1);
-    gpu::Shape shape(tensor->shape().begin() + 1, tensor->shape().end());
-    auto view = row.is_ok() ? row->reshape(shape) : Result<gpu::Tensor>(row.status());
-    if (!view.is_ok()) {
-      answer_error(job.reply, view.status().with_context(std::string("slicing ") + name));
-      return;
-    }
-    StoredTensor t;
-    t.name = name;
-    t.shape.assign(shape.begin(), shape.end());
-    t.bytes = view->bytes();
-    t.tensor = std::move(view).value();
-    stored.tensors.push_back(std::move(t));
+  auto tensors = pair_tensors(result.tensors, index, job.outputs);
+  if (!tensors.is_ok()) {
+    answer_error(job.reply, tensors.status());
+    return;
   }
+  stored.tensors = std::move(tensors).value();
   RequestTimings& timings = stored.timings;
   timings.queue_ns = ns_between(job.received, ready.picked);
   timings.input_ns = ready.input_ns;
@@ -248,7 +239,7 @@ void GpuWorker::run_fetch(FetchJob job) {
       range.data = &inline_data[i];
       destination = inline_data[i].data();
     }
-    copies.push_back(TensorCopy{&t.tensor, destination});
+    if (t.bytes > 0) copies.push_back(TensorCopy{&t.tensor, destination});
     bytes += t.bytes;
     ranges.push_back(range);
   }

@@ -1,10 +1,9 @@
 // GpuWorker: the one thread that drives one device. It takes work from the Scheduler — pair
-// batches, fetches, control jobs (start-up, Warmup, LoadModel, UnloadModel) — runs it on the
-// device's engines, stores results (ResultStore), records metrics and posts every answer to the
-// Outbox. A failure fails only the requests it concerns: a batch that runs out of device memory
-// is retried pair by pair, and only the pairs that still fail get RESOURCE_EXHAUSTED.
-// Liveness: heartbeat() advances whenever the worker is idle or finishes a unit of work; the
-// I/O thread sends WATCHDOG=1 only while every worker's heartbeat is fresh, so a hung GPU call
+// batches, InferBatch and Match requests, fetches, control jobs (start-up, Warmup, LoadModel, UnloadModel) — runs it on
+// the device's engines, stores results (ResultStore), records metrics and posts every answer to the Outbox. A failure
+// fails only the requests it concerns: a batch that runs out of device memory is retried pair by pair, and only the
+// pairs that still fail get RESOURCE_EXHAUSTED. Liveness: heartbeat() advances whenever the worker is idle or finishes
+// a unit of work; the I/O thread sends WATCHDOG=1 only while every worker's heartbeat is fresh, so a hung GPU call
 // stops the pings.
 #pragma once
 
@@ -12,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -20,8 +20,13 @@
 #include "daemon/server/outbox.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
+#include "gpu/models/match/match.h"
 
 namespace recon::daemon {
+
+inline uint64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return b > a ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()) : 0;
+}
 
 struct WorkerOptions {
   uint32_t max_batch = 1;
@@ -30,6 +35,8 @@ struct WorkerOptions {
   // Test hook: runs before every pair batch on the worker thread (e.g. to hold a request in
   // flight). Empty in the daemon.
   std::function<void()> before_batch;
+  // Image preparation on the GPU (image_input.h); false: on this thread's CPU.
+  bool gpu_preprocess = true;
 };
 
 class GpuWorker {
@@ -53,7 +60,7 @@ class GpuWorker {
  private:
   struct Ready {
     InferJob job;
-    std::array<std::vector<uint8_t>, 2> pixels;
+    std::array<ModelImage, 2> pixels;
     uint64_t input_ns = 0;
     SteadyClock::time_point picked;
   };
@@ -64,10 +71,20 @@ class GpuWorker {
   // Runs `ready` (same key, an allowed batch size) on the engine and answers each pair.
   void run_engine(std::vector<Ready>& ready);
   void finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch, uint64_t compute_ns);
+  // gpu_worker_batch.cpp: InferBatch; gpu_worker_match.cpp: Match; gpu_worker_retrieval.cpp:
+  // EncodeRetrieval.
+  void run_infer_batch(BatchJob job);
+  void run_match(MatchJob job);
+  // A recorded matcher for this shape and options, kept across requests (building one records a
+  // graph and allocates its scratch: tens of ms, against ~2 ms to run it on a 512x384 pair).
+  Result<gpu::FastMatcher*> matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options);
+  void run_encode_retrieval(RetrievalJob job);
   void run_fetch(FetchJob job);
   void run_control(ControlJob job);
-  void answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code);
+  void answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code, bool final = true);
   void answer_error(const ReplyTarget& target, const Status& status);
+  // Why device_.engine(model) is null: the model's state, or NOT_FOUND.
+  Status engine_missing(const std::string& model) const;
 
   Device& device_;
   Scheduler& scheduler_;
@@ -75,6 +92,8 @@ class GpuWorker {
   Metrics& metrics_;
   Outbox& outbox_;
   const WorkerOptions options_;
+  const InputPreparation input_;
+  std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last; worker thread only
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<SteadyClock::rep> heartbeat_{0};

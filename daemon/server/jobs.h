@@ -11,12 +11,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "daemon/ipc/shm_registry.h"
 #include "daemon/server/image_input.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/zmq_router.h"
+#include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace recon::daemon {
 
@@ -50,6 +52,54 @@ struct InferJob {
   std::optional<SteadyClock::time_point> deadline;  // must have started by then
   HandleReservation reservation;
 };
+
+// InferBatch: many pairs over one image list, one engine call (Mast3rEngine::infer_batch). Each
+// pair becomes its own result handle, so the job holds one reservation per pair.
+struct BatchJob {
+  ReplyTarget reply;
+  ClientId client = 0;
+  std::string model;
+  std::vector<PendingImage> images;
+  std::vector<gpu::ImagePair> pairs;  // after `symmetric` doubling
+  std::vector<std::string> outputs;   // empty = all
+  uint32_t ttl_ms = 0;
+  bool stream = false;  // one answer per pair (the last final) instead of one at the end
+  SteadyClock::time_point received;
+  std::optional<SteadyClock::time_point> deadline;
+  std::vector<HandleReservation> reservations;  // one per pair
+};
+
+// Match: descriptor matching on the device that holds `source` (an InferPair/InferBatch result).
+struct MatchJob {
+  ReplyTarget reply;
+  ClientId client = 0;
+  size_t device = 0;
+  std::shared_ptr<const StoredResult> source;  // kept alive by the job: a Release cannot free it mid-match
+  uint32_t max_matches = 0;                    // 0 = all
+  uint32_t subsample = 8;
+  float min_confidence = 0;
+  uint32_t ttl_ms = 0;
+  SteadyClock::time_point received;
+  HandleReservation reservation;
+};
+
+// EncodeRetrieval: the backbone's encoder on every image (one size), then the retrieval head.
+struct RetrievalJob {
+  ReplyTarget reply;
+  ClientId client = 0;
+  std::string model;     // the retrieval head
+  std::string backbone;  // the mast3r model whose encoder feeds it
+  std::vector<PendingImage> images;
+  uint32_t top_k = 0;
+  uint32_t ttl_ms = 0;
+  SteadyClock::time_point received;
+  std::optional<SteadyClock::time_point> deadline;
+  HandleReservation reservation;
+};
+
+// Requests that run alone (never batched with other sessions' pairs) but wait in the session's
+// FIFO like pairs, so that fairness and the queue bound cover them too.
+using SoloJob = std::variant<BatchJob, MatchJob, RetrievalJob>;
 
 struct FetchJob {
   ReplyTarget reply;

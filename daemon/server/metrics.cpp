@@ -87,6 +87,24 @@ void Metrics::record_fetch(uint64_t bytes, uint64_t ns) {
   counters_.fetch_ns += ns;
 }
 
+void Metrics::record_batch(uint64_t pairs) {
+  std::lock_guard lock(mutex_);
+  ++counters_.batch_requests;
+  counters_.batch_pairs += pairs;
+}
+
+void Metrics::record_match(uint64_t matches) {
+  std::lock_guard lock(mutex_);
+  ++counters_.match_requests;
+  counters_.matches += matches;
+}
+
+void Metrics::record_retrieval(uint64_t images) {
+  std::lock_guard lock(mutex_);
+  ++counters_.retrieval_requests;
+  counters_.retrieval_images += images;
+}
+
 MetricsSnapshot Metrics::snapshot(SteadyClock::time_point now) const {
   std::lock_guard lock(mutex_);
   MetricsSnapshot out = counters_;

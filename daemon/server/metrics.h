@@ -53,6 +53,12 @@ struct MetricsSnapshot {
   uint64_t fetches = 0;
   uint64_t fetch_bytes = 0;
   uint64_t fetch_ns = 0;
+  uint64_t batch_requests = 0;  // InferBatch requests run (their pairs count in inferences)
+  uint64_t batch_pairs = 0;
+  uint64_t match_requests = 0;      // Match requests run
+  uint64_t matches = 0;             // matches they returned
+  uint64_t retrieval_requests = 0;  // EncodeRetrieval requests run
+  uint64_t retrieval_images = 0;
   double pairs_per_s = 0;
   uint32_t window_s = 0;
 };
@@ -72,6 +78,12 @@ class Metrics {
   // The stages of one successful inference.
   void record_timings(const RequestTimings& timings);
   void record_fetch(uint64_t bytes, uint64_t ns);
+  // One InferBatch that ran `pairs` pairs (record_execution counts the engine call).
+  void record_batch(uint64_t pairs);
+  // One Match that returned `matches` matches.
+  void record_match(uint64_t matches);
+  // One EncodeRetrieval over `images` images.
+  void record_retrieval(uint64_t images);
 
   MetricsSnapshot snapshot(SteadyClock::time_point now = SteadyClock::now()) const;
 

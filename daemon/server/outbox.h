@@ -18,6 +18,7 @@ struct OutgoingReply {
   ReplyTarget target;
   std::vector<uint8_t> bytes;         // a finished Response
   StatusCode code = StatusCode::kOk;  // for the request counters
+  bool final = true;                  // false: a streamed partial answer (not counted as a request)
 };
 
 // The worker finished loading and warming every configured model (or failed to).

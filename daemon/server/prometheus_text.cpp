@@ -104,6 +104,12 @@ std::string prometheus_text(const ServerSnapshot& s) {
   w.sample("recon_inference_pairs_per_second", "", m.pairs_per_s);
   w.one("recon_fetch_total", "counter", "Fetch requests served.", m.fetches);
   w.one("recon_fetch_bytes_total", "counter", "Bytes copied out by fetches.", m.fetch_bytes);
+  w.one("recon_infer_batch_total", "counter", "InferBatch requests run.", m.batch_requests);
+  w.one("recon_infer_batch_pairs_total", "counter", "Pairs run by InferBatch requests.", m.batch_pairs);
+  w.one("recon_match_total", "counter", "Match requests run.", m.match_requests);
+  w.one("recon_matches_total", "counter", "Matches returned by Match requests.", m.matches);
+  w.one("recon_encode_retrieval_total", "counter", "EncodeRetrieval requests run.", m.retrieval_requests);
+  w.one("recon_encode_retrieval_images_total", "counter", "Images encoded by EncodeRetrieval.", m.retrieval_images);
   w.one("recon_sessions_open", "gauge", "Open client sessions.", s.sessions_open);
   w.one("recon_region_bytes", "gauge", "Bytes of client shared-memory regions mapped.", s.regions.mapped_bytes);
   w.one("recon_regions", "gauge", "Registered client regions.", s.regions.regions);

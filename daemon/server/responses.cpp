@@ -42,8 +42,7 @@ wire::Precision to_wire(gpu::Precision precision) {
 
 flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferBuilder& builder,
                                                         const StoredTensor& tensor) {
-  return wire::CreateTensorInfoDirect(builder, tensor.name.c_str(), &tensor.shape, to_wire(tensor.tensor.dtype()),
-                                      tensor.bytes);
+  return wire::CreateTensorInfoDirect(builder, tensor.name.c_str(), &tensor.shape, to_wire(tensor.dtype), tensor.bytes);
 }
 
 flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBufferBuilder& builder,
@@ -55,8 +54,8 @@ flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBuffe
                                        model.error.empty() ? nullptr : model.error.c_str());
 }
 
-std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result) {
-  flatbuffers::FlatBufferBuilder builder(1024);
+flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,
+                                                            const StoredResult& result) {
   std::vector<flatbuffers::Offset<wire::TensorInfo>> infos;
   infos.reserve(result.tensors.size());
   for (const StoredTensor& t : result.tensors) infos.push_back(build_tensor_info(builder, t));
@@ -64,10 +63,51 @@ std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult
   const auto timings =
       wire::CreateTimings(builder, t.queue_ns, t.input_ns, t.compute_ns, t.output_ns, t.total_ns, t.batch_size);
   const wire::Id128 id = to_wire(result.id);
-  const auto handle =
-      wire::CreateResultHandleDirect(builder, &id, &infos, timings, result.ttl_ms, result.model.c_str());
+  return wire::CreateResultHandleDirect(builder, &id, &infos, timings, result.ttl_ms, result.model.c_str());
+}
+
+std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result) {
+  flatbuffers::FlatBufferBuilder builder(1024);
+  const auto handle = build_result_handle(builder, result);
   const auto body = wire::CreateInferPairResult(builder, handle);
   finish_response(builder, request_id, wire::ResponseBody::InferPairResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> infer_batch_response(uint64_t request_id, std::span<const StoredResult* const> results,
+                                          std::span<const gpu::ImagePair> pairs, uint32_t first_index, bool final) {
+  flatbuffers::FlatBufferBuilder builder(1024 * (results.size() + 1));
+  std::vector<flatbuffers::Offset<wire::ResultHandle>> handles;
+  handles.reserve(results.size());
+  for (const StoredResult* r : results) handles.push_back(build_result_handle(builder, *r));
+  std::vector<wire::ImagePair> wire_pairs;
+  wire_pairs.reserve(pairs.size());
+  for (const gpu::ImagePair& p : pairs) {
+    wire_pairs.emplace_back(static_cast<uint32_t>(p.first), static_cast<uint32_t>(p.second));
+  }
+  const auto body = wire::CreateInferBatchResultDirect(builder, &handles, &wire_pairs, first_index);
+  finish_response(builder, request_id, wire::ResponseBody::InferBatchResult, body.Union(), final);
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const StoredResult& result,
+                                               const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                                               const std::vector<float>& scores) {
+  flatbuffers::FlatBufferBuilder builder(1024 + 12 * pairs.size());
+  const auto handle = build_result_handle(builder, result);
+  std::vector<wire::ImagePair> wire_pairs;
+  wire_pairs.reserve(pairs.size());
+  for (const auto& [first, second] : pairs) wire_pairs.emplace_back(first, second);
+  const auto body = wire::CreateEncodeRetrievalResultDirect(builder, handle, &wire_pairs, &scores);
+  finish_response(builder, request_id, wire::ResponseBody::EncodeRetrievalResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> match_response(uint64_t request_id, const StoredResult& result, uint32_t match_count) {
+  flatbuffers::FlatBufferBuilder builder(1024);
+  const auto handle = build_result_handle(builder, result);
+  const auto body = wire::CreateMatchResult(builder, handle, match_count);
+  finish_response(builder, request_id, wire::ResponseBody::MatchResult, body.Union());
   return to_bytes(builder);
 }
 

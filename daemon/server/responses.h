@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,18 @@ flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferB
 flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBufferBuilder& builder,
                                                           const ModelInfo& model);
 
+flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,
+                                                            const StoredResult& result);
+
 std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result);
+// `results[i]` is the handle of `pairs[i]`, which is pair `first_index + i` of the request.
+std::vector<uint8_t> infer_batch_response(uint64_t request_id, std::span<const StoredResult* const> results,
+                                          std::span<const gpu::ImagePair> pairs, uint32_t first_index, bool final);
+// `pairs[i]` (image indices) has similarity `scores[i]`.
+std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const StoredResult& result,
+                                               const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                                               const std::vector<float>& scores);
+std::vector<uint8_t> match_response(uint64_t request_id, const StoredResult& result, uint32_t match_count);
 
 struct FetchedRange {
   size_t tensor = 0;                           // index into result.tensors

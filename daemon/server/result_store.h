@@ -33,8 +33,9 @@ namespace recon::daemon {
 using SteadyClock = std::chrono::steady_clock;
 
 struct StoredTensor {
-  std::string name;  // "pts3d_1", "conf_2", ...
-  gpu::Tensor tensor;
+  std::string name;    // "pts3d_1", "conf_2", ...
+  gpu::Tensor tensor;  // undefined when bytes == 0 (an empty match list: device memory has no 0-byte buffers)
+  gpu::DType dtype = gpu::DType::kF32;
   std::vector<uint64_t> shape;
   uint64_t bytes = 0;
 };

@@ -4,6 +4,18 @@
 #include <algorithm>
 
 namespace recon::daemon {
+namespace {
+
+template <typename Queued>
+void take_dropped(Queued& queued, DroppedJobs& dropped) {
+  if (auto* pair = std::get_if<InferJob>(&queued.job)) {
+    dropped.infer.push_back(std::move(*pair));
+  } else {
+    dropped.solo.push_back(std::move(std::get<SoloJob>(queued.job)));
+  }
+}
+
+}  // namespace
 
 uint32_t batch_size_for(size_t available, uint32_t max_batch) {
   if (max_batch <= 1 || available <= 1) return 1;
@@ -27,19 +39,33 @@ Scheduler::Scheduler(SchedulerOptions options, size_t devices, std::function<boo
       control_lanes_(devices),
       in_flight_(devices, 0) {}
 
-Status Scheduler::submit(InferJob job) {
-  std::unique_lock lock(mutex_);
+Status Scheduler::enqueue_locked(ClientId client, std::variant<InferJob, SoloJob> job) {
   if (closed_) return unavailable("the daemon is stopping");
   if (pending_infer_ >= options_.max_queue) {
     ++rejected_full_;
     return resource_exhausted("the inference queue is full (" + std::to_string(options_.max_queue) +
                               " requests waiting); retry later");
   }
-  const ClientId client = job.client;
   auto& queue = per_client_[client];
   if (queue.empty()) ring_.push_back(client);
   queue.push_back(Queued{std::move(job), SteadyClock::now()});
   ++pending_infer_;
+  return Status::ok();
+}
+
+Status Scheduler::submit(InferJob job) {
+  std::unique_lock lock(mutex_);
+  const ClientId client = job.client;
+  RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
+  lock.unlock();
+  work_.notify_all();
+  return Status::ok();
+}
+
+Status Scheduler::submit(SoloJob job) {
+  std::unique_lock lock(mutex_);
+  const ClientId client = std::visit([](const auto& j) { return j.client; }, job);
+  RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
   lock.unlock();
   work_.notify_all();
   return Status::ok();
@@ -71,19 +97,49 @@ Status Scheduler::submit(ControlJob job, size_t device) {
   return Status::ok();
 }
 
-std::vector<InferJob> Scheduler::take_batch_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until) {
+bool Scheduler::runnable_on(const Queued& queued, size_t device) const {
+  if (const auto* pair = std::get_if<InferJob>(&queued.job)) return runnable_(device, pair->key.model);
+  const SoloJob& solo = std::get<SoloJob>(queued.job);
+  if (const auto* batch = std::get_if<BatchJob>(&solo)) return runnable_(device, batch->model);
+  if (const auto* retrieval = std::get_if<RetrievalJob>(&solo)) return runnable_(device, retrieval->model);
+  return std::get<MatchJob>(solo).device == device;  // matches run where their descriptors are
+}
+
+void Scheduler::served_locked(ClientId client, size_t taken) {
+  auto& queue = per_client_[client];
+  for (size_t n = 0; n < taken; ++n) queue.pop_front();
+  // Served: to the back of the ring (or out of it when nothing is left).
+  ring_.erase(std::find(ring_.begin(), ring_.end(), client));
+  if (queue.empty()) {
+    per_client_.erase(client);
+  } else {
+    ring_.push_back(client);
+  }
+  pending_infer_ -= static_cast<uint32_t>(taken);
+}
+
+std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until) {
   wait_until.reset();
   size_t head = ring_.size();
   for (size_t i = 0; i < ring_.size(); ++i) {
     const auto& queue = per_client_[ring_[i]];
-    if (!queue.empty() && runnable_(device, queue.front().job.key.model)) {
+    if (!queue.empty() && runnable_on(queue.front(), device)) {
       head = i;
       break;
     }
   }
-  if (head == ring_.size()) return {};
-  const Queued& first = per_client_[ring_[head]].front();
-  const BatchKey key = first.job.key;
+  if (head == ring_.size()) return std::nullopt;
+  Queued& first = per_client_[ring_[head]].front();
+  if (auto* solo = std::get_if<SoloJob>(&first.job)) {
+    Work work = std::move(*solo);
+    served_locked(ring_[head], 1);
+    return work;
+  }
+  const BatchKey key = std::get<InferJob>(first.job).key;
+  const auto same_key = [&](const Queued& q) {
+    const auto* pair = std::get_if<InferJob>(&q.job);
+    return pair != nullptr && pair->key == key;
+  };
 
   // Per session (in ring order from the head): how many of its first pairs share the key.
   std::vector<std::pair<ClientId, size_t>> prefixes;
@@ -93,7 +149,7 @@ std::vector<InferJob> Scheduler::take_batch_locked(size_t device, std::optional<
     const auto& queue = per_client_[client];
     size_t prefix = 0;
     if (options_.max_batch > 1) {
-      while (prefix < queue.size() && queue[prefix].job.key == key) ++prefix;
+      while (prefix < queue.size() && same_key(queue[prefix])) ++prefix;
     } else {
       prefix = k == 0 ? 1 : 0;
     }
@@ -104,7 +160,7 @@ std::vector<InferJob> Scheduler::take_batch_locked(size_t device, std::optional<
     const auto deadline = first.enqueued + options_.max_wait;
     if (SteadyClock::now() < deadline) {
       wait_until = deadline;
-      return {};
+      return std::nullopt;
     }
   }
   const uint32_t size = batch_size_for(available, options_.max_batch);
@@ -124,22 +180,11 @@ std::vector<InferJob> Scheduler::take_batch_locked(size_t device, std::optional<
   batch.reserve(size);
   for (size_t i = 0; i < prefixes.size(); ++i) {
     if (take[i] == 0) continue;
-    const ClientId client = prefixes[i].first;
-    auto& queue = per_client_[client];
-    for (size_t n = 0; n < take[i]; ++n) {
-      batch.push_back(std::move(queue.front().job));
-      queue.pop_front();
-    }
-    // Served: to the back of the ring (or out of it when nothing is left).
-    ring_.erase(std::find(ring_.begin(), ring_.end(), client));
-    if (queue.empty()) {
-      per_client_.erase(client);
-    } else {
-      ring_.push_back(client);
-    }
+    auto& queue = per_client_[prefixes[i].first];
+    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<InferJob>(queue[n].job)));
+    served_locked(prefixes[i].first, take[i]);
   }
-  pending_infer_ -= static_cast<uint32_t>(batch.size());
-  return batch;
+  return Work(std::move(batch));
 }
 
 Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, Work& out) {
@@ -160,10 +205,10 @@ Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, W
       return Wait::kWork;
     }
     std::optional<SteadyClock::time_point> batch_wait;
-    std::vector<InferJob> batch = take_batch_locked(device, batch_wait);
-    if (!batch.empty()) {
-      in_flight_[device] += static_cast<uint32_t>(batch.size());
-      out = std::move(batch);
+    if (std::optional<Work> work = take_locked(device, batch_wait)) {
+      const auto* pairs = std::get_if<std::vector<InferJob>>(&*work);
+      in_flight_[device] += pairs != nullptr ? static_cast<uint32_t>(pairs->size()) : 1;
+      out = std::move(*work);
       return Wait::kWork;
     }
     if (closed_ && !batch_wait) return Wait::kClosed;
@@ -182,7 +227,7 @@ DroppedJobs Scheduler::drop_client(ClientId client) {
   std::lock_guard lock(mutex_);
   auto it = per_client_.find(client);
   if (it != per_client_.end()) {
-    for (Queued& q : it->second) dropped.infer.push_back(std::move(q.job));
+    for (Queued& q : it->second) take_dropped(q, dropped);
     pending_infer_ -= static_cast<uint32_t>(it->second.size());
     per_client_.erase(it);
     ring_.erase(std::remove(ring_.begin(), ring_.end(), client), ring_.end());
@@ -207,7 +252,7 @@ DroppedJobs Scheduler::close() {
     std::lock_guard lock(mutex_);
     closed_ = true;
     for (const ClientId client : ring_) {
-      for (Queued& q : per_client_[client]) dropped.infer.push_back(std::move(q.job));
+      for (Queued& q : per_client_[client]) take_dropped(q, dropped);
     }
     per_client_.clear();
     ring_.clear();

@@ -6,6 +6,8 @@
 //  * Batching: a worker takes the head pair of the next session and adds the heads of other
 //    sessions (then their next ones, round by round) with the same BatchKey, up to max_batch,
 //    optionally waiting max_wait for more; batch sizes are those batch_size_for() allows.
+//  * Solo jobs (InferBatch, Match) wait in their session's FIFO like pairs and count as one
+//    request against max_queue; when one reaches the head of the served session it runs alone.
 //  * Lanes: fetch jobs (short, they free memory) and control jobs go to the worker of their
 //    device and run before queued inferences.
 //  * Shutdown: close() refuses new work and hands back everything queued (answered UNAVAILABLE
@@ -42,7 +44,7 @@ uint32_t batch_size_for(size_t available, uint32_t max_batch);
 // 1, 2, 4, ... < max_batch, and max_batch.
 std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch);
 
-using Work = std::variant<std::vector<InferJob>, FetchJob, ControlJob>;
+using Work = std::variant<std::vector<InferJob>, FetchJob, ControlJob, SoloJob>;
 
 struct SchedulerStats {
   uint32_t pending = 0;  // inference + fetch + control jobs waiting
@@ -59,7 +61,8 @@ struct DroppedJobs {
   std::vector<InferJob> infer;
   std::vector<FetchJob> fetch;
   std::vector<ControlJob> control;
-  size_t size() const { return infer.size() + fetch.size() + control.size(); }
+  std::vector<SoloJob> solo;
+  size_t size() const { return infer.size() + fetch.size() + control.size() + solo.size(); }
 };
 
 class Scheduler {
@@ -72,6 +75,7 @@ class Scheduler {
   // RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after close(). On failure the job is
   // destroyed here (its leases and reservation freed).
   Status submit(InferJob job);
+  Status submit(SoloJob job);
   Status submit(FetchJob job);
   Status submit(ControlJob job, size_t device);
 
@@ -94,12 +98,16 @@ class Scheduler {
 
  private:
   struct Queued {
-    InferJob job;
+    std::variant<InferJob, SoloJob> job;
     SteadyClock::time_point enqueued;
   };
-  // Picks a batch for `device` under the lock; empty when no runnable pair is queued, or when
-  // the batch should wait for more pairs until `wait_until`.
-  std::vector<InferJob> take_batch_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until);
+  Status enqueue_locked(ClientId client, std::variant<InferJob, SoloJob> job);
+  bool runnable_on(const Queued& queued, size_t device) const;
+  // Picks the next work for `device` under the lock: a solo job or a batch of pairs; nullopt when
+  // nothing runnable is queued, or when the batch should wait for more pairs until `wait_until`.
+  std::optional<Work> take_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until);
+  // Takes the served session's head out and moves the session to the back of the ring.
+  void served_locked(ClientId client, size_t taken);
 
   const SchedulerOptions options_;
   const std::function<bool(size_t, const std::string&)> runnable_;

@@ -11,6 +11,7 @@
 
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/prometheus_text.h"
+#include "daemon/server/region_import.h"
 #include "daemon/server/status_report.h"
 #include "gpu/log.h"
 
@@ -74,6 +75,8 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   WorkerOptions worker_options;
   worker_options.max_batch = scheduling.max_batch;
   worker_options.before_batch = std::move(hooks.before_batch);
+  worker_options.gpu_preprocess = options_.gpu_preprocess;
+  if (!options_.gpu_preprocess) log_info("Images are prepared on the CPU (gpu_preprocess off)");
   before_startup_ = std::move(hooks.before_startup);
   if (notifier_ != nullptr && notifier_->watchdog_ping_interval()) {
     const auto ping = std::chrono::duration_cast<std::chrono::milliseconds>(*notifier_->watchdog_ping_interval());
@@ -89,6 +92,8 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   region_options.max_handles = options_.limits.max_handles_per_client;
   region_options.max_result_bytes = options_.limits.max_result_bytes_per_client;
   region_options.max_message_bytes = options_.limits.max_message_bytes;
+  // Regions are imported into the first device (the only one main opens today).
+  if (options_.import_regions) region_options.importer = make_region_importer(0, devices_.front()->runtime());
   region_service_ = std::make_unique<RegionService>(registry_, std::move(region_options));
 
   RECON_ASSIGN_OR_RETURN(ZmqContext zmq, ZmqContext::create());
@@ -307,8 +312,8 @@ ZmqRouter* Server::router(ReplySocket socket) {
   return nullptr;
 }
 
-void Server::send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code) {
-  metrics_.record_request(code);
+void Server::send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code, bool final) {
+  if (final) metrics_.record_request(code);
   ZmqRouter* r = router(target.socket);
   if (r == nullptr) return;
   const Status sent = r->send(target.envelope, bytes);
@@ -327,6 +332,9 @@ void Server::reply_error(const ReplyTarget& target, const Status& status, uint32
 void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
   for (const InferJob& job : dropped.infer) reply_error(job.reply, status, 1000);
   for (const FetchJob& job : dropped.fetch) reply_error(job.reply, status, 1000);
+  for (const SoloJob& job : dropped.solo) {
+    reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.reply; }, job), status, 1000);
+  }
   for (const ControlJob& job : dropped.control) {
     if (job.reply) reply_error(*job.reply, status, 1000);
   }
@@ -335,7 +343,7 @@ void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
 void Server::deliver_outbox() {
   for (OutboxItem& item : outbox_->take()) {
     if (auto* reply = std::get_if<OutgoingReply>(&item)) {
-      send_reply(reply->target, reply->bytes, reply->code);
+      send_reply(reply->target, reply->bytes, reply->code, reply->final);
       continue;
     }
     const auto& done = std::get<StartupDone>(item);

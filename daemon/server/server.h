@@ -94,7 +94,8 @@ class Server {
   void on_timers(SteadyClock::time_point now);
   bool workers_healthy(SteadyClock::time_point now) const;
   void deliver_outbox();
-  void send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code);
+  // `final` false: a streamed partial answer, not counted as a request.
+  void send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code, bool final = true);
   void reply_error(const ReplyTarget& target, const Status& status, uint32_t retry_after_ms = 0);
   void answer_dropped(const DroppedJobs& dropped, const Status& status);
   ZmqRouter* router(ReplySocket socket);
@@ -111,6 +112,12 @@ class Server {
   Result<ModelInfo> ready_model(const std::string& name) const;
   Result<std::optional<std::vector<uint8_t>>> on_infer_pair(const wire::InferPair& body, Session& session,
                                                             const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_infer_batch(const wire::InferBatch& body, Session& session,
+                                                             const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_encode_retrieval(const wire::EncodeRetrieval& body, Session& session,
+                                                                  const ReplyTarget& target);
+  Result<std::optional<std::vector<uint8_t>>> on_match(const wire::Match& body, Session& session,
+                                                       const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_fetch(const wire::Fetch& body, Session& session,
                                                        const ReplyTarget& target);
   Result<std::vector<uint8_t>> on_release(const wire::Release& body, Session& session, uint64_t request_id);

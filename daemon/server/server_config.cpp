@@ -64,6 +64,19 @@ constexpr Flag kFlags[] = {
        f.model_dir = path;
        return Status::ok();
      }},
+    {"retrieval",
+     [](ServerFlags& f, std::string_view v) {
+       std::string path;
+       RECON_RETURN_IF_ERROR(absolute_path(v, path));
+       f.retrieval = path;
+       return Status::ok();
+     }},
+    {"retrieval-backbone",
+     [](ServerFlags& f, std::string_view v) {
+       if (trim(v).empty()) return invalid_argument("expected a model name");
+       f.retrieval_backbone = std::string(trim(v));
+       return Status::ok();
+     }},
     {"socket-dir",
      [](ServerFlags& f, std::string_view v) {
        std::string path;
@@ -113,6 +126,8 @@ std::string server_flags_usage() {
          "  --max-message-bytes SIZE      largest ZeroMQ frame / request (default 64MiB)\n"
          "  --drain-timeout DURATION      on SIGTERM, wait this long for running work (default 20s)\n"
          "  --model-dir PATH              directory LoadModel names are relative to (default: none)\n"
+         "  --retrieval PATH              load a retrieval head (safetensors) as model 'retrieval'\n"
+         "  --retrieval-backbone NAME     the mast3r model whose encoder feeds it (default: the first)\n"
          "  --socket-dir DIR              put client.sock, regions.sock and manager.sock in DIR\n";
 }
 
@@ -154,6 +169,16 @@ ServerOptions server_options(const DaemonConfig& config, const ServerFlags& flag
   if (flags.drain_timeout) o.drain_timeout = *flags.drain_timeout;
   if (flags.model_dir) o.model_dir = *flags.model_dir;
   for (const ModelSource& m : config.models) o.models.push_back({m.name, m.path});
+  if (flags.retrieval) {
+    RetrievalSpec spec;
+    spec.path = *flags.retrieval;
+    if (flags.retrieval_backbone) {
+      spec.backbone = *flags.retrieval_backbone;
+    } else if (!o.models.empty()) {
+      spec.backbone = o.models.front().name;
+    }
+    o.retrieval.push_back(spec);
+  }
   o.precision = config.precision == Precision::kFp16 ? gpu::Precision::kF16 : gpu::Precision::kF32;
   for (const Resolution& r : config.warmup) o.warmup.push_back({r.height, r.width});
   if (config.tcp) o.tcp_endpoint = config.tcp->zmq_endpoint();

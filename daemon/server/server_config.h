@@ -12,6 +12,8 @@
 //   --drain-timeout DURATION      SIGTERM: wait this long for in-flight work (default 20s)
 //   --model-dir PATH              where LoadModel's relative names point (default: none)
 //   --socket-dir DIR              client.sock, regions.sock, manager.sock in DIR (tests, dev)
+//   --retrieval PATH              a retrieval head, served as model "retrieval" (EncodeRetrieval)
+//   --retrieval-backbone NAME     the mast3r model whose encoder feeds it (default: the first)
 #pragma once
 
 #include <optional>
@@ -33,6 +35,8 @@ struct ServerFlags {
   std::optional<std::chrono::milliseconds> drain_timeout;
   std::optional<std::string> model_dir;
   std::optional<std::string> socket_dir;
+  std::optional<std::string> retrieval;
+  std::optional<std::string> retrieval_backbone;
 };
 
 struct SplitArguments {

@@ -48,12 +48,12 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
   std::vector<std::string> names;
   if (body.models() != nullptr && body.models()->size() > 0) {
     for (const flatbuffers::String* name : *body.models()) {
-      RECON_RETURN_IF_ERROR(ready_model(name->str()).status());
-      names.push_back(name->str());
+      RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(name->str()));
+      if (info.kind == "mast3r") names.push_back(name->str());  // a retrieval head has no graph to warm
     }
   } else {
     for (const ModelInfo& m : devices_.front()->models()) {
-      if (m.state == ModelState::kReady) names.push_back(m.name);
+      if (m.state == ModelState::kReady && m.kind == "mast3r") names.push_back(m.name);
     }
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));

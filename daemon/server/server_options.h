@@ -25,8 +25,14 @@ struct ServerLimits {
   uint32_t max_fetch_queue = 256;
   // Open sessions (side-channel connections plus remote sessions).
   uint32_t max_clients = 64;
-  // Live result handles per session, counting inferences queued or running for it.
+  // Live result handles per session, counting inferences queued or running for it (an InferBatch
+  // counts one per pair).
   uint32_t max_handles_per_client = 256;
+  // One InferBatch: images in its list, and pairs after `symmetric` doubling.
+  uint32_t max_batch_images = 64;
+  uint32_t max_batch_pairs = 256;
+  // Match: at most this many matches in one answer when Match.max_matches is 0 or larger.
+  uint32_t max_matches = 1u << 20;
   // Device bytes held by one session's result handles.
   uint64_t max_result_bytes_per_client = uint64_t{4} << 30;
   // Device bytes held by all result handles.
@@ -58,12 +64,21 @@ struct ModelSpec {
   std::string path;
 };
 
+// A retrieval head to load at start, after the models: EncodeRetrieval runs the backbone's
+// encoder, then this head.
+struct RetrievalSpec {
+  std::string name = "retrieval";
+  std::string path;
+  std::string backbone = "mast3r";
+};
+
 struct ServerOptions {
   ServerLimits limits;
   RegistryLimits registry;
   BatchingOptions batching;
 
   std::vector<ModelSpec> models;
+  std::vector<RetrievalSpec> retrieval;
   gpu::Precision precision = gpu::Precision::kF32;
   // Warm-up resolutions as (height, width); each model is run once per resolution and batch size.
   struct Resolution {
@@ -90,6 +105,11 @@ struct ServerOptions {
   std::optional<uint16_t> metrics_port;  // Prometheus on 127.0.0.1; nullopt = off, 0 = any free port
 
   std::string server_version = "recond 0.1.0";
+  // Zero-copy: client regions are imported into the GPU at RegisterRegion where the device can
+  // (VK_EXT_external_memory_host); false = their images are always copied (region_import.h).
+  bool import_regions = true;
+  // The official resize runs on the GPU; false = on the worker's CPU (image_input.h).
+  bool gpu_preprocess = true;
 };
 
 }  // namespace recon::daemon

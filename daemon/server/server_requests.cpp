@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "daemon/ipc/wire_convert.h"
+#include "daemon/server/infer_options.h"
 #include "daemon/server/responses.h"
 #include "daemon/server/server.h"
 #include "daemon/server/status_report.h"
@@ -28,10 +29,6 @@ bool is_inference(wire::RequestBody type) {
 bool is_management(wire::RequestBody type) {
   return type == wire::RequestBody::Warmup || type == wire::RequestBody::LoadModel ||
          type == wire::RequestBody::UnloadModel;
-}
-
-bool is_known_output(std::string_view name) {
-  return std::any_of(std::begin(kMast3rOutputs), std::end(kMast3rOutputs), [&](const char* n) { return name == n; });
 }
 
 }  // namespace
@@ -124,14 +121,18 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       return on_infer_pair(*request.body_as_InferPair(), *session, target);
     }
-    case wire::RequestBody::InferBatch:
-      return unimplemented(
-          "InferBatch is not implemented by this daemon yet: send one InferPair per pair (concurrent pairs of one "
-          "size are batched on the GPU)");
-    case wire::RequestBody::EncodeRetrieval:
-      return unimplemented("EncodeRetrieval is not implemented by this daemon yet (no retrieval model)");
-    case wire::RequestBody::Match:
-      return unimplemented("Match is not implemented by this daemon yet: fetch desc_1/desc_2 and match on the client");
+    case wire::RequestBody::InferBatch: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
+      return on_infer_batch(*request.body_as_InferBatch(), *session, target);
+    }
+    case wire::RequestBody::EncodeRetrieval: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
+      return on_encode_retrieval(*request.body_as_EncodeRetrieval(), *session, target);
+    }
+    case wire::RequestBody::Match: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
+      return on_match(*request.body_as_Match(), *session, target);
+    }
     case wire::RequestBody::Fetch: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       return on_fetch(*request.body_as_Fetch(), *session, target);
@@ -198,50 +199,21 @@ Result<ModelInfo> Server::ready_model(const std::string& name) const {
 
 Result<std::optional<std::vector<uint8_t>>> Server::on_infer_pair(const wire::InferPair& body, Session& session,
                                                                   const ReplyTarget& target) {
-  const std::string model = body.model() && body.model()->size() > 0 ? body.model()->str() : std::string("mast3r");
+  const std::string model = model_name(body.model(), "mast3r");
   RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(model));
-  const wire::InferOptions* options = body.options();
-
-  ImageRules rules;
-  rules.long_side = info.default_long_side;
-  rules.max_inline_bytes = options_.limits.max_message_bytes;
-  if (options != nullptr && options->resolution() != nullptr) {
-    const uint32_t h = options->resolution()->height(), w = options->resolution()->width();
-    if (h == 0 || w == 0 || h % info.patch_size != 0 || w % info.patch_size != 0 || h > 4096 || w > 4096) {
-      return invalid_argument("resolution " + std::to_string(w) + "x" + std::to_string(h) +
-                              " must have sides that are non-zero multiples of " + std::to_string(info.patch_size) +
-                              " up to 4096");
-    }
-    rules.required = ImageSize{h, w};
-    rules.long_side = std::max(h, w);
-  }
-  if (options != nullptr && options->precision() != wire::Precision::DEFAULT &&
-      options->precision() != to_wire(info.precision)) {
-    return unimplemented("model '" + model + "' is loaded in " + gpu::precision_name(info.precision) +
-                         "; per-request precision is not supported");
-  }
+  if (info.kind != "mast3r") return invalid_argument("model '" + model + "' is a " + info.kind + " model");
+  RECON_ASSIGN_OR_RETURN(InferSettings settings, infer_settings(body.options(), info, options_.limits));
   InferJob job;
   job.reply = target;
   job.client = session.client;
-  if (options != nullptr && options->outputs() != nullptr) {
-    for (const flatbuffers::String* output : *options->outputs()) {
-      if (!is_known_output(output->string_view())) {
-        return invalid_argument("unknown output '" + output->str() +
-                                "' (MASt3R has pts3d_1/2, conf_1/2, desc_1/2, "
-                                "desc_conf_1/2)");
-      }
-      job.outputs.push_back(output->str());
-    }
-  }
-  const auto max_ttl = static_cast<uint32_t>(options_.limits.handle_ttl.count());
-  const uint32_t asked_ttl = options != nullptr ? options->ttl_ms() : 0;
-  job.ttl_ms = asked_ttl == 0 ? max_ttl : std::min(asked_ttl, max_ttl);
-  job.received = SteadyClock::now();
-  if (options != nullptr && options->deadline_ms() > 0) {
-    job.deadline = job.received + std::chrono::milliseconds(options->deadline_ms());
-  }
-  RECON_ASSIGN_OR_RETURN(job.images[0], accept_image(body.image1(), "image1", session.client, registry_, rules));
-  RECON_ASSIGN_OR_RETURN(job.images[1], accept_image(body.image2(), "image2", session.client, registry_, rules));
+  job.outputs = std::move(settings.outputs);
+  job.ttl_ms = settings.ttl_ms;
+  job.received = settings.received;
+  job.deadline = settings.deadline;
+  RECON_ASSIGN_OR_RETURN(job.images[0],
+                         accept_image(body.image1(), "image1", session.client, registry_, settings.rules));
+  RECON_ASSIGN_OR_RETURN(job.images[1],
+                         accept_image(body.image2(), "image2", session.client, registry_, settings.rules));
   job.key = BatchKey{model, job.images[0].target, job.images[1].target};
   RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
   RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job)));

@@ -61,6 +61,11 @@ Result<std::string> start_device(Device& device, const ServerOptions& options, c
     summary +=
         (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " + batches + ")";
   }
+  for (const RetrievalSpec& head : options.retrieval) {
+    progress(notifier, "loading " + head.name + " from " + head.path + " on " + head.backbone, plan.step_timeout);
+    RECON_RETURN_IF_ERROR(device.load_retrieval(head.name, head.path, head.backbone));
+    summary += (summary.empty() ? "" : "; ") + head.name + " on " + head.backbone;
+  }
   if (options.save_pipeline_cache) {
     gpu::PipelineCache& cache = device.runtime().pipeline_cache();
     if (!cache.path().empty()) {

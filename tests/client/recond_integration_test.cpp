@@ -161,5 +161,51 @@ TEST(LibreconWithRecond, InfersAPairFetchesLazilyAndReleases) {
   EXPECT_EQ(recond.stop(), 0) << recond.log();
 }
 
+TEST(LibreconWithRecond, InfersABatchMatchesAPairAndReleasesEverything) {
+  Recond recond;
+  ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
+  {
+    Client client = Client::connect(recond.options());
+    constexpr uint32_t kWidth = 64, kHeight = 48;
+    const uint64_t bytes = ImageBuffer::rgb_bytes(kWidth, kHeight);
+    ImageBuffer buffer = client.create_buffer(3 * bytes, "batch");
+    for (uint64_t i = 0; i < 3 * bytes; ++i) buffer.data()[i] = static_cast<uint8_t>((i * 37 + i / 97) % 256);
+    const std::vector<ImageView> images = {buffer.view(0, kWidth, kHeight), buffer.view(bytes, kWidth, kHeight),
+                                           buffer.view(2 * bytes, kWidth, kHeight)};
+    BatchOptions batch;
+    batch.pairs = {{0, 2}};
+    batch.symmetric = true;
+    BatchResult results = client.infer_batch(images, batch).get();
+    ASSERT_EQ(results.results.size(), 2u);
+    EXPECT_EQ(results.pairs, (std::vector<ImagePair>{{0, 2}, {2, 0}}));
+    EXPECT_EQ(results.results[1].timings().batch_size, 2u);
+
+    // Pair (0, 2) of the batch equals the same pair sent alone.
+    Result single = client.infer(images[0], images[2]).get();
+    const std::vector<float> a = results.results[0].tensor("pts3d_1").to_float();
+    const std::vector<float> b = single.tensor("pts3d_1").to_float();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f * (1 + std::fabs(b[i]))) << i;
+
+    // Matching on the daemon; the match handle holds coordinates inside the images.
+    MatchOptions match_options;
+    match_options.subsample = 4;
+    Result matches = client.match(single, match_options).get();
+    EXPECT_EQ(matches.model(), "match");
+    const uint64_t count = matches.match_count();
+    ASSERT_NE(matches.find("pts3d_2"), nullptr);
+    const TensorView xy = matches.tensor("matches_2");
+    ASSERT_EQ(xy.as<int32_t>().size(), 2 * count);
+    for (uint64_t k = 0; k < count; ++k) {
+      EXPECT_LT(static_cast<uint32_t>(xy.as<int32_t>()[2 * k]), kWidth);
+      EXPECT_LT(static_cast<uint32_t>(xy.as<int32_t>()[2 * k + 1]), kHeight);
+    }
+    single.release();
+    EXPECT_THROW(client.match(single), Error);
+    EXPECT_THROW(client.infer_batch(std::span(images.data(), 1)).get(), Error);  // one image, no pairs
+  }
+  EXPECT_EQ(recond.stop(), 0) << recond.log();
+}
+
 }  // namespace
 }  // namespace recon::client

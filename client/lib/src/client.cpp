@@ -4,6 +4,7 @@
 #include "core.h"
 #include "recon/client/version.h"
 #include "region.h"
+#include "result_state.h"
 #include "schema/protocol.h"
 #include "status_convert.h"
 
@@ -20,6 +21,24 @@ flatbuffers::Offset<wire::Image> image_ref(flatbuffers::FlatBufferBuilder& build
   const auto ref = wire::CreateImageRef(builder, &region, view.offset(), view.height(), view.width(), view.stride(),
                                         wire::PixelFormat::RGB8);
   return wire::CreateImage(builder, wire::ImageSource::ImageRef, ref.Union());
+}
+
+flatbuffers::Offset<wire::InferOptions> build_infer_options(flatbuffers::FlatBufferBuilder& builder,
+                                                            const InferOptions& options) {
+  std::vector<flatbuffers::Offset<flatbuffers::String>> outputs;
+  for (const std::string& name : options.outputs) outputs.push_back(builder.CreateString(name));
+  const auto output_vector = options.outputs.empty() ? 0 : builder.CreateVector(outputs);
+  wire::InferOptionsBuilder o(builder);
+  wire::Resolution resolution;
+  if (options.resolution) {
+    resolution = wire::Resolution(options.resolution->height, options.resolution->width);
+    o.add_resolution(&resolution);
+  }
+  if (!options.outputs.empty()) o.add_outputs(output_vector);
+  o.add_precision(static_cast<wire::Precision>(options.precision));
+  o.add_deadline_ms(static_cast<uint32_t>(options.deadline.count()));
+  o.add_ttl_ms(static_cast<uint32_t>(options.ttl.count()));
+  return o.Finish();
 }
 
 std::vector<wire::Resolution> to_wire(std::span<const Resolution> resolutions) {
@@ -76,20 +95,7 @@ PendingResult Client::infer(const ImageView& image1, const ImageView& image2, co
   const auto model = builder.CreateString(options.model);
   const auto a = image_ref(builder, image1, image1.region_lo_, image1.region_hi_);
   const auto b = image_ref(builder, image2, image2.region_lo_, image2.region_hi_);
-  std::vector<flatbuffers::Offset<flatbuffers::String>> outputs;
-  for (const std::string& name : options.outputs) outputs.push_back(builder.CreateString(name));
-  const auto output_vector = options.outputs.empty() ? 0 : builder.CreateVector(outputs);
-  wire::InferOptionsBuilder o(builder);
-  wire::Resolution resolution;
-  if (options.resolution) {
-    resolution = wire::Resolution(options.resolution->height, options.resolution->width);
-    o.add_resolution(&resolution);
-  }
-  if (!options.outputs.empty()) o.add_outputs(output_vector);
-  o.add_precision(static_cast<wire::Precision>(options.precision));
-  o.add_deadline_ms(static_cast<uint32_t>(options.deadline.count()));
-  o.add_ttl_ms(static_cast<uint32_t>(options.ttl.count()));
-  const auto infer_options = o.Finish();
+  const auto infer_options = build_infer_options(builder, options);
   const auto body = wire::CreateInferPair(builder, model, a, b, infer_options);
   const uint64_t request_id = c.next_request_id();
   detail::finish_request(builder, request_id, c.session(), wire::RequestBody::InferPair, body.Union());
@@ -104,7 +110,107 @@ PendingResult Client::infer(const ImageView& image1, const ImageView& image2, co
     if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
   };
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
-  return PendingResult(core_, std::move(call));
+  return PendingResult(core_, std::move(call), PendingResult::Kind::kInferPair);
+}
+
+PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchOptions& batch,
+                                 const InferOptions& options) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
+  if (images.empty()) throw invalid("infer_batch needs at least one image");
+  for (const ImageView& image : images) {
+    if (!image.valid()) throw invalid("infer_batch needs images from an ImageBuffer");
+  }
+  for (const ImagePair& p : batch.pairs) {
+    if (p.first >= images.size() || p.second >= images.size()) {
+      throw invalid("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                    ") names an image beyond the " + std::to_string(images.size()) + " given");
+    }
+  }
+  c.check_open();
+
+  flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
+  const auto model = builder.CreateString(options.model);
+  std::vector<flatbuffers::Offset<wire::Image>> refs;
+  refs.reserve(images.size());
+  for (const ImageView& image : images) refs.push_back(image_ref(builder, image, image.region_lo_, image.region_hi_));
+  const auto image_vector = builder.CreateVector(refs);
+  std::vector<wire::ImagePair> pairs;
+  for (const ImagePair& p : batch.pairs) pairs.emplace_back(p.first, p.second);
+  const auto pair_vector = pairs.empty() ? 0 : builder.CreateVectorOfStructs(pairs);
+  const auto infer_options = build_infer_options(builder, options);
+  const auto body = wire::CreateInferBatch(builder, model, image_vector, pair_vector, batch.symmetric, infer_options,
+                                           /*stream=*/false);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, c.session(), wire::RequestBody::InferBatch, body.Union());
+
+  std::weak_ptr<detail::Core> weak = core_;
+  auto orphan = [weak](const detail::Answer& answer) {
+    auto core = weak.lock();
+    if (!core || answer.response->body_type() != wire::ResponseBody::InferBatchResult) return;
+    const auto* handles = answer.response->body_as_InferBatchResult()->handles();
+    if (handles == nullptr) return;
+    for (const wire::ResultHandle* handle : *handles) {
+      if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
+    }
+  };
+  auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
+  return PendingBatch(core_, std::move(call));
+}
+
+PendingResult Client::match(const Result& source, const MatchOptions& options) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot match");
+  if (!source.valid()) throw invalid("match needs a Result");
+  if (source.state_->released()) {
+    throw Error(ErrorCode::kNotFound, ErrorSource::kClient, "match on a released result handle");
+  }
+  c.check_open();
+  flatbuffers::FlatBufferBuilder builder(256);
+  const wire::Id128 handle = detail::to_wire(source.state_->handle());
+  const auto body = wire::CreateMatch(builder, &handle, options.max_matches, options.subsample, options.min_confidence);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, c.session(), wire::RequestBody::Match, body.Union());
+  std::weak_ptr<detail::Core> weak = core_;
+  auto orphan = [weak](const detail::Answer& answer) {
+    auto core = weak.lock();
+    if (!core || answer.response->body_type() != wire::ResponseBody::MatchResult) return;
+    const wire::ResultHandle* h = answer.response->body_as_MatchResult()->handle();
+    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
+  };
+  auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
+  return PendingResult(core_, std::move(call), PendingResult::Kind::kMatch);
+}
+
+PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, const RetrievalOptions& options) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot encode");
+  if (images.empty()) throw invalid("encode_retrieval needs at least one image");
+  for (const ImageView& image : images) {
+    if (!image.valid()) throw invalid("encode_retrieval needs images from an ImageBuffer");
+  }
+  c.check_open();
+  flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
+  const auto model = builder.CreateString(options.model);
+  std::vector<flatbuffers::Offset<wire::Image>> refs;
+  for (const ImageView& image : images) refs.push_back(image_ref(builder, image, image.region_lo_, image.region_hi_));
+  const auto image_vector = builder.CreateVector(refs);
+  InferOptions infer;
+  infer.resolution = options.resolution;
+  infer.ttl = options.ttl;
+  const auto infer_options = build_infer_options(builder, infer);
+  const auto body = wire::CreateEncodeRetrieval(builder, model, image_vector, infer_options, options.top_k);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, c.session(), wire::RequestBody::EncodeRetrieval, body.Union());
+  std::weak_ptr<detail::Core> weak = core_;
+  auto orphan = [weak](const detail::Answer& answer) {
+    auto core = weak.lock();
+    if (!core || answer.response->body_type() != wire::ResponseBody::EncodeRetrievalResult) return;
+    const wire::ResultHandle* h = answer.response->body_as_EncodeRetrievalResult()->handle();
+    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
+  };
+  auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
+  return PendingRetrieval(core_, std::move(call));
 }
 
 DaemonStatus Client::status(bool include_sessions) {

@@ -101,6 +101,11 @@ std::string Result::handle_id() const {
   return checked(state_).handle().hex();
 }
 
+uint64_t Result::match_count() const {
+  const TensorInfo* matches = find("matches_1");
+  return matches != nullptr && !matches->shape.empty() ? matches->shape.front() : 0;
+}
+
 const TensorInfo* Result::find(std::string_view name) const {
   const int index = checked(state_).index_of(name);
   return index < 0 ? nullptr : &state_->tensors()[static_cast<size_t>(index)];
@@ -154,14 +159,15 @@ bool Result::released() const {
 
 // ---- PendingResult ------------------------------------------------------------------------------
 
-PendingResult::PendingResult(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call)
-    : core_(std::move(core)), call_(std::move(call)) {}
+PendingResult::PendingResult(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call, Kind kind)
+    : core_(std::move(core)), call_(std::move(call)), kind_(kind) {}
 
 PendingResult& PendingResult::operator=(PendingResult&& other) noexcept {
   if (this != &other) {
     abandon();
     core_ = std::move(other.core_);
     call_ = std::move(other.call_);
+    kind_ = other.kind_;
   }
   return *this;
 }
@@ -190,8 +196,14 @@ Result PendingResult::get() {
   std::shared_ptr<detail::Core> core = std::move(core_);
   detail::Answer answer = call->take();
   const auto round_trip = call->answered_at - call->sent_at;
-  detail::expect_body(answer, wire::ResponseBody::InferPairResult, "InferPair");
-  const wire::ResultHandle* handle = answer.response->body_as_InferPairResult()->handle();
+  const wire::ResultHandle* handle = nullptr;
+  if (kind_ == Kind::kMatch) {
+    detail::expect_body(answer, wire::ResponseBody::MatchResult, "Match");
+    handle = answer.response->body_as_MatchResult()->handle();
+  } else {
+    detail::expect_body(answer, wire::ResponseBody::InferPairResult, "InferPair");
+    handle = answer.response->body_as_InferPairResult()->handle();
+  }
   try {
     return Result(detail::ResultState::from_wire(core, handle, round_trip));
   } catch (...) {

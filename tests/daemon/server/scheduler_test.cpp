@@ -52,6 +52,47 @@ TEST(Scheduler, ServesSessionsRoundRobin) {
   EXPECT_EQ(order, (std::vector<uint64_t>{10, 20, 30, 11, 12, 13}));
 }
 
+TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice) {
+  Scheduler s(SchedulerOptions{16, 16, 4, {}}, 2, [](size_t, const std::string&) { return true; });
+  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
+  BatchJob batch;
+  batch.client = 1;
+  batch.reply.request_id = 2;
+  batch.model = "mast3r";
+  ASSERT_TRUE(s.submit(SoloJob(std::move(batch))).is_ok());
+  ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
+  MatchJob match;
+  match.client = 2;
+  match.reply.request_id = 4;
+  match.device = 1;
+  ASSERT_TRUE(s.submit(SoloJob(std::move(match))).is_ok());
+  EXPECT_EQ(s.stats().pending, 4u);
+
+  Work work;
+  // Device 0: the pair before the batch (the batch is not batched with it), then the batch, then
+  // the last pair; the match waits for device 1.
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{1}));
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  ASSERT_TRUE(std::holds_alternative<SoloJob>(work));
+  EXPECT_EQ(std::get<BatchJob>(std::get<SoloJob>(work)).reply.request_id, 2u);
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kIdle);
+  ASSERT_EQ(s.next(1, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(std::get<MatchJob>(std::get<SoloJob>(work)).reply.request_id, 4u);
+}
+
+TEST(Scheduler, DroppingASessionReturnsItsSoloJobs) {
+  Scheduler s = make();
+  BatchJob batch;
+  batch.client = 5;
+  ASSERT_TRUE(s.submit(SoloJob(std::move(batch))).is_ok());
+  const DroppedJobs dropped = s.drop_client(5);
+  EXPECT_EQ(dropped.solo.size(), 1u);
+  EXPECT_EQ(s.stats().pending, 0u);
+}
+
 TEST(Scheduler, BatchesSameSizePairsAcrossSessionsInPowersOfTwo) {
   Scheduler s = make(16, 4);
   ASSERT_TRUE(s.submit(job(1, 1)).is_ok());

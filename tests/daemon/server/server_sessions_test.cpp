@@ -7,41 +7,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 
 #include "daemon/ipc/wire_convert.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
+#include "tests/daemon/server/worker_gate.h"
 
 namespace recon::daemon::testing {
 namespace {
 
 constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
 
-// Holds the worker before each batch until opened.
-struct Gate {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool open = false;
-  void wait() {
-    std::unique_lock lock(mutex);
-    cv.wait_for(lock, std::chrono::seconds(60), [&] { return open; });
-  }
-  void release() {
-    {
-      std::lock_guard lock(mutex);
-      open = true;
-    }
-    cv.notify_all();
-  }
-};
-
 TEST(RecondSessions, AClientKilledMidRequestHasItsResourcesFreedAndOthersAreServed) {
-  Gate gate;
+  WorkerGate gate;
   ServerHooks hooks;
   hooks.before_batch = [&] { gate.wait(); };
   auto harness = ServerHarness::start(tiny_options(), hooks);
@@ -102,7 +83,7 @@ TEST(RecondSessions, AClientKilledMidRequestHasItsResourcesFreedAndOthersAreServ
 }
 
 TEST(RecondSessions, AnswersUnavailableWhileWarmingUpAndServesStatus) {
-  Gate gate;
+  WorkerGate gate;
   ServerHooks hooks;
   hooks.before_startup = [&] { gate.wait(); };
   auto harness = ServerHarness::launch(tiny_options(), hooks);
@@ -172,7 +153,7 @@ TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
 }
 
 TEST(RecondSessions, StoppingDrainsTheRequestInFlightAndRefusesQueuedAndNewOnes) {
-  Gate gate;
+  WorkerGate gate;
   ServerHooks hooks;
   hooks.before_batch = [&] { gate.wait(); };
   auto harness = ServerHarness::start(tiny_options(), hooks);

@@ -140,6 +140,45 @@ std::vector<uint8_t> make_infer_pair(uint64_t id, const Id128& session, const Im
   return to_bytes(b);
 }
 
+namespace {
+
+flatbuffers::Offset<wire::InferOptions> build_options(flatbuffers::FlatBufferBuilder& b, const InferArgs& args) {
+  std::vector<flatbuffers::Offset<flatbuffers::String>> outputs;
+  for (const std::string& o : args.outputs) outputs.push_back(b.CreateString(o));
+  std::optional<wire::Resolution> resolution;
+  if (args.resolution) resolution = wire::Resolution(args.resolution->first, args.resolution->second);
+  return wire::CreateInferOptionsDirect(b, resolution ? &*resolution : nullptr, outputs.empty() ? nullptr : &outputs,
+                                        wire::Precision::DEFAULT, args.deadline_ms, args.ttl_ms);
+}
+
+}  // namespace
+
+std::vector<uint8_t> make_infer_batch(uint64_t id, const Id128& session, const std::vector<ImageArg>& images,
+                                      const BatchArgs& args) {
+  size_t bytes = 1024;
+  for (const ImageArg& i : images) bytes += i.pixels.size() + 128;
+  flatbuffers::FlatBufferBuilder b(bytes);
+  std::vector<flatbuffers::Offset<wire::Image>> wire_images;
+  for (const ImageArg& i : images) wire_images.push_back(build_image(b, i));
+  std::vector<wire::ImagePair> pairs;
+  for (const auto& [first, second] : args.pairs) pairs.emplace_back(first, second);
+  const auto options = build_options(b, args.infer);
+  const auto body =
+      wire::CreateInferBatchDirect(b, args.infer.model.empty() ? nullptr : args.infer.model.c_str(), &wire_images,
+                                   pairs.empty() ? nullptr : &pairs, args.symmetric, options, args.stream);
+  finish_request(b, id, session, wire::RequestBody::InferBatch, body.Union());
+  return to_bytes(b);
+}
+
+std::vector<uint8_t> make_match(uint64_t id, const Id128& session, const Id128& source, uint32_t max_matches,
+                                uint32_t subsample, float min_confidence) {
+  flatbuffers::FlatBufferBuilder b(256);
+  const wire::Id128 s = to_wire(source);
+  const auto body = wire::CreateMatch(b, &s, max_matches, subsample, min_confidence);
+  finish_request(b, id, session, wire::RequestBody::Match, body.Union());
+  return to_bytes(b);
+}
+
 std::vector<uint8_t> make_fetch(uint64_t id, const Id128& session, const Id128& handle,
                                 const std::vector<std::string>& tensors, const std::optional<RegionDest>& destination,
                                 bool release) {
@@ -229,6 +268,9 @@ std::vector<uint8_t> make_simple(uint64_t id, const Id128& session, wire::Reques
 }
 
 Id128 handle_id(const Answer& answer) {
+  if (const auto* match = answer.response->body_as_MatchResult()) {
+    return match->handle() != nullptr ? from_wire(match->handle()->id()) : Id128{};
+  }
   const auto* result = answer.response->body_as_InferPairResult();
   if (result == nullptr || result->handle() == nullptr) return {};
   return from_wire(result->handle()->id());

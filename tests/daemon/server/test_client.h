@@ -105,6 +105,16 @@ struct InferArgs {
 
 std::vector<uint8_t> make_infer_pair(uint64_t id, const Id128& session, const ImageArg& a, const ImageArg& b,
                                      const InferArgs& args = {});
+struct BatchArgs {
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // empty = consecutive
+  bool symmetric = false;
+  bool stream = false;
+  InferArgs infer;
+};
+std::vector<uint8_t> make_infer_batch(uint64_t id, const Id128& session, const std::vector<ImageArg>& images,
+                                      const BatchArgs& args = {});
+std::vector<uint8_t> make_match(uint64_t id, const Id128& session, const Id128& source, uint32_t max_matches = 0,
+                                uint32_t subsample = 0, float min_confidence = 0);
 struct RegionDest {
   Id128 region;
   uint64_t offset = 0;
@@ -122,7 +132,7 @@ std::vector<uint8_t> make_unload(uint64_t id, const std::string& name);
 std::vector<uint8_t> make_load(uint64_t id, const std::string& name, const std::string& weights);
 std::vector<uint8_t> make_simple(uint64_t id, const Id128& session, wire::RequestBody type);
 
-Id128 handle_id(const Answer& answer);  // of an InferPairResult
+Id128 handle_id(const Answer& answer);  // of an InferPairResult or a MatchResult
 
 }  // namespace recon::daemon::testing
 

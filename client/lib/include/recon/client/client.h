@@ -20,11 +20,13 @@
 #include <string_view>
 #include <vector>
 
+#include "recon/client/batch.h"
 #include "recon/client/error.h"
 #include "recon/client/export.h"
 #include "recon/client/image_buffer.h"
 #include "recon/client/options.h"
 #include "recon/client/result.h"
+#include "recon/client/retrieval.h"
 #include "recon/client/status.h"
 #include "recon/client/types.h"
 
@@ -58,6 +60,20 @@ class RECON_CLIENT_API Client {
   // Sends one MASt3R pair (view 1, view 2) and returns at once; the answer arrives in the
   // returned PendingResult. Both views must come from buffers of this Client.
   PendingResult infer(const ImageView& image1, const ImageView& image2, const InferOptions& options = {});
+  // Sends many pairs over one image list in one request (InferBatch: the daemon encodes each
+  // image once and runs all pairs in one engine call) and returns at once. The answer has one
+  // Result per pair; each counts against the session's handle quota until released.
+  PendingBatch infer_batch(std::span<const ImageView> images, const BatchOptions& batch = {},
+                           const InferOptions& options = {});
+  // Matches the descriptors of a pair result on the daemon (desc_1/desc_2 never leave the GPU).
+  // The answer is a new Result with "matches_1", "matches_2" (i32 [K, 2], pixel x, y),
+  // "match_conf" (f32 [K]) and "pts3d_1", "pts3d_2" (f32 [K, 3]), as far as the source holds
+  // desc_conf_* and pts3d_*; Result::match_count() is K. `source` must stay unreleased until
+  // the answer arrives.
+  PendingResult match(const Result& source, const MatchOptions& options = {});
+  // Retrieval embeddings of every image (and with top_k, the most similar pairs) from the
+  // daemon's retrieval model on its MASt3R encoder. The images must be prepared to one size.
+  PendingRetrieval encode_retrieval(std::span<const ImageView> images, const RetrievalOptions& options = {});
 
   // The daemon's state, devices, models, queue, throughput and latency. With include_sessions
   // the request goes to the manager socket, which also lists each client session.

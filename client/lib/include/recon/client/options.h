@@ -58,4 +58,39 @@ struct InferOptions {
   std::chrono::milliseconds timeout{0};
 };
 
+// Which pairs an InferBatch runs over its image list.
+struct BatchOptions {
+  // Indices into the images; empty = the consecutive pairs (0,1), (1,2), ..., (n-2,n-1).
+  std::vector<ImagePair> pairs;
+  // Also run every pair swapped; the swapped pairs follow all the others (as the official
+  // make_pairs(symmetrize=True) orders them).
+  bool symmetric = false;
+};
+
+// Retrieval embeddings of many images (EncodeRetrieval), for choosing the pairs of a large scene.
+struct RetrievalOptions {
+  // The daemon's retrieval model; empty = "retrieval".
+  std::string model;
+  // Every image is prepared to this size (the images must end up at one size); unset = each
+  // image's own size when its sides are multiples of 16, else the backbone's default.
+  std::optional<Resolution> resolution;
+  // > 0: also each image's top_k most similar other images (top_k < number of images).
+  uint32_t top_k = 0;
+  std::chrono::milliseconds ttl{0};
+  std::chrono::milliseconds timeout{0};
+};
+
+// Descriptor matching of a pair result on the daemon (the official fast reciprocal nearest
+// neighbours, on the GPU that holds the descriptors).
+struct MatchOptions {
+  // At most this many matches, the most confident ones (0 = all; the daemon caps it).
+  uint32_t max_matches = 0;
+  // Seeds every n-th pixel in each direction (0 = the official 8).
+  uint32_t subsample = 0;
+  // Keep only matches whose two pixels both have a descriptor confidence ≥ this.
+  float min_confidence = 0;
+  // How long PendingResult::get() waits; 0 = ConnectOptions::timeout.
+  std::chrono::milliseconds timeout{0};
+};
+
 }  // namespace recon::client

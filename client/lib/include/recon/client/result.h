@@ -1,4 +1,4 @@
-// Result: the answer to an inference, a handle to tensors that stay in the daemon's device memory
+// Result: the answer to an inference (or a match), a handle to tensors that stay in the daemon's device memory
 // until fetched ("lazy retrieval"); PendingResult: a Result that has not arrived yet; TensorView:
 // a fetched tensor, viewed in place in the client's shared-memory output region (no copy).
 //
@@ -95,6 +95,8 @@ class RECON_CLIENT_API Result {
   std::chrono::milliseconds ttl() const;
   // The handle id in hex (for logs; it is a capability, so do not publish it).
   std::string handle_id() const;
+  // For a Client::match result: the number of matches (rows of "matches_1"); 0 otherwise.
+  uint64_t match_count() const;
 
   // The tensor, fetched into shared memory on first use (one round trip), then a view of it.
   // Throws Error(kNotFound) for an unknown name or a released/expired handle.
@@ -112,7 +114,10 @@ class RECON_CLIENT_API Result {
   bool released() const;
 
  private:
+  friend class Client;  // match() names the handle
   friend class PendingResult;
+  friend class PendingBatch;
+  friend class PendingRetrieval;
   explicit Result(std::unique_ptr<detail::ResultState> state);
   std::unique_ptr<detail::ResultState> state_;
 };
@@ -136,10 +141,13 @@ class RECON_CLIENT_API PendingResult {
 
  private:
   friend class Client;
-  PendingResult(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call);
+  // The answers a PendingResult waits for.
+  enum class Kind : uint8_t { kInferPair, kMatch };
+  PendingResult(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call, Kind kind);
   void abandon() noexcept;
   std::shared_ptr<detail::Core> core_;
   std::shared_ptr<detail::Call> call_;
+  Kind kind_ = Kind::kInferPair;
 };
 
 }  // namespace recon::client

@@ -33,6 +33,13 @@ struct Resolution {
 // "512x384" (width x height, as recond.conf and reconctl write it).
 RECON_CLIENT_API std::string to_string(const Resolution& resolution);
 
+// Two indices into a batch's image list: `first` is view 1, `second` view 2.
+struct ImagePair {
+  uint32_t first = 0;
+  uint32_t second = 0;
+  bool operator==(const ImagePair&) const = default;
+};
+
 // One tensor a result handle holds on the daemon.
 struct RECON_CLIENT_API TensorInfo {
   std::string name;             // "pts3d_1", "conf_2", "desc_1", ...

@@ -1,0 +1,46 @@
+// PendingRetrieval and RetrievalResult: the answer to Client::encode_retrieval — one result
+// handle with the retrieval outputs of every image ("embeddings" f32 [N, D] unit rows,
+// "features" f32 [N, K, D], "attention" f32 [N, K], "token_index" i32 [N, K]; fetched lazily)
+// and, with top_k > 0, each image's most similar others.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "recon/client/export.h"
+#include "recon/client/result.h"
+#include "recon/client/types.h"
+
+namespace recon::client {
+
+struct RetrievalResult {
+  Result outputs;
+  // For image i, entries [i·top_k, (i+1)·top_k): (i, j) with j among its top_k most similar
+  // other images, best first, and the cosine similarity of their embeddings.
+  std::vector<ImagePair> pairs;
+  std::vector<float> scores;
+};
+
+class RECON_CLIENT_API PendingRetrieval {
+ public:
+  PendingRetrieval() = default;
+  PendingRetrieval(PendingRetrieval&&) noexcept = default;
+  PendingRetrieval& operator=(PendingRetrieval&&) noexcept;
+  ~PendingRetrieval();  // before get(): abandons the request; a handle that still arrives is released
+
+  bool valid() const { return call_ != nullptr; }
+  bool ready() const;
+  bool wait_for(std::chrono::milliseconds timeout) const;
+  // Blocks until the answer (or the request's timeout). Callable once.
+  RetrievalResult get();
+
+ private:
+  friend class Client;
+  PendingRetrieval(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call);
+  void abandon() noexcept;
+  std::shared_ptr<detail::Core> core_;
+  std::shared_ptr<detail::Call> call_;
+};
+
+}  // namespace recon::client

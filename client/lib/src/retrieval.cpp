@@ -1,0 +1,68 @@
+// PendingRetrieval: waits for an EncodeRetrievalResult and wraps its handle in a Result.
+#include "recon/client/retrieval.h"
+
+#include "result_state.h"
+
+namespace recon::client {
+
+PendingRetrieval::PendingRetrieval(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call)
+    : core_(std::move(core)), call_(std::move(call)) {}
+
+PendingRetrieval& PendingRetrieval::operator=(PendingRetrieval&& other) noexcept {
+  if (this != &other) {
+    abandon();
+    core_ = std::move(other.core_);
+    call_ = std::move(other.call_);
+  }
+  return *this;
+}
+
+PendingRetrieval::~PendingRetrieval() {
+  abandon();
+}
+
+void PendingRetrieval::abandon() noexcept {
+  if (call_) call_->abandon();
+  call_.reset();
+  core_.reset();
+}
+
+bool PendingRetrieval::ready() const {
+  return call_ && call_->ready();
+}
+
+bool PendingRetrieval::wait_for(std::chrono::milliseconds timeout) const {
+  return call_ && call_->wait_for(timeout);
+}
+
+RetrievalResult PendingRetrieval::get() {
+  if (!call_) throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, "get() on an empty PendingRetrieval");
+  std::shared_ptr<detail::Call> call = std::move(call_);
+  std::shared_ptr<detail::Core> core = std::move(core_);
+  detail::Answer answer = call->take();
+  const auto round_trip = call->answered_at - call->sent_at;
+  detail::expect_body(answer, wire::ResponseBody::EncodeRetrievalResult, "EncodeRetrieval");
+  const wire::EncodeRetrievalResult* body = answer.response->body_as_EncodeRetrievalResult();
+  const wire::ResultHandle* handle = body->handle();
+  RetrievalResult out;
+  try {
+    out.outputs = Result(detail::ResultState::from_wire(core, handle, round_trip));
+  } catch (...) {
+    if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
+    throw;
+  }
+  const size_t pairs = body->pairs() != nullptr ? body->pairs()->size() : 0;
+  const size_t scores = body->scores() != nullptr ? body->scores()->size() : 0;
+  if (pairs != scores) {
+    throw Error(ErrorCode::kInternal, ErrorSource::kConnection,
+                "recond answered EncodeRetrieval with " + std::to_string(pairs) + " pairs but " +
+                    std::to_string(scores) + " scores");
+  }
+  for (size_t i = 0; i < pairs; ++i) {
+    out.pairs.push_back(ImagePair{body->pairs()->Get(i)->first(), body->pairs()->Get(i)->second()});
+    out.scores.push_back(body->scores()->Get(i));
+  }
+  return out;
+}
+
+}  // namespace recon::client

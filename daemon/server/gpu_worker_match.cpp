@@ -1,0 +1,144 @@
+// GpuWorker: Match — the official fast reciprocal nearest-neighbour matcher
+// (gpu/models/match/match.h) on the descriptors a result handle already holds in device memory.
+// The descriptors never leave the device; the (small) match list is read back once to apply
+// min_confidence and max_matches, and stored as new device tensors behind a new handle:
+// matches_1/matches_2 i32 [K, 2] (x, y), match_conf f32 [K] = sqrt(desc_conf_1 · desc_conf_2) and
+// pts3d_1/pts3d_2 f32 [K, 3] (when the source holds those maps).
+#include <algorithm>
+#include <numeric>
+
+#include "daemon/server/gpu_worker.h"
+#include "daemon/server/responses.h"
+
+namespace recon::daemon {
+namespace {
+
+// Rows of `host` to keep, in the matcher's order (by the view-1 pixel): both pixels' descriptor
+// confidence ≥ min_confidence, then, beyond max_matches, the most confident ones (by match
+// confidence, or by descriptor similarity without confidence maps; ties to the earlier row).
+std::vector<size_t> kept_rows(const gpu::HostMatches& host, float min_confidence, uint32_t max_matches) {
+  const bool conf = !host.conf.empty();
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < host.size(); ++i) {
+    if (min_confidence > 0 && (host.conf_a[i] < min_confidence || host.conf_b[i] < min_confidence)) continue;
+    rows.push_back(i);
+  }
+  if (rows.size() > max_matches) {
+    const std::vector<float>& key = conf ? host.conf : host.score;
+    std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
+    rows.resize(max_matches);
+    std::sort(rows.begin(), rows.end());
+  }
+  return rows;
+}
+
+template <typename T>
+Result<StoredTensor> upload_rows(gpu::Runtime& rt, const char* name, gpu::DType dtype, const std::vector<T>& source,
+                                 const std::vector<size_t>& rows, size_t width) {
+  std::vector<T> packed;
+  packed.reserve(rows.size() * width);
+  for (size_t r : rows) packed.insert(packed.end(), source.begin() + r * width, source.begin() + (r + 1) * width);
+  StoredTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.shape = {rows.size()};
+  if (width > 1) t.shape.push_back(width);
+  t.bytes = packed.size() * sizeof(T);
+  if (t.bytes == 0) return t;  // no device buffer for an empty list
+  gpu::Shape shape(t.shape.begin(), t.shape.end());
+  RECON_ASSIGN_OR_RETURN(t.tensor, gpu::Tensor::from_host(rt, dtype, shape, packed.data(), t.bytes));
+  return t;
+}
+
+}  // namespace
+
+Result<gpu::FastMatcher*> GpuWorker::matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options) {
+  constexpr size_t kKept = 8;  // shapes × options a daemon serves at once; each holds a few MiB of scratch
+  auto it = std::find_if(matchers_.begin(), matchers_.end(), [&](const auto& m) {
+    return m->shape() == shape && m->options().subsample == options.subsample &&
+           m->options().max_iter == options.max_iter && m->options().border == options.border;
+  });
+  if (it == matchers_.end()) {
+    RECON_ASSIGN_OR_RETURN(auto made, gpu::FastMatcher::create(device_.runtime(), shape, options));
+    if (matchers_.size() == kKept) matchers_.erase(matchers_.begin());
+    matchers_.push_back(std::move(made));
+  } else {
+    std::rotate(it, it + 1, matchers_.end());
+  }
+  return matchers_.back().get();
+}
+
+void GpuWorker::run_match(MatchJob job) {
+  const auto picked = SteadyClock::now();
+  if (!store_.client_open(job.client)) return;
+  const StoredResult& source = *job.source;
+  const auto tensor_of = [&](const char* name) -> const gpu::Tensor* {
+    const StoredTensor* t = source.find(name);
+    return t != nullptr ? &t->tensor : nullptr;
+  };
+  gpu::MatchMaps maps;
+  if (tensor_of("pts3d_1") != nullptr && tensor_of("pts3d_2") != nullptr) {
+    maps.pts3d_a = *tensor_of("pts3d_1");
+    maps.pts3d_b = *tensor_of("pts3d_2");
+  }
+  if (tensor_of("desc_conf_1") != nullptr && tensor_of("desc_conf_2") != nullptr) {
+    maps.conf_a = *tensor_of("desc_conf_1");
+    maps.conf_b = *tensor_of("desc_conf_2");
+  }
+  gpu::FastMatchOptions options;
+  options.subsample = static_cast<int>(job.subsample);
+  gpu::Runtime& rt = device_.runtime();
+  const auto start = SteadyClock::now();
+  auto host = [&]() -> Result<gpu::HostMatches> {
+    RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape,
+                           gpu::MatchShape::of(*tensor_of("desc_1"), *tensor_of("desc_2"), maps));
+    RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * matcher, matcher_for(shape, options));
+    RECON_ASSIGN_OR_RETURN(const gpu::MatchResult matched,
+                           matcher->run(*tensor_of("desc_1"), *tensor_of("desc_2"), maps));
+    return matched.to_host(rt);
+  }();
+  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
+  if (!host.is_ok()) {
+    answer_error(job.reply, host.status().with_context("matching"));
+    return;
+  }
+  const auto output_start = SteadyClock::now();
+  const std::vector<size_t> rows = kept_rows(*host, job.min_confidence, job.max_matches);
+
+  StoredResult result;
+  result.device = device_.index();
+  result.model = "match";
+  result.ttl_ms = job.ttl_ms;
+  std::vector<Result<StoredTensor>> tensors;
+  tensors.push_back(upload_rows(rt, "matches_1", gpu::DType::kI32, host->xy_a, rows, 2));
+  tensors.push_back(upload_rows(rt, "matches_2", gpu::DType::kI32, host->xy_b, rows, 2));
+  if (maps.conf_a.defined()) tensors.push_back(upload_rows(rt, "match_conf", gpu::DType::kF32, host->conf, rows, 1));
+  if (maps.pts3d_a.defined()) {
+    tensors.push_back(upload_rows(rt, "pts3d_1", gpu::DType::kF32, host->pts3d_a, rows, 3));
+    tensors.push_back(upload_rows(rt, "pts3d_2", gpu::DType::kF32, host->pts3d_b, rows, 3));
+  }
+  for (auto& t : tensors) {
+    if (!t.is_ok()) {
+      answer_error(job.reply, t.status().with_context("storing the matches"));
+      return;
+    }
+    result.tensors.push_back(std::move(t).value());
+  }
+  RequestTimings& t = result.timings;
+  t.queue_ns = ns_between(job.received, picked);
+  t.compute_ns = compute_ns;
+  t.batch_size = 1;
+  const auto now = SteadyClock::now();
+  t.output_ns = ns_between(output_start, now);
+  t.total_ns = ns_between(job.received, now);
+  const ReplyTarget reply = job.reply;
+  auto handle = store_.insert(std::move(job.reservation), std::move(result));
+  if (!handle.is_ok()) {
+    answer_error(reply, handle.status());
+    return;
+  }
+  metrics_.record_match(rows.size());
+  answer(reply, match_response(reply.request_id, **handle, static_cast<uint32_t>(rows.size())), StatusCode::kOk);
+}
+
+}  // namespace recon::daemon

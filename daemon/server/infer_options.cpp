@@ -1,0 +1,63 @@
+// InferOptions admission: see infer_options.h.
+#include "daemon/server/infer_options.h"
+
+#include <algorithm>
+
+#include "daemon/server/responses.h"
+
+namespace recon::daemon {
+namespace {
+
+constexpr uint32_t kMaxResolutionSide = 4096;
+
+bool is_known_output(std::string_view name) {
+  return std::any_of(std::begin(kMast3rOutputs), std::end(kMast3rOutputs), [&](const char* n) { return name == n; });
+}
+
+}  // namespace
+
+std::string model_name(const flatbuffers::String* name, const char* fallback) {
+  return name != nullptr && name->size() > 0 ? name->str() : std::string(fallback);
+}
+
+Result<InferSettings> infer_settings(const wire::InferOptions* options, const ModelInfo& model,
+                                     const ServerLimits& limits) {
+  InferSettings s;
+  s.rules.long_side = model.default_long_side;
+  s.rules.max_inline_bytes = limits.max_message_bytes;
+  if (options != nullptr && options->resolution() != nullptr) {
+    const uint32_t h = options->resolution()->height(), w = options->resolution()->width();
+    if (h == 0 || w == 0 || h % model.patch_size != 0 || w % model.patch_size != 0 || h > kMaxResolutionSide ||
+        w > kMaxResolutionSide) {
+      return invalid_argument("resolution " + std::to_string(w) + "x" + std::to_string(h) +
+                              " must have sides that are non-zero multiples of " + std::to_string(model.patch_size) +
+                              " up to " + std::to_string(kMaxResolutionSide));
+    }
+    s.rules.required = ImageSize{h, w};
+    s.rules.long_side = std::max(h, w);
+  }
+  if (options != nullptr && options->precision() != wire::Precision::DEFAULT &&
+      options->precision() != to_wire(model.precision)) {
+    return unimplemented("model '" + model.name + "' is loaded in " + gpu::precision_name(model.precision) +
+                         "; per-request precision is not supported");
+  }
+  if (options != nullptr && options->outputs() != nullptr) {
+    for (const flatbuffers::String* output : *options->outputs()) {
+      if (!is_known_output(output->string_view())) {
+        return invalid_argument("unknown output '" + output->str() +
+                                "' (MASt3R has pts3d_1/2, conf_1/2, desc_1/2, desc_conf_1/2)");
+      }
+      s.outputs.push_back(output->str());
+    }
+  }
+  const auto max_ttl = static_cast<uint32_t>(limits.handle_ttl.count());
+  const uint32_t asked_ttl = options != nullptr ? options->ttl_ms() : 0;
+  s.ttl_ms = asked_ttl == 0 ? max_ttl : std::min(asked_ttl, max_ttl);
+  s.received = SteadyClock::now();
+  if (options != nullptr && options->deadline_ms() > 0) {
+    s.deadline = s.received + std::chrono::milliseconds(options->deadline_ms());
+  }
+  return s;
+}
+
+}  // namespace recon::daemon

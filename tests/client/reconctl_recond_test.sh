@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ctest reconctl.with_recond: `reconctl batch`, `match` and `retrieve` against the real recond on
+# the tests' tiny model and golden retrieval head, with the samples prepared to 64 px (64x48).
+# Checks exit codes, the files written, and the error exit code of a bad request.
+#   reconctl_recond_test.sh RECOND RECONCTL SOURCE_DIR
+set -euo pipefail
+recond=$1
+reconctl=$2
+source=$3
+work=$(mktemp -d /tmp/reconctl-recond-XXXXXX)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$recond" --foreground --config /dev/null --socket-dir "$work/run" \
+  --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
+  --pipeline-cache "$work/cache.bin" \
+  --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" >"$work/recond.log" 2>&1 &
+pid=$!
+ctl() { "$reconctl" --socket-dir "$work/run" --timeout 300 "$@"; }
+if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
+
+a=$source/samples/view_a.png
+b=$source/samples/view_b.png
+
+ctl batch "$a" "$b" "$a" --size 64 --pairs 0-1,1-2 --symmetric --out "$work/batch" >"$work/batch.txt"
+grep -q "4 pairs in one batch" "$work/batch.txt"
+for d in pair_0_0-1 pair_1_1-2 pair_2_1-0 pair_3_2-1; do
+  test -f "$work/batch/$d/pts3d_1.npy"
+  test -f "$work/batch/$d/desc_conf_2.npy"
+done
+
+ctl match "$a" "$b" --size 64 --subsample 4 --out "$work/match" >"$work/match.txt"
+grep -q " matches (subsample 4" "$work/match.txt"
+for f in matches_1.npy matches_2.npy match_conf.npy pts3d_1.npy pts3d_2.npy matches.png; do
+  test -s "$work/match/$f"
+done
+# int32 [K, 2] in NumPy format 1.0.
+head -c 80 "$work/match/matches_1.npy" | grep -q "'descr': '<i4'"
+
+ctl retrieve "$a" "$b" "$a" --size 64 --top-k 2 >"$work/retrieve.txt"
+grep -q "MOST SIMILAR" "$work/retrieve.txt"
+ctl retrieve "$a" "$b" "$a" --size 64 --top-k 1 --json >"$work/retrieve.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['pairs'])==3 and d['embedding_dim']==32" \
+  "$work/retrieve.json"
+
+# The daemon refuses a pair request naming the retrieval model: exit code 1.
+set +e
+ctl match "$a" "$b" --size 64 --model retrieval --out "$work/bad" 2>"$work/bad.txt"
+code=$?
+set -e
+test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/bad.txt"; exit 1; }
+grep -q "retrieval model" "$work/bad.txt"
+
+kill -TERM "$pid"
+wait "$pid"
+pid=
+echo "reconctl batch, match and retrieve against recond: ok"

@@ -1,0 +1,115 @@
+// recond in-process: EncodeRetrieval on the tiny model's encoder with the golden retrieval head
+// (tests/golden/retrieval/projector, 32-wide tokens like tiny_same's encoder). The answer must
+// equal the engine's encode() followed by the same head in-process, and bad requests get typed
+// errors.
+#include <gtest/gtest.h>
+
+#include "daemon/ipc/wire_convert.h"
+#include "daemon/server/retrieval_runner.h"
+#include "tests/daemon/server/server_harness.h"
+#include "tests/daemon/server/test_client.h"
+#include "tests/daemon/server/test_expect.h"
+
+namespace recon::daemon::testing {
+namespace {
+
+constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
+const std::string kRetrievalHead = kGoldenDir + "/retrieval/projector/model.safetensors";
+
+std::vector<uint8_t> make_encode(uint64_t id, const Id128& session, const std::vector<ImageArg>& images, uint32_t top_k,
+                                 const std::string& model = "") {
+  flatbuffers::FlatBufferBuilder b(4096);
+  std::vector<flatbuffers::Offset<wire::Image>> wire_images;
+  for (const ImageArg& image : images) {
+    const auto data = b.CreateVector(image.pixels);
+    const auto inline_image = wire::CreateInlineImage(b, image.height, image.width, wire::PixelFormat::RGB8, data);
+    wire_images.push_back(wire::CreateImage(b, wire::ImageSource::InlineImage, inline_image.Union()));
+  }
+  const auto body =
+      wire::CreateEncodeRetrievalDirect(b, model.empty() ? nullptr : model.c_str(), &wire_images, 0, top_k);
+  finish_request(b, id, session, wire::RequestBody::EncodeRetrieval, body.Union());
+  return to_bytes(b);
+}
+
+ServerOptions with_retrieval() {
+  ServerOptions options = tiny_options();
+  options.retrieval.push_back(RetrievalSpec{"retrieval", kRetrievalHead, "mast3r"});
+  return options;
+}
+
+TEST(RecondRetrieval, EncodeRetrievalEqualsTheEncoderAndHeadInProcess) {
+  auto harness = ServerHarness::start(with_retrieval());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "retrieval");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  std::vector<ImageArg> images;
+  for (uint32_t seed = 20; seed < 24; ++seed) images.push_back({{}, 0, kH, kW, 0, test_image(kH, kW, seed)});
+
+  const uint64_t id = c.next_id();
+  auto answer = c.call(make_encode(id, c.session(), images, 2), id);
+  ASSERT_TRUE(answer.is_ok());
+  ASSERT_EQ(answer->type(), wire::ResponseBody::EncodeRetrievalResult) << answer->error_message();
+  const wire::EncodeRetrievalResult* result = answer->response->body_as_EncodeRetrievalResult();
+  EXPECT_EQ(result->handle()->model()->str(), "retrieval");
+  ASSERT_EQ(result->pairs()->size(), 8u);
+  ASSERT_EQ(result->scores()->size(), 8u);
+
+  // In-process: the same encoder and head on the same device.
+  auto engine = gpu::Mast3rEngine::load(harness->runtime(), kTinyModel, gpu::Precision::kF32);
+  ASSERT_TRUE(engine.is_ok());
+  std::vector<gpu::ImageU8View> views;
+  for (const ImageArg& image : images) views.push_back({image.pixels.data(), kH, kW, 0});
+  auto tokens = (*engine)->encode(views);
+  ASSERT_TRUE(tokens.is_ok()) << tokens.status().to_string();
+  auto head = RetrievalRunner::load(harness->runtime(), kRetrievalHead);
+  ASSERT_TRUE(head.is_ok()) << head.status().to_string();
+  auto expected = (*head)->run(*tokens, 2);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().to_string();
+  for (uint32_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(result->pairs()->Get(i)->first(), expected->pairs[i].first);
+    EXPECT_EQ(result->pairs()->Get(i)->second(), expected->pairs[i].second);
+    EXPECT_EQ(result->scores()->Get(i), expected->scores[i]);
+  }
+  const uint64_t fid = c.next_id();
+  auto fetched = c.call(make_fetch(fid, c.session(), from_wire(result->handle()->id()), {}, std::nullopt), fid);
+  ASSERT_TRUE(fetched.is_ok());
+  const TensorBytes got = inline_tensors(*fetched);
+  for (const StoredTensor& t : expected->tensors) {
+    std::vector<uint8_t> bytes(t.bytes);
+    ASSERT_TRUE(t.tensor.download(harness->runtime(), bytes.data(), bytes.size()).is_ok());
+    ASSERT_EQ(got.count(t.name), 1u) << t.name;
+    EXPECT_TRUE(got.at(t.name) == bytes) << t.name;
+  }
+}
+
+TEST(RecondRetrieval, RefusesBadRetrievalRequests) {
+  auto harness = ServerHarness::start(with_retrieval());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "bad-retrieval");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  const ImageArg a{{}, 0, kH, kW, 0, test_image(kH, kW, 1)};
+  const ImageArg tall{{}, 0, kW, kH, 0, test_image(kW, kH, 2)};  // prepared to another size
+  const auto expect = [&](const std::vector<uint8_t>& request, uint64_t id, StatusCode code,
+                          const std::string& message) {
+    auto answer = c.call(request, id);
+    ASSERT_TRUE(answer.is_ok());
+    EXPECT_EQ(answer->code(), code) << answer->error_message();
+    EXPECT_NE(answer->error_message().find(message), std::string::npos) << answer->error_message();
+  };
+  uint64_t id = c.next_id();
+  expect(make_encode(id, c.session(), {}, 0), id, StatusCode::kInvalidArgument, "no images");
+  id = c.next_id();
+  expect(make_encode(id, c.session(), {a, a}, 2), id, StatusCode::kInvalidArgument, "top_k 2");
+  id = c.next_id();
+  expect(make_encode(id, c.session(), {a, tall}, 1), id, StatusCode::kInvalidArgument, "one size");
+  id = c.next_id();
+  expect(make_encode(id, c.session(), {a, a}, 1, "mast3r"), id, StatusCode::kInvalidArgument, "not a retrieval model");
+  id = c.next_id();
+  expect(make_infer_pair(id, c.session(), a, a, InferArgs{"retrieval"}), id, StatusCode::kInvalidArgument,
+         "is a retrieval model");
+}
+
+}  // namespace
+}  // namespace recon::daemon::testing
