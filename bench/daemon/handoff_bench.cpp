@@ -133,10 +133,16 @@ struct ServerSetup {
   std::string error;
 };
 
-// One daemon per path, started on first use and kept for the run.
+// One daemon per path, started on first use and kept for the run; torn down by main before it
+// returns (Vulkan objects destroyed from static destructors crashed on exit on NVIDIA).
+std::map<int64_t, ServerSetup> g_setups;
+
+void close_setups() {
+  g_setups.clear();
+}
+
 ServerSetup& server_setup(int64_t path) {
-  static std::map<int64_t, ServerSetup> setups;
-  ServerSetup& s = setups[path];
+  ServerSetup& s = g_setups[path];
   if (s.harness || !s.error.empty()) return s;
   ServerOptions options = tiny_options();
   options.import_regions = path == kZeroCopy;
@@ -216,4 +222,11 @@ BENCHMARK(BM_HandOff)
 }  // namespace
 }  // namespace recon::daemon::testing
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  recon::daemon::testing::close_setups();
+  benchmark::Shutdown();
+  return 0;
+}

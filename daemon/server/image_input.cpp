@@ -170,7 +170,23 @@ Result<gpu::Tensor> prepare_on_gpu(const PendingImage& image, const InputPrepara
 Result<ModelImage> materialize(PendingImage& image, const InputPreparation& where) {
   ModelImage out;
   out.size = image.target;
-  const bool imported = import_for(image, where) != nullptr;
+  const RegionImport* import = import_for(image, where);
+  const bool imported = import != nullptr;
+  // A packed image at model size in an imported region needs no preparation at all: the engine
+  // copies it from the client's pages on the GPU, while the lease keeps them mapped and imported.
+  if (imported && !image.resize && image.stride == image.size.width * 3 && where.gpu_preprocess) {
+    const auto first = static_cast<int64_t>(image.lease.bytes().data() - image.lease.base());
+    const int64_t bytes = int64_t{image.size.height} * image.size.width * 3;
+    auto view = import->host_import().bytes().slice_rows(first, first + bytes);
+    if (view.is_ok()) view = view->reshape({image.size.height, image.size.width, 3});
+    if (view.is_ok()) {
+      out.device = std::move(view).value();
+      out.lease = std::move(image.lease);
+      out.path = InputPath::kZeroCopy;
+      return out;
+    }
+    log_warning("viewing an imported image failed, preparing it instead: " + view.status().to_string());
+  }
   // An unimported image already at model size needs no GPU work: the engine uploads it.
   if (where.runtime != nullptr && where.gpu_preprocess && (imported || image.resize)) {
     auto prepared = prepare_on_gpu(image, where);

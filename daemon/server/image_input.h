@@ -5,7 +5,9 @@
 //  2. materialize (GPU worker): brings the image to the model-input size with the official
 //     preparation, on one of three paths (the choice is logged and counted in ModelImage):
 //       zero-copy — the region is imported into this device (region_import.h): the GPU resizes
-//                   straight from the client's pages, under the lease;
+//                   straight from the client's pages, under the lease; a packed image already
+//                   at model size is not prepared at all (the engine copies it from the pages,
+//                   and ModelImage keeps the lease until then);
 //       staging   — one upload of the image's bytes (region or inline), then the GPU resize;
 //       CPU       — the pixels are copied out row by row and resized on the worker's CPU
 //                   (gpu_preprocess off, an image already at model size that is not imported,
@@ -61,10 +63,12 @@ struct InputPreparation {
 enum class InputPath { kZeroCopy, kStaging, kCpu };
 const char* input_path_name(InputPath path);
 
-// An image at model-input size: a packed u8 [H, W, 3] device tensor when the GPU prepared it,
-// packed host rows otherwise.
+// An image at model-input size: a packed u8 [H, W, 3] device tensor when the GPU prepared it (or,
+// for a packed image already at model size in an imported region, a view of the client's pages,
+// kept alive by `lease`), packed host rows otherwise.
 struct ModelImage {
   gpu::Tensor device;
+  RegionLease lease;  // held while `device` views the client's pages
   std::vector<uint8_t> host;
   ImageSize size;
   InputPath path = InputPath::kCpu;
@@ -72,7 +76,8 @@ struct ModelImage {
   gpu::ImageU8View view() const;
 };
 
-// `image` at `image.target` (see the file comment for the paths). Releases the lease.
+// `image` at `image.target` (see the file comment for the paths). Releases the lease, or moves it
+// into the result when the engine reads the client's pages in place.
 Result<ModelImage> materialize(PendingImage& image, const InputPreparation& where);
 
 }  // namespace recon::daemon
