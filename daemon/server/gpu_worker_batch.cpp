@@ -23,24 +23,19 @@ void GpuWorker::run_infer_batch(BatchJob job) {
     answer_error(job.reply, engine_missing(job.model));
     return;
   }
-  std::vector<ModelImage> pixels(job.images.size());
-  std::vector<gpu::ImageU8View> views;
-  views.reserve(job.images.size());
-  for (size_t i = 0; i < job.images.size(); ++i) {
-    auto copied = materialize(job.images[i], input_);
-    if (!copied.is_ok()) {
-      answer_error(job.reply, copied.status().with_context("images[" + std::to_string(i) + "]"));
-      return;
-    }
-    pixels[i] = std::move(copied).value();
-    views.push_back(pixels[i].view());
+  auto pixels = materialize_all(job.images, input_);
+  if (!pixels.is_ok()) {
+    answer_error(job.reply, pixels.status());
+    return;
   }
+  std::vector<gpu::ImageU8View> views;
+  for (const ModelImage& image : *pixels) views.push_back(image.view());  // they point into *pixels
   const uint64_t input_ns = ns_between(picked, SteadyClock::now());
 
   const auto start = SteadyClock::now();
   auto results = engine->infer_batch(views, job.pairs);
   const uint64_t compute_ns = ns_between(start, SteadyClock::now());
-  pixels.clear();
+  pixels->clear();  // releases the leases
   if (!results.is_ok()) {
     answer_error(job.reply, results.status().with_context("batch inference failed"));
     return;

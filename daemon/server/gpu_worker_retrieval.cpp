@@ -19,17 +19,13 @@ void GpuWorker::run_encode_retrieval(RetrievalJob job) {
     answer_error(job.reply, engine_missing(engine == nullptr ? job.backbone : job.model));
     return;
   }
-  std::vector<ModelImage> pixels(job.images.size());
-  std::vector<gpu::ImageU8View> views;
-  for (size_t i = 0; i < job.images.size(); ++i) {
-    auto copied = materialize(job.images[i], input_);
-    if (!copied.is_ok()) {
-      answer_error(job.reply, copied.status().with_context("images[" + std::to_string(i) + "]"));
-      return;
-    }
-    pixels[i] = std::move(copied).value();
-    views.push_back(pixels[i].view());
+  auto pixels = materialize_all(job.images, input_);
+  if (!pixels.is_ok()) {
+    answer_error(job.reply, pixels.status());
+    return;
   }
+  std::vector<gpu::ImageU8View> views;
+  for (const ModelImage& image : *pixels) views.push_back(image.view());  // they point into *pixels
   const uint64_t input_ns = ns_between(picked, SteadyClock::now());
   const auto start = SteadyClock::now();
   auto tokens = engine->encode(views);

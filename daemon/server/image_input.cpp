@@ -204,4 +204,15 @@ Result<ModelImage> materialize(PendingImage& image, const InputPreparation& wher
   return out;
 }
 
+Result<std::vector<ModelImage>> materialize_all(std::vector<PendingImage>& images, const InputPreparation& where) {
+  std::vector<ModelImage> out;
+  out.reserve(images.size());
+  for (size_t i = 0; i < images.size(); ++i) {
+    auto image = materialize(images[i], where);
+    if (!image.is_ok()) return image.status().with_context("images[" + std::to_string(i) + "]");
+    out.push_back(std::move(image).value());
+  }
+  return out;
+}
+
 }  // namespace recon::daemon

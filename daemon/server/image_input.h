@@ -79,5 +79,7 @@ struct ModelImage {
 // `image` at `image.target` (see the file comment for the paths). Releases the lease, or moves it
 // into the result when the engine reads the client's pages in place.
 Result<ModelImage> materialize(PendingImage& image, const InputPreparation& where);
+// Every image of a request, in order; the error names the image ("images[3]: ...").
+Result<std::vector<ModelImage>> materialize_all(std::vector<PendingImage>& images, const InputPreparation& where);
 
 }  // namespace recon::daemon
