@@ -51,28 +51,36 @@ Status apply(SuiteOptions& o, std::string_view key, std::string_view value, std:
 Result<SuiteOptions> parse_options(int* argc, char** argv) {
   SuiteOptions o;
   constexpr std::string_view kKeys[] = {"copy_mib", "copy_rep_mib", "pipeline_rounds"};
-  for (std::string_view key : kKeys) {
-    std::string env = "RECON_BENCH_";
+  RECON_RETURN_IF_ERROR(read_knobs(
+      argc, argv, "RECON_BENCH_", kKeys,
+      [&](std::string_view key, std::string_view value, std::string_view name) { return apply(o, key, value, name); }));
+  return o;
+}
+
+Status read_knobs(int* argc, char** argv, std::string_view env_prefix, std::span<const std::string_view> keys,
+                  const ApplyKnob& apply) {
+  for (std::string_view key : keys) {
+    std::string env(env_prefix);
     for (char c : key) env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (const char* v = std::getenv(env.c_str()); v != nullptr && *v != '\0') {
-      RECON_RETURN_IF_ERROR(apply(o, key, v, env));
+      RECON_RETURN_IF_ERROR(apply(key, v, env));
     }
   }
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
-    std::string_view arg = argv[i];
+    const std::string_view arg = argv[i];
     bool consumed = false;
-    for (std::string_view key : kKeys) {
+    for (std::string_view key : keys) {
       const std::string prefix = "--recon_" + std::string(key) + "=";
       if (arg.substr(0, prefix.size()) == prefix) {
-        RECON_RETURN_IF_ERROR(apply(o, key, arg.substr(prefix.size()), prefix.substr(0, prefix.size() - 1)));
+        RECON_RETURN_IF_ERROR(apply(key, arg.substr(prefix.size()), prefix.substr(0, prefix.size() - 1)));
         consumed = true;
       }
     }
     if (!consumed) argv[kept++] = argv[i];
   }
   *argc = kept;
-  return o;
+  return Status::ok();
 }
 
 double Samples::median() const {

@@ -6,7 +6,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/runtime.h"
@@ -33,6 +36,14 @@ struct SuiteOptions {
 
 // Parses the recon flags out of argv (compacting it) and the environment.
 Result<SuiteOptions> parse_options(int* argc, char** argv);
+
+// The knob reading every suite shares: for each key, the environment variable <env_prefix><KEY>
+// (upper case), then every --recon_<key>=value flag, which it removes from argv (compacting it), so
+// flags win over the environment. `apply(key, value, name)` takes each value; `name` is the
+// variable or flag, for messages.
+using ApplyKnob = std::function<Status(std::string_view key, std::string_view value, std::string_view name)>;
+Status read_knobs(int* argc, char** argv, std::string_view env_prefix, std::span<const std::string_view> keys,
+                  const ApplyKnob& apply);
 
 // Per-iteration measurements of one quantity, in seconds.
 class Samples {

@@ -1,8 +1,9 @@
 #include "bench/ops/ops_options.h"
 
-#include <cctype>
 #include <cstdlib>
 #include <string_view>
+
+#include "bench/gpu/bench_util.h"
 
 namespace recon::bench {
 namespace {
@@ -45,27 +46,9 @@ Result<OpsOptions> parse_ops_options(int* argc, char** argv) {
   OpsOptions o;
   constexpr std::string_view kKeys[] = {"shapes",    "cold_mib",        "list_cases",
                                         "peak_gbps", "peak_tflops_f16", "peak_tflops_f32"};
-  for (std::string_view key : kKeys) {
-    std::string env = "RECON_OPS_";
-    for (char c : key) env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (const char* v = std::getenv(env.c_str()); v != nullptr && *v != '\0') {
-      RECON_RETURN_IF_ERROR(apply(o, key, v, env));
-    }
-  }
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const std::string_view arg = argv[i];
-    bool consumed = false;
-    for (std::string_view key : kKeys) {
-      const std::string prefix = "--recon_" + std::string(key) + "=";
-      if (arg.substr(0, prefix.size()) == prefix) {
-        RECON_RETURN_IF_ERROR(apply(o, key, arg.substr(prefix.size()), prefix.substr(0, prefix.size() - 1)));
-        consumed = true;
-      }
-    }
-    if (!consumed) argv[kept++] = argv[i];
-  }
-  *argc = kept;
+  RECON_RETURN_IF_ERROR(read_knobs(
+      argc, argv, "RECON_OPS_", kKeys,
+      [&](std::string_view key, std::string_view value, std::string_view name) { return apply(o, key, value, name); }));
   return o;
 }
 
