@@ -24,6 +24,7 @@
 #include <cstring>
 #include <thread>
 
+#include "bench/daemon/bench_daemon.h"
 #include "daemon/ipc/wire_convert.h"
 #include "gpu/models/match/match.h"
 #include "tests/daemon/server/server_harness.h"
@@ -35,22 +36,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
 
-struct Setup {
-  std::unique_ptr<ServerHarness> harness;
-  std::unique_ptr<TestClient> client;
-  std::unique_ptr<TestRegion> memory;
-  Id128 region;
+// The daemon plus an in-process engine on the same runtime, the baseline of the comparisons
+// (declared after the daemon's members, so it is destroyed before the runtime it uses).
+struct Setup : BenchDaemon {
   std::unique_ptr<gpu::Mast3rEngine> engine;
-  std::string error;
 };
 
-// Torn down by main before it returns: Vulkan objects destroyed from static destructors, after the
-// driver's own have run, crashed the process on exit on NVIDIA.
-std::map<uint32_t, Setup> g_setups;
-
-void close_setups() {
-  g_setups.clear();
-}
+std::map<uint32_t, Setup> g_setups;  // by max_batch; dropped by main (bench_daemon.h)
 
 Setup& setup(uint32_t max_batch = 1) {
   Setup& s = g_setups[max_batch];
@@ -59,24 +51,8 @@ Setup& setup(uint32_t max_batch = 1) {
   options.batching.max_batch = max_batch;
   options.batching.max_wait = std::chrono::microseconds(max_batch > 1 ? 2000 : 0);
   options.limits.max_handles_per_client = 1024;
-  s.harness = ServerHarness::start(options);
-  if (!s.harness->error().empty()) {
-    s.error = s.harness->error();
-    return s;
-  }
-  auto client = TestClient::connect(s.harness->dir(), "bench");
-  if (!client.is_ok()) {
-    s.error = client.status().to_string();
-    return s;
-  }
-  s.client = std::move(client).value();
-  auto region = s.client->add_region(16 << 20);
-  if (!region.is_ok()) {
-    s.error = region.status().to_string();
-    return s;
-  }
-  s.memory = std::move(region->first);
-  s.region = region->second;
+  static_cast<BenchDaemon&>(s) = start_bench_daemon(options, "bench");
+  if (!s.error.empty()) return s;
   auto engine = gpu::Mast3rEngine::load(s.harness->runtime(), kTinyModel, gpu::Precision::kF32);
   if (!engine.is_ok()) {
     s.error = engine.status().to_string();
@@ -394,10 +370,5 @@ BENCHMARK(BM_Match)->Iterations(10)->UseRealTime();
 }  // namespace recon::daemon::testing
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  recon::daemon::testing::close_setups();
-  benchmark::Shutdown();
-  return 0;
+  return recon::daemon::testing::run_benchmarks(argc, argv, [] { recon::daemon::testing::g_setups.clear(); });
 }

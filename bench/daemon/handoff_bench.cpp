@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 
+#include "bench/daemon/bench_daemon.h"
 #include "gpu/host_import.h"
 #include "gpu/ops/resize_official.h"
 #include "tests/daemon/server/server_harness.h"
@@ -124,60 +125,24 @@ void BM_Resize(benchmark::State& state) {
   state.SetLabel(std::string(path_name(path)) + " 1920x1080 -> 512x288");
 }
 
-struct ServerSetup {
-  std::unique_ptr<ServerHarness> harness;
-  std::unique_ptr<TestClient> client;
-  std::unique_ptr<TestRegion> memory;
-  Id128 region;
-  bool zero_copy = false;
-  std::string error;
-};
+// One daemon per path, started on first use and kept for the run; dropped by main
+// (bench_daemon.h).
+std::map<int64_t, BenchDaemon> g_setups;
 
-// One daemon per path, started on first use and kept for the run; torn down by main before it
-// returns (Vulkan objects destroyed from static destructors crashed on exit on NVIDIA).
-std::map<int64_t, ServerSetup> g_setups;
-
-void close_setups() {
-  g_setups.clear();
-}
-
-ServerSetup& server_setup(int64_t path) {
-  ServerSetup& s = g_setups[path];
+BenchDaemon& server_setup(int64_t path) {
+  BenchDaemon& s = g_setups[path];
   if (s.harness || !s.error.empty()) return s;
   ServerOptions options = tiny_options();
   options.import_regions = path == kZeroCopy;
   options.gpu_preprocess = path != kCpu;
   options.limits.max_handles_per_client = 1024;
-  s.harness = ServerHarness::start(options);
-  if (!s.harness->error().empty()) {
-    s.error = s.harness->error();
-    return s;
-  }
-  auto client = TestClient::connect(s.harness->dir(), "handoff");
-  if (!client.is_ok()) {
-    s.error = client.status().to_string();
-    return s;
-  }
-  s.client = std::move(client).value();
-  auto memory = TestRegion::create(16 << 20);
-  if (!memory.is_ok()) {
-    s.error = memory.status().to_string();
-    return s;
-  }
-  s.memory = std::move(memory).value();
-  auto registered = s.client->regions().register_region(s.memory->fd(), s.memory->size(), "handoff");
-  if (!registered.is_ok()) {
-    s.error = registered.status().to_string();
-    return s;
-  }
-  s.region = registered->id;
-  s.zero_copy = registered->zero_copy;
+  s = start_bench_daemon(options, "handoff");
   return s;
 }
 
 void BM_HandOff(benchmark::State& state) {
   const int64_t path = state.range(0);
-  ServerSetup& s = server_setup(path);
+  BenchDaemon& s = server_setup(path);
   if (!s.error.empty()) {
     state.SkipWithError(s.error.c_str());
     return;
@@ -223,10 +188,5 @@ BENCHMARK(BM_HandOff)
 }  // namespace recon::daemon::testing
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  recon::daemon::testing::close_setups();
-  benchmark::Shutdown();
-  return 0;
+  return recon::daemon::testing::run_benchmarks(argc, argv, [] { recon::daemon::testing::g_setups.clear(); });
 }
