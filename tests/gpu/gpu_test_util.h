@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -123,6 +124,19 @@ inline double max_relative_error(const std::vector<float>& got, const std::vecto
     worst = std::max(worst, std::abs(got[i] - want[i]) / (std::abs(want[i]) + floor));
   }
   return worst;
+}
+
+// max |got − want| / max |want|, with NaN counted as an infinite error: for outputs whose scale
+// is set by their largest values (model outputs, whitened features).
+inline double max_scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return INFINITY;
+  double scale = 1e-30, worst = 0;
+  for (float w : want) scale = std::max(scale, double(std::abs(w)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    worst = std::max(worst, std::abs(double(got[i]) - double(want[i])));
+  }
+  return worst / scale;
 }
 
 }  // namespace recon::gpu::testing

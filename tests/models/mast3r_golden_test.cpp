@@ -19,17 +19,6 @@ using testing::GpuTest;
 
 const std::string kGoldenDir = RECON_GOLDEN_DIR;
 
-double max_scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return INFINITY;
-  double worst = 0, scale = 0;
-  for (float w : want) scale = std::max(scale, double(std::abs(w)));
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    worst = std::max(worst, double(std::abs(got[i] - want[i])));
-  }
-  return worst / std::max(scale, 1e-30);
-}
-
 struct GoldenCase {
   std::string name;
   Precision precision;
@@ -71,7 +60,7 @@ TEST_P(Mast3rGoldenTest, MatchesTheReference) {
     const std::string name = Mast3rOutputs::kNames[i];
     auto want = io->read_f32(name);
     ASSERT_TRUE(want.is_ok()) << name;
-    const double err = max_scaled_error(testing::download_f32(rt(), *outputs[i]), want.value());
+    const double err = testing::max_scaled_error(testing::download_f32(rt(), *outputs[i]), want.value());
     EXPECT_LE(err, gc.tolerance) << gc.name << " " << name;
     all_ok = all_ok && err <= gc.tolerance;
     RecordProperty(name, std::to_string(err));
@@ -82,7 +71,7 @@ TEST_P(Mast3rGoldenTest, MatchesTheReference) {
     if (t.name.rfind("tap.", 0) != 0) continue;
     const Tensor* mine = engine.value()->tap(result->shape, t.name.substr(4));
     if (mine == nullptr) continue;
-    const double err = max_scaled_error(testing::download_f32(rt(), *mine), io->read_f32(t.name).value());
+    const double err = testing::max_scaled_error(testing::download_f32(rt(), *mine), io->read_f32(t.name).value());
     ADD_FAILURE() << "tap " << t.name << ": error " << err;
   }
 }

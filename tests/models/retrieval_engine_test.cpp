@@ -21,17 +21,6 @@ namespace {
 
 constexpr double kTol = 1e-3;
 
-double scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return INFINITY;
-  double scale = 1e-30, worst = 0;
-  for (float w : want) scale = std::max(scale, double(std::abs(w)));
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    worst = std::max(worst, std::abs(double(got[i]) - double(want[i])));
-  }
-  return worst / scale;
-}
-
 std::vector<int32_t> as_i32(const SafetensorsFile& f, const std::string& name) {
   auto bytes = f.bytes(name);
   std::vector<int32_t> v(bytes.is_ok() ? bytes->size() / 4 : 0);
@@ -65,16 +54,18 @@ TEST_F(RetrievalEngine, ImagesToPairCandidatesMatchTheChainedReferences) {
   auto io = SafetensorsFile::open(golden + "/retrieval/tiny_encoder/io.safetensors");
   ASSERT_TRUE(io.is_ok()) << io.status().to_string();
   // Precondition, to tell an encoder divergence from a head one.
-  ASSERT_LE(scaled_error(testing::download_f32(rt(), *tokens), io->read_f32("tokens").value()), kTol);
+  ASSERT_LE(testing::max_scaled_error(testing::download_f32(rt(), *tokens), io->read_f32("tokens").value()), kTol);
 
   auto out = (*head)->encode(*tokens);
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
   std::vector<int32_t> idx(static_cast<size_t>(out->token_index.numel()));
   ASSERT_TRUE(out->token_index.download(rt(), idx.data(), idx.size() * 4).is_ok());
   EXPECT_EQ(idx, as_i32(*io, "token_index"));
-  EXPECT_LE(scaled_error(testing::download_f32(rt(), out->features), io->read_f32("features").value()), kTol);
-  EXPECT_LE(scaled_error(testing::download_f32(rt(), out->attention), io->read_f32("attention").value()), kTol);
-  EXPECT_LE(scaled_error(testing::download_f32(rt(), out->global), io->read_f32("global").value()), kTol);
+  EXPECT_LE(testing::max_scaled_error(testing::download_f32(rt(), out->features), io->read_f32("features").value()),
+            kTol);
+  EXPECT_LE(testing::max_scaled_error(testing::download_f32(rt(), out->attention), io->read_f32("attention").value()),
+            kTol);
+  EXPECT_LE(testing::max_scaled_error(testing::download_f32(rt(), out->global), io->read_f32("global").value()), kTol);
 
   const int k = std::stoi(std::string(io->metadata("k").value_or("0")));
   auto pairs = (*head)->top_pairs(out->global, k);
@@ -82,7 +73,7 @@ TEST_F(RetrievalEngine, ImagesToPairCandidatesMatchTheChainedReferences) {
   auto host = pairs->to_host(rt());
   ASSERT_TRUE(host.is_ok()) << host.status().to_string();
   EXPECT_EQ(host->indices, as_i32(*io, "pair_indices"));
-  EXPECT_LE(scaled_error(host->scores, io->read_f32("pair_scores").value()), kTol);
+  EXPECT_LE(testing::max_scaled_error(host->scores, io->read_f32("pair_scores").value()), kTol);
 }
 
 }  // namespace

@@ -27,18 +27,6 @@ std::string golden(const std::string& c, const std::string& file) {
   return std::string(dir ? dir : RECON_GOLDEN_DIR) + "/retrieval/" + c + "/" + file;
 }
 
-// max |got − want| / max |want|.
-double scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return INFINITY;
-  double scale = 1e-30, worst = 0;
-  for (float w : want) scale = std::max(scale, double(std::abs(w)));
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    worst = std::max(worst, std::abs(double(got[i]) - double(want[i])));
-  }
-  return worst / scale;
-}
-
 std::vector<int32_t> read_i32(const SafetensorsFile& f, const std::string& name) {
   auto bytes = f.bytes(name);
   EXPECT_TRUE(bytes.is_ok()) << name;
@@ -80,9 +68,12 @@ class RetrievalGolden : public testing::GpuTest, public ::testing::WithParamInte
     const TensorInfo* f = io_->find("features");
     EXPECT_EQ(out->features.shape(), Shape(f->shape.begin(), f->shape.end()));
     EXPECT_EQ(download_i32(rt(), out->token_index), read_i32(*io_, "token_index"));
-    const double ef = scaled_error(testing::download_f32(rt(), out->features), io_->read_f32("features").value());
-    const double ea = scaled_error(testing::download_f32(rt(), out->attention), io_->read_f32("attention").value());
-    const double eg = scaled_error(testing::download_f32(rt(), out->global), io_->read_f32("global").value());
+    const double ef =
+        testing::max_scaled_error(testing::download_f32(rt(), out->features), io_->read_f32("features").value());
+    const double ea =
+        testing::max_scaled_error(testing::download_f32(rt(), out->attention), io_->read_f32("attention").value());
+    const double eg =
+        testing::max_scaled_error(testing::download_f32(rt(), out->global), io_->read_f32("global").value());
     EXPECT_LE(ef, kTol);
     EXPECT_LE(ea, kTol);
     EXPECT_LE(eg, kTol);
@@ -91,8 +82,8 @@ class RetrievalGolden : public testing::GpuTest, public ::testing::WithParamInte
     auto host = pairs->to_host(rt());
     ASSERT_TRUE(host.is_ok()) << host.status().to_string();
     EXPECT_EQ(host->indices, read_i32(*io_, "pair_indices"));
-    const double es = scaled_error(host->similarity, io_->read_f32("similarity").value());
-    const double ep = scaled_error(host->scores, io_->read_f32("pair_scores").value());
+    const double es = testing::max_scaled_error(host->similarity, io_->read_f32("similarity").value());
+    const double ep = testing::max_scaled_error(host->scores, io_->read_f32("pair_scores").value());
     EXPECT_LE(es, kTol);
     EXPECT_LE(ep, kTol);
     std::printf("[ %s ] scaled error: features %.2e attention %.2e global %.2e similarity %.2e scores %.2e\n",
