@@ -44,19 +44,8 @@ if [ ! -x "$bin" ]; then
 fi
 mkdir -p "$out" || exit 2
 
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-nv_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nv_icd" ] &&
-  ! grep -qs nvidia /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; then
-  export VK_DRIVER_FILES=$nv_icd
-  echo "run-ops-bench: using the NVIDIA Vulkan driver at $nv_icd"
-fi
-if command -v ldd >/dev/null && ldd "$bin" | grep -q 'not found'; then
-  echo "run-ops-bench: $bin is missing shared libraries:" >&2
-  ldd "$bin" | grep 'not found' >&2
-  echo "  (libvulkan.so.1: install the Vulkan loader; libbenchmark: keep it beside the binary)" >&2
-  exit 2
-fi
+. "$repo/bench/scripts/gpu-env.sh"
+recon_gpu_env run-ops-bench "$bin"
 
 python=${RECON_PYTHON:-}
 if [ -z "$python" ]; then
