@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gpu/dispatch_profile.h"
 #include "gpu/runtime.h"
 #include "gpu/transfer.h"
 #include "gpu/vk_check.h"
@@ -23,6 +24,10 @@ struct Graph::Recording {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
   uint64_t last_submitted = 0;  // timeline value of its last submission
+  // RECON_PROFILE_DISPATCHES: a timestamp before the first dispatch and after each one, and the
+  // submission whose timestamps have not been collected yet (0: none).
+  VkQueryPool profile_pool = VK_NULL_HANDLE;
+  uint64_t profile_pending = 0;
 };
 
 Graph::Graph(Runtime& rt) : rt_(rt) {
@@ -44,6 +49,7 @@ Graph::~Graph() {
   if (timeline_value_ > 0) (void)wait(timeline_value_);
   for (auto& r : recordings_) {
     if (r->descriptor_pool) vkDestroyDescriptorPool(dev, r->descriptor_pool, nullptr);
+    if (r->profile_pool) vkDestroyQueryPool(dev, r->profile_pool, nullptr);
   }
   recordings_.clear();
   if (query_pool_) vkDestroyQueryPool(dev, query_pool_, nullptr);
@@ -160,6 +166,7 @@ Result<Graph::Recording*> Graph::recording_for_current_bindings() {
     VkDevice dev = rt_.context().device();
     vkFreeCommandBuffers(dev, command_pool_, 1, &oldest->cmd);
     vkDestroyDescriptorPool(dev, oldest->descriptor_pool, nullptr);
+    if (oldest->profile_pool) vkDestroyQueryPool(dev, oldest->profile_pool, nullptr);
     recordings_.pop_back();
   }
   auto rec = std::make_unique<Recording>();
@@ -202,6 +209,15 @@ Status Graph::record(Recording& rec) {
     vkCmdResetQueryPool(rec.cmd, query_pool_, 0, static_cast<uint32_t>(marks_.size() + 1));
   }
   size_t next_mark = 0;
+  const bool profiled = dispatch_profiling_enabled() && rt_.caps().timestamp_period_ns > 0;
+  if (profiled) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = static_cast<uint32_t>(dispatches_.size() + 1);
+    RECON_VK_RETURN_IF_ERROR(vkCreateQueryPool(dev, &qi, nullptr, &rec.profile_pool));
+    vkCmdResetQueryPool(rec.cmd, rec.profile_pool, 0, qi.queryCount);
+    vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, rec.profile_pool, 0);
+  }
 
   PipelineRegistry& reg = rt_.pipelines();
   VkDescriptorSetLayout layout = reg.set_layout();
@@ -266,6 +282,10 @@ Status Graph::record(Recording& rec) {
       vkCmdPushConstants(rec.cmd, reg.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, d.push_size, d.push.data());
     }
     vkCmdDispatch(rec.cmd, d.groups[0], d.groups[1], d.groups[2]);
+    if (profiled) {
+      vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, rec.profile_pool,
+                           static_cast<uint32_t>(di + 1));
+    }
   }
   if (timed) {
     while (next_mark < marks_.size()) {
@@ -330,6 +350,7 @@ Result<uint64_t> Graph::submit(const GraphSubmit& how) {
   }
   timeline_value_ = signal;
   rec->last_submitted = signal;
+  if (rec->profile_pool != VK_NULL_HANDLE) rec->profile_pending = signal;
 
   // Cached host copies of anything this graph writes are stale from now on.
   for (const Dispatch& d : dispatches_) {
@@ -351,7 +372,28 @@ Status Graph::wait(uint64_t value) {
   info.semaphoreCount = 1;
   info.pSemaphores = &timeline_;
   info.pValues = &value;
-  return RECON_VK(vkWaitSemaphores(rt_.context().device(), &info, UINT64_MAX));
+  RECON_RETURN_IF_ERROR(RECON_VK(vkWaitSemaphores(rt_.context().device(), &info, UINT64_MAX)));
+  for (auto& rec : recordings_) {
+    if (rec->profile_pending != 0 && rec->profile_pending <= value) collect_profile(*rec);
+  }
+  return Status::ok();
+}
+
+void Graph::collect_profile(Recording& rec) {
+  rec.profile_pending = 0;
+  std::vector<uint64_t> ticks(dispatches_.size() + 1);
+  if (vkGetQueryPoolResults(rt_.context().device(), rec.profile_pool, 0, static_cast<uint32_t>(ticks.size()),
+                            ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                            VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    return;  // a diagnostic: a run whose timestamps are unavailable is simply not counted
+  }
+  const double ms_per_tick = rt_.caps().timestamp_period_ns * 1e-6;
+  for (size_t i = 0; i < dispatches_.size(); ++i) {
+    const Dispatch& d = dispatches_[i];
+    std::array<uint32_t, 3> push{};
+    std::memcpy(push.data(), d.push.data(), std::min<size_t>(d.push_size, sizeof(push)));
+    add_dispatch_time(d.pipeline->key, d.groups, push, static_cast<double>(ticks[i + 1] - ticks[i]) * ms_per_tick);
+  }
 }
 
 Status Graph::run() {

@@ -144,6 +144,8 @@ class Graph {
   Result<Resolved> resolve(const Binding& b) const;
   Result<Recording*> recording_for_current_bindings();
   Status record(Recording& rec);
+  // Adds a completed run's per-dispatch times to the process-wide profile (gpu/dispatch_profile.h).
+  void collect_profile(Recording& rec);
 
   struct Mark {
     size_t before_dispatch;  // index of the dispatch the mark precedes

@@ -8,6 +8,8 @@
 //   recon_bench_mast3r --model M.safetensors --width 512 --height 384 [--pair DIR] [--dump DIR]
 //                      [--batches 1,8] [--precisions fp32,fp16] [--sequence N] [--pair-batches 4]
 //                      [Google Benchmark flags]
+// With RECON_PROFILE_DISPATCHES=1 each single-pair case also prints its GPU time per dispatch
+// (gpu/dispatch_profile.h) over its timed iterations; the profiled times are slower than normal.
 // --pair DIR reads DIR/img1_u8.bin and DIR/img2_u8.bin (H×W×3 bytes); otherwise seeded noise.
 // --dump DIR writes DIR/<precision>_<output>.f32 (raw little-endian fp32) for batch 1.
 // --batches "" runs no single-pair cases (only the sequence ones).
@@ -27,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/dispatch_profile.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace {
@@ -97,6 +100,7 @@ void bench_pair(benchmark::State& state, Precision precision, int batch) {
   }
   double gpu_ms = 0, wall_ms = 0;
   std::vector<std::pair<std::string, double>> stages;
+  recon::gpu::reset_dispatch_profile();
   for (auto _ : state) {
     auto r = engine.value()->infer(v1, v2);
     if (!r.is_ok()) {
@@ -109,6 +113,11 @@ void bench_pair(benchmark::State& state, Precision precision, int batch) {
     stages = r->stage_ms;
   }
   const double n = static_cast<double>(state.iterations());
+  if (recon::gpu::dispatch_profiling_enabled()) {
+    std::printf("%s, %s batch %d, %lld iterations:\n%s", g_runtime->caps().device_name.c_str(),
+                recon::gpu::precision_name(precision), batch, static_cast<long long>(state.iterations()),
+                recon::gpu::format_dispatch_profile(40).c_str());
+  }
   state.counters["ms_per_pair"] = wall_ms / (n * batch);
   state.counters["pairs_per_s"] = 1000.0 * n * batch / wall_ms;
   state.counters["gpu_ms_per_pair"] = gpu_ms / (n * batch);

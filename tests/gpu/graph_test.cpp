@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpu/dispatch_profile.h"
 #include "gpu/ops/elementwise_basic.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -133,6 +134,34 @@ TEST_F(GraphTest, TimestampsGiveOneNonNegativeDurationPerMark) {
   EXPECT_EQ(timings[1].first, "second");
   EXPECT_GE(timings[0].second, 0.0);
   EXPECT_GE(timings[1].second, 0.0);
+}
+
+TEST_F(GraphTest, DispatchProfilingCountsEveryDispatchOfEveryCompletedRun) {
+  if (rt().caps().timestamp_period_ns == 0) GTEST_SKIP() << "device has no timestamps";
+  const bool was_on = dispatch_profiling_enabled();
+  set_dispatch_profiling(true);
+  reset_dispatch_profile();
+  auto small = Tensor::empty(rt(), DType::kF32, {4096}).value();
+  auto large = Tensor::empty(rt(), DType::kF32, {1 << 20}).value();
+  {
+    Graph g(rt());
+    ASSERT_TRUE(ops::fill(g, small, 1.0f).is_ok());
+    ASSERT_TRUE(ops::fill(g, large, 2.0f).is_ok());
+    ASSERT_TRUE(ops::fill(g, small, 3.0f).is_ok());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(g.run().is_ok());
+  }
+  set_dispatch_profiling(was_on);
+  const auto entries = dispatch_profile();
+  const std::string table = format_dispatch_profile(10);
+  reset_dispatch_profile();
+  // The two fills of `small` share pipeline and grid but differ in their push constants.
+  ASSERT_EQ(entries.size(), 3u);
+  for (const auto& e : entries) {
+    EXPECT_EQ(e.count, 3u) << e.pipeline;
+    EXPECT_GE(e.total_ms, 0.0);
+    EXPECT_NE(e.pipeline.find("fill"), std::string::npos);
+  }
+  EXPECT_NE(table.find("fill"), std::string::npos);
 }
 
 TEST(GraphGrid, SplitsLargeCountsIntoTwoDimensions) {
