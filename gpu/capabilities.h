@@ -41,6 +41,9 @@ struct Capabilities {
   bool external_memory_host = false;  // VK_EXT_external_memory_host
   VkDeviceSize min_imported_host_pointer_alignment = 0;
   bool memory_budget = false;  // VK_EXT_memory_budget
+  // VK_KHR_pipeline_executable_properties, enabled only with RECON_PIPELINE_STATS=1: the registry
+  // then records each pipeline's compiler statistics (registers, shared memory, spills).
+  bool pipeline_statistics = false;
   bool timeline_semaphore = false;
 
   VkDeviceSize max_storage_buffer_range = 0;

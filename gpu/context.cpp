@@ -304,6 +304,9 @@ void Context::read_capabilities() {
   c.nv_cooperative_matrix = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   c.khr_cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix");
   c.nv_cooperative_matrix2 = has_extension(exts, "VK_NV_cooperative_matrix2");
+  const char* stats_env = std::getenv("RECON_PIPELINE_STATS");
+  c.pipeline_statistics = stats_env != nullptr && std::strcmp(stats_env, "1") == 0 &&
+                          has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   if (c.external_memory_host) m3.pNext = &host_props;
   vkGetPhysicalDeviceProperties2(physical_device_, &props);
 
@@ -479,6 +482,14 @@ Status Context::create_device() {
     enabled_device_extensions_.push_back(VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME);
   }
   if (caps_.memory_budget) enabled_device_extensions_.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR estats{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (caps_.pipeline_statistics) {
+    estats.pipelineExecutableInfo = VK_TRUE;
+    estats.pNext = enable.pNext;
+    enable.pNext = &estats;
+    enabled_device_extensions_.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   info.pNext = &enable;

@@ -3,10 +3,43 @@
 #include <chrono>
 #include <vector>
 
+#include "gpu/log.h"
 #include "gpu/shader_registry.h"
 #include "gpu/vk_check.h"
 
 namespace recon::gpu {
+
+std::string PipelineRegistry::executable_statistics(VkPipeline pipeline) const {
+  VkDevice dev = context_.device();
+  auto get_stats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      vkGetDeviceProcAddr(dev, "vkGetPipelineExecutableStatisticsKHR"));
+  if (get_stats == nullptr) return "unavailable";
+  VkPipelineExecutableInfoKHR exe{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+  exe.pipeline = pipeline;
+  exe.executableIndex = 0;  // a compute pipeline has one executable
+  uint32_t count = 0;
+  if (get_stats(dev, &exe, &count, nullptr) != VK_SUCCESS) return "unavailable";
+  std::vector<VkPipelineExecutableStatisticKHR> stats(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+  if (get_stats(dev, &exe, &count, stats.data()) != VK_SUCCESS) return "unavailable";
+  std::string out;
+  for (const auto& st : stats) {
+    out += (out.empty() ? "" : ", ") + std::string(st.name) + "=";
+    switch (st.format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        out += st.value.b32 ? "true" : "false";
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        out += std::to_string(st.value.i64);
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        out += std::to_string(st.value.u64);
+        break;
+      default:
+        out += std::to_string(st.value.f64);
+    }
+  }
+  return out;
+}
 
 Result<std::unique_ptr<PipelineRegistry>> PipelineRegistry::create(Context& context, PipelineCache* cache) {
   std::unique_ptr<PipelineRegistry> r(new PipelineRegistry(context, cache));
@@ -68,6 +101,7 @@ Result<const Pipeline*> PipelineRegistry::get(std::string_view shader, std::span
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = spec.empty() ? nullptr : &spec_info;
   info.layout = layout_;
+  if (context_.caps().pipeline_statistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
 
   auto pipeline = std::make_unique<Pipeline>();
   pipeline->key = key;
@@ -76,6 +110,10 @@ Result<const Pipeline*> PipelineRegistry::get(std::string_view shader, std::span
                                                nullptr, &pipeline->pipeline));
   if (!s.is_ok()) return s.with_context("creating pipeline " + key);
   pipeline->create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (context_.caps().pipeline_statistics) {
+    pipeline->statistics = executable_statistics(pipeline->pipeline);
+    log_info("pipeline " + key + ": " + pipeline->statistics);
+  }
   const Pipeline* out = pipeline.get();
   pipelines_.emplace(key, std::move(pipeline));
   return out;

@@ -27,6 +27,8 @@ struct Pipeline {
   std::string key;  // "<shader>" or "<shader>[c0,c1,...]"
   VkPipeline pipeline = VK_NULL_HANDLE;
   double create_ms = 0;  // time vkCreateComputePipelines took
+  // The compiler's statistics ("Register Count=96, ..."), when caps().pipeline_statistics.
+  std::string statistics;
 };
 
 class PipelineRegistry {
@@ -48,6 +50,7 @@ class PipelineRegistry {
  private:
   explicit PipelineRegistry(Context& context, PipelineCache* cache) : context_(context), cache_(cache) {}
   Status init();
+  std::string executable_statistics(VkPipeline pipeline) const;
 
   Context& context_;
   PipelineCache* cache_;

@@ -503,9 +503,11 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
                 .is_ok());
       }
       const double sec = time_graph(g, reps);
-      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u smem %5u: %7.1f TFLOP/s\n", sh.tb ? "nt" : "nn",
-                  (long long)sh.m, (long long)sh.n, (long long)sh.k, t.bm, t.bn, t.bk, t.wm, t.wn, smem,
-                  2.0 * sh.m * sh.n * sh.k / sec * 1e-12);
+      auto pipeline = rt().pipelines().get("matmul_coopmat_f16", spec);
+      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u smem %5u: %7.1f TFLOP/s  %s\n",
+                  sh.tb ? "nt" : "nn", (long long)sh.m, (long long)sh.n, (long long)sh.k, t.bm, t.bn, t.bk, t.wm, t.wn,
+                  smem, 2.0 * sh.m * sh.n * sh.k / sec * 1e-12,
+                  pipeline.is_ok() ? (*pipeline)->statistics.c_str() : "");
     }
   }
 }
