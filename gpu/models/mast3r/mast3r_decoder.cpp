@@ -43,43 +43,64 @@ Status Mast3rForward::build_decoder() {
                                          &w_.at("decoder_embed.bias"), view.dec[0]));
   }
 
+  // Each step is recorded for view 1, then for view 2: the two views' dispatches of a step share
+  // no data, so the graph puts no barrier between them and they run side by side. A view alone
+  // fills a fraction of the GPU (768-row GEMMs, 16-head attention of one image).
+  auto both = [](auto&& step) -> Status {
+    for (int v = 0; v < 2; ++v) RECON_RETURN_IF_ERROR(step(v));
+    return Status::ok();
+  };
   for (int64_t l = 1; l <= c.dec_depth; ++l) {
-    for (int v = 0; v < 2; ++v) {
-      const View& me = views_[v];
-      const View& other = views_[1 - v];
-      Scratch& x = s[v];
-      const std::string b = std::string(v == 0 ? "dec_blocks." : "dec_blocks2.") + std::to_string(l - 1) + ".";
-      const Tensor& in = me.dec[l - 1];
-      const Tensor& out = me.dec[l];
-      const ops::RopeGrid my_grid{me.h, me.w}, other_grid{other.h, other.w};
-      // x = x + SelfAttn(LN1(x))
-      RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, in, A(b + "norm1.weight"), A(b + "norm1.bias"), x.t, eps));
-      RECON_RETURN_IF_ERROR(
-          mast3r::linear(*graph_, caps, x.t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), x.qkv));
-      RECON_RETURN_IF_ERROR(ops::self_attention_rope(*graph_, caps, x.qkv, x.att, my_grid, attn));
-      const Arg in_arg = in, out_arg = out;
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.att, w_.at(b + "attn.proj.weight"),
-                                           &w_.at(b + "attn.proj.bias"), out, mast3r::Act::kNone, &in_arg));
-      // x = x + CrossAttn(LN2(x), LN_y(y)), y = the other view's previous-layer tokens.
-      RECON_RETURN_IF_ERROR(
-          ops::layer_norm(*graph_, other.dec[l - 1], A(b + "norm_y.weight"), A(b + "norm_y.bias"), x.y, eps));
-      RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, out, A(b + "norm2.weight"), A(b + "norm2.bias"), x.t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "cross_attn.projq.weight"),
-                                           &w_.at(b + "cross_attn.projq.bias"), x.q));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.y, w_.at(b + "cross_attn.projk.weight"),
-                                           &w_.at(b + "cross_attn.projk.bias"), x.k));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.y, w_.at(b + "cross_attn.projv.weight"),
-                                           &w_.at(b + "cross_attn.projv.bias"), x.v));
-      RECON_RETURN_IF_ERROR(ops::cross_attention_rope(*graph_, caps, x.q, x.k, x.v, x.att, my_grid, other_grid, attn));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.att, w_.at(b + "cross_attn.proj.weight"),
-                                           &w_.at(b + "cross_attn.proj.bias"), out, mast3r::Act::kNone, &out_arg));
-      // x = x + MLP(LN3(x))
-      RECON_RETURN_IF_ERROR(ops::layer_norm(*graph_, out, A(b + "norm3.weight"), A(b + "norm3.bias"), x.t, eps));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"),
-                                           x.hid, mast3r::Act::kGelu));
-      RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, x.hid, w_.at(b + "mlp.fc2.weight"),
-                                           &w_.at(b + "mlp.fc2.bias"), out, mast3r::Act::kNone, &out_arg));
-    }
+    auto prefix = [l](int v) {
+      return std::string(v == 0 ? "dec_blocks." : "dec_blocks2.") + std::to_string(l - 1) + ".";
+    };
+    auto grid = [&](int v) { return ops::RopeGrid{views_[v].h, views_[v].w}; };
+    auto lin = [&](int v, const Arg& in, const std::string& name, const Tensor& out,
+                   mast3r::Act act = mast3r::Act::kNone, const Arg* residual = nullptr) {
+      const std::string b = prefix(v);
+      return mast3r::linear(*graph_, caps, in, w_.at(b + name + ".weight"), &w_.at(b + name + ".bias"), out, act,
+                            residual);
+    };
+    auto norm = [&](int v, const Tensor& in, const std::string& name, const Tensor& out) {
+      const std::string b = prefix(v);
+      return ops::layer_norm(*graph_, in, A(b + name + ".weight"), A(b + name + ".bias"), out, eps);
+    };
+    const Tensor* in[2] = {&views_[0].dec[l - 1], &views_[1].dec[l - 1]};
+    const Tensor* out[2] = {&views_[0].dec[l], &views_[1].dec[l]};
+    // x = x + SelfAttn(LN1(x)); LN_y(y) of the cross attention (y = the other view's previous-layer
+    // tokens) depends only on the previous layer, so it joins the first step.
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      RECON_RETURN_IF_ERROR(norm(v, *in[v], "norm1", s[v].t));
+      return norm(v, *in[1 - v], "norm_y", s[v].y);
+    }));
+    RECON_RETURN_IF_ERROR(both([&](int v) { return lin(v, s[v].t, "attn.qkv", s[v].qkv); }));
+    RECON_RETURN_IF_ERROR(
+        both([&](int v) { return ops::self_attention_rope(*graph_, caps, s[v].qkv, s[v].att, grid(v), attn); }));
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      const Arg residual = *in[v];
+      return lin(v, s[v].att, "attn.proj", *out[v], mast3r::Act::kNone, &residual);
+    }));
+    // x = x + CrossAttn(LN2(x), LN_y(y))
+    RECON_RETURN_IF_ERROR(both([&](int v) { return norm(v, *out[v], "norm2", s[v].t); }));
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      RECON_RETURN_IF_ERROR(lin(v, s[v].t, "cross_attn.projq", s[v].q));
+      RECON_RETURN_IF_ERROR(lin(v, s[v].y, "cross_attn.projk", s[v].k));
+      return lin(v, s[v].y, "cross_attn.projv", s[v].v);
+    }));
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      return ops::cross_attention_rope(*graph_, caps, s[v].q, s[v].k, s[v].v, s[v].att, grid(v), grid(1 - v), attn);
+    }));
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      const Arg residual = *out[v];
+      return lin(v, s[v].att, "cross_attn.proj", *out[v], mast3r::Act::kNone, &residual);
+    }));
+    // x = x + MLP(LN3(x))
+    RECON_RETURN_IF_ERROR(both([&](int v) { return norm(v, *out[v], "norm3", s[v].t); }));
+    RECON_RETURN_IF_ERROR(both([&](int v) { return lin(v, s[v].t, "mlp.fc1", s[v].hid, mast3r::Act::kGelu); }));
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      const Arg residual = *out[v];
+      return lin(v, s[v].hid, "mlp.fc2", *out[v], mast3r::Act::kNone, &residual);
+    }));
   }
   for (int v = 0; v < 2; ++v) {
     View& view = views_[v];
