@@ -114,6 +114,7 @@ class Graph {
   uint64_t last_submitted() const { return timeline_value_; }
   Status run();  // submit() then wait()
 
+  Runtime& runtime() const { return rt_; }
   size_t dispatch_count() const { return dispatches_.size(); }
   uint64_t record_count() const { return record_count_; }
   size_t barrier_count() const { return last_barrier_count_; }

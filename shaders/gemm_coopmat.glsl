@@ -8,8 +8,14 @@
 // shared memory (coopMatLoadNV) and multiply-accumulate. The epilogue spills each accumulator
 // fragment through a per-subgroup scratch in shared memory and applies the includer's store
 // element-wise, with bounds checks (any M, N, K).
-// Workgroup grid: x = M tiles, y = N tiles, z = batch (M fastest, so that concurrent workgroups
-// share B panels, typically the weights). WG_SIZE must equal WM·WN·subgroup size.
+// Workgroup grid: x = M tiles, y = N tiles, z = batch·KSPLITS (M fastest, so that concurrent
+// workgroups share B panels, typically the weights). WG_SIZE must equal WM·WN·subgroup size.
+// Split-K (KSPLITS > 1, for grids too small to fill the device): workgroup z % KSPLITS takes its
+// share of the K slices and stores its fp32 accumulators to gemm_partials; the last workgroup of a
+// tile to arrive (a counter per tile in gemm_arrivals, zeroed by the host before the dispatch) adds
+// the other shares to its own and runs the epilogue, so the includer's gemm_store is unchanged.
+// Bindings 5 (partials: fp32, tiles·KSPLITS·BM·BN) and 6 (one uint per tile) belong to this core;
+// with KSPLITS = 1 they are unused and the host binds dummies.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
 // BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize).
 //
@@ -23,7 +29,7 @@
 //   uvec4 gemm_load_b8(uint bz, uint row, uint col)  likewise for B (row = k, col = n when
 //       row-major; row = n, col = k when column-major)
 //   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
-// Specialisation constants 0..5 belong to this core; includers number theirs from 8.
+// Specialisation constants 0..6 belong to this core; includers number theirs from 8.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -35,7 +41,12 @@ layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 4;  // subgroups along M
 layout(constant_id = 5) const uint WN = 2;  // subgroups along N
+layout(constant_id = 6) const uint KSPLITS = 1;
 layout(local_size_x_id = 0) in;
+
+layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
+layout(binding = 6) coherent buffer GemmArrivals { uint gemm_arrivals[]; };
+shared uint gemm_arrived_last;
 
 const uint GEMM_FM = BM / (WM * 16);
 const uint GEMM_FN = BN / (WN * 16);
@@ -65,7 +76,7 @@ uint gemm_frag_b(uint buf, uint k, uint n) {
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
-  const uint bz = gl_WorkGroupID.z;
+  const uint bz = gl_WorkGroupID.z / KSPLITS, split = gl_WorkGroupID.z % KSPLITS;
   const uint m0 = gl_WorkGroupID.x * BM;
   const uint n0 = gl_WorkGroupID.y * BN;
   const uint M = GEMM_M, N = GEMM_N, K = GEMM_K;
@@ -78,7 +89,10 @@ void main() {
 
   uvec4 ra[GEMM_A_PER_THREAD];
   uvec4 rb[GEMM_B_PER_THREAD];
-  const uint nk = (K + BK - 1) / BK;
+  // This workgroup's K slices: [kt0, kt0 + nk) of all (K + BK − 1) / BK.
+  const uint nk_all = (K + BK - 1) / BK, per_split = (nk_all + KSPLITS - 1) / KSPLITS;
+  const uint kt0 = min(split * per_split, nk_all);
+  const uint nk = min(kt0 + per_split, nk_all) - kt0;
 
   // Global → registers for slice starting at k0 (storage orientation: rows × cols/8 vectors).
 #define GEMM_FETCH(k0)                                                                   \
@@ -115,7 +129,7 @@ void main() {
   }
 
   if (nk > 0) {
-    GEMM_FETCH(0u)
+    GEMM_FETCH(kt0 * BK)
     GEMM_STASH(0u)
   }
   barrier();
@@ -124,7 +138,7 @@ void main() {
     const uint buf = kt & 1u;
     const bool more = kt + 1 < nk;
     if (more) {
-      GEMM_FETCH((kt + 1) * BK)
+      GEMM_FETCH((kt0 + kt + 1) * BK)
     }
     [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM];
@@ -146,6 +160,37 @@ void main() {
   }
 #undef GEMM_FETCH
 #undef GEMM_STASH
+
+  if (KSPLITS > 1) {
+    const uint tile = (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    const uint tile_base = tile * KSPLITS * BM * BN;
+    [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
+      [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
+        coopMatStoreNV(acc[i * GEMM_FN + j], gemm_partials,
+                       tile_base + split * BM * BN + (sg_m + i * 16) * BN + sg_n + j * 16, BN, false);
+      }
+    }
+    // Release this share, then count it; the workgroup that completes the count acquires the rest.
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0) {
+      gemm_arrived_last = atomicAdd(gemm_arrivals[tile], 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                                    gl_SemanticsAcquireRelease) == KSPLITS - 1 ? 1u : 0u;
+    }
+    barrier();
+    if (gemm_arrived_last == 0u) return;
+    memoryBarrierBuffer();
+    for (uint s = 0; s < KSPLITS; ++s) {
+      if (s == split) continue;
+      [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
+        [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
+          fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> part;
+          coopMatLoadNV(part, gemm_partials, tile_base + s * BM * BN + (sg_m + i * 16) * BN + sg_n + j * 16, BN, false);
+          acc[i * GEMM_FN + j] = acc[i * GEMM_FN + j] + part;
+        }
+      }
+    }
+  }
 
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
   // after the final barrier above) and its invocations store the elements through gemm_store.

@@ -114,6 +114,11 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   for (int64_t v : {kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) spec.push_back(static_cast<uint32_t>(v));
   if (tiling.coopmat) spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
 
+  GemmSplitK split;  // one dispatch only: see matmul_strided
+  if (bc == batch) {
+    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, tiling, cout, npix, k, batch));
+    spec[6] = tiling.splits;
+  }
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
     RECON_ASSIGN_OR_RETURN(GemmWindow win, gemm_window(caps, input, b0 * in_img, nb * in_img));
@@ -146,7 +151,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
                                       {weight, Access::kRead},
                                       {wout.arg, Access::kWrite},
                                       {bias_arg, Access::kRead},
-                                      {res_arg, Access::kRead}},
+                                      {res_arg, Access::kRead},
+                                      split.partials(weight),
+                                      split.arrivals(weight)},
                                      push, tiling.groups(cout, npix, nb)));
   }
   return Status::ok();

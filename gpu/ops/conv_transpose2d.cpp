@@ -120,7 +120,9 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
                                       {weight, Access::kRead},
                                       {wout.arg, Access::kWrite},
                                       {bias_arg, Access::kRead},
-                                      {res_arg, Access::kRead}},
+                                      {res_arg, Access::kRead},
+                                      {weight, Access::kRead},   // gemm_coopmat.glsl's split-K
+                                      {weight, Access::kRead}},  // bindings, unused
                                      push, tiling.groups(m, npix, nb)));
   }
   return Status::ok();

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/ops/elementwise_basic.h"
 #include "gpu/runtime.h"
 
 namespace recon::gpu::ops {
@@ -120,7 +121,39 @@ bool coopmat_gemm_available(const Capabilities& caps) {
 std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) const {
   return {static_cast<uint32_t>(std::max<int64_t>(ceil_div(m, bm), 1)),
           static_cast<uint32_t>(std::max<int64_t>(ceil_div(n, bn), 1)),
-          static_cast<uint32_t>(std::max<int64_t>(batch, 1))};
+          static_cast<uint32_t>(std::max<int64_t>(batch, 1) * splits)};
+}
+
+Result<GemmSplitK> GemmSplitK::plan(Graph& g, GemmTiling& tiling, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  // Measured on an H200 (132 SMs, two 256-invocation tiles each): under ~1.5 waves of tiles the
+  // device idles; split until about 256 workgroups are in flight, keeping ≥ 8 K slices per share
+  // (shorter shares spend more on storing and summing partials than they save).
+  constexpr int64_t kTargetGroups = 256, kMinSlicesPerShare = 8, kMaxSplits = 32;
+  GemmSplitK out;
+  tiling.splits = 1;
+  const int64_t tiles = ceil_div(m, tiling.bm) * ceil_div(n, tiling.bn) * std::max<int64_t>(batch, 1);
+  const int64_t slices = ceil_div(k, tiling.bk);
+  if (!tiling.coopmat || tiles * 2 > kTargetGroups) return out;
+  const int64_t splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits,
+                                   int64_t{g.runtime().caps().max_workgroup_count[2]} / std::max<int64_t>(batch, 1)});
+  if (splits < 2) return out;
+  tiling.splits = static_cast<uint32_t>(splits);
+  RECON_ASSIGN_OR_RETURN(Tensor partials,
+                         Tensor::empty(g.runtime(), DType::kF32, {tiles * splits * int64_t{tiling.bm} * tiling.bn}));
+  // One uint32 counter per tile; fill() writes the bits of 0.0f, which are those of 0u.
+  RECON_ASSIGN_OR_RETURN(Tensor arrivals, Tensor::empty(g.runtime(), DType::kF32, {tiles}));
+  RECON_RETURN_IF_ERROR(fill(g, arrivals, 0.0f));
+  out.partials_ = std::move(partials);
+  out.arrivals_ = std::move(arrivals);
+  return out;
+}
+
+Binding GemmSplitK::partials(const Arg& dummy) const {
+  return partials_ ? Binding{*partials_, Access::kReadWrite} : Binding{dummy, Access::kRead};
+}
+
+Binding GemmSplitK::arrivals(const Arg& dummy) const {
+  return arrivals_ ? Binding{*arrivals_, Access::kReadWrite} : Binding{dummy, Access::kRead};
 }
 
 Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
@@ -257,6 +290,11 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   const Access c_access = opt.beta != 0.0f ? Access::kReadWrite : Access::kWrite;
   const char* shader = tiling.coopmat ? "matmul_coopmat_f16" : (dtype == DType::kF32 ? "matmul_f32" : "matmul_f16");
 
+  // Split-K only for problems that take one dispatch: chunked ones have grids large enough already.
+  GemmSplitK split;
+  if (bc == batch && mc == m && nc == n) {
+    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, tiling, m, n, k, batch));
+  }
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t bn_ = std::min(bc, batch - b0);
     for (int64_t m0 = 0; m0 < m; m0 += mc) {
@@ -318,7 +356,9 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
                                           {wb.arg, Access::kRead},
                                           {wc.arg, c_access},
                                           {bias_arg, Access::kRead},
-                                          {res_arg, Access::kRead}},
+                                          {res_arg, Access::kRead},
+                                          split.partials(wa.arg),
+                                          split.arrivals(wa.arg)},
                                          push, tiling.groups(mn, nn, bn_)));
       }
     }

@@ -93,15 +93,34 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
 bool coopmat_gemm_available(const Capabilities& caps);
 
 // Workgroup tile geometry of one GEMM dispatch: the specialisation constants 0..5 of
-// gemm_scalar.glsl (WG_SIZE, BM, BN, BK, TM, TN) or gemm_coopmat.glsl (WG_SIZE, BM, BN, BK, WM, WN).
+// gemm_scalar.glsl (WG_SIZE, BM, BN, BK, TM, TN) or gemm_coopmat.glsl (WG_SIZE, BM, BN, BK, WM, WN),
+// and the tensor-core path's K split (constant 6, set by GemmSplitK::plan).
 struct GemmTiling {
   bool coopmat = false;
   uint32_t wg_size = 0, bm = 0, bn = 0, bk = 0, t0 = 0, t1 = 0;
-  // Grid for an M×N problem over `batch` images: x = M tiles, y = N tiles, z = batch. M runs
+  uint32_t splits = 1;
+  // Grid for an M×N problem over `batch` images: x = M tiles, y = N tiles, z = batch·splits. M runs
   // fastest so that the workgroups in flight share panels of B (the weights of linear layers).
   std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
-  // Spec constants 0..7 (6 and 7 unused); the op appends its own from 8.
-  std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, 0, 0}; }
+  // Spec constants 0..7 (7 unused); the op appends its own from 8.
+  std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, splits, 0}; }
+};
+
+// Split-K on the tensor-core path (shaders/gemm_coopmat.glsl): a problem whose tiles cannot fill the
+// device but whose K is long is split over several workgroups per tile, which store fp32 partial
+// tiles; the last to arrive at a tile sums them and runs the epilogue. The DPT head's convolutions
+// at 1/16 and 1/32 resolution (12 tiles, K = 6912) are the case it is for.
+struct GemmSplitK {
+  // Sets tiling.splits (1 where splitting does not pay) and, when it splits, allocates the partial
+  // tiles and the per-tile arrival counters and records the counters' zeroing into `g`, to run
+  // before the one dispatch of an M×N×K problem over `batch` images that binds them.
+  static Result<GemmSplitK> plan(Graph& g, GemmTiling& tiling, int64_t m, int64_t n, int64_t k, int64_t batch);
+  // Bindings 5 and 6 of the GEMM shaders: the workspace, or `dummy` (read only) without a split.
+  Binding partials(const Arg& dummy) const;
+  Binding arrivals(const Arg& dummy) const;
+
+ private:
+  std::optional<Tensor> partials_, arrivals_;
 };
 
 // Picks the path and tile for an M×N×K problem of `dtype` storage. Fails for dtypes other than

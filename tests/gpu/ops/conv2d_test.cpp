@@ -210,5 +210,21 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   check(big, DType::kF16, GemmPath::kCoopMat, 700);
 }
 
+TEST_F(Conv2dTest, TensorCorePathSplitsLongKOverWorkgroups) {
+  if (!ops::coopmat_gemm_available(rt().caps())) {
+    GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
+  }
+  // DPT layer4_rn-like: few output pixels and channels (one or two tiles), long K = Cin·9; the
+  // second has K slices that do not divide evenly among the shares.
+  Case a = make("3x3 pad 1, 256 -> 40 channels at 6x8 (K 2304)", 1, 256, 6, 8, 40, 3, 3, 1, 1, 1, 1);
+  a.act = Activation::kRelu, a.residual = 1;
+  check(a, DType::kF16, GemmPath::kCoopMat, 800);
+  EXPECT_EQ(dispatches_, 2u) << "the arrival counters' zeroing, then one split dispatch";
+  Case b = make("3x3 stride 2, 2 images, 200 -> 70 channels (K 1800)", 2, 200, 11, 13, 70, 3, 3, 2, 2, 1, 1);
+  b.residual = 2, b.act = Activation::kGeluErf;
+  check(b, DType::kF16, GemmPath::kCoopMat, 810);
+  EXPECT_EQ(dispatches_, 2u);
+}
+
 }  // namespace
 }  // namespace recon::gpu

@@ -376,6 +376,22 @@ TEST_F(MatmulCoopMatTest, MatchesFloat64OnRaggedAlignedAndTransposedShapes) {
   }
 }
 
+TEST_F(MatmulCoopMatTest, SmallGridsWithLongKAreSplitOverWorkgroups) {
+  // One or a few tiles and K of many slices: the shares' partial tiles are summed by the last
+  // workgroup to arrive, which runs the whole epilogue (alpha, beta, bias, GELU, residual).
+  Problem p;
+  p.batch = 3, p.m = 40, p.n = 56, p.k = 1000, p.batched_a = true, p.batched_b = true, p.batched_c = true;
+  p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.bias_per_row = true, p.residual = true;
+  p.act = Activation::kGeluErf, p.path = GemmPath::kCoopMat;
+  size_t dispatches = 0;
+  run(p, DType::kF16, 2900, nullptr, &dispatches);
+  EXPECT_EQ(dispatches, 2u) << "the arrival counters' zeroing, then one split dispatch";
+  Problem t;
+  t.m = 130, t.n = 70, t.k = 3000, t.ta = true, t.tb = true, t.bias = true, t.path = GemmPath::kCoopMat;
+  run(t, DType::kF16, 2910, nullptr, &dispatches);
+  EXPECT_EQ(dispatches, 2u);
+}
+
 TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
   uint32_t seed = 2500;
   for (Activation act : kAllActivations) {
@@ -466,9 +482,10 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
   struct Tile {
     uint32_t bm, bn, bk, wm, wn;
   };
-  const Tile tiles[] = {{128, 128, 32, 4, 2}, {128, 128, 32, 2, 4}, {128, 128, 16, 4, 2},
-                        {128, 128, 16, 2, 4}, {128, 256, 16, 2, 4}, {256, 128, 16, 4, 2},
-                        {64, 64, 32, 2, 2},   {64, 128, 32, 2, 4},  {128, 64, 32, 4, 2}};
+  const Tile tiles[] = {{128, 128, 32, 4, 2}, {128, 128, 32, 2, 4}, {128, 128, 16, 4, 2}, {128, 128, 16, 2, 4},
+                        {128, 256, 16, 2, 4}, {256, 128, 16, 4, 2}, {64, 64, 32, 2, 2},   {64, 128, 32, 2, 4},
+                        {128, 64, 32, 4, 2},  {128, 128, 32, 2, 2}, {128, 64, 32, 2, 2},  {64, 128, 32, 2, 2},
+                        {64, 64, 32, 1, 2}};
   struct Shape3 {
     int64_t m, n, k;
     bool tb;
