@@ -10,6 +10,10 @@ With --sequence N, recon also runs an N-image consecutive sequence through infer
 same pairs one by one (pairs/s, GPU busy fraction, speed-up; no PyTorch counterpart).
 
     python3 bench/mast3r/mast3r_fullsize.py --bench PATH/recon_bench_mast3r --out $OUT [--sequence 16]
+
+--profile PRECISIONS skips the reference and runs only recon's batch-1 cases of those precisions
+with RECON_PROFILE_DISPATCHES=1: each case prints its GPU time per dispatch (profiled runs are
+slower; the tables are for finding where the time goes, not for the figures above).
 """
 import argparse
 import json
@@ -59,6 +63,7 @@ def main():
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--sequence", type=int, default=0, help="images in the infer_batch sequence comparison")
     ap.add_argument("--pair-batches", default="4", help="infer_batch pair_batch values of the sequence comparison")
+    ap.add_argument("--profile", default="", help="e.g. fp16,fp16-heads: dispatch profile only, no reference")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
@@ -77,6 +82,12 @@ def main():
     for i, img in enumerate(u8):
         img.tofile(os.path.join(pair_dir, f"img{i + 1}_u8.bin"))
     print(f"weights and images ready in {time.time() - t0:.1f} s", flush=True)
+    if args.profile:
+        cmd = [args.bench, "--model", model_path, "--width", str(args.width), "--height", str(args.height),
+               "--pair", pair_dir, "--batches", "1", "--precisions", args.profile]
+        print(" ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, env=dict(os.environ, RECON_PROFILE_DISPATCHES="1"))
+        return
 
     # 2. The reference on the device: fp32 with TF32 off is the equality baseline.
     torch.backends.cuda.matmul.allow_tf32 = False
