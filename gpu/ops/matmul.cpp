@@ -125,15 +125,16 @@ std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) 
 }
 
 Result<GemmSplitK> GemmSplitK::plan(Graph& g, GemmTiling& tiling, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  // Measured on an H200 (132 SMs, two 256-invocation tiles each): under ~1.5 waves of tiles the
-  // device idles; split until about 256 workgroups are in flight, keeping ≥ 8 K slices per share
-  // (shorter shares spend more on storing and summing partials than they save).
+  // Only grids of at most a quarter of ~256 workgroups split: an H200 (132 SMs) holds two 128×128
+  // BK = 16 tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep), so
+  // splitting grids of a wave or more only adds waves. Shares keep ≥ 8 K slices: shorter ones spend
+  // more on storing and summing partial tiles than they save.
   constexpr int64_t kTargetGroups = 256, kMinSlicesPerShare = 8, kMaxSplits = 32;
   GemmSplitK out;
   tiling.splits = 1;
   const int64_t tiles = ceil_div(m, tiling.bm) * ceil_div(n, tiling.bn) * std::max<int64_t>(batch, 1);
   const int64_t slices = ceil_div(k, tiling.bk);
-  if (!tiling.coopmat || tiles * 2 > kTargetGroups) return out;
+  if (!tiling.coopmat || tiles * 4 > kTargetGroups) return out;
   const int64_t splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits,
                                    int64_t{g.runtime().caps().max_workgroup_count[2]} / std::max<int64_t>(batch, 1)});
   if (splits < 2) return out;

@@ -471,6 +471,19 @@ TEST_F(MatmulBenchTest, AutoPathsAndMast3rShapes) {
         std::printf("BENCH %-8s %s %-10s %5lldx%5lldx%5lld: %7.1f TFLOP/s %8.3f ms\n",
                     path == GemmPath::kCoopMat ? "coopmat" : "scalar", dtype_name(d), sh.what, (long long)sh.m,
                     (long long)sh.n, (long long)sh.k, 2.0 * sh.m * sh.n * sh.k / t * 1e-12, t * 1e3);
+        if (path != GemmPath::kCoopMat || sh.m == s) continue;
+        // The same GEMM with the epilogue the model runs on it: bias, GELU (erf) and a residual.
+        Tensor bias = upload_f32(rt(), d, {sh.n}, random_floats(sh.n, 3));
+        Tensor res = upload_f32(rt(), d, {sh.m, sh.n}, random_floats(sh.m * sh.n, 4));
+        opt.bias = Arg(bias);
+        opt.epilogue.activation = Activation::kGeluErf;
+        opt.epilogue.residual = Arg(res);
+        Graph ge(rt());
+        for (int i = 0; i < reps; ++i) ASSERT_TRUE(ops::matmul(ge, rt().caps(), a, b, c, opt).is_ok());
+        const double te = time_graph(ge, reps);
+        std::printf("BENCH %-8s %s %-10s %5lldx%5lldx%5lld: %7.1f TFLOP/s %8.3f ms with bias+GELU+residual\n",
+                    "coopmat", dtype_name(d), sh.what, (long long)sh.m, (long long)sh.n, (long long)sh.k,
+                    2.0 * sh.m * sh.n * sh.k / te * 1e-12, te * 1e3);
       }
     }
   }
