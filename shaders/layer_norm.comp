@@ -6,17 +6,29 @@
 // E[x²] − E[x]² loses all of it, and even a plain two-pass mean carries an error of ~ulp(mean).
 // Reductions: subgroupAdd, then one shared slot per subgroup, summed in a fixed order; no assumption
 // on the subgroup size.
+//
+// Two paths, chosen on the host (gpu/ops/wide_access.h):
+//   WIDE = 1: the row is read once, in 16-byte words (wide_io.glsl), and held in registers (WORDS
+//             words per invocation) through both statistics passes and the write;
+//   WIDE = 0: any row length; each pass reads the row again (from cache for short rows).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
+#include "wide_io.glsl"
 
 layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint WORDS = 1;  // words of the row per invocation (WIDE = 1)
+layout(constant_id = 2) const uint WIDE = 0;
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer X { STORE_T x[]; };
+layout(binding = 0) readonly buffer XW { uvec4 xw[]; };
 layout(binding = 1) readonly buffer Wt { STORE_T weight[]; };  // x again when unused
-layout(binding = 2) readonly buffer Bs { STORE_T bias[]; };    // x again when unused
+layout(binding = 1) readonly buffer WtW { uvec4 weight_w[]; };
+layout(binding = 2) readonly buffer Bs { STORE_T bias[]; };  // x again when unused
+layout(binding = 2) readonly buffer BsW { uvec4 bias_w[]; };
 layout(binding = 3) writeonly buffer Y { STORE_T y[]; };
+layout(binding = 3) writeonly buffer YW { uvec4 yw[]; };
 
 const uint kHasWeight = 1u, kHasBias = 2u;
 layout(push_constant) uniform Push {
@@ -38,12 +50,57 @@ float workgroup_sum(float v) {
   return total;
 }
 
-void main() {
-  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  if (row >= p.rows) return;  // uniform across the workgroup
-  const uint base = row * p.cols;
-  const uint tid = gl_LocalInvocationID.x;
+void wide_row(uint row, uint tid) {
+  const uint nw = p.cols / VW, base = row * nw;
+  uvec4 words[WORDS];
+  for (uint k = 0; k < WORDS; ++k) {
+    const uint j = tid + k * WG;
+    words[k] = j < nw ? xw[base + j] : uvec4(0);
+  }
+  const float shift = float(x[row * p.cols]);
+  float f[VW];
+  float s = 0.0;
+  for (uint k = 0; k < WORDS; ++k) {
+    if (tid + k * WG < nw) {
+      unpack_word(words[k], f);
+      for (uint i = 0; i < VW; ++i) s += f[i] - shift;
+    }
+  }
+  const float mean = workgroup_sum(s) / float(p.cols);  // of x − shift
 
+  float ss = 0.0;
+  for (uint k = 0; k < WORDS; ++k) {
+    if (tid + k * WG < nw) {
+      unpack_word(words[k], f);
+      for (uint i = 0; i < VW; ++i) {
+        const float d = (f[i] - shift) - mean;
+        ss += d * d;
+      }
+    }
+  }
+  const float rstd = inversesqrt(workgroup_sum(ss) / float(p.cols) + p.eps);
+
+  const bool has_w = (p.flags & kHasWeight) != 0u, has_b = (p.flags & kHasBias) != 0u;
+  for (uint k = 0; k < WORDS; ++k) {
+    const uint j = tid + k * WG;
+    if (j >= nw) continue;
+    unpack_word(words[k], f);
+    for (uint i = 0; i < VW; ++i) f[i] = ((f[i] - shift) - mean) * rstd;
+    float t[VW];
+    if (has_w) {
+      unpack_word(weight_w[j], t);
+      for (uint i = 0; i < VW; ++i) f[i] *= t[i];
+    }
+    if (has_b) {
+      unpack_word(bias_w[j], t);
+      for (uint i = 0; i < VW; ++i) f[i] += t[i];
+    }
+    yw[base + j] = pack_word(f);
+  }
+}
+
+void general_row(uint row, uint tid) {
+  const uint base = row * p.cols;
   const float shift = float(x[base]);
   float s = 0.0;
   for (uint i = tid; i < p.cols; i += WG) s += float(x[base + i]) - shift;
@@ -62,5 +119,15 @@ void main() {
     if (has_w) v *= float(weight[i]);
     if (has_b) v += float(bias[i]);
     y[base + i] = STORE_T(v);
+  }
+}
+
+void main() {
+  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= p.rows) return;  // uniform across the workgroup
+  if (WIDE != 0) {
+    wide_row(row, gl_LocalInvocationID.x);
+  } else {
+    general_row(row, gl_LocalInvocationID.x);
   }
 }

@@ -1,16 +1,24 @@
 #version 450
 // Softmax over the last axis, numerically stable: y = exp(x − max) / Σ exp(x − max), in fp32.
-// One workgroup per row, three passes over the row (max, sum, write); any row length. Reductions:
-// subgroup op, then one shared slot per subgroup in a fixed order (any subgroup size).
+// One workgroup per row. Reductions: subgroup op, then one shared slot per subgroup in a fixed
+// order (any subgroup size). Two paths, chosen on the host (gpu/ops/wide_access.h):
+//   WIDE = 1: the row is read once, in 16-byte words (wide_io.glsl), and held in registers (WORDS
+//             words per invocation) through the max, the sum and the write;
+//   WIDE = 0: any row length; three passes over the row (max, sum, write).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
+#include "wide_io.glsl"
 
 layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint WORDS = 1;  // words of the row per invocation (WIDE = 1)
+layout(constant_id = 2) const uint WIDE = 0;
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer X { STORE_T x[]; };
+layout(binding = 0) readonly buffer XW { uvec4 xw[]; };
 layout(binding = 1) writeonly buffer Y { STORE_T y[]; };
+layout(binding = 1) writeonly buffer YW { uvec4 yw[]; };
 
 layout(push_constant) uniform Push {
   uint rows;
@@ -39,12 +47,43 @@ float workgroup_sum(float v) {
   return total;
 }
 
-void main() {
-  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  if (row >= p.rows) return;
-  const uint base = row * p.cols;
-  const uint tid = gl_LocalInvocationID.x;
+void wide_row(uint row, uint tid) {
+  const uint nw = p.cols / VW, base = row * nw;
+  uvec4 words[WORDS];
+  for (uint k = 0; k < WORDS; ++k) {
+    const uint j = tid + k * WG;
+    words[k] = j < nw ? xw[base + j] : uvec4(0);
+  }
+  float f[VW];
+  float m = uintBitsToFloat(0xff800000u);  // -inf
+  for (uint k = 0; k < WORDS; ++k) {
+    if (tid + k * WG < nw) {
+      unpack_word(words[k], f);
+      for (uint i = 0; i < VW; ++i) m = max(m, f[i]);
+    }
+  }
+  m = workgroup_max(m);
 
+  float s = 0.0;
+  for (uint k = 0; k < WORDS; ++k) {
+    if (tid + k * WG < nw) {
+      unpack_word(words[k], f);
+      for (uint i = 0; i < VW; ++i) s += exp(f[i] - m);
+    }
+  }
+  const float inv = 1.0 / workgroup_sum(s);
+
+  for (uint k = 0; k < WORDS; ++k) {
+    const uint j = tid + k * WG;
+    if (j >= nw) continue;
+    unpack_word(words[k], f);
+    for (uint i = 0; i < VW; ++i) f[i] = exp(f[i] - m) * inv;
+    yw[base + j] = pack_word(f);
+  }
+}
+
+void general_row(uint row, uint tid) {
+  const uint base = row * p.cols;
   float m = uintBitsToFloat(0xff800000u);  // -inf
   for (uint i = tid; i < p.cols; i += WG) m = max(m, float(x[base + i]));
   m = workgroup_max(m);
@@ -54,4 +93,14 @@ void main() {
   const float inv = 1.0 / workgroup_sum(s);
 
   for (uint i = tid; i < p.cols; i += WG) y[base + i] = STORE_T(exp(float(x[base + i]) - m) * inv);
+}
+
+void main() {
+  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= p.rows) return;  // uniform across the workgroup
+  if (WIDE != 0) {
+    wide_row(row, gl_LocalInvocationID.x);
+  } else {
+    general_row(row, gl_LocalInvocationID.x);
+  }
 }

@@ -81,12 +81,19 @@ std::vector<ShapeRow> shape_rows() {
       conv("refinenet1_out_1x1", 256, 256, 192, 256, 1, 1, 0),
       {OpKind::kLayerNorm, "layer_norm", "enc", {{"rows", 1536}, {"cols", 1024}}, {{"rows", 96}, {"cols", 64}}},
       {OpKind::kLayerNorm, "layer_norm", "dec", {{"rows", 768}, {"cols", 768}}, {{"rows", 48}, {"cols", 48}}},
+      // The `large` cases are not MASt3R shapes: 128 MiB to 576 MiB per operand, so that a GPU's figure
+      // shows what the kernel reaches when HBM bandwidth bounds it rather than launch and tail
+      // latency (the MASt3R shapes move 1.5 to 24 MiB: a few µs of a few-µs dispatch).
+      {OpKind::kLayerNorm, "layer_norm", "large", {{"rows", 65536}, {"cols", 1024}}, {{"rows", 1024}, {"cols", 64}}},
       // What croco's attention softmax sees: 2 images × 16 heads × 768 query rows of 768 scores.
       {OpKind::kSoftmax, "softmax", "attn_scores", {{"rows", 24576}, {"cols", 768}}, {{"rows", 256}, {"cols", 64}}},
+      {OpKind::kSoftmax, "softmax", "large", {{"rows", 196608}, {"cols", 768}}, {{"rows", 2048}, {"cols", 64}}},
       {OpKind::kSub, "sub", "enc_tokens", {{"numel", 1536 * 1024}}, {{"numel", 6144}}},
       {OpKind::kSub, "sub", "dpt_map", {{"numel", 256 * 192 * 256}}, {{"numel", 49152}}},
+      {OpKind::kSub, "sub", "large", {{"numel", int64_t{64} << 20}}, {{"numel", int64_t{1} << 18}}},
       {OpKind::kCast, "cast", "enc_tokens", {{"numel", 1536 * 1024}}, {{"numel", 6144}}},
       {OpKind::kCast, "cast", "head_fc2_weight", {{"numel", 6400 * 7168}}, {{"numel", 179200}}},
+      {OpKind::kCast, "cast", "large", {{"numel", int64_t{64} << 20}}, {{"numel", int64_t{1} << 18}}},
       {OpKind::kTranspose,
        "transpose",
        "enc_tokens_to_nchw",

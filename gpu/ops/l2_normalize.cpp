@@ -1,11 +1,12 @@
 #include "gpu/ops/l2_normalize.h"
 
 #include <algorithm>
-#include <bit>
+#include <array>
 #include <cmath>
 #include <string>
 
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -30,9 +31,7 @@ Status l2_normalize(Graph& g, const Arg& x, const Arg& out, float eps) {
   const int64_t rows = x.numel() / cols;
 
   const char* shader = x.dtype() == DType::kF32 ? "l2_normalize_f32" : "l2_normalize_f16";
-  // Descriptor rows are short (24 values): small workgroups, many of them.
-  const uint32_t wg = static_cast<uint32_t>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(cols)), 32, 256));
-  const uint32_t spec[] = {wg};
+  const std::array<uint32_t, 3> spec = row_schedule(cols, x.dtype()).spec();
   const uint64_t row_bytes = static_cast<uint64_t>(cols) * dtype_size(x.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({row_bytes, row_bytes}, rows));
   RECON_ASSIGN_OR_RETURN(Arg x2, reshape_view(x, {rows, cols}));

@@ -1,11 +1,12 @@
 #include "gpu/ops/layer_norm.h"
 
 #include <algorithm>
-#include <bit>
+#include <array>
 #include <cmath>
 #include <string>
 
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -45,9 +46,7 @@ Status layer_norm(Graph& g, const Arg& x, const std::optional<Arg>& weight, cons
   RECON_RETURN_IF_ERROR(check_param("bias", bias, x.dtype(), cols));
 
   const char* shader = x.dtype() == DType::kF32 ? "layer_norm_f32" : "layer_norm_f16";
-  // 32..256 invocations, enough to give each a few elements of the row.
-  const uint32_t wg = static_cast<uint32_t>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(cols)), 32, 256));
-  const uint32_t spec[] = {wg};
+  const std::array<uint32_t, 3> spec = row_schedule(cols, x.dtype()).spec();
   const uint64_t row_bytes = static_cast<uint64_t>(cols) * dtype_size(x.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({row_bytes, row_bytes}, rows));
   RECON_ASSIGN_OR_RETURN(Arg x2, reshape_view(x, {rows, cols}));

@@ -1,10 +1,11 @@
 #include "gpu/ops/softmax.h"
 
 #include <algorithm>
-#include <bit>
+#include <array>
 #include <string>
 
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -27,8 +28,7 @@ Status softmax(Graph& g, const Arg& x, const Arg& out) {
   const int64_t rows = x.numel() / cols;
 
   const char* shader = x.dtype() == DType::kF32 ? "softmax_f32" : "softmax_f16";
-  const uint32_t wg = static_cast<uint32_t>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(cols)), 32, 256));
-  const uint32_t spec[] = {wg};
+  const std::array<uint32_t, 3> spec = row_schedule(cols, x.dtype()).spec();
   const uint64_t row_bytes = static_cast<uint64_t>(cols) * dtype_size(x.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({row_bytes, row_bytes}, rows));
   RECON_ASSIGN_OR_RETURN(Arg x2, reshape_view(x, {rows, cols}));

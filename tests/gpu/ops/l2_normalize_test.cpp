@@ -30,7 +30,9 @@ class L2NormalizeTest : public GpuTest, public ::testing::WithParamInterface<DTy
 TEST_P(L2NormalizeTest, MatchesFloat64OnDescriptorsAndRaggedRows) {
   const DType d = GetParam();
   uint32_t seed = 300;
-  for (const Shape& shape : {Shape{2, 7, 9, 24}, Shape{5, 1}, Shape{3, 100}, Shape{2, 513}}) {
+  for (const Shape& shape : {Shape{2, 7, 9, 24}, Shape{5, 1}, Shape{3, 100}, Shape{2, 513},
+                             // Whole 16-byte words (the wide path) at 1 to 8 words per invocation.
+                             Shape{4, 1024}, Shape{3, 16}, Shape{2, 8192}}) {
     const int64_t cols = shape.back(), n = shape_numel(shape);
     Tensor x = upload_f32(rt(), d, shape, random_floats(n, ++seed, -3.0f, 2.0f));
     Tensor out = poisoned(rt(), d, shape);

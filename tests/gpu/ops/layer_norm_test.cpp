@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "gpu/ops/wide_access.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -73,6 +74,36 @@ TEST_P(LayerNormTest, MatchesFloat64OnRaggedShapesWithAndWithoutAffine) {
   }
 }
 
+// Rows of whole 16-byte words take the wide path (row held in registers, 1 to 8 words per
+// invocation), the rest the general one; both against float64, with and without the affine part.
+TEST_P(LayerNormTest, WideAndGeneralPathsMatchFloat64) {
+  const DType d = GetParam();
+  const int64_t per_word = ops::elements_per_word(d);
+  uint32_t seed = 500;
+  // 1, 3, 64 or 32, 48 or 24, 257, 2048 words; 2049 words (over 8 per invocation); not whole words.
+  const int64_t cols_list[] = {per_word,        3 * per_word,    1024,     768,         257 * per_word,
+                               2048 * per_word, 2049 * per_word, 1024 + 2, per_word - 1};
+  for (int64_t cols : cols_list) {
+    const Shape shape{5, cols};
+    const ops::RowSchedule sched = ops::row_schedule(cols, d);
+    for (bool affine : {true, false}) {
+      Tensor x = upload_f32(rt(), d, shape, random_floats(5 * cols, ++seed, -2.0f, 3.0f));
+      Tensor w = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, 0.5f, 1.5f));
+      Tensor b = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, -1.0f, 1.0f));
+      Tensor out = poisoned(rt(), d, shape);
+      Graph g(rt());
+      ASSERT_TRUE(ops::layer_norm(g, x, affine ? std::optional<Arg>(w) : std::nullopt,
+                                  affine ? std::optional<Arg>(b) : std::nullopt, out, 1e-6f)
+                      .is_ok());
+      ASSERT_TRUE(g.run().is_ok());
+      auto sx = download_f32(rt(), x), sw = download_f32(rt(), w), sb = download_f32(rt(), b);
+      auto want = reference(sx, cols, affine ? &sw : nullptr, affine ? &sb : nullptr, 1e-6);
+      EXPECT_LE(max_error(download_f32(rt(), out), want), d == DType::kF32 ? 1e-5 : 4e-3)
+          << cols << " cols, wide " << sched.wide << ", words " << sched.words << ", wg " << sched.wg;
+    }
+  }
+}
+
 TEST_P(LayerNormTest, KeepsPrecisionOnLargeOffsetSmallSpreadRows) {
   const DType d = GetParam();
   // fp32: mean 100, std ~0.01 (E[x²] − E[x]² would cancel 8 digits). fp16 cannot hold a 0.01 spread
@@ -91,6 +122,26 @@ TEST_P(LayerNormTest, KeepsPrecisionOnLargeOffsetSmallSpreadRows) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LayerNormTest, ::testing::Values(DType::kF32, DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// The schedule the row kernels (layer_norm, rms_norm, l2_normalize, softmax) share: whole-word rows
+// up to 8 words per invocation go wide with about four words each (at least 64 invocations from 64
+// words on); the rest take the general path.
+TEST(RowScheduleTest, PicksWideWordsForWholeWordRowsUpToEightWordsPerInvocation) {
+  auto is = [](ops::RowSchedule s, uint32_t wg, uint32_t words, uint32_t wide) {
+    return s.wg == wg && s.words == words && s.wide == wide;
+  };
+  EXPECT_TRUE(is(ops::row_schedule(1024, DType::kF32), 64, 4, 1));  // MASt3R encoder
+  EXPECT_TRUE(is(ops::row_schedule(1024, DType::kF16), 64, 2, 1));
+  EXPECT_TRUE(is(ops::row_schedule(768, DType::kF32), 64, 3, 1));  // decoder, attention rows
+  EXPECT_TRUE(is(ops::row_schedule(768, DType::kF16), 64, 2, 1));
+  EXPECT_TRUE(is(ops::row_schedule(480, DType::kF16), 32, 2, 1));  // 60 words
+  EXPECT_TRUE(is(ops::row_schedule(24, DType::kF32), 32, 1, 1));   // descriptors
+  EXPECT_TRUE(is(ops::row_schedule(8192, DType::kF32), 256, 8, 1));
+  EXPECT_TRUE(is(ops::row_schedule(8196, DType::kF32), 256, 1, 0));  // 2049 words: over 8 each
+  EXPECT_TRUE(is(ops::row_schedule(1030, DType::kF32), 256, 1, 0));  // not whole words
+  EXPECT_TRUE(is(ops::row_schedule(20, DType::kF16), 32, 1, 0));
+  EXPECT_TRUE(is(ops::row_schedule(3, DType::kF32), 32, 1, 0));
+}
 
 class LayerNormMisuseTest : public GpuTest {};
 

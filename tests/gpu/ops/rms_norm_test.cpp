@@ -35,7 +35,10 @@ TEST_P(RmsNormTest, MatchesFloat64OnRaggedShapes) {
   };
   uint32_t seed = 40;
   for (const Case& c : {Case{{3, 5, 77}, true, -2, 3}, Case{{2, 1030}, false, -1, 1}, Case{{4, 1}, true, -1, 1},
-                        Case{{9, 300}, true, 99, 101}}) {
+                        Case{{9, 300}, true, 99, 101},
+                        // Whole 16-byte words (the wide path, 1 to 8 words per invocation) and not.
+                        Case{{5, 1024}, true, -2, 3}, Case{{3, 768}, false, -2, 3}, Case{{2, 8192}, true, -1, 1},
+                        Case{{3, 16}, true, -1, 1}, Case{{3, 20}, true, -1, 1}}) {
     const int64_t cols = c.shape.back(), n = shape_numel(c.shape);
     Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, c.lo, c.hi));
     Tensor w = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, 0.5f, 1.5f));

@@ -35,8 +35,11 @@ TEST_P(SoftmaxTest, MatchesFloat64OnRaggedRowsAndHugeLogits) {
   };
   uint32_t seed = 700;
   // Logits around +200 overflow exp() in fp32 (and fp16) unless the row max is subtracted.
+  // Rows of whole 16-byte words take the wide path (1 to 8 words per invocation), the rest the
+  // general one (gpu/ops/wide_access.h).
   for (const Case& c : {Case{{3, 1}, -1, 1}, Case{{2, 3, 7}, -4, 4}, Case{{4, 300}, -8, 8}, Case{{2, 1000}, 190, 210},
-                        Case{{1, 2049}, -30, 30}}) {
+                        Case{{1, 2049}, -30, 30}, Case{{5, 1024}, -8, 8}, Case{{3, 768}, -8, 8}, Case{{2, 8192}, -8, 8},
+                        Case{{3, 8}, -8, 8}, Case{{3, 16}, 190, 210}, Case{{2, 8200}, -8, 8}}) {
     const int64_t cols = c.shape.back(), n = shape_numel(c.shape);
     Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, c.lo, c.hi));
     Tensor out = poisoned(rt(), d, c.shape);

@@ -92,6 +92,28 @@ TEST_P(UnaryTest, EveryOpMatchesFloat64OnRandomData) {
   }
 }
 
+// One 16-byte word per invocation, a partial last word element by element.
+TEST_P(UnaryTest, WholeAndPartialLastWordsMatchFloat64) {
+  uint32_t seed = 200;
+  for (size_t n : {1, 7, 8, 9, 1003}) {
+    for (UnaryOp op : {UnaryOp::kGeluErf, UnaryOp::kIdentity}) {
+      Outcome o = run(op, random_floats(n, ++seed, -4, 4), 1.25f, 0.5f);
+      EXPECT_LE(o.worst, f32() ? 2e-6 : 1e-3) << name(op) << " n = " << n << " at x = " << o.x_at_worst;
+    }
+  }
+}
+
+// A 1000-byte limit makes chunks of 186 floats / 372 halves: windows that start inside a word
+// take the element path.
+TEST_P(UnaryTest, ChunksStartingInsideAWordStayCorrect) {
+  struct Limit {
+    Limit() { ops::set_max_binding_bytes_for_testing(1000); }
+    ~Limit() { ops::set_max_binding_bytes_for_testing(0); }
+  } limit;
+  Outcome o = run(UnaryOp::kTanh, random_floats(2001, 9, -3, 3));
+  EXPECT_LE(o.worst, f32() ? 2e-6 : 1e-3) << "at x = " << o.x_at_worst;
+}
+
 TEST_P(UnaryTest, ScaleShiftAppliesBeforeTheFunction) {
   auto x = random_floats(777, 7, -2, 2);
   Outcome o = run(UnaryOp::kIdentity, x, 2.5f, -0.75f);

@@ -1,0 +1,41 @@
+// How the memory-bound kernels (norms, softmax, elementwise, cast) access memory: in 16-byte words
+// (shaders/wide_io.glsl) where the extent and element offsets allow, else element by element. One
+// 16-byte access per invocation and operand is what reaches HBM bandwidth; fp16 read as 2-byte
+// scalars ran at about half the fp32 GB/s on an H200. This header only picks paths and launch
+// geometry; it launches nothing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "gpu/tensor.h"
+
+namespace recon::gpu::ops {
+
+inline constexpr uint64_t kWordBytes = 16;
+
+// Elements of `dtype` in one 16-byte word (4 for f32, 8 for f16).
+inline uint32_t elements_per_word(DType dtype) {
+  return static_cast<uint32_t>(kWordBytes / dtype_size(dtype));
+}
+
+// The launch of a one-row-per-workgroup kernel (layer_norm, rms_norm, l2_normalize, softmax):
+// their specialisation constants WG, WORDS and WIDE, in that order (spec()).
+struct RowSchedule {
+  uint32_t wg = 32;    // invocations per row (power of two, 32..256)
+  uint32_t words = 1;  // 16-byte words of the row each invocation holds in registers (wide)
+  uint32_t wide = 0;   // 1: the row is read once, in words, and kept in registers
+  std::array<uint32_t, 3> spec() const { return {wg, words, wide}; }
+};
+
+// Words per invocation the wide path holds at most; longer rows (> 8192 f32 / 16384 f16 values)
+// take the general path, which rereads the row.
+inline constexpr uint32_t kMaxRowWords = 8;
+
+// Wide when the row is whole words (cols a multiple of elements_per_word), with about four words
+// per invocation (enough loads in flight per invocation while keeping many rows resident) and at
+// least 64 invocations for rows of 64 words or more; else the general path with one invocation
+// per element up to 256.
+RowSchedule row_schedule(int64_t cols, DType dtype);
+
+}  // namespace recon::gpu::ops
