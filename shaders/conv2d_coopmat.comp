@@ -15,13 +15,18 @@ layout(constant_id = 11) const uint SW = 1;
 layout(constant_id = 12) const uint PH = 1;
 layout(constant_id = 13) const uint PW = 1;
 layout(constant_id = 14) const bool VEC_A = false;
+// 16-byte epilogue stores (gemm_store8): the host sets it when Ho·Wo, the image stride and the
+// element offsets of the output and the residual are multiples of 8.
+layout(constant_id = 15) const bool VEC_OUT = false;
 
 layout(binding = 0) readonly buffer BufIn { float16_t inp[]; };
 layout(binding = 1) readonly buffer BufW { float16_t wgt[]; };
 layout(binding = 1) readonly buffer BufW4 { uvec4 wgt4[]; };
 layout(binding = 2) writeonly buffer BufOut { float16_t outp[]; };
+layout(binding = 2) writeonly buffer BufOut4 { uvec4 outp4[]; };
 layout(binding = 3) readonly buffer BufBias { float16_t bias[]; };
 layout(binding = 4) readonly buffer BufR { float16_t res[]; };
+layout(binding = 4) readonly buffer BufR4 { uvec4 res4[]; };
 
 // Mirrored by Conv2dPush in gpu/ops/conv2d.cpp (same as conv2d.comp).
 layout(push_constant) uniform Push {
@@ -90,6 +95,22 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
   if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + oi]);
   outp[p.off_out + oi] = float16_t(v);
+}
+
+#define GEMM_STORE8 VEC_OUT
+void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
+  const uint oi = bz * p.stride_out + m * (p.ho * p.wo) + n;
+  const bool residual = (p.flags & GEMM_FLAG_RESIDUAL) != 0u;
+  const float b = (p.flags & GEMM_FLAG_BIAS) != 0u ? float(bias[p.off_bias + m]) : 0.0;
+  const uvec4 rw = residual ? res4[(p.off_r + oi) / 8u] : uvec4(0u);
+  float v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    float x = gemm_activation(acc[e] + b, p.flags & GEMM_FLAG_ACT_MASK);
+    if (residual) x += float(unpackFloat2x16(rw[e / 2u])[e % 2u]);
+    v[e] = x;
+  }
+  outp4[(p.off_out + oi) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+                                       packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
 }
 
 #include "gemm_coopmat.glsl"

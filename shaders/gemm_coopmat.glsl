@@ -4,7 +4,9 @@
 // depth BK are staged through shared memory in their storage orientation (row- or column-major,
 // one 16-byte pad per row against bank conflicts), double-buffered: the next slice's 16-byte
 // global loads are issued before the current slice's MMAs and stored into the other buffer
-// after them, so one barrier per slice suffices. Subgroups load 16×16×16 fp16 fragments from
+// after them, so one barrier per slice suffices. With PREFETCH = 2 a second register set keeps
+// the loads of two slices in flight: on an H200 the loop is bound by the global-load round trip of
+// each slice, not by the MMAs (time ≈ waves × slices × ~0.9 µs on the MASt3R shapes). Subgroups load 16×16×16 fp16 fragments from
 // shared memory (coopMatLoadNV) and multiply-accumulate. The epilogue spills each accumulator
 // fragment through a per-subgroup scratch in shared memory and applies the includer's store
 // element-wise, with bounds checks (any M, N, K).
@@ -29,7 +31,12 @@
 //   uvec4 gemm_load_b8(uint bz, uint row, uint col)  likewise for B (row = k, col = n when
 //       row-major; row = n, col = k when column-major)
 //   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
-// Specialisation constants 0..6 belong to this core; includers number theirs from 8.
+// and may define, for 16-byte stores:
+//   GEMM_STORE8                       bool constant expression: gemm_store8 may be used (the host
+//                                     checks the alignment of C and the epilogue operands)
+//   void gemm_store8(uint bz, uint m, uint n, float acc[8])   columns n..n+7 (n a multiple of 8,
+//       n + 8 ≤ N, m < M); the other columns still go through gemm_store
+// Specialisation constants 0..7 belong to this core; includers number theirs from 8.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -42,6 +49,7 @@ layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 4;  // subgroups along M
 layout(constant_id = 5) const uint WN = 2;  // subgroups along N
 layout(constant_id = 6) const uint KSPLITS = 1;
+layout(constant_id = 7) const uint PREFETCH = 1;  // slices of global loads in flight (1 or 2)
 layout(local_size_x_id = 0) in;
 
 layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
@@ -87,15 +95,14 @@ void main() {
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[GEMM_FM * GEMM_FN];
   [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
 
-  uvec4 ra[GEMM_A_PER_THREAD];
-  uvec4 rb[GEMM_B_PER_THREAD];
   // This workgroup's K slices: [kt0, kt0 + nk) of all (K + BK − 1) / BK.
   const uint nk_all = (K + BK - 1) / BK, per_split = (nk_all + KSPLITS - 1) / KSPLITS;
   const uint kt0 = min(split * per_split, nk_all);
   const uint nk = min(kt0 + per_split, nk_all) - kt0;
 
-  // Global → registers for slice starting at k0 (storage orientation: rows × cols/8 vectors).
-#define GEMM_FETCH(k0)                                                                   \
+  // Global → registers `ra`/`rb` for the slice starting at k0 (storage orientation: rows × cols/8
+  // vectors).
+#define GEMM_FETCH(ra, rb, k0)                                                           \
   [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {                              \
     const uint v = i * WG_SIZE + tid;                                                    \
     const uint row = v / (GEMM_A_COLS / 8), col = (v % (GEMM_A_COLS / 8)) * 8;           \
@@ -116,7 +123,7 @@ void main() {
   }
 
   // Registers → shared buffer `buf`.
-#define GEMM_STASH(buf)                                                                  \
+#define GEMM_STASH(ra, rb, buf)                                                          \
   [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {                              \
     const uint v = i * WG_SIZE + tid;                                                    \
     const uint row = v / (GEMM_A_COLS / 8), col8 = v % (GEMM_A_COLS / 8);                \
@@ -128,38 +135,75 @@ void main() {
     if (v < GEMM_B_VECS) gemm_sb[(buf) * GEMM_B_TILE + row * GEMM_B_STRIDE + col8] = rb[i]; \
   }
 
-  if (nk > 0) {
-    GEMM_FETCH(kt0 * BK)
-    GEMM_STASH(0u)
+  // The MMAs of the slice in shared buffer `buf`.
+#define GEMM_MMA(buf)                                                                     \
+  [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {                                       \
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM];                                 \
+    [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                       \
+      coopMatLoadNV(fa[i], gemm_sa, gemm_frag_a(buf, sg_m + i * 16, ks), GEMM_A_STRIDE, A_COLMAJOR); \
+    }                                                                                     \
+    [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {                                       \
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;                                        \
+      coopMatLoadNV(fb, gemm_sb, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
+      [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                     \
+        acc[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc[i * GEMM_FN + j]);          \
+      }                                                                                   \
+    }                                                                                     \
   }
-  barrier();
 
-  for (uint kt = 0; kt < nk; ++kt) {
-    const uint buf = kt & 1u;
-    const bool more = kt + 1 < nk;
-    if (more) {
-      GEMM_FETCH((kt0 + kt + 1) * BK)
-    }
-    [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM];
-      [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
-        coopMatLoadNV(fa[i], gemm_sa, gemm_frag_a(buf, sg_m + i * 16, ks), GEMM_A_STRIDE, A_COLMAJOR);
-      }
-      [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
-        coopMatLoadNV(fb, gemm_sb, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR);
-        [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
-          acc[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc[i * GEMM_FN + j]);
-        }
-      }
-    }
-    if (more) {
-      GEMM_STASH(buf ^ 1u)
+  uvec4 ra0[GEMM_A_PER_THREAD], rb0[GEMM_B_PER_THREAD];
+  if (nk > 0) {
+    GEMM_FETCH(ra0, rb0, kt0 * BK)
+    GEMM_STASH(ra0, rb0, 0u)
+  }
+  if (PREFETCH == 2) {
+    // Two register sets: the loads of slice kt + 2 are issued while slice kt is multiplied and
+    // stored to shared memory one iteration later, so each load has two slices of MMAs to land
+    // in. The loop is unrolled by two so that every register array index is static.
+    uvec4 ra1[GEMM_A_PER_THREAD], rb1[GEMM_B_PER_THREAD];
+    if (nk > 1) {
+      GEMM_FETCH(ra1, rb1, (kt0 + 1) * BK)
     }
     barrier();
+    for (uint kt = 0; kt < nk; kt += 2) {
+      // Shared buffer 0 holds slice kt, ra1/rb1 slice kt + 1; ra0/rb0 are free.
+      if (kt + 2 < nk) {
+        GEMM_FETCH(ra0, rb0, (kt0 + kt + 2) * BK)
+      }
+      GEMM_MMA(0u)
+      if (kt + 1 < nk) {
+        GEMM_STASH(ra1, rb1, 1u)
+      }
+      barrier();
+      if (kt + 1 >= nk) break;
+      // Shared buffer 1 holds slice kt + 1, ra0/rb0 slice kt + 2; ra1/rb1 are free.
+      if (kt + 3 < nk) {
+        GEMM_FETCH(ra1, rb1, (kt0 + kt + 3) * BK)
+      }
+      GEMM_MMA(1u)
+      if (kt + 2 < nk) {
+        GEMM_STASH(ra0, rb0, 0u)
+      }
+      barrier();
+    }
+  } else {
+    barrier();
+    for (uint kt = 0; kt < nk; ++kt) {
+      const uint buf = kt & 1u;
+      const bool more = kt + 1 < nk;
+      if (more) {
+        GEMM_FETCH(ra0, rb0, (kt0 + kt + 1) * BK)
+      }
+      GEMM_MMA(buf)
+      if (more) {
+        GEMM_STASH(ra0, rb0, buf ^ 1u)
+      }
+      barrier();
+    }
   }
 #undef GEMM_FETCH
 #undef GEMM_STASH
+#undef GEMM_MMA
 
   if (KSPLITS > 1) {
     const uint tile = (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -193,8 +237,17 @@ void main() {
   }
 
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
-  // after the final barrier above) and its invocations store the elements through gemm_store.
-  // The fragment loop is rolled (with a static select of acc[]) so gemm_store is inlined once.
+  // after the final barrier above) and its invocations store the elements through the includer.
+  // With GEMM_STORE8 an invocation takes 8 consecutive columns of a fragment row, so that the
+  // includer loads and stores 16-byte vectors: the loads of a fragment are then one round trip,
+  // where element by element they were eight (a bias + GELU + residual epilogue doubled the time
+  // of the encoder's GEMMs on an H200). The fragment loop is rolled (with a static select of
+  // acc[]) so the store code is inlined once.
+#ifdef GEMM_STORE8
+  const bool vec_store = GEMM_STORE8;
+#else
+  const bool vec_store = false;
+#endif
   const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
   [[dont_unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {
     [[unroll]] for (uint ff = 0; ff < GEMM_FM * GEMM_FN; ++ff) {
@@ -203,9 +256,29 @@ void main() {
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     const uint mf = m0 + sg_m + (f / GEMM_FN) * 16, nf = n0 + sg_n + (f % GEMM_FN) * 16;
-    for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
-      const uint m = mf + e / 16u, n = nf + e % 16u;
-      if (m < M && n < N) gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
+    if (vec_store) {
+      for (uint chunk = gl_SubgroupInvocationID; chunk < 32u; chunk += gl_SubgroupSize) {
+        const uint r = chunk / 2u, c = (chunk % 2u) * 8u;  // row and first column in the fragment
+        const uint m = mf + r, n = nf + c;
+        const uvec4 lo = gemm_sa[scratch + r * 4u + c / 4u], hi = gemm_sa[scratch + r * 4u + c / 4u + 1u];
+        float v[8] = {uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z), uintBitsToFloat(lo.w),
+                      uintBitsToFloat(hi.x), uintBitsToFloat(hi.y), uintBitsToFloat(hi.z), uintBitsToFloat(hi.w)};
+        if (m >= M) continue;
+#ifdef GEMM_STORE8
+        if (n + 8u <= N) {
+          gemm_store8(bz, m, n, v);
+          continue;
+        }
+#endif
+        [[unroll]] for (uint e = 0; e < 8u; ++e) {
+          if (n + e < N) gemm_store(bz, m, n + e, v[e]);
+        }
+      }
+    } else {
+      for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
+        const uint m = mf + e / 16u, n = nf + e % 16u;
+        if (m < M && n < N) gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
+      }
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();

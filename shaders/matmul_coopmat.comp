@@ -12,14 +12,20 @@ layout(constant_id = 8) const bool TRANS_A = false;
 layout(constant_id = 9) const bool TRANS_B = false;
 layout(constant_id = 10) const bool VEC_A = false;
 layout(constant_id = 11) const bool VEC_B = false;
+// 16-byte epilogue stores (gemm_store8): the host sets it when ldc, the batch stride of C and the
+// element offsets of C, the residual and a per-column bias are multiples of 8.
+layout(constant_id = 12) const bool VEC_C = false;
 
 layout(binding = 0) readonly buffer BufA { float16_t a[]; };
 layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; };
 layout(binding = 1) readonly buffer BufB { float16_t b[]; };
 layout(binding = 1) readonly buffer BufB4 { uvec4 b4[]; };
 layout(binding = 2) buffer BufC { float16_t c[]; };
+layout(binding = 2) buffer BufC4 { uvec4 c4[]; };
 layout(binding = 3) readonly buffer BufBias { float16_t bias[]; };
+layout(binding = 3) readonly buffer BufBias4 { uvec4 bias4[]; };
 layout(binding = 4) readonly buffer BufR { float16_t res[]; };
+layout(binding = 4) readonly buffer BufR4 { uvec4 res4[]; };
 
 // Mirrored by MatmulPush in gpu/ops/matmul.cpp (same as matmul.comp).
 layout(push_constant) uniform Push {
@@ -78,6 +84,30 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
   if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + ci]);
   c[p.off_c + ci] = float16_t(v);
+}
+
+#define GEMM_STORE8 VEC_C
+void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
+  const uint ci = bz * p.stride_c + m * p.ldc + n;
+  const bool beta = (p.flags & GEMM_FLAG_BETA) != 0u, has_bias = (p.flags & GEMM_FLAG_BIAS) != 0u;
+  const bool bias_row = (p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u, residual = (p.flags & GEMM_FLAG_RESIDUAL) != 0u;
+  // Every load first, so that they are in flight together.
+  const uvec4 cw = beta ? c4[(p.off_c + ci) / 8u] : uvec4(0u);
+  const uvec4 bw = has_bias && !bias_row ? bias4[(p.off_bias + n) / 8u] : uvec4(0u);
+  const float brow = has_bias && bias_row ? float(bias[p.off_bias + m]) : 0.0;
+  const uvec4 rw = residual ? res4[(p.off_r + ci) / 8u] : uvec4(0u);
+  float v[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    const uint word = e / 2u, half_ = e % 2u;
+    float x = p.alpha * acc[e];
+    if (beta) x += p.beta * float(unpackFloat2x16(cw[word])[half_]);
+    if (has_bias) x += bias_row ? brow : float(unpackFloat2x16(bw[word])[half_]);
+    x = gemm_activation(x, p.flags & GEMM_FLAG_ACT_MASK);
+    if (residual) x += float(unpackFloat2x16(rw[word])[half_]);
+    v[e] = x;
+  }
+  c4[(p.off_c + ci) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+                                  packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
 }
 
 #include "gemm_coopmat.glsl"

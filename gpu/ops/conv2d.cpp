@@ -112,7 +112,10 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   std::vector<uint32_t> spec;
   for (uint32_t s : tiling.spec()) spec.push_back(s);
   for (int64_t v : {kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) spec.push_back(static_cast<uint32_t>(v));
-  if (tiling.coopmat) spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
+  if (tiling.coopmat) {
+    spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
+    spec.push_back(0);                   // VEC_OUT: set per dispatch below
+  }
 
   GemmSplitK split;  // one dispatch only: see matmul_strided
   if (bc == batch) {
@@ -144,6 +147,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.off_bias = 0;
     push.flags = flags;
+    if (tiling.coopmat) {  // 16-byte epilogue stores: output and residual rows start at multiples of 8
+      spec.back() = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+    }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;
     RECON_RETURN_IF_ERROR(g.dispatch(shader, spec,

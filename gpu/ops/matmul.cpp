@@ -183,6 +183,7 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
       t.bm = 64, t.bn = 64, t.bk = 32, t.t0 = 2, t.t1 = 2;
     }
     t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
+    t.prefetch = 2;
     return t;
   }
   // Scalar tiles (BM, BN, BK, TM, TN), 256 invocations each.
@@ -349,6 +350,12 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
                              wb.offset % 8 == 0;
           spec.push_back(vec_a ? 1 : 0);
           spec.push_back(vec_b ? 1 : 0);
+          // 16-byte epilogue stores: every row of C (and of the residual) and a per-column bias start
+          // at multiples of 8 elements.
+          const bool vec_c = ldc % 8 == 0 && (bn_ == 1 || stride_c % 8 == 0) && wc.offset % 8 == 0 &&
+                             (wr == nullptr || wr->offset % 8 == 0) &&
+                             (wbias == nullptr || opt.bias_per_row || wbias->offset % 8 == 0);
+          spec.push_back(vec_c ? 1 : 0);
         }
         const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
         const Arg& res_arg = wr ? wr->arg : wa.arg;

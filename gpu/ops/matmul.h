@@ -94,16 +94,17 @@ bool coopmat_gemm_available(const Capabilities& caps);
 
 // Workgroup tile geometry of one GEMM dispatch: the specialisation constants 0..5 of
 // gemm_scalar.glsl (WG_SIZE, BM, BN, BK, TM, TN) or gemm_coopmat.glsl (WG_SIZE, BM, BN, BK, WM, WN),
-// and the tensor-core path's K split (constant 6, set by GemmSplitK::plan).
+// and the tensor-core path's K split (constant 6, set by GemmSplitK::plan) and load depth (7).
 struct GemmTiling {
   bool coopmat = false;
   uint32_t wg_size = 0, bm = 0, bn = 0, bk = 0, t0 = 0, t1 = 0;
   uint32_t splits = 1;
+  uint32_t prefetch = 1;  // tensor-core path: slices of global loads in flight (constant 7)
   // Grid for an M×N problem over `batch` images: x = M tiles, y = N tiles, z = batch·splits. M runs
   // fastest so that the workgroups in flight share panels of B (the weights of linear layers).
   std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
-  // Spec constants 0..7 (7 unused); the op appends its own from 8.
-  std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, splits, 0}; }
+  // Spec constants 0..7; the op appends its own from 8.
+  std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, splits, prefetch}; }
 };
 
 // Split-K on the tensor-core path (shaders/gemm_coopmat.glsl): a problem whose tiles cannot fill the

@@ -493,12 +493,12 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
   struct Tile {
-    uint32_t bm, bn, bk, wm, wn;
+    uint32_t bm, bn, bk, wm, wn, prefetch;
   };
-  const Tile tiles[] = {{128, 128, 32, 4, 2}, {128, 128, 32, 2, 4}, {128, 128, 16, 4, 2}, {128, 128, 16, 2, 4},
-                        {128, 256, 16, 2, 4}, {256, 128, 16, 4, 2}, {64, 64, 32, 2, 2},   {64, 128, 32, 2, 4},
-                        {128, 64, 32, 4, 2},  {128, 128, 32, 2, 2}, {128, 64, 32, 2, 2},  {64, 128, 32, 2, 2},
-                        {64, 64, 32, 1, 2}};
+  const Tile tiles[] = {{128, 128, 32, 2, 4, 1}, {128, 128, 32, 2, 4, 2}, {128, 128, 16, 2, 4, 1},
+                        {128, 128, 16, 2, 4, 2}, {128, 256, 16, 2, 4, 1}, {128, 256, 16, 2, 4, 2},
+                        {64, 64, 32, 2, 2, 1},   {64, 64, 32, 2, 2, 2},   {64, 64, 16, 2, 2, 2},
+                        {64, 128, 32, 2, 4, 2},  {128, 64, 32, 4, 2, 2},  {128, 128, 32, 2, 2, 2}};
   struct Shape3 {
     int64_t m, n, k;
     bool tb;
@@ -515,7 +515,7 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       const uint32_t b_rows = sh.tb ? t.bn : t.bk, b_cols = sh.tb ? t.bk : t.bn;
       const uint32_t smem = 2 * 16 * (a_rows * (a_cols / 8 + 1) + b_rows * (b_cols / 8 + 1));
       if (smem > rt().caps().max_compute_shared_memory || t.wm * t.wn * sg > 1024) continue;
-      const uint32_t spec[] = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 0, 0, 0, sh.tb ? 1u : 0u, 1, 1};
+      const uint32_t spec[] = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch, 0, sh.tb ? 1u : 0u, 1, 1};
       BenchPush push{};
       push.m = static_cast<uint32_t>(sh.m), push.n = static_cast<uint32_t>(sh.n), push.k = static_cast<uint32_t>(sh.k);
       push.lda = static_cast<uint32_t>(sh.k), push.ldb = static_cast<uint32_t>(sh.tb ? sh.k : sh.n);
@@ -524,19 +524,24 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       Graph g(rt());
       const int reps = 10;
       for (int i = 0; i < reps; ++i) {
-        ASSERT_TRUE(
-            g.dispatch(
-                 "matmul_coopmat_f16", spec,
-                 {{a, Access::kRead}, {b, Access::kRead}, {c, Access::kWrite}, {a, Access::kRead}, {a, Access::kRead}},
-                 push,
-                 {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm), static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1})
-                .is_ok());
+        ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
+                               {{a, Access::kRead},
+                                {b, Access::kRead},
+                                {c, Access::kWrite},
+                                {a, Access::kRead},
+                                {a, Access::kRead},
+                                {a, Access::kRead},
+                                {a, Access::kRead}},
+                               push,
+                               {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm),
+                                static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1})
+                        .is_ok());
       }
       const double sec = time_graph(g, reps);
       auto pipeline = rt().pipelines().get("matmul_coopmat_f16", spec);
-      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u smem %5u: %7.1f TFLOP/s  %s\n",
+      std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u pf %u smem %5u: %7.1f TFLOP/s  %s\n",
                   sh.tb ? "nt" : "nn", (long long)sh.m, (long long)sh.n, (long long)sh.k, t.bm, t.bn, t.bk, t.wm, t.wn,
-                  smem, 2.0 * sh.m * sh.n * sh.k / sec * 1e-12,
+                  t.prefetch, smem, 2.0 * sh.m * sh.n * sh.k / sec * 1e-12,
                   pipeline.is_ok() ? (*pipeline)->statistics.c_str() : "");
     }
   }
