@@ -20,7 +20,8 @@
 
 layout(constant_id = 0) const uint WG = 256;  // power of two
 #ifdef FIXED_D4
-// A variant with the register geometry fixed at compile time (glslc unrolls it), K = 1.
+// A variant with the register geometry fixed at compile time (glslc unrolls it), K = 1, for
+// dim == 4 · D4 exactly: the maps are read as vec4s (16-byte loads, no per-component checks).
 const uint QPT = FIXED_QPT;
 const uint D4 = FIXED_D4;
 const uint K = 1;
@@ -31,20 +32,27 @@ layout(constant_id = 4) const uint K = 1;     // neighbours kept per query
 #endif
 layout(constant_id = 3) const uint CH = 256;  // database pixels per shared-memory chunk
 layout(constant_id = 5) const uint INDIRECT = 1;  // 1: query pixel = xy[list[e]]; 0: list[e]
-layout(constant_id = 6) const uint PAIR = 0;  // 1: score two database pixels per loop turn (K = 1)
+layout(constant_id = 6) const uint PER_TURN = 1;  // database pixels scored per loop turn: 1, 2, 4, 8 (K = 1)
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer QMap { float qmap[]; };    // [n_query, dim]
 layout(binding = 1) readonly buffer DbMap { float dbmap[]; };  // [n_db, dim]
 layout(binding = 2) readonly buffer List { int list[]; };
 layout(binding = 3) readonly buffer Xy { int xy[]; };
-layout(binding = 4) buffer State { uint state[]; };  // counts[0..64), slices used [64..128)
+layout(binding = 4) buffer State { uint state[]; };  // counts, slices used at [64 + meta_index]
 layout(binding = 5) writeonly buffer Part { uvec2 part[]; };  // [slice][entry][K] (score bits, index)
+#ifdef FIXED_D4
+// The same maps seen as vec4s (aliased bindings).
+layout(binding = 0) readonly buffer QMap4 { vec4 qmap4[]; };
+layout(binding = 1) readonly buffer DbMap4 { vec4 dbmap4[]; };
+#endif
 
 // Mirrored by NnPush in gpu/models/match/match_kernels.cpp.
+// count_index and grid come first: the dispatch profile (gpu/dispatch_profile.h) keys on the first
+// three words, so each step of the fast matcher gets its own row.
 layout(push_constant) uniform Push {
-  uint n_db, dim, n_chunks, grid;
   uint count_index;  // state[count_index] = active entries, or kNone: count_fixed
+  uint grid, n_db, dim, n_chunks;
   uint count_fixed;
   uint q_begin;      // first list entry of this batch
   uint meta_index;   // state[64 + meta_index] receives the slice count, or kNone
@@ -99,11 +107,15 @@ void main() {
       [[unroll]] for (uint j = 0; j < D4; ++j) {
         vec4 v = vec4(0.0);
         if (e < count) {
+#ifdef FIXED_D4
+          v = qmap4[pix * D4 + j];
+#else
           const uint c = 4 * j, base = pix * p.dim + c;
           v.x = c < p.dim ? qmap[base] : 0.0;
           v.y = c + 1 < p.dim ? qmap[base + 1] : 0.0;
           v.z = c + 2 < p.dim ? qmap[base + 2] : 0.0;
           v.w = c + 3 < p.dim ? qmap[base + 3] : 0.0;
+#endif
         }
         q[a * D4 + j] = v;
       }
@@ -123,6 +135,9 @@ void main() {
       const uint n_here = min(CH, p.n_db - e0);
       barrier();  // everyone is done with the previous chunk
       for (uint t = lid; t < n_here * D4; t += WG) {
+#ifdef FIXED_D4
+        s_db[t] = dbmap4[e0 * D4 + t];  // the chunk is contiguous
+#else
         const uint el = t / D4, j = t - el * D4;
         const uint cc = 4 * j, base = (e0 + el) * p.dim + cc;
         vec4 v;
@@ -131,41 +146,34 @@ void main() {
         v.z = cc + 2 < p.dim ? dbmap[base + 2] : 0.0;
         v.w = cc + 3 < p.dim ? dbmap[base + 3] : 0.0;
         s_db[t] = v;
+#endif
       }
       barrier();
       uint el = lane;
-      if (PAIR == 1 && K == 1) {
-        // Two database pixels per turn: twice the independent FMA chains. The lower index is
-        // offered first, so ties still keep it.
-        for (; el + dl < n_here; el += 2 * dl) {
-          float s0[QPT], s1[QPT];
-          [[unroll]] for (uint a = 0; a < QPT; ++a) {
-            s0[a] = 0.0;
-            s1[a] = 0.0;
-          }
+      if (PER_TURN > 1 && K == 1) {
+        // PER_TURN database pixels per turn: more independent FMA chains, and each query
+        // component is used PER_TURN times in a row. Pixels are offered in increasing index
+        // order, so ties still keep the lowest.
+        for (; el + (PER_TURN - 1) * dl < n_here; el += PER_TURN * dl) {
+          float sc[PER_TURN * QPT];
+          [[unroll]] for (uint t = 0; t < PER_TURN * QPT; ++t) sc[t] = 0.0;
           [[unroll]] for (uint j = 0; j < D4; ++j) {
-            const vec4 d0 = s_db[el * D4 + j];
-            const vec4 d1 = s_db[(el + dl) * D4 + j];
+            vec4 d[PER_TURN];
+            [[unroll]] for (uint c = 0; c < PER_TURN; ++c) d[c] = s_db[(el + c * dl) * D4 + j];
             [[unroll]] for (uint a = 0; a < QPT; ++a) {
               const vec4 qv = q[a * D4 + j];
-              s0[a] = fma(qv.x, d0.x, s0[a]);
-              s1[a] = fma(qv.x, d1.x, s1[a]);
-              s0[a] = fma(qv.y, d0.y, s0[a]);
-              s1[a] = fma(qv.y, d1.y, s1[a]);
-              s0[a] = fma(qv.z, d0.z, s0[a]);
-              s1[a] = fma(qv.z, d1.z, s1[a]);
-              s0[a] = fma(qv.w, d0.w, s0[a]);
-              s1[a] = fma(qv.w, d1.w, s1[a]);
+              [[unroll]] for (uint c = 0; c < PER_TURN; ++c) sc[c * QPT + a] = fma(qv.x, d[c].x, sc[c * QPT + a]);
+              [[unroll]] for (uint c = 0; c < PER_TURN; ++c) sc[c * QPT + a] = fma(qv.y, d[c].y, sc[c * QPT + a]);
+              [[unroll]] for (uint c = 0; c < PER_TURN; ++c) sc[c * QPT + a] = fma(qv.z, d[c].z, sc[c * QPT + a]);
+              [[unroll]] for (uint c = 0; c < PER_TURN; ++c) sc[c * QPT + a] = fma(qv.w, d[c].w, sc[c * QPT + a]);
             }
           }
           [[unroll]] for (uint a = 0; a < QPT; ++a) {
-            if (s0[a] > bs[a]) {
-              bs[a] = s0[a];
-              bi[a] = e0 + el;
-            }
-            if (s1[a] > bs[a]) {
-              bs[a] = s1[a];
-              bi[a] = e0 + el + dl;
+            [[unroll]] for (uint c = 0; c < PER_TURN; ++c) {
+              if (sc[c * QPT + a] > bs[a]) {
+                bs[a] = sc[c * QPT + a];
+                bi[a] = e0 + el + c * dl;
+              }
             }
           }
         }

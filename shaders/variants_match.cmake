@@ -2,6 +2,7 @@
 # matcher. fp32 descriptor maps; tile geometry and K travel as specialisation constants.
 recon_shader(match_nn match_nn.comp)
 recon_shader(match_nn_d24q4 match_nn.comp DEFINES FIXED_D4=6 FIXED_QPT=4)
+recon_shader(match_nn_d24q8 match_nn.comp DEFINES FIXED_D4=6 FIXED_QPT=8)
 recon_shader(match_init match_init.comp)
 recon_shader(match_update match_update.comp)
 recon_shader(match_scatter match_scatter.comp)

@@ -16,7 +16,13 @@
 // per pair on an RTX 4090 (spec §7); the target here is < 2 ms on an H100/H200.
 //
 // Size: 512x384 on a GPU, 128x96 on a CPU device (lavapipe) unless RECON_MATCH_SIZE=WxH is set.
-// RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup overrides the NN kernel's knobs (gpu::MatchTuning; 0 = default).
+// RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup overrides the kernel
+// knobs (gpu::MatchTuning; 0 = default; missing trailing fields are 0).
+// RECON_MATCH_SWEEP=1 (a built-in list) or a ';'-separated list of such settings: one more fast_match
+// benchmark per setting and data kind (fast_match/<W>x<H>/<data>/<setting>), then a table of them
+// sorted by gpu_ms, the best setting first.
+// RECON_PROFILE_DISPATCHES=1 prints each fast_match benchmark's GPU time per dispatch (per step for
+// match_nn and match_update; the timestamps serialise dispatches, so totals grow).
 // Device: RECON_DEVICE (index or name substring), as for every recon tool.
 #include <benchmark/benchmark.h>
 
@@ -31,6 +37,7 @@
 #include <vector>
 
 #include "bench/models/match_cpu_baseline.h"
+#include "gpu/dispatch_profile.h"
 #include "gpu/models/match/match.h"
 #include "gpu/runtime.h"
 
@@ -119,7 +126,33 @@ HostPair make_pair_data(int64_t w, int64_t h, bool shifted) {
 struct Env {
   int64_t w = 512, h = 384;
   gpu::MatchTuning tuning;
+  std::vector<std::string> sweep;  // settings "grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup"
 };
+
+// Knob settings that the issue-6 sweep compares (docs/MATCHING.md): queries per invocation, the
+// workgroup size, the grids of iteration 1, of later steps and of match_update, de-duplication.
+constexpr const char* kDefaultSweep[] = {
+    "0,0,0,0,0,0,0,0",     "0,0,0,0,0,0,0,1",     "0,0,0,1,0,0,0,0",     "0,8,0,0,0,0,0,0",   "0,8,1,0,0,0,0,0",
+    "0,8,0,0,128,0,0,0",   "0,8,1,0,128,0,0,0",   "528,8,0,0,0,0,0,0",   "0,6,0,0,0,0,0,0",   "0,6,1,0,0,0,0,0",
+    "528,0,0,0,0,0,0,0",   "792,0,0,0,0,0,0,0",   "0,0,0,0,0,132,0,0",   "0,0,0,0,0,264,0,0", "0,0,0,0,0,528,0,0",
+    "0,0,0,0,0,264,264,0", "0,0,0,0,0,264,528,0", "0,0,0,0,0,132,132,0", "0,0,4,0,0,0,0,0",   "0,0,4,0,128,0,0,0",
+    "0,2,4,0,0,0,0,0",     "0,2,8,0,0,0,0,0",
+};
+
+gpu::MatchTuning parse_tuning(const std::string& s) {
+  int v[8] = {};
+  std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+  gpu::MatchTuning t;
+  t.grid = v[0];
+  t.queries_per_thread = v[1];
+  t.pair = v[2];
+  t.fixed = v[3];
+  t.workgroup = v[4];
+  t.tail_grid = v[5];
+  t.update_grid = v[6];
+  t.dedup = v[7];
+  return t;
+}
 
 Env read_env(const gpu::Capabilities& caps) {
   Env e;
@@ -134,14 +167,17 @@ Env read_env(const gpu::Capabilities& caps) {
       e.h = h;
     }
   }
-  if (const char* s = std::getenv("RECON_MATCH_TUNING")) {
-    int grid = 0, qpt = 0, pair = 0, fixed = 0, wg = 0;
-    if (std::sscanf(s, "%d,%d,%d,%d,%d", &grid, &qpt, &pair, &fixed, &wg) >= 1) {
-      e.tuning.grid = grid;
-      e.tuning.queries_per_thread = qpt;
-      e.tuning.pair = pair;
-      e.tuning.fixed = fixed;
-      e.tuning.workgroup = wg;
+  if (const char* s = std::getenv("RECON_MATCH_TUNING")) e.tuning = parse_tuning(s);
+  if (const char* s = std::getenv("RECON_MATCH_SWEEP")) {
+    const std::string list = s;
+    if (list == "1") {
+      e.sweep.assign(std::begin(kDefaultSweep), std::end(kDefaultSweep));
+    } else {
+      for (size_t b = 0; b < list.size();) {
+        const size_t end = std::min(list.find(';', b), list.size());
+        if (end > b) e.sweep.push_back(list.substr(b, end - b));
+        b = end + 1;
+      }
     }
   }
   return e;
@@ -228,7 +264,15 @@ Result<const Prepared*> prepare(gpu::Runtime& rt, const Env& env, bool shifted) 
   return p.get();
 }
 
-void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted) {
+// One finished fast_match benchmark, for the sweep table.
+struct SweepRow {
+  std::string data, setting;
+  double gpu_ms = 0, iter1a_ms = 0, iter1b_ms = 0, rest_ms = 0;
+  int64_t searches = 0;
+};
+std::vector<SweepRow> g_sweep_rows;
+
+void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted, const std::string& setting) {
   auto prep = prepare(*rt, env, shifted);
   if (!prep.is_ok()) return fail(state, prep.status());
   const Uploaded* up = &(*prep)->up;
@@ -242,6 +286,7 @@ void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted
   gpu::FastMatcher& m = **matcher;
   // Warm-up: pipelines, first recording.
   if (auto r = m.run(up->a, up->b); !r.is_ok()) return fail(state, r.status());
+  gpu::reset_dispatch_profile();
 
   std::vector<double> gpu_ms, wall_ms;
   std::vector<std::pair<std::string, double>> phases_sum;
@@ -262,8 +307,9 @@ void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted
   }
   auto host = m.result().to_host(*rt);
   if (!host.is_ok()) return fail(state, host.status());
-  int64_t searches = 0;
-  for (size_t k = 0; k + 1 < host->active_per_step.size(); ++k) searches += host->active_per_step[k];
+  int64_t searches = 0, active = 0;
+  for (int32_t q : host->queries_per_step) searches += q;
+  for (size_t k = 0; k + 1 < host->active_per_step.size(); ++k) active += host->active_per_step[k];
   const double g = median(gpu_ms);
   const double baseline_ms = base->ms_per_search * static_cast<double>(searches);
   const double n_db = static_cast<double>(env.w * env.h);
@@ -275,7 +321,8 @@ void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted
   state.counters["cpu_agrees"] = base->agrees ? 1 : 0;
   state.counters["matches"] = static_cast<double>(host->size());
   state.counters["seeds"] = static_cast<double>(m.seed_count());
-  state.counters["nn_searches"] = static_cast<double>(searches);
+  state.counters["nn_searches"] = static_cast<double>(searches);  // distinct query pixels searched
+  state.counters["active_sum"] = static_cast<double>(active);     // searches without de-duplication
   state.counters["steps_used"] = static_cast<double>(
       std::count_if(host->active_per_step.begin(), host->active_per_step.end() - 1, [](int32_t v) { return v > 0; }));
   state.counters["unconverged"] = host->active_per_step.back();
@@ -286,17 +333,58 @@ void fast_match(benchmark::State& state, gpu::Runtime* rt, Env env, bool shifted
   for (const auto& [name, ms] : phases_sum) {
     if (name.rfind("iter", 0) == 0) {
       loop += ms;
-      if (name != "iter1" && name != "iter2") late += ms;
-      if (name == "iter1" || name == "iter2" || name == "iter3") state.counters[name + "_ms"] = ms / iters;
+      if (name != "iter1a" && name != "iter1b" && name != "iter2") late += ms;
+      if (name == "iter1a" || name == "iter1b" || name == "iter2" || name == "iter3") {
+        state.counters[name + "_ms"] = ms / iters;
+      }
     } else {
       state.counters[name + "_ms"] = ms / iters;
     }
   }
   state.counters["loop_ms"] = loop / iters;
   state.counters["iter3_on_ms"] = late / iters;  // iterations 3..10: the tail, and the cost of empty steps
-  std::string active;
-  for (int32_t v : host->active_per_step) active += std::to_string(v) + " ";
-  state.SetLabel("active per step: " + active);
+  std::string label = "active per step: ";
+  for (int32_t v : host->active_per_step) label += std::to_string(v) + " ";
+  label += "| searches per step: ";
+  for (int32_t v : host->queries_per_step) label += std::to_string(v) + " ";
+  state.SetLabel(label);
+  if (gpu::dispatch_profiling_enabled()) {
+    std::printf("fast_match %s %s, %s, %lld runs (match_nn rows: count index = step, or 128 + step; grid; n_db):\n%s",
+                shifted ? "shifted" : "random", setting.c_str(), label.c_str(),
+                static_cast<long long>(state.iterations()), gpu::format_dispatch_profile(24).c_str());
+  }
+  if (!setting.empty()) {
+    auto counter = [&](const char* name) {
+      auto it = state.counters.find(name);
+      return it == state.counters.end() ? 0.0 : static_cast<double>(it->second);
+    };
+    g_sweep_rows.push_back({shifted ? "shifted" : "random", setting, g, counter("iter1a_ms"), counter("iter1b_ms"),
+                            g - counter("iter1a_ms") - counter("iter1b_ms"), searches});
+  }
+}
+
+// The sweep's table, fastest first per data kind; a setting appears once per Google Benchmark
+// repetition (the last one counts).
+void print_sweep() {
+  if (g_sweep_rows.empty()) return;
+  std::vector<SweepRow> rows;
+  for (auto it = g_sweep_rows.rbegin(); it != g_sweep_rows.rend(); ++it) {
+    const bool seen = std::any_of(rows.begin(), rows.end(),
+                                  [&](const SweepRow& r) { return r.data == it->data && r.setting == it->setting; });
+    if (!seen) rows.push_back(*it);
+  }
+  std::sort(rows.begin(), rows.end(), [](const SweepRow& x, const SweepRow& y) {
+    return x.data != y.data ? x.data > y.data : x.gpu_ms < y.gpu_ms;
+  });
+  std::printf("\nsweep (grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup), GPU ms per pair:\n");
+  std::printf("%-8s %-28s %8s %9s %9s %8s %9s\n", "data", "setting", "gpu_ms", "iter1a", "iter1b", "rest", "searches");
+  std::string last;
+  for (const SweepRow& r : rows) {
+    std::printf("%-8s %-28s %8.3f %9.3f %9.3f %8.3f %9lld%s\n", r.data.c_str(), r.setting.c_str(), r.gpu_ms,
+                r.iter1a_ms, r.iter1b_ms, r.rest_ms, static_cast<long long>(r.searches),
+                r.data != last ? "   <- best" : "");
+    last = r.data;
+  }
 }
 
 void exhaustive(benchmark::State& state, gpu::Runtime* rt, Env env) {
@@ -361,16 +449,26 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("recon_device", r->caps().device_name);
   benchmark::AddCustomContext("recon_driver", r->caps().driver_name + " " + r->caps().driver_info);
   const std::string size = std::to_string(env.w) + "x" + std::to_string(env.h);
-  benchmark::RegisterBenchmark(("fast_match/" + size + "/random").c_str(), recon::bench::fast_match, r, env, false)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(("fast_match/" + size + "/shifted").c_str(), recon::bench::fast_match, r, env, true)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
+  for (const char* data : {"random", "shifted"}) {
+    const bool shifted = std::string(data) == "shifted";
+    benchmark::RegisterBenchmark(("fast_match/" + size + "/" + data).c_str(), recon::bench::fast_match, r, env, shifted,
+                                 std::string())
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    for (const std::string& setting : env.sweep) {
+      recon::bench::Env e = env;
+      e.tuning = recon::bench::parse_tuning(setting);
+      benchmark::RegisterBenchmark(("fast_match/" + size + "/" + data + "/" + setting).c_str(),
+                                   recon::bench::fast_match, r, e, shifted, setting)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   benchmark::RegisterBenchmark(("exhaustive/" + size + "/s8_top1_mutual").c_str(), recon::bench::exhaustive, r, env)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
+  recon::bench::print_sweep();
   benchmark::Shutdown();
   recon::bench::release_match_bench_data();
   return 0;

@@ -73,6 +73,8 @@ def fast_reciprocal_nns(desc1, desc2, subsample=8, max_iter=10, trace=None):
     trace: optional dict, filled with
       'active'  int64 [2*max_iter + 1]: notyet seeds entering step a, b, a, b, ... and left at the end
                 (zeros after the loop stopped early), the counts the GPU matcher reports;
+      'searches' int64 [2*max_iter]: distinct query pixels of each step (seeds whose walks meet share
+                one search: what the GPU matcher's de-duplication searches);
       'queried1', 'queried2': the A and B pixels whose NN was computed (for tie-margin checks).
     """
     h1, w1, d1 = desc1.shape
@@ -88,16 +90,19 @@ def fast_reciprocal_nns(desc1, desc2, subsample=8, max_iter=10, trace=None):
     old_xy2 = xy2.copy()
     notyet = np.ones(len(xy1), dtype=bool)
     active = np.zeros(2 * max_iter + 1, dtype=np.int64)
+    searches = np.zeros(2 * max_iter, dtype=np.int64)
     queried1, queried2 = set(), set()
 
     niter = 0
     while notyet.any():
         active[2 * niter] = notyet.sum()
+        searches[2 * niter] = len(np.unique(xy1[notyet]))
         queried1.update(xy1[notyet].tolist())
         xy2[notyet] = nn_dot(pts1[xy1[notyet]], pts2)
         notyet &= old_xy2 != xy2  # converged: the B pixel did not move
 
         active[2 * niter + 1] = notyet.sum()
+        searches[2 * niter + 1] = len(np.unique(xy2[notyet]))
         queried2.update(xy2[notyet].tolist())
         xy1[notyet] = nn_dot(pts2[xy2[notyet]], pts1)
         notyet &= old_xy1 != xy1  # converged: the cycle came back to the same A pixel
@@ -113,6 +118,7 @@ def fast_reciprocal_nns(desc1, desc2, subsample=8, max_iter=10, trace=None):
     idx1, idx2 = merge_corres(xy1[converged], xy2[converged])
     if trace is not None:
         trace["active"] = active
+        trace["searches"] = searches
         trace["queried1"] = np.array(sorted(queried1), dtype=np.int64)
         trace["queried2"] = np.array(sorted(queried2), dtype=np.int64)
     return idx1, idx2

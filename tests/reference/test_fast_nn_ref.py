@@ -22,25 +22,29 @@ def walk_per_seed(desc1, desc2, subsample, max_iter):
     """An independent formulation: every seed follows its own A->B->A chain.
 
     Seed state (a, b, prev_b): in each iteration b' = NN_B(a) converges if b' == b; otherwise
-    a' = NN_A(b') converges if a' == a. Returns merged pairs and the per-step active counts.
+    a' = NN_A(b') converges if a' == a. Returns merged pairs, the per-step active counts and the
+    per-step numbers of distinct query pixels.
     """
     h1, w1, d = desc1.shape
     pa = desc1.reshape(-1, d).astype(np.float64)
     pb = desc2.reshape(-1, d).astype(np.float64)
     seeds = R.seed_grid(h1, w1, subsample)
     active = np.zeros(2 * max_iter + 1, dtype=np.int64)
+    queried = [set() for _ in range(2 * max_iter)]
     pairs = []
     for s in seeds:
         a, b = int(s), -1
         done = False
         for it in range(max_iter):
             active[2 * it] += 1
+            queried[2 * it].add(a)
             nb = int(np.argmax(pa[a] @ pb.T))
             if nb == b:
                 done = True
                 break
             b = nb
             active[2 * it + 1] += 1
+            queried[2 * it + 1].add(b)
             na = int(np.argmax(pb[b] @ pa.T))
             if na == a:
                 done = True
@@ -52,7 +56,7 @@ def walk_per_seed(desc1, desc2, subsample, max_iter):
             active[2 * max_iter] += 1
     i1 = np.array([p[0] for p in pairs], dtype=np.int32)
     i2 = np.array([p[1] for p in pairs], dtype=np.int32)
-    return R.merge_corres(i1, i2), active
+    return R.merge_corres(i1, i2), active, np.array([len(q) for q in queried], dtype=np.int64)
 
 
 class SeedsAndMerge(unittest.TestCase):
@@ -112,11 +116,25 @@ class Algorithm(unittest.TestCase):
     def check_against_walk(self, a, b, subsample, max_iter):
         trace = {}
         i1, i2 = R.fast_reciprocal_nns(a, b, subsample, max_iter, trace)
-        (w1, w2), active = walk_per_seed(a, b, subsample, max_iter)
+        (w1, w2), active, searches = walk_per_seed(a, b, subsample, max_iter)
         np.testing.assert_array_equal(i1, w1)
         np.testing.assert_array_equal(i2, w2)
         np.testing.assert_array_equal(trace["active"], active)
+        np.testing.assert_array_equal(trace["searches"], searches)
         return i1, i2, trace
+
+    def test_seeds_that_meet_share_a_search(self):
+        # Constant 4x4 blocks of quantised descriptors (exact ties): the four seeds of a block
+        # (S = 2) all reach the lowest pixel of the best block, so from step b on they share it.
+        rng = np.random.default_rng(15)
+        blocks_a = rng.integers(-2, 3, (5, 6, 4)) * 0.5
+        blocks_b = rng.integers(-2, 3, (4, 7, 4)) * 0.5
+        a = np.repeat(np.repeat(blocks_a, 4, 0), 4, 1)
+        b = np.repeat(np.repeat(blocks_b, 4, 0), 4, 1)
+        _, _, trace = self.check_against_walk(a, b, 2, 10)
+        self.assertEqual(trace["searches"][0], trace["active"][0])  # the seeds are distinct pixels
+        self.assertLess(trace["searches"][1] * 2, trace["active"][1])
+        self.assertTrue((trace["searches"] <= trace["active"][:-1]).all())
 
     def test_vectorised_loop_equals_per_seed_walks_on_random_maps(self):
         rng = np.random.default_rng(11)

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "gpu/models/match/match_kernels.h"
+
 namespace recon::gpu {
 namespace {
 
@@ -108,6 +110,12 @@ Result<HostMatches> MatchResult::to_host(Runtime& rt) const {
     h.active_per_step.resize(static_cast<size_t>(steps));
     RECON_ASSIGN_OR_RETURN(Tensor v, state.slice_rows(0, steps));
     RECON_RETURN_IF_ERROR(v.download(rt, h.active_per_step.data(), h.active_per_step.size() * sizeof(int32_t)));
+    h.queries_per_step.assign(h.active_per_step.begin(), h.active_per_step.end() - 1);
+    if (dedup) {
+      RECON_ASSIGN_OR_RETURN(Tensor q,
+                             state.slice_rows(match_detail::kStateQueries, match_detail::kStateQueries + steps - 1));
+      RECON_RETURN_IF_ERROR(q.download(rt, h.queries_per_step.data(), h.queries_per_step.size() * sizeof(int32_t)));
+    }
   }
   return h;
 }

@@ -50,11 +50,15 @@ struct MatchMaps {
 // H200, docs/MATCHING.md); on a CPU device (lavapipe): grid 16, pair and fixed off.
 struct MatchTuning {
   int grid = 0;                // workgroups of each NN dispatch (persistent loop over the jobs)
-  int queries_per_thread = 0;  // 1..4
+  int queries_per_thread = 0;  // 1..8
   int batch = 0;               // exhaustive: queries per NN dispatch (0: as many as 64 MiB of partials allow)
-  int pair = 0;                // score two database pixels per loop turn: 0 device default, 1 off, 2 on
-  int fixed = 0;               // compile-time geometry variant at D4 = 6, 4 queries, K = 1: 0 default, 1 off, 2 on
+  int pair = 0;                // database pixels scored per loop turn: 1, 2, 4 or 8 (0: 2 on a GPU, 1 on a CPU)
+  int fixed = 0;               // compile-time variant at D = 24, 4 or 8 queries, K = 1: 0 default, 1 off, 2 on
   int workgroup = 0;           // NN workgroup size: 64, 128 or 256 (0: 256)
+  // Fast matcher only:
+  int tail_grid = 0;    // NN workgroups from iteration 2 on (counts unknown, often small; 0: grid)
+  int update_grid = 0;  // match_update workgroups (one seed each, persistent; 0: 2048 on a GPU, 16 on a CPU)
+  int dedup = 0;        // search each distinct query pixel of a step once: 0 default (on), 1 off, 2 on
 };
 
 struct FastMatchOptions {
@@ -94,6 +98,9 @@ struct HostMatches {
   // Fast matcher: seeds entering step 0 (iteration 1, A→B), step 1 (B→A), 2, ...; the last entry
   // counts the seeds still moving after max_iter iterations (dropped). Empty for exhaustive.
   std::vector<int32_t> active_per_step;
+  // Fast matcher: the nearest-neighbour searches each step ran (distinct query pixels with the
+  // de-duplication, else the active seeds); 2·max_iter entries. Empty for exhaustive.
+  std::vector<int32_t> queries_per_step;
   size_t size() const { return idx_a.size(); }
 };
 
@@ -106,8 +113,9 @@ struct MatchResult {
   Tensor score;                 // f32 [capacity]
   Tensor pts3d_a, pts3d_b;      // f32 [capacity, 3], defined when pts3d maps were given
   Tensor conf_a, conf_b, conf;  // f32 [capacity], defined when conf maps were given
-  Tensor state;                 // i32 [128]; fast matcher: [0, steps) are active_per_step
+  Tensor state;                 // i32 [192]; fast matcher: [0, steps) are active_per_step
   int steps = 0;                // 2·max_iter + 1 for the fast matcher, 0 otherwise
+  bool dedup = false;           // fast matcher: state[128, 128 + steps − 1) are queries_per_step
 
   // Downloads the count, then the valid rows of every defined tensor.
   Result<HostMatches> to_host(Runtime& rt) const;
@@ -133,8 +141,9 @@ class FastMatcher {
   int64_t seed_count() const { return seeds_; }
   const MatchResult& result() const { return result_; }
   Graph& graph() { return *graph_; }
-  // GPU milliseconds of the last completed run by phase ("seeds", "iter1" … "iter<max_iter>",
-  // "merge"); empty when the device has no timestamps.
+  // GPU milliseconds of the last completed run by phase ("seeds", "iter1a" and "iter1b" (the two
+  // full searches of iteration 1), "iter2" … "iter<max_iter>", "merge"); empty when the device
+  // has no timestamps.
   std::vector<std::pair<std::string, double>> phase_ms() { return graph_->timings(); }
 
  private:

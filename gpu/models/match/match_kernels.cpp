@@ -8,23 +8,23 @@ namespace {
 
 // Mirrors Push in shaders/match_nn.comp.
 struct NnPush {
-  uint32_t n_db, dim, n_chunks, grid;
-  uint32_t count_index, count_fixed, q_begin, meta_index;
-  uint32_t n_query;
+  uint32_t count_index, grid, n_db, dim, n_chunks;
+  uint32_t count_fixed, q_begin, meta_index, n_query;
 };
 static_assert(sizeof(NnPush) == 36, "mirrors shaders/match_nn.comp");
 
 // Mirrors Push in shaders/match_init.comp.
 struct InitPush {
   uint32_t n_seeds, seeds_x, subsample, width_a, n_mark, n_state;
+  uint32_t query0, n_tables, tag_a, n_a, entry_a, tag_b, n_b;
 };
-static_assert(sizeof(InitPush) == 24, "mirrors shaders/match_init.comp");
+static_assert(sizeof(InitPush) == 52, "mirrors shaders/match_init.comp");
 
 // Mirrors Push in shaders/match_update.comp.
 struct UpdatePush {
-  uint32_t step, grid;
+  uint32_t step, grid, list_in, list_out, query_out, entry_here, tag_next, entry_next;
 };
-static_assert(sizeof(UpdatePush) == 8, "mirrors shaders/match_update.comp");
+static_assert(sizeof(UpdatePush) == 32, "mirrors shaders/match_update.comp");
 
 // Mirrors Push in shaders/match_scatter.comp and shaders/match_conf.comp.
 struct CountPush {
@@ -79,7 +79,7 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   // Query registers: QPT · D4 vec4s. Four queries per invocation at D ≤ 24 (96 floats).
   uint32_t qpt = g.d4 <= 6 ? 4 : g.d4 <= 12 ? 2 : 1;
   qpt = std::min<uint32_t>(qpt, std::max<uint32_t>(1, 8 / g.k));  // K best lists per query too
-  if (tuning.queries_per_thread >= 1 && tuning.queries_per_thread <= 4) {
+  if (tuning.queries_per_thread >= 1 && tuning.queries_per_thread <= 8) {
     qpt = static_cast<uint32_t>(tuning.queries_per_thread);
   }
   g.qpt = qpt;
@@ -94,10 +94,11 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   g.ch = std::clamp<uint32_t>(chunk_bytes / (16 * g.d4), 8, 512);
   const bool cpu = caps.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   g.grid = tuning.grid > 0 ? static_cast<uint32_t>(tuning.grid) : cpu ? 16 : 1024;
-  // Both measured ~3% faster on an H200 (docs/MATCHING.md); lavapipe keeps the generic shader,
-  // one pipeline fewer to build.
-  g.pair = g.k == 1 && (tuning.pair == 2 || (tuning.pair == 0 && !cpu)) ? 1 : 0;
-  g.fixed = g.d4 == 6 && g.qpt == 4 && g.k == 1 && (tuning.fixed == 2 || (tuning.fixed == 0 && !cpu));
+  // Two pixels per turn and the fixed variant each measured ~3% faster on an H200
+  // (docs/MATCHING.md); lavapipe keeps the generic shader, one pipeline fewer to build.
+  const bool explicit_turn = tuning.pair == 2 || tuning.pair == 4 || tuning.pair == 8;
+  if (g.k == 1) g.per_turn = explicit_turn ? static_cast<uint32_t>(tuning.pair) : tuning.pair == 0 && !cpu ? 2 : 1;
+  g.fixed = dim == 24 && (g.qpt == 4 || g.qpt == 8) && g.k == 1 && (tuning.fixed == 2 || (tuning.fixed == 0 && !cpu));
   return g;
 }
 
@@ -133,8 +134,8 @@ Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a) {
   push.q_begin = a.q_begin;
   push.meta_index = a.meta_index;
   push.n_query = u32(a.n_query);
-  const uint32_t spec[] = {geo.wg, geo.qpt, geo.d4, geo.ch, geo.k, a.indirect ? 1u : 0u, geo.pair};
-  return g.dispatch(geo.fixed ? "match_nn_d24q4" : "match_nn", spec,
+  const uint32_t spec[] = {geo.wg, geo.qpt, geo.d4, geo.ch, geo.k, a.indirect ? 1u : 0u, geo.per_turn};
+  return g.dispatch(geo.fixed ? (geo.qpt == 8 ? "match_nn_d24q8" : "match_nn_d24q4") : "match_nn", spec,
                     {{a.qmap, Access::kRead},
                      {a.dbmap, Access::kRead},
                      {a.list, Access::kRead},
@@ -144,32 +145,53 @@ Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a) {
                     push, {geo.grid, 1, 1});
 }
 
-Status record_init(Graph& g, const Arg& xy1, const Arg& xy2, const Arg& notyet, const Arg& list0, const Arg& state,
-                   const Arg& mark_b, int64_t seeds, int64_t seeds_x, int subsample, int64_t w_a) {
-  InitPush push{u32(seeds), u32(seeds_x),        static_cast<uint32_t>(subsample),
-                u32(w_a),   u32(mark_b.numel()), u32(state.numel())};
-  const uint64_t n = std::max<uint64_t>({push.n_seeds, push.n_mark, push.n_state});
+Status record_init(Graph& g, const Arg& xy1, const Arg& xy2, const Arg& notyet, const Arg& lists, const Arg& state,
+                   const Arg& mark_b, const Arg& tables, const FastLayout& layout, int64_t seeds_x, int subsample,
+                   int64_t w_a) {
+  const uint32_t n_a = layout.dedup ? u32(layout.na) : 0, n_b = layout.dedup ? u32(layout.nb) : 0;
+  InitPush push{u32(layout.seeds),
+                u32(seeds_x),
+                static_cast<uint32_t>(subsample),
+                u32(w_a),
+                u32(mark_b.numel()),
+                u32(state.numel()),
+                layout.query_list(0),
+                layout.dedup ? u32(layout.table_words()) : 0,
+                layout.tag(true),
+                n_a,
+                layout.entry(true),
+                layout.tag(false),
+                n_b};
+  const uint64_t n = std::max<uint64_t>({push.n_seeds, push.n_mark, push.n_state, n_a, n_b});
   return g.dispatch("match_init", {},
                     {{xy1, Access::kWrite},
                      {xy2, Access::kWrite},
                      {notyet, Access::kWrite},
-                     {list0, Access::kWrite},
+                     {lists, Access::kWrite},
                      {state, Access::kWrite},
-                     {mark_b, Access::kWrite}},
+                     {mark_b, Access::kWrite},
+                     {tables, Access::kWrite}},
                     push, Graph::grid_1d(ceil_div(n, 256)));
 }
 
-Status record_update(Graph& g, const Arg& part, const Arg& state, const Arg& list_in, const Arg& list_out,
-                     const Arg& target, const Arg& score, const Arg& notyet, uint32_t step, uint32_t grid) {
-  UpdatePush push{step, grid};
-  return g.dispatch("match_update", {},
+Status record_update(Graph& g, const Arg& part, const Arg& state, const Arg& lists, const Arg& query_xy,
+                     const Arg& target, const Arg& score, const Arg& notyet, const Arg& tables,
+                     const FastLayout& layout, int step, uint32_t grid) {
+  const bool step_a = step % 2 == 0;  // queries A, updates xy2; the next step queries B
+  UpdatePush push{static_cast<uint32_t>(step), grid,
+                  layout.seed_list(step),      layout.seed_list(step + 1),
+                  layout.query_list(step + 1), layout.entry(step_a),
+                  layout.tag(!step_a),         layout.entry(!step_a)};
+  const uint32_t spec[] = {layout.dedup ? 1u : 0u};
+  return g.dispatch("match_update", spec,
                     {{part, Access::kRead},
                      {state, Access::kReadWrite},
-                     {list_in, Access::kRead},
-                     {list_out, Access::kWrite},
+                     {lists, Access::kReadWrite},
+                     {query_xy, Access::kRead},
                      {target, Access::kReadWrite},
                      {score, Access::kWrite},
-                     {notyet, Access::kReadWrite}},
+                     {notyet, Access::kReadWrite},
+                     {tables, layout.dedup ? Access::kReadWrite : Access::kRead}},
                     push, {grid, 1, 1});
 }
 

@@ -12,7 +12,10 @@
 namespace recon::gpu::match_detail {
 
 inline constexpr uint32_t kNone = 0xffffffffu;
-inline constexpr int64_t kStateWords = 128;     // counts [0, 64), slices used by step [64, 128)
+// The state buffer: active seeds per step [0, 64), database slices used by step [64, 128),
+// distinct query pixels per step [128, 192) (fast matcher with de-duplication).
+inline constexpr int64_t kStateWords = 192;
+inline constexpr uint32_t kStateQueries = 128;
 inline constexpr int64_t kCompactBlock = 1024;  // candidates per block of match_compact.comp
 
 // An operand placeholder (an undefined tensor) for Args that a call does not use.
@@ -21,9 +24,9 @@ inline const Arg kNoArg{Tensor()};
 // Geometry of match_nn.comp for one (device, dim, k).
 struct NnGeometry {
   uint32_t wg = 256, qpt = 4, d4 = 6, ch = 256, k = 1;
-  uint32_t grid = 1024;  // workgroups per dispatch
-  uint32_t pair = 0;     // PAIR specialisation constant
-  bool fixed = false;    // use the match_nn_d24q4 variant
+  uint32_t grid = 1024;   // workgroups per dispatch
+  uint32_t per_turn = 1;  // PER_TURN specialisation constant: database pixels per loop turn
+  bool fixed = false;     // use the match_nn_d24q<qpt> variant (D = 24, qpt 4 or 8, K = 1)
 };
 NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const MatchTuning& tuning);
 
@@ -47,10 +50,29 @@ struct NnArgs {
 };
 Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a);
 
-Status record_init(Graph& g, const Arg& xy1, const Arg& xy2, const Arg& notyet, const Arg& list0, const Arg& state,
-                   const Arg& mark_b, int64_t seeds, int64_t seeds_x, int subsample, int64_t w_a);
-Status record_update(Graph& g, const Arg& part, const Arg& state, const Arg& list_in, const Arg& list_out,
-                     const Arg& target, const Arg& score, const Arg& notyet, uint32_t step, uint32_t grid);
+// Where the fast matcher keeps its lists and per-pixel tables. lists: i32 [4 · seeds] = the active
+// seeds of even and odd steps, then the distinct query pixels of even and odd steps. tables (with
+// de-duplication): i32 [2 · (na + nb)] = claim tags of A's pixels, their query entries, the same
+// for B; without it a placeholder word.
+struct FastLayout {
+  int64_t seeds = 0, na = 0, nb = 0;
+  bool dedup = true;
+  uint32_t seed_list(int step) const { return static_cast<uint32_t>((step % 2) * seeds); }
+  uint32_t query_list(int step) const { return static_cast<uint32_t>((2 + step % 2) * seeds); }
+  uint32_t tag(bool side_a) const { return static_cast<uint32_t>(side_a ? 0 : 2 * na); }
+  uint32_t entry(bool side_a) const { return static_cast<uint32_t>(side_a ? na : 2 * na + nb); }
+  int64_t list_words() const { return 4 * seeds; }
+  int64_t table_words() const { return dedup ? 2 * (na + nb) : 1; }
+};
+
+Status record_init(Graph& g, const Arg& xy1, const Arg& xy2, const Arg& notyet, const Arg& lists, const Arg& state,
+                   const Arg& mark_b, const Arg& tables, const FastLayout& layout, int64_t seeds_x, int subsample,
+                   int64_t w_a);
+// Step `step` of the loop (even: a, odd: b); query_xy = the seeds' query pixels of this step,
+// target = the pixels it updates.
+Status record_update(Graph& g, const Arg& part, const Arg& state, const Arg& lists, const Arg& query_xy,
+                     const Arg& target, const Arg& score, const Arg& notyet, const Arg& tables,
+                     const FastLayout& layout, int step, uint32_t grid);
 Status record_scatter(Graph& g, const Arg& notyet, const Arg& xy1, const Arg& xy2, const Arg& score, const Arg& mark_b,
                       const Arg& mark_s, int64_t seeds);
 

@@ -109,20 +109,41 @@ TEST_P(FastMatchGolden, ReproducesTheReferenceMatchSetExactly) {
   // invocation count on one case (each is another pipeline, slow to build on lavapipe).
   std::vector<MatchTuning> tunings = {{}, {1, 0}, {7, 0}};
   if (GetParam() == "shifted_s4") {
-    // {grid, queries per invocation, batch, pair, fixed}
-    tunings.insert(tunings.end(), {{3, 1}, {5, 2}, {64, 4}, {0, 0, 0, 2, 1}, {0, 0, 0, 1, 2}, {9, 0, 0, 2, 2}});
+    // {grid, queries per invocation, batch, pair, fixed, workgroup, tail grid, update grid, dedup}
+    tunings.insert(tunings.end(), {{3, 1},
+                                   {5, 2},
+                                   {64, 4},
+                                   {0, 8},
+                                   {0, 0, 0, 2, 1},
+                                   {0, 0, 0, 1, 2},
+                                   {9, 0, 0, 2, 2},
+                                   {0, 0, 0, 4, 1},
+                                   {7, 2, 0, 8, 1},
+                                   {5, 8, 0, 4, 2},
+                                   {0, 0, 0, 0, 0, 0, 2, 3},
+                                   {0, 0, 0, 0, 0, 0, 0, 0, 1}});
   }
+  // The distinct query pixels of each step: what the de-duplicated matcher searches.
+  const std::vector<int32_t> searches =
+      testing::fast_ref(g.a, g.b, g.options.subsample, g.options.max_iter, g.options.border).searches;
   for (const MatchTuning& t : tunings) {
     FastMatchOptions o = g.options;
     o.tuning = t;
     SCOPED_TRACE("grid " + std::to_string(t.grid) + ", queries/thread " + std::to_string(t.queries_per_thread) +
-                 ", pair " + std::to_string(t.pair) + ", fixed " + std::to_string(t.fixed));
+                 ", pair " + std::to_string(t.pair) + ", fixed " + std::to_string(t.fixed) + ", tail grid " +
+                 std::to_string(t.tail_grid) + ", update grid " + std::to_string(t.update_grid) + ", dedup " +
+                 std::to_string(t.dedup));
     const HostMatches h = run_fast(g.a, g.b, o);
     EXPECT_EQ(h.idx_a, g.idx_a);
     EXPECT_EQ(h.idx_b, g.idx_b);
     EXPECT_EQ(h.xy_a, g.xy_a);
     EXPECT_EQ(h.xy_b, g.xy_b);
     EXPECT_EQ(h.active_per_step, g.active);
+    if (t.dedup == 1) {
+      EXPECT_EQ(h.queries_per_step, std::vector<int32_t>(g.active.begin(), g.active.end() - 1));
+    } else {
+      EXPECT_EQ(h.queries_per_step, searches);
+    }
     // The score is the pair's dot product.
     for (size_t i = 0; i < h.size(); ++i) {
       EXPECT_NEAR(h.score[i], testing::dot(g.a.px(h.idx_a[i]), g.b.px(h.idx_b[i]), g.a.d), 1e-5);
@@ -158,6 +179,7 @@ TEST_F(FastMatch, MatchesTheCpuReferenceOnRandomMaps) {
     EXPECT_EQ(h.idx_a, want.idx_a);
     EXPECT_EQ(h.idx_b, want.idx_b);
     EXPECT_EQ(h.active_per_step, want.active);
+    EXPECT_EQ(h.queries_per_step, want.searches);
   }
 }
 
@@ -169,7 +191,10 @@ TEST_F(FastMatch, ExactTiesGoToTheLowestPixelIndex) {
     FastMatchOptions o;
     o.subsample = 2;
     o.border = 0;
-    for (const MatchTuning& t : {MatchTuning{}, MatchTuning{5, 0}}) {
+    MatchTuning no_dedup;
+    no_dedup.dedup = 1;
+    // Four pixels per loop turn: ties inside one turn too.
+    for (const MatchTuning& t : {MatchTuning{}, MatchTuning{5, 0}, MatchTuning{0, 0, 0, 4}, no_dedup}) {
       o.tuning = t;
       const HostMatches h = run_fast(a, b, o);
       EXPECT_EQ(h.idx_a, want.idx_a) << "D " << d;
@@ -177,6 +202,52 @@ TEST_F(FastMatch, ExactTiesGoToTheLowestPixelIndex) {
       EXPECT_EQ(h.active_per_step, want.active) << "D " << d;
     }
   }
+}
+
+TEST_F(FastMatch, SeedsWhoseWalksMeetShareOneSearch) {
+  // Constant 4 × 4 regions (quantised, exact ties): at S = 2 the four seeds of a region reach the
+  // same pixels from step b on. The de-duplicated matcher searches each distinct pixel once and
+  // must give the reference's pairs and counts; without it, once per active seed.
+  for (int64_t d : {4, 24}) {
+    const HostMap a = testing::blocky_map(28, 36, d, 4, 61), b = testing::blocky_map(32, 24, d, 4, 62);
+    const auto want = testing::fast_ref(a, b, 2, 10, 0);
+    int64_t active = 0, distinct = 0;
+    for (size_t k = 0; k < want.searches.size(); ++k) {
+      active += want.active[k];
+      distinct += want.searches[k];
+    }
+    ASSERT_LT(2 * distinct, active) << "the maps must make seeds meet";
+    FastMatchOptions o;
+    o.subsample = 2;
+    o.border = 0;
+    for (int dedup : {0, 1}) {
+      o.tuning.dedup = dedup;
+      SCOPED_TRACE("D " + std::to_string(d) + ", dedup " + std::to_string(dedup));
+      const HostMatches h = run_fast(a, b, o);
+      ASSERT_GT(h.size(), 0u);
+      EXPECT_EQ(h.idx_a, want.idx_a);
+      EXPECT_EQ(h.idx_b, want.idx_b);
+      EXPECT_EQ(h.active_per_step, want.active);
+      EXPECT_EQ(h.queries_per_step,
+                dedup == 1 ? std::vector<int32_t>(want.active.begin(), want.active.end() - 1) : want.searches);
+    }
+  }
+}
+
+TEST_F(FastMatch, DeduplicationIsOffWhenItsTablesExceedOneBinding) {
+  // Two 3000 × 3000 maps of D = 1 fit a binding each (12 bytes per pixel are checked), but their
+  // per-pixel tables (8 bytes per pixel of both maps) do not on lavapipe: the matcher searches
+  // per seed instead. Built only; running it would scan 9 Mpx per step on the CPU.
+  const int64_t side = 3000;
+  const bool fits = 8 * 2 * side * side <= static_cast<int64_t>(rt().caps().max_storage_buffer_range);
+  FastMatchOptions o;
+  o.subsample = 1000;
+  auto big = FastMatcher::create(rt(), MatchShape{side, side, side, side, 1}, o);
+  ASSERT_TRUE(big.is_ok()) << big.status().to_string();
+  EXPECT_EQ((*big)->result().dedup, fits);
+  auto small = FastMatcher::create(rt(), MatchShape{30, 30, 30, 30, 1});
+  ASSERT_TRUE(small.is_ok()) << small.status().to_string();
+  EXPECT_TRUE((*small)->result().dedup);
 }
 
 TEST_F(FastMatch, LargerMapsUseManySlicesAndStillMatchTheReference) {

@@ -49,6 +49,19 @@ inline HostMap quantised_map(int64_t h, int64_t w, int64_t d, uint32_t seed) {
   return m;
 }
 
+// A quantised map made of constant block × block regions: many pixels share a descriptor, so
+// seeds of one region walk to the same pixels (what the fast matcher's de-duplication shares).
+inline HostMap blocky_map(int64_t h, int64_t w, int64_t d, int64_t block, uint32_t seed) {
+  const HostMap small = quantised_map((h + block - 1) / block, (w + block - 1) / block, d, seed);
+  HostMap m{h, w, d, std::vector<float>(static_cast<size_t>(h * w * d))};
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x) {
+      std::copy_n(small.px((y / block) * small.w + x / block), d, m.v.begin() + (y * w + x) * d);
+    }
+  }
+  return m;
+}
+
 inline double dot(const float* a, const float* b, int64_t d) {
   double s = 0;
   for (int64_t c = 0; c < d; ++c) s += double(a[c]) * double(b[c]);
@@ -105,7 +118,8 @@ inline bool inside(int32_t p, int64_t h, int64_t w, int border) {
 
 struct RefMatches {
   std::vector<int32_t> idx_a, idx_b;
-  std::vector<int32_t> active;  // fast matcher: active seeds per step, then the unconverged
+  std::vector<int32_t> active;    // fast matcher: active seeds per step, then the unconverged
+  std::vector<int32_t> searches;  // fast matcher: distinct query pixels per step
   double min_gap = std::numeric_limits<double>::infinity();  // smallest top-1/top-2 margin queried
 };
 
@@ -117,15 +131,26 @@ inline RefMatches fast_ref(const HostMap& a, const HostMap& b, int subsample, in
   std::vector<char> notyet(n, 1);
   RefMatches r;
   r.active.assign(static_cast<size_t>(2 * max_iter + 1), 0);
+  r.searches.assign(static_cast<size_t>(2 * max_iter), 0);
   auto count = [&] { return static_cast<int32_t>(std::count(notyet.begin(), notyet.end(), 1)); };
+  auto distinct = [&](const std::vector<int32_t>& xy) {
+    std::vector<int32_t> q;
+    for (size_t i = 0; i < n; ++i) {
+      if (notyet[i]) q.push_back(xy[i]);
+    }
+    std::sort(q.begin(), q.end());
+    return static_cast<int32_t>(std::unique(q.begin(), q.end()) - q.begin());
+  };
   int niter = 0;
   while (count() > 0) {
     r.active[static_cast<size_t>(2 * niter)] = count();
+    r.searches[static_cast<size_t>(2 * niter)] = distinct(xy1);
     for (size_t i = 0; i < n; ++i) {
       if (notyet[i]) xy2[i] = nn_ref(a.px(xy1[i]), b, &r.min_gap);
     }
     for (size_t i = 0; i < n; ++i) notyet[i] = notyet[i] && old2[i] != xy2[i];
     r.active[static_cast<size_t>(2 * niter + 1)] = count();
+    r.searches[static_cast<size_t>(2 * niter + 1)] = distinct(xy2);
     for (size_t i = 0; i < n; ++i) {
       if (notyet[i]) xy1[i] = nn_ref(b.px(xy2[i]), a, &r.min_gap);
     }
