@@ -183,7 +183,9 @@ TEST_F(UnaryAccuracyTest, TensorsLargerThanOneBindingAreSplit) {
   Tensor out = poisoned(rt(), DType::kF32, {n});
   Graph g(rt());
   ASSERT_TRUE(ops::relu(g, in, out).is_ok());
-  EXPECT_EQ(g.dispatch_count(), 2u);
+  // Two windows where one binding holds less than the tensor (lavapipe's 128 MiB), else one.
+  const bool splits = in.bytes() > ops::max_binding_bytes();
+  EXPECT_EQ(g.dispatch_count(), splits ? 2u : 1u);
   ASSERT_TRUE(g.run().is_ok());
   auto got = download_f32(rt(), out);
   for (int64_t i = 0; i < n; ++i) {
