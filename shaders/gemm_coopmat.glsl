@@ -15,7 +15,8 @@
 // Split-K (KSPLITS > 1, for grids too small to fill the device): workgroup z % KSPLITS takes its
 // share of the K slices and stores its fp32 accumulators to gemm_partials; the last workgroup of a
 // tile to arrive (a counter per tile in gemm_arrivals, zeroed by the host before the dispatch) adds
-// the other shares to its own and runs the epilogue, so the includer's gemm_store is unchanged.
+// the other shares to its own in the epilogue, element by element (adding cooperative matrices
+// crashes the optimiser of Debian's glslc), so the includer's gemm_store is unchanged.
 // Bindings 5 (partials: fp32, tiles·KSPLITS·BM·BN) and 6 (one uint per tile) belong to this core;
 // with KSPLITS = 1 they are unused and the host binds dummies.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
@@ -53,6 +54,7 @@ layout(constant_id = 7) const uint PREFETCH = 1;  // slices of global loads in f
 layout(local_size_x_id = 0) in;
 
 layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
+layout(binding = 5) coherent buffer GemmPartials4 { vec4 gemm_partials4[]; };
 layout(binding = 6) coherent buffer GemmArrivals { uint gemm_arrivals[]; };
 shared uint gemm_arrived_last;
 
@@ -205,9 +207,9 @@ void main() {
 #undef GEMM_STASH
 #undef GEMM_MMA
 
+  const uint tile = (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint tile_base = tile * KSPLITS * BM * BN;  // split-K: this tile's partials
   if (KSPLITS > 1) {
-    const uint tile = (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    const uint tile_base = tile * KSPLITS * BM * BN;
     [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
       [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
         coopMatStoreNV(acc[i * GEMM_FN + j], gemm_partials,
@@ -224,18 +226,7 @@ void main() {
     barrier();
     if (gemm_arrived_last == 0u) return;
     memoryBarrierBuffer();
-    for (uint s = 0; s < KSPLITS; ++s) {
-      if (s == split) continue;
-      [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
-        [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {
-          fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> part;
-          coopMatLoadNV(part, gemm_partials, tile_base + s * BM * BN + (sg_m + i * 16) * BN + sg_n + j * 16, BN, false);
-          acc[i * GEMM_FN + j] = acc[i * GEMM_FN + j] + part;
-        }
-      }
-    }
   }
-
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
   // after the final barrier above) and its invocations store the elements through the includer.
   // With GEMM_STORE8 an invocation takes 8 consecutive columns of a fragment row, so that the
@@ -263,6 +254,13 @@ void main() {
         const uvec4 lo = gemm_sa[scratch + r * 4u + c / 4u], hi = gemm_sa[scratch + r * 4u + c / 4u + 1u];
         float v[8] = {uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z), uintBitsToFloat(lo.w),
                       uintBitsToFloat(hi.x), uintBitsToFloat(hi.y), uintBitsToFloat(hi.z), uintBitsToFloat(hi.w)};
+        for (uint s = 0; s < KSPLITS; ++s) {  // split-K: the other shares (none without a split)
+          if (s == split) continue;
+          const uint at = (tile_base + s * BM * BN + (m - m0) * BN + (n - n0)) / 4u;
+          const vec4 p0 = gemm_partials4[at], p1 = gemm_partials4[at + 1u];
+          v[0] += p0.x, v[1] += p0.y, v[2] += p0.z, v[3] += p0.w;
+          v[4] += p1.x, v[5] += p1.y, v[6] += p1.z, v[7] += p1.w;
+        }
         if (m >= M) continue;
 #ifdef GEMM_STORE8
         if (n + 8u <= N) {
@@ -277,7 +275,12 @@ void main() {
     } else {
       for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
         const uint m = mf + e / 16u, n = nf + e % 16u;
-        if (m < M && n < N) gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
+        if (m >= M || n >= N) continue;
+        float v = uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]);
+        for (uint s = 0; s < KSPLITS; ++s) {  // split-K: the other shares
+          if (s != split) v += gemm_partials[tile_base + s * BM * BN + (m - m0) * BN + (n - n0)];
+        }
+        gemm_store(bz, m, n, v);
       }
     }
     subgroupMemoryBarrierShared();
