@@ -171,17 +171,18 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
   GemmTiling t;
   if (path != GemmPath::kScalar && coop_ok) {
     t.coopmat = true;
-    // Measured on H100/H200 (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep): 128×128 tiles of
-    // 2×4 subgroups (64×32 each: 4×2 fragments) win from about half a wave of tiles up; BK = 16
-    // (less shared memory, more workgroups per SM) wins on full grids of moderate K, BK = 32
-    // (half the barriers) on long K or partly filled grids. Small grids take 64×64 tiles.
+    // Measured on an H200 (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep, one run): the loop is
+    // bound by each slice's global-load round trip, so BK = 32 with two slices of loads in flight
+    // (PREFETCH = 2) wins on every MASt3R shape over BK = 16 (encoder fc1 106 vs 90 TFLOP/s, fc2
+    // 106 vs 84, head fc2 118 vs 76, 4096³ nt 143 vs 87), although it holds one 128×128 tile per
+    // SM instead of two. Grids under 64 such tiles take 64×64 tiles (or split K: GemmSplitK).
     const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
     if (tiles >= 64) {
       t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
-      t.bk = (k > 4096 || tiles < 128) ? 32 : 16;
     } else {
-      t.bm = 64, t.bn = 64, t.bk = 32, t.t0 = 2, t.t1 = 2;
+      t.bm = 64, t.bn = 64, t.t0 = 2, t.t1 = 2;
     }
+    t.bk = 32;
     t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
     t.prefetch = 2;
     return t;

@@ -547,5 +547,51 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
   }
 }
 
+// What each epilogue term costs on MASt3R's encoder fc1 shape, with element-wise and with 16-byte
+// stores (the tile the heuristic picks, dispatched directly as in the sweep above).
+TEST_F(MatmulBenchTest, EpilogueCost) {
+  if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
+  const uint32_t sg = rt().caps().subgroup_size;
+  const int64_t m = 1536, n = 4096, k = 1024;
+  Tensor a = upload_f32(rt(), DType::kF16, {m, k}, random_floats(m * k, 1));
+  Tensor b = upload_f32(rt(), DType::kF16, {n, k}, random_floats(k * n, 2));
+  Tensor c = Tensor::empty(rt(), DType::kF16, {m, n}).value();
+  Tensor bias = upload_f32(rt(), DType::kF16, {n}, random_floats(n, 3));
+  Tensor res = upload_f32(rt(), DType::kF16, {m, n}, random_floats(m * n, 4));
+  const uint32_t gelu = static_cast<uint32_t>(Activation::kGeluErf);
+  const std::pair<const char*, uint32_t> epilogues[] = {
+      {"none", 0},
+      {"bias", ops::kGemmFlagBias},
+      {"gelu", gelu},
+      {"residual", ops::kGemmFlagResidual},
+      {"bias+gelu+residual", ops::kGemmFlagBias | gelu | ops::kGemmFlagResidual}};
+  for (uint32_t vec_c : {0u, 1u}) {
+    for (const auto& [what, flags] : epilogues) {
+      const uint32_t spec[] = {8 * sg, 128, 128, 32, 2, 4, 1, 2, 0, 1, 1, 1, vec_c};
+      BenchPush push{};
+      push.m = m, push.n = n, push.k = k, push.lda = k, push.ldb = k, push.ldc = n;
+      push.alpha = 1.0f;
+      push.flags = flags;
+      Graph g(rt());
+      const int reps = 10;
+      for (int i = 0; i < reps; ++i) {
+        ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
+                               {{a, Access::kRead},
+                                {b, Access::kRead},
+                                {c, Access::kWrite},
+                                {bias, Access::kRead},
+                                {res, Access::kRead},
+                                {a, Access::kRead},
+                                {a, Access::kRead}},
+                               push, {12, 32, 1})
+                        .is_ok());
+      }
+      const double sec = time_graph(g, reps);
+      std::printf("EPILOGUE %s stores, %-20s %8.1f us  %6.1f TFLOP/s\n", vec_c ? "16-byte" : "element", what, sec * 1e6,
+                  2.0 * m * n * k / sec * 1e-12);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace recon::gpu
