@@ -157,7 +157,7 @@ Binding GemmSplitK::arrivals(const Arg& dummy) const {
   return arrivals_ ? Binding{*arrivals_, Access::kReadWrite} : Binding{dummy, Access::kRead};
 }
 
-Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
+Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t /*k*/,
                                       GemmPath path) {
   if (!float_dtype(dtype)) {
     return invalid_argument(std::string("GEMM: dtype ") + dtype_name(dtype) + " not supported (f32, f16)");
