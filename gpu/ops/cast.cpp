@@ -11,7 +11,6 @@ struct CastPush {
   uint32_t n;
 };
 static_assert(sizeof(CastPush) == 4, "mirrors Push in shaders/cast.comp");
-constexpr uint64_t kPerGroup = uint64_t{256} * 4;  // 256 invocations of four elements (shaders/cast.comp)
 }  // namespace
 
 Status cast(Graph& g, const Arg& in, const Arg& out) {
@@ -35,7 +34,7 @@ Status cast(Graph& g, const Arg& in, const Arg& out) {
     RECON_ASSIGN_OR_RETURN(Arg dst, chunk < n ? row_view(flat_out, e0, e1) : Result<Arg>(flat_out));
     CastPush push{static_cast<uint32_t>(e1 - e0)};
     RECON_RETURN_IF_ERROR(g.dispatch(shader, {}, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
-                                     Graph::grid_1d((static_cast<uint64_t>(push.n) + kPerGroup - 1) / kPerGroup)));
+                                     Graph::grid_1d((push.n + 255) / 256)));
   }
   return Status::ok();
 }

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "gpu/ops/layout.h"
-#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -52,29 +51,6 @@ Shape left_pad(const Shape& s, size_t rank) {
   return p;
 }
 
-// shaders/binary.comp's PATH specialisation constant.
-enum class Path : uint32_t { kGeneral = 0, kFlat = 1, kWide = 2 };
-
-// The wide path takes merged shapes of rank 1 or 2 whose operands step by 0 or 1 along the inner
-// axis, when every 16-byte word of out maps to whole words (or one broadcast element) of a and b.
-Path pick_path(const Shape& shape, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, uint32_t base_a,
-               uint32_t base_b, uint32_t base_out, uint32_t vw) {
-  if (shape.empty()) return Path::kFlat;
-  const size_t rank = shape.size();
-  const bool flat = rank == 1 && sa[0] == 1 && sb[0] == 1;
-  const auto whole = [vw](int64_t v) { return v % vw == 0; };
-  const auto operand_ok = [&](const std::vector<int64_t>& s, uint32_t base) {
-    const int64_t inner = s[rank - 1];
-    if (inner != 0 && inner != 1) return false;
-    // A word read from the operand needs a whole-word start; a broadcast element needs nothing.
-    return inner == 0 || (whole(base) && (rank == 1 || whole(s[0])));
-  };
-  const bool wide = rank <= 2 && (rank == 1 || whole(shape[1])) && whole(base_out) && operand_ok(sa, base_a) &&
-                    operand_ok(sb, base_b);
-  if (wide) return Path::kWide;
-  return flat ? Path::kFlat : Path::kGeneral;
-}
-
 // One dispatch over windows that fit one binding each; pa/pb/po are the shapes of the covered part.
 Status emit(Graph& g, BinaryOp op, const char* shader, const Window& a, const Shape& pa, const Window& b,
             const Shape& pb, const Window& out, const Shape& po) {
@@ -105,17 +81,15 @@ Status emit(Graph& g, BinaryOp op, const char* shader, const Window& a, const Sh
   push.base_b = b.base;
   push.base_out = out.base;
   push.rank = static_cast<uint32_t>(shape.size());
+  const bool same = shape.size() <= 1 && (shape.empty() || (sa[0] == 1 && sb[0] == 1));
   for (size_t d = 0; d < shape.size(); ++d) {
     push.shape[d] = static_cast<uint32_t>(shape[d]);
     push.stride_a[d] = static_cast<uint32_t>(sa[d]);
     push.stride_b[d] = static_cast<uint32_t>(sb[d]);
   }
-  const uint32_t vw = elements_per_word(out.arg.dtype());
-  const Path path = pick_path(shape, sa, sb, a.base, b.base, out.base, vw);
-  const uint64_t invocations = static_cast<uint64_t>(path == Path::kWide ? (n + vw - 1) / vw : n);
-  const uint32_t spec[] = {static_cast<uint32_t>(op), static_cast<uint32_t>(path)};
+  const uint32_t spec[] = {static_cast<uint32_t>(op), same ? 1u : 0u};
   return g.dispatch(shader, spec, {{a.arg, Access::kRead}, {b.arg, Access::kRead}, {out.arg, Access::kWrite}}, push,
-                    Graph::grid_1d((invocations + kGroup - 1) / kGroup));
+                    Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
 }
 
 }  // namespace

@@ -4,10 +4,8 @@
 // Broadcasting: shapes are aligned at their last axis; a missing or size-1 axis of one operand
 // repeats along the other's (scalars are shape [] or [1]). out must have exactly the broadcast
 // shape. Any rank works as long as at most 6 independent axes remain after merging axes that are
-// contiguous in every operand (a bias [C] over [B, N, C] merges to 2 axes). Equal shapes, a row
-// over rows ([R, C] ∘ [C]), one value per row ([R, C] ∘ [R, 1]) and scalars move 16-byte words
-// (gpu/ops/wide_access.h) when C and the windows' offsets are whole words; other shapes go element
-// by element. a, b and out share one dtype, f32 or f16 (fp32 arithmetic).
+// contiguous in every operand (a bias [C] over [B, N, C] merges to 2 axes). Equal shapes take a
+// fast path without index arithmetic. a, b and out share one dtype, f32 or f16 (fp32 arithmetic).
 // out may be the same tensor as a or b when that operand has out's shape (in-place).
 //
 // Large tensors: operands over max_binding_bytes() (layout.h) are split along the leading axis of out

@@ -1,9 +1,6 @@
 #include "gpu/ops/elementwise_basic.h"
 
-#include <array>
 #include <string>
-
-#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -30,19 +27,13 @@ Status check_count(const Arg& a) {
   return Status::ok();
 }
 
-// Workgroups of fill.comp and add.comp: 256 invocations of one 16-byte word each.
-std::array<uint32_t, 3> word_groups(uint32_t n, DType dtype) {
-  const uint64_t per_group = uint64_t{256} * elements_per_word(dtype);
-  return Graph::grid_1d((n + per_group - 1) / per_group);
-}
-
 }  // namespace
 
 Status fill(Graph& g, const Arg& out, float value) {
   RECON_ASSIGN_OR_RETURN(const char* shader, float_variant(out.dtype(), "fill_f32", "fill_f16"));
   RECON_RETURN_IF_ERROR(check_count(out));
   FillPush push{static_cast<uint32_t>(out.numel()), value};
-  return g.dispatch(shader, {}, {{out, Access::kWrite}}, push, word_groups(push.n, out.dtype()));
+  return g.dispatch(shader, {}, {{out, Access::kWrite}}, push, Graph::grid_1d((push.n + 255) / 256));
 }
 
 Status copy(Graph& g, const Arg& src, const Arg& dst) {
@@ -65,7 +56,7 @@ Status add(Graph& g, const Arg& a, const Arg& b, const Arg& out) {
   RECON_RETURN_IF_ERROR(check_count(a));
   CountPush push{static_cast<uint32_t>(a.numel())};
   return g.dispatch(shader, {}, {{a, Access::kRead}, {b, Access::kRead}, {out, Access::kWrite}}, push,
-                    word_groups(push.n, a.dtype()));
+                    Graph::grid_1d((push.n + 255) / 256));
 }
 
 }  // namespace recon::gpu::ops

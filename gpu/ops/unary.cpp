@@ -4,7 +4,6 @@
 #include <string>
 
 #include "gpu/ops/layout.h"
-#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -32,17 +31,14 @@ Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, f
   const int64_t n = in.numel();
   if (n == 0) return Status::ok();
   RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({dtype_size(in.dtype())}, n));
-  const uint32_t vw = elements_per_word(in.dtype());
+  const uint32_t spec[] = {static_cast<uint32_t>(op)};
   for (int64_t e0 = 0; e0 < n; e0 += c) {
     const int64_t e1 = std::min(n, e0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, e0, e1));
     RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
-    const bool wide = wi.base % vw == 0 && wo.base % vw == 0;
-    const uint64_t invocations = static_cast<uint64_t>(e1 - e0 + (wide ? vw - 1 : 0)) / (wide ? vw : 1);
-    const uint32_t spec[] = {static_cast<uint32_t>(op), wide ? 1u : 0u};
     UnaryPush push{static_cast<uint32_t>(e1 - e0), alpha, beta, wi.base, wo.base};
     RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
-                                     Graph::grid_1d((invocations + kGroup - 1) / kGroup)));
+                                     Graph::grid_1d((static_cast<uint64_t>(e1 - e0) + kGroup - 1) / kGroup)));
   }
   return Status::ok();
 }

@@ -7,8 +7,7 @@
 // cancellation.
 //
 // in and out have one shape and dtype; out may be in (in-place). Tensors over max_binding_bytes()
-// (layout.h) are processed in flat ranges, one dispatch each, in 16-byte words where a range starts
-// on a whole word (gpu/ops/wide_access.h).
+// (layout.h) are processed in flat ranges, one dispatch each.
 //
 // Tolerances (tests/gpu/ops/unary_test.cpp), error relative to |want| + 1e-3, against float64:
 //   fp32: relu and scale_shift one rounding; sigmoid, tanh, exp, both GELUs ≤ 2e-6 (measured

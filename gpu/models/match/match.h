@@ -52,7 +52,7 @@ struct MatchTuning {
   int grid = 0;                // workgroups of each NN dispatch (persistent loop over the jobs)
   int queries_per_thread = 0;  // 1..8
   int batch = 0;               // exhaustive: queries per NN dispatch (0: as many as 64 MiB of partials allow)
-  int pair = 0;                // database pixels scored per loop turn: 1, 2, 4 or 8 (0: 2 on a GPU, 1 on a CPU)
+  int pair = 0;                // database pixels scored per loop turn: 1, 2, 4 or 8 (0: 4 on a GPU, 1 on a CPU)
   int fixed = 0;               // compile-time variant at D = 24, 4 or 8 queries, K = 1: 0 default, 1 off, 2 on
   int workgroup = 0;           // NN workgroup size: 64, 128 or 256 (0: 256)
   // Fast matcher only:

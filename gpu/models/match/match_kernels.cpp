@@ -94,10 +94,11 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   g.ch = std::clamp<uint32_t>(chunk_bytes / (16 * g.d4), 8, 512);
   const bool cpu = caps.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   g.grid = tuning.grid > 0 ? static_cast<uint32_t>(tuning.grid) : cpu ? 16 : 1024;
-  // Two pixels per turn and the fixed variant each measured ~3% faster on an H200
-  // (docs/MATCHING.md); lavapipe keeps the generic shader, one pipeline fewer to build.
+  // Four pixels per turn (1.79 vs 1.88 ms with two, shifted maps) and the fixed variant measured
+  // fastest on an H200 (RECON_MATCH_SWEEP, docs/MATCHING.md); lavapipe keeps the generic shader,
+  // one pipeline fewer to build.
   const bool explicit_turn = tuning.pair == 2 || tuning.pair == 4 || tuning.pair == 8;
-  if (g.k == 1) g.per_turn = explicit_turn ? static_cast<uint32_t>(tuning.pair) : tuning.pair == 0 && !cpu ? 2 : 1;
+  if (g.k == 1) g.per_turn = explicit_turn ? static_cast<uint32_t>(tuning.pair) : tuning.pair == 0 && !cpu ? 4 : 1;
   g.fixed = dim == 24 && (g.qpt == 4 || g.qpt == 8) && g.k == 1 && (tuning.fixed == 2 || (tuning.fixed == 0 && !cpu));
   return g;
 }

@@ -58,14 +58,6 @@ TEST_F(CastTest, ConvertsBothWaysLikeTheCpu) {
   EXPECT_EQ(dispatches_, 2u);
 }
 
-// Four elements per invocation as one 16-byte and one 8-byte access; a partial last group
-// element by element.
-TEST_F(CastTest, WholeAndPartialGroupsOfFourConvert) {
-  for (const Shape& shape : {Shape{4}, Shape{4096}, Shape{7}, Shape{1}, Shape{9}, Shape{2, 11}}) {
-    expect_round_trip(shape);
-  }
-}
-
 TEST_F(CastTest, SplitsOperandsBeyondOneBinding) {
   struct Limit {
     Limit() { ops::set_max_binding_bytes_for_testing(4096); }  // 1024 f32: chunks of 1024 elements
