@@ -74,7 +74,7 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   const uint oi = bz * p.stride_out + (o * p.h * KH + y * KH + r / KW) * (p.w * KW) + x * KW + r % KW;
   float v = acc;
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) v += float(bias[p.off_bias + o]);
-  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
+  v = gemm_activation_fp16_out(v, p.flags & GEMM_FLAG_ACT_MASK);
   if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + oi]);
   outp[p.off_out + oi] = float16_t(v);
 }

@@ -49,13 +49,9 @@ float gemm_exp(float x) {
   return ldexp(p, int(n));
 }
 
-// erfc(a·s) for a·s >= 0.875, where s2 == s·s exactly (s = 1 or 1/sqrt(2)).
-// erfc(z) = exp(-z²)·g(t), t = 2/(2+z), g a degree-8 polynomial (9.5e-9 fit error on [0.875, 10]).
-// exp(-s2·a²) is split as exp(-s2·ah²)·exp(-s2·(a-ah)(a+ah)) with ah = a cut to 12 significant
-// bits, so that ah² is exact and the large exponent carries no rounding error.
-float gemm_erfc_tail(float a, float s, float s2) {
-  float z = a * s;
-  float t = 2.0f / (2.0f + z);
+// g(t) of erfc(z) = exp(-z²)·g(t), t = 2/(2+z), for z >= 0.875: a degree-8 polynomial (9.5e-9 fit
+// error on [0.875, 10]).
+float gemm_erfc_poly(float t) {
   float g = 0.0724420615356f;
   g = fma(g, t, -0.158502450364f);
   g = fma(g, t, -0.0103820249522f);
@@ -65,6 +61,15 @@ float gemm_erfc_tail(float a, float s, float s2) {
   g = fma(g, t, 0.280442708466f);
   g = fma(g, t, 0.282250197274f);
   g = fma(g, t, -6.09457248544e-6f);
+  return g;
+}
+
+// erfc(a·s) for a·s >= 0.875, where s2 == s·s exactly (s = 1 or 1/sqrt(2)).
+// exp(-s2·a²) is split as exp(-s2·ah²)·exp(-s2·(a-ah)(a+ah)) with ah = a cut to 12 significant
+// bits, so that ah² is exact and the large exponent carries no rounding error.
+float gemm_erfc_tail(float a, float s, float s2) {
+  float z = a * s;
+  float g = gemm_erfc_poly(2.0f / (2.0f + z));
   float ah = uintBitsToFloat(floatBitsToUint(a) & 0xfffff000u);
   return gemm_exp(-s2 * (ah * ah)) * gemm_exp(-s2 * ((a - ah) * (a + ah))) * g;
 }
@@ -118,6 +123,37 @@ float gemm_gelu_erf(float x) {
 float gemm_gelu_tanh(float x) {
   float y = 0.7978845608f * fma(0.044715f * x, x * x, x);
   return x / (1.0f + gemm_exp(-2.0f * y));
+}
+
+// The same activations for epilogues that store fp16 (the tensor-core shaders): GLSL's exp (a few
+// ulp) in place of gemm_exp, one exp per GELU. Relative error ~1e-6, far under fp16 rounding
+// (4.9e-4). On an H200 the accurate GELU-erf doubled the time of MASt3R's fc1 GEMM (1536×4096×1024:
+// 104 → 236 µs, tests/gpu/ops/matmul_test.cpp EpilogueCost).
+float gemm_gelu_erf_fast(float x) {
+  float z = x * 0.707106781f, a = abs(z);
+  if (a < 0.875f) {  // erf(z) = z·P(z²), as in gemm_erf
+    float s = z * z;
+    float p = -0.000620353714829f;
+    p = fma(p, s, 0.00503224101909f);
+    p = fma(p, s, -0.0267915090292f);
+    p = fma(p, s, 0.112824568813f);
+    p = fma(p, s, -0.376125506779f);
+    p = fma(p, s, 1.12837915757f);
+    return 0.5f * x * (1.0f + z * p);
+  }
+  float half_erfc = 0.5f * exp(-a * a) * gemm_erfc_poly(2.0f / (2.0f + a));  // Φ(−|x|)
+  return x * (x > 0.0f ? 1.0f - half_erfc : half_erfc);
+}
+
+float gemm_activation_fp16_out(float v, uint act) {
+  switch (act) {
+    case GEMM_ACT_RELU: return max(v, 0.0f);
+    case GEMM_ACT_GELU_ERF: return gemm_gelu_erf_fast(v);
+    case GEMM_ACT_GELU_TANH: return v / (1.0f + exp(-2.0f * 0.7978845608f * fma(0.044715f * v, v * v, v)));
+    case GEMM_ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));
+    case GEMM_ACT_TANH: return tanh(v);
+    default: return v;
+  }
 }
 
 float gemm_activation(float v, uint act) {

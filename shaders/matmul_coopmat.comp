@@ -81,7 +81,7 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) {
     v += float(bias[p.off_bias + ((p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u ? m : n)]);
   }
-  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
+  v = gemm_activation_fp16_out(v, p.flags & GEMM_FLAG_ACT_MASK);
   if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + ci]);
   c[p.off_c + ci] = float16_t(v);
 }
@@ -102,7 +102,7 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
     float x = p.alpha * acc[e];
     if (beta) x += p.beta * float(unpackFloat2x16(cw[word])[half_]);
     if (has_bias) x += bias_row ? brow : float(unpackFloat2x16(bw[word])[half_]);
-    x = gemm_activation(x, p.flags & GEMM_FLAG_ACT_MASK);
+    x = gemm_activation_fp16_out(x, p.flags & GEMM_FLAG_ACT_MASK);
     if (residual) x += float(unpackFloat2x16(rw[word])[half_]);
     v[e] = x;
   }

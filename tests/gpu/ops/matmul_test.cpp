@@ -361,6 +361,38 @@ class MatmulCoopMatTest : public MatmulTest {
   }
 };
 
+TEST_F(MatmulCoopMatTest, ActivationsAreWithinFp16RoundingOverTheirWholeRange) {
+  // C = act(x) with K = 1 and B = 1, through the 16-byte epilogue (N = 8): the fp16-output
+  // activations (GLSL exp) must stay within fp16 rounding of the float64 value.
+  const int64_t m = 4801, n = 8;
+  std::vector<float> x(m), ones(n, 1.0f);
+  for (int64_t i = 0; i < m; ++i) x[i] = -12.0f + 24.0f * float(i) / float(m - 1);
+  Tensor ta = upload_f32(rt(), DType::kF16, {m, 1}, x);
+  Tensor tb = upload_f32(rt(), DType::kF16, {1, n}, ones);
+  const auto xs = download_f32(rt(), ta);  // x as stored in fp16
+  for (Activation act : kAllActivations) {
+    Tensor tc = poisoned(rt(), DType::kF16, {m, n});
+    Graph g(rt());
+    ops::MatmulOptions opt;
+    opt.epilogue.activation = act;
+    opt.path = GemmPath::kCoopMat;
+    ASSERT_TRUE(ops::matmul(g, rt().caps(), ta, tb, tc, opt).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    const auto got = download_f32(rt(), tc);
+    double worst = 0, worst_x = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      const double want = act_ref(xs[i], act);
+      for (int64_t j = 0; j < n; ++j) {
+        // fp16 rounding (2^-11 relative) of a normal result; its subnormal spacing (2^-24) below.
+        const double err = std::abs(got[i * n + j] - want) / (std::abs(want) * 0x1p-11 + 0x1p-24);
+        if (err > worst) worst = err, worst_x = xs[i];
+      }
+    }
+    std::printf("%-9s max error %.3g fp16 roundings (at x = %g)\n", ops::activation_name(act), worst, worst_x);
+    EXPECT_LE(worst, 2.0) << ops::activation_name(act) << " worst at x = " << worst_x;  // one fp16 ulp
+  }
+}
+
 TEST_F(MatmulCoopMatTest, MatchesFloat64OnRaggedAlignedAndTransposedShapes) {
   struct Case {
     int64_t m, n, k;
