@@ -1,4 +1,4 @@
-// 16-byte words of fp32 or fp16 storage for the row kernels' wide paths: a word holds VW
+// 16-byte words of fp32 or fp16 storage for the memory-bound kernels' wide paths: a word holds VW
 // elements (4 floats or 8 halves). A shader declares its buffer twice at one binding, as STORE_T
 // elements (the general path) and as uvec4 words (the wide path), and the host picks the wide path
 // only when every word index it produces is whole (extent and element offset multiples of VW).

@@ -1,9 +1,8 @@
-// How the row kernels (layer_norm, rms_norm, l2_normalize, softmax) access memory: in 16-byte words
-// (shaders/wide_io.glsl) where the row length allows, else element by element. fp16 read as 2-byte
-// scalars ran at about half the fp32 GB/s on an H200; with words, softmax over attention scores
-// reached 3.8 TB/s (fp32). (The same scheme in the elementwise and cast kernels measured slower
-// than their flat element-wise versions on the H200 and was not kept.) This header only picks
-// paths and launch geometry; it launches nothing.
+// How the memory-bound kernels (norms, softmax, elementwise, cast) access memory: in 16-byte words
+// (shaders/wide_io.glsl) where the extent and element offsets allow, else element by element. One
+// 16-byte access per invocation and operand is what reaches HBM bandwidth; fp16 read as 2-byte
+// scalars ran at about half the fp32 GB/s on an H200. This header only picks paths and launch
+// geometry; it launches nothing.
 #pragma once
 
 #include <array>
