@@ -85,6 +85,12 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   }
   if (batch == 0 || cout == 0 || npix == 0) return Status::ok();
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, cout, npix, k, path));
+  if (tiling.coopmat && tiling.bm == 128) {
+    // The gathered (im2col) B slices cost registers: at BK = 32 the 128×128 tile holds one workgroup
+    // per SM, and the DPT convolutions measured slower than at BK = 16 with one slice in flight
+    // (H200, dpt_head2 3×3 at 384×512: 862 vs 606 µs), unlike the plain GEMMs.
+    tiling.bk = 16, tiling.prefetch = 1;
+  }
   const auto grid = tiling.groups(cout, npix, 1);
   if (grid[0] > caps.max_workgroup_count[0] || grid[1] > caps.max_workgroup_count[1]) {
     return invalid_argument("conv2d: output " + shape_string(want) + " needs more workgroups than the device allows");
