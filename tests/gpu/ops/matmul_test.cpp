@@ -461,6 +461,24 @@ class MatmulBenchTest : public MatmulTest {
     MatmulTest::SetUp();
     if (std::getenv("RECON_GEMM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_GEMM_BENCH=1 to run";
   }
+  // Records `reps` tensor-core GEMM dispatches of one variant, bypassing the op's tile choice
+  // (bindings as in matmul_coopmat.comp; the split-K workspace bindings get dummies).
+  void record_direct(Graph& g, std::span<const uint32_t> spec, const Tensor& a, const Tensor& b, const Tensor& c,
+                     const Tensor& bias, const Tensor& res, const BenchPush& push, std::array<uint32_t, 3> groups,
+                     int reps) {
+    for (int i = 0; i < reps; ++i) {
+      ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
+                             {{a, Access::kRead},
+                              {b, Access::kRead},
+                              {c, Access::kWrite},
+                              {bias, Access::kRead},
+                              {res, Access::kRead},
+                              {a, Access::kRead},
+                              {a, Access::kRead}},
+                             push, groups)
+                      .is_ok());
+    }
+  }
   // Best of 5 runs of a graph holding `reps` identical GEMMs, after 3 warm-up runs.
   double time_graph(Graph& g, int reps) {
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(g.run().is_ok());
@@ -555,20 +573,9 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       push.alpha = 1.0f;
       Graph g(rt());
       const int reps = 10;
-      for (int i = 0; i < reps; ++i) {
-        ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
-                               {{a, Access::kRead},
-                                {b, Access::kRead},
-                                {c, Access::kWrite},
-                                {a, Access::kRead},
-                                {a, Access::kRead},
-                                {a, Access::kRead},
-                                {a, Access::kRead}},
-                               push,
-                               {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm),
-                                static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1})
-                        .is_ok());
-      }
+      record_direct(
+          g, spec, a, b, c, a, a, push,
+          {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm), static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1}, reps);
       const double sec = time_graph(g, reps);
       auto pipeline = rt().pipelines().get("matmul_coopmat_f16", spec);
       std::printf("SWEEP %s %5lldx%5lldx%5lld tile %3ux%3ux%2u sg %ux%u pf %u smem %5u: %7.1f TFLOP/s  %s\n",
@@ -606,18 +613,7 @@ TEST_F(MatmulBenchTest, EpilogueCost) {
       push.flags = flags;
       Graph g(rt());
       const int reps = 10;
-      for (int i = 0; i < reps; ++i) {
-        ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
-                               {{a, Access::kRead},
-                                {b, Access::kRead},
-                                {c, Access::kWrite},
-                                {bias, Access::kRead},
-                                {res, Access::kRead},
-                                {a, Access::kRead},
-                                {a, Access::kRead}},
-                               push, {12, 32, 1})
-                        .is_ok());
-      }
+      record_direct(g, spec, a, b, c, bias, res, push, {12, 32, 1}, reps);
       const double sec = time_graph(g, reps);
       std::printf("EPILOGUE %s stores, %-20s %8.1f us  %6.1f TFLOP/s\n", vec_c ? "16-byte" : "element", what, sec * 1e6,
                   2.0 * m * n * k / sec * 1e-12);
