@@ -115,7 +115,9 @@ TEST(RecondSessions, AnswersUnavailableWhileWarmingUpAndServesStatus) {
 TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
   ServerOptions options = tiny_options();
   options.tcp_endpoint = "tcp://127.0.0.1:*";
-  options.limits.remote_session_idle = std::chrono::milliseconds(500);
+  // The idle clock runs from each request's arrival, so the inference below (up to a second on a
+  // loaded CI machine) must fit in it: at 500 ms the test failed once under ctest -j2.
+  options.limits.remote_session_idle = std::chrono::milliseconds(2000);
   auto harness = ServerHarness::start(options);
   ASSERT_TRUE(harness->error().empty()) << harness->error();
   const std::string endpoint = harness->server().tcp_endpoint();
@@ -145,7 +147,7 @@ TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
   ASSERT_TRUE(refused.is_ok());
   EXPECT_EQ(refused->code(), StatusCode::kPermissionDenied);
   // Idle for longer than remote_session_idle: the session and its handle are gone.
-  std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2600));
   const uint64_t after = (*remote)->next_id();
   auto expired = (*remote)->call(make_fetch(after, session, handle_id(*answer), {}, std::nullopt), after);
   ASSERT_TRUE(expired.is_ok());
