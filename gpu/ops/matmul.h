@@ -8,10 +8,12 @@
 //  - scalar: register-tiled shared-memory GEMM (shaders/gemm_scalar.glsl) that every device runs;
 //    tiles 128×128/8×8, 64×64/4×4, 16×128/1×8 or 128×16/8×1 per workgroup (BK 16) by shape;
 //  - tensor cores: VK_NV_cooperative_matrix, fp16 only (shaders/gemm_coopmat.glsl), 128×128
-//    (8 subgroups of 64×32) or 64×64 workgroup tiles, BK 16 or 32, 16×16×16 fragments, chosen when
+//    (8 subgroups of 64×32) or 64×64 workgroup tiles, BK 32 with two slices of loads in flight
+//    (conv2d: BK 16, one), 16×16×16 fragments, split-K for small grids (GemmSplitK), chosen when
 //    caps allow (GemmPath::kAuto). Measured on H200 (MatmulBenchTest, RECON_GEMM_BENCH=1): 4096³
-//    163 TFLOP/s with B row-major, 140 with B transposed (nn.Linear layout); ViT-L fc1/fc2 at
-//    1536 tokens 108/102, head fc2 (768×6400×7168) 112; scalar 4096³ 28 (f32), 24 (f16).
+//    155 TFLOP/s with B row-major, 145–149 with B transposed (nn.Linear layout); ViT-L fc1/fc2 at
+//    1536 tokens 122–126/111; scalar 4096³ 28 (f32), 24 (f16). The fp16-output activations are
+//    within one fp16 ulp (gemm_activation_fp16_out).
 //
 // Operands larger than maxStorageBufferRange (lavapipe: 128 MiB; the 6400×7168 fp32 MLP weight is
 // 175 MiB) are split: the op plans chunks over the batch, then rows of C (M), then columns of C
