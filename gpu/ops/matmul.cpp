@@ -125,19 +125,17 @@ std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) 
 }
 
 Result<GemmSplitK> GemmSplitK::plan(Graph& g, GemmTiling& tiling, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  // Workgroups an H200 (132 SMs) holds at once, from CoopMatTileSweep's register counts: one
-  // 128×128 BK = 32 tile per SM (154 registers × 256 invocations), about four 64×64 tiles (110 ×
-  // 128). Grids of at least half that fill the device already and are not split; smaller ones split
-  // to about two resident waves. Shares keep ≥ 8 K slices: shorter ones spend more on storing and
-  // summing partial tiles than they save.
-  const int64_t resident = tiling.bm == 128 ? 132 : 528;
-  constexpr int64_t kMinSlicesPerShare = 8, kMaxSplits = 32;
+  // Only grids of at most a quarter of ~256 workgroups split: an H200 (132 SMs) holds two 128×128
+  // BK = 16 tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep), so
+  // splitting grids of a wave or more only adds waves. Shares keep ≥ 8 K slices: shorter ones spend
+  // more on storing and summing partial tiles than they save.
+  constexpr int64_t kTargetGroups = 256, kMinSlicesPerShare = 8, kMaxSplits = 32;
   GemmSplitK out;
   tiling.splits = 1;
   const int64_t tiles = ceil_div(m, tiling.bm) * ceil_div(n, tiling.bn) * std::max<int64_t>(batch, 1);
   const int64_t slices = ceil_div(k, tiling.bk);
-  if (!tiling.coopmat || tiles * 2 > resident) return out;
-  const int64_t splits = std::min({ceil_div(2 * resident, tiles), slices / kMinSlicesPerShare, kMaxSplits,
+  if (!tiling.coopmat || tiles * 4 > kTargetGroups) return out;
+  const int64_t splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits,
                                    int64_t{g.runtime().caps().max_workgroup_count[2]} / std::max<int64_t>(batch, 1)});
   if (splits < 2) return out;
   tiling.splits = static_cast<uint32_t>(splits);
