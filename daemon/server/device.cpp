@@ -21,20 +21,23 @@ const char* model_state_name(ModelState state) {
   return "unknown";
 }
 
-Status Device::load_model(const std::string& name, const std::string& path, gpu::Precision precision) {
-  {
-    std::lock_guard lock(mutex_);
-    auto it = catalog_.find(name);
-    if (it != catalog_.end() && it->second.state != ModelState::kFailed) {
-      return invalid_argument("model '" + name + "' is already loaded; unload it first");
-    }
-    ModelInfo info;
-    info.name = name;
-    info.path = path;
-    info.precision = precision;
-    info.state = ModelState::kLoading;
-    catalog_[name] = info;
+Status Device::begin_loading(ModelInfo info) {
+  std::lock_guard lock(mutex_);
+  auto it = catalog_.find(info.name);
+  if (it != catalog_.end() && it->second.state != ModelState::kFailed) {
+    return invalid_argument("model '" + info.name + "' is already loaded; unload it first");
   }
+  info.state = ModelState::kLoading;
+  catalog_[info.name] = std::move(info);
+  return Status::ok();
+}
+
+Status Device::load_model(const std::string& name, const std::string& path, gpu::Precision precision) {
+  ModelInfo entry;
+  entry.name = name;
+  entry.path = path;
+  entry.precision = precision;
+  RECON_RETURN_IF_ERROR(begin_loading(std::move(entry)));
   auto engine = gpu::Mast3rEngine::load(runtime_, path, precision);
   std::lock_guard lock(mutex_);
   ModelInfo& info = catalog_[name];
@@ -75,20 +78,12 @@ void Device::set_state(const std::string& name, ModelState state, const std::str
 }
 
 Status Device::load_retrieval(const std::string& name, const std::string& path, const std::string& backbone) {
-  {
-    std::lock_guard lock(mutex_);
-    auto it = catalog_.find(name);
-    if (it != catalog_.end() && it->second.state != ModelState::kFailed) {
-      return invalid_argument("model '" + name + "' is already loaded; unload it first");
-    }
-    ModelInfo info;
-    info.name = name;
-    info.kind = "retrieval";
-    info.path = path;
-    info.backbone = backbone;
-    info.state = ModelState::kLoading;
-    catalog_[name] = info;
-  }
+  ModelInfo entry;
+  entry.name = name;
+  entry.kind = "retrieval";
+  entry.path = path;
+  entry.backbone = backbone;
+  RECON_RETURN_IF_ERROR(begin_loading(std::move(entry)));
   Status status;
   auto backbone_engine = engines_.find(backbone);
   auto runner = RetrievalRunner::load(runtime_, path);

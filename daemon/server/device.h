@@ -77,6 +77,8 @@ class Device {
   uint64_t weight_bytes() const;
 
  private:
+  // Enters `info` in the catalog as loading, unless a model of its name is there and has not failed.
+  Status begin_loading(ModelInfo info);
   const size_t index_;
   gpu::Runtime& runtime_;
   std::map<std::string, std::unique_ptr<gpu::Mast3rEngine>> engines_;   // worker thread only

@@ -5,40 +5,8 @@
 
 namespace recon::client {
 
-PendingBatch::PendingBatch(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call)
-    : core_(std::move(core)), call_(std::move(call)) {}
-
-PendingBatch& PendingBatch::operator=(PendingBatch&& other) noexcept {
-  if (this != &other) {
-    abandon();
-    core_ = std::move(other.core_);
-    call_ = std::move(other.call_);
-  }
-  return *this;
-}
-
-PendingBatch::~PendingBatch() {
-  abandon();
-}
-
-void PendingBatch::abandon() noexcept {
-  if (call_) call_->abandon();
-  call_.reset();
-  core_.reset();
-}
-
-bool PendingBatch::ready() const {
-  return call_ && call_->ready();
-}
-
-bool PendingBatch::wait_for(std::chrono::milliseconds timeout) const {
-  return call_ && call_->wait_for(timeout);
-}
-
 BatchResult PendingBatch::get() {
-  if (!call_) throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, "get() on an empty PendingBatch");
-  std::shared_ptr<detail::Call> call = std::move(call_);
-  std::shared_ptr<detail::Core> core = std::move(core_);
+  auto [call, core] = pending_.take_over("PendingBatch");
   detail::Answer answer = call->take();
   const auto round_trip = call->answered_at - call->sent_at;
   detail::expect_body(answer, wire::ResponseBody::InferBatchResult, "InferBatch");

@@ -1,4 +1,5 @@
-// Result, PendingResult and TensorView: the public face of result handles.
+// Result, PendingResult (and the PendingCall all pending answers share) and TensorView: the public
+// face of result handles.
 #include "recon/client/result.h"
 
 #include <cstring>
@@ -159,41 +160,47 @@ bool Result::released() const {
 
 // ---- PendingResult ------------------------------------------------------------------------------
 
-PendingResult::PendingResult(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call, Kind kind)
-    : core_(std::move(core)), call_(std::move(call)), kind_(kind) {}
+namespace detail {
 
-PendingResult& PendingResult::operator=(PendingResult&& other) noexcept {
+PendingCall::PendingCall(std::shared_ptr<Core> core, std::shared_ptr<Call> call)
+    : core_(std::move(core)), call_(std::move(call)) {}
+
+PendingCall& PendingCall::operator=(PendingCall&& other) noexcept {
   if (this != &other) {
     abandon();
     core_ = std::move(other.core_);
     call_ = std::move(other.call_);
-    kind_ = other.kind_;
   }
   return *this;
 }
 
-PendingResult::~PendingResult() {
+PendingCall::~PendingCall() {
   abandon();
 }
 
-void PendingResult::abandon() noexcept {
+void PendingCall::abandon() noexcept {
   if (call_) call_->abandon();
   call_.reset();
   core_.reset();
 }
 
-bool PendingResult::ready() const {
+bool PendingCall::ready() const {
   return call_ && call_->ready();
 }
 
-bool PendingResult::wait_for(std::chrono::milliseconds timeout) const {
+bool PendingCall::wait_for(std::chrono::milliseconds timeout) const {
   return call_ && call_->wait_for(timeout);
 }
 
+std::pair<std::shared_ptr<Call>, std::shared_ptr<Core>> PendingCall::take_over(const char* owner) {
+  if (!call_) throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, std::string("get() on an empty ") + owner);
+  return {std::exchange(call_, nullptr), std::exchange(core_, nullptr)};
+}
+
+}  // namespace detail
+
 Result PendingResult::get() {
-  if (!call_) throw Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, "get() on an empty PendingResult");
-  std::shared_ptr<detail::Call> call = std::move(call_);
-  std::shared_ptr<detail::Core> core = std::move(core_);
+  auto [call, core] = pending_.take_over("PendingResult");
   detail::Answer answer = call->take();
   const auto round_trip = call->answered_at - call->sent_at;
   const wire::ResultHandle* handle = nullptr;

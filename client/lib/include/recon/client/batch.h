@@ -18,26 +18,22 @@ struct BatchResult {
   std::vector<Result> results;   // results[k] belongs to pairs[k]
 };
 
+// Destroying it before get() abandons the request; handles that still arrive are released.
 class RECON_CLIENT_API PendingBatch {
  public:
   PendingBatch() = default;
-  PendingBatch(PendingBatch&&) noexcept = default;
-  PendingBatch& operator=(PendingBatch&&) noexcept;
-  ~PendingBatch();  // before get(): abandons the batch; handles that still arrive are released
 
-  bool valid() const { return call_ != nullptr; }
-  bool ready() const;
-  bool wait_for(std::chrono::milliseconds timeout) const;
+  bool valid() const { return pending_.valid(); }
+  bool ready() const { return pending_.ready(); }
+  bool wait_for(std::chrono::milliseconds timeout) const { return pending_.wait_for(timeout); }
   // Blocks until the answer (or the request's timeout); returns every pair's Result or throws
   // Error. Callable once.
   BatchResult get();
 
  private:
   friend class Client;
-  PendingBatch(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call);
-  void abandon() noexcept;
-  std::shared_ptr<detail::Core> core_;
-  std::shared_ptr<detail::Call> call_;
+  explicit PendingBatch(detail::PendingCall pending) : pending_(std::move(pending)) {}
+  detail::PendingCall pending_;
 };
 
 }  // namespace recon::client

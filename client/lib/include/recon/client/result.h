@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "recon/client/error.h"
@@ -33,6 +34,30 @@ namespace detail {
 class Call;
 class Core;
 class ResultState;
+
+// The waiting part that PendingResult, PendingBatch and PendingRetrieval share: a request in
+// flight and the client core its answer needs. Destroying (or assigning over) it before
+// take_over() abandons the request: a handle that still arrives is released at once.
+class RECON_CLIENT_API PendingCall {
+ public:
+  PendingCall() = default;
+  PendingCall(std::shared_ptr<Core> core, std::shared_ptr<Call> call);
+  PendingCall(PendingCall&&) noexcept = default;
+  PendingCall& operator=(PendingCall&&) noexcept;
+  ~PendingCall();
+
+  bool valid() const { return call_ != nullptr; }
+  bool ready() const;
+  bool wait_for(std::chrono::milliseconds timeout) const;
+  // Hands the call and its core to the owner's get(); throws Error (kInvalidArgument) naming
+  // `owner` when there is none (default-constructed, or get() called before).
+  std::pair<std::shared_ptr<Call>, std::shared_ptr<Core>> take_over(const char* owner);
+
+ private:
+  void abandon() noexcept;
+  std::shared_ptr<Core> core_;
+  std::shared_ptr<Call> call_;
+};
 }  // namespace detail
 
 // A fetched tensor in shared memory. Valid while its Result lives.
@@ -125,16 +150,13 @@ class RECON_CLIENT_API Result {
 class RECON_CLIENT_API PendingResult {
  public:
   PendingResult() = default;
-  PendingResult(PendingResult&&) noexcept = default;
-  PendingResult& operator=(PendingResult&&) noexcept;
-  ~PendingResult();
 
   // False once get() has been called (or for a default-constructed object).
-  bool valid() const { return call_ != nullptr; }
+  bool valid() const { return pending_.valid(); }
   // True when get() will not block.
-  bool ready() const;
+  bool ready() const { return pending_.ready(); }
   // Waits up to `timeout`; true when ready.
-  bool wait_for(std::chrono::milliseconds timeout) const;
+  bool wait_for(std::chrono::milliseconds timeout) const { return pending_.wait_for(timeout); }
   // Blocks until the answer (or the request's timeout), then returns the Result or throws Error.
   // Callable once.
   Result get();
@@ -143,10 +165,8 @@ class RECON_CLIENT_API PendingResult {
   friend class Client;
   // The answers a PendingResult waits for.
   enum class Kind : uint8_t { kInferPair, kMatch };
-  PendingResult(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call, Kind kind);
-  void abandon() noexcept;
-  std::shared_ptr<detail::Core> core_;
-  std::shared_ptr<detail::Call> call_;
+  PendingResult(detail::PendingCall pending, Kind kind) : pending_(std::move(pending)), kind_(kind) {}
+  detail::PendingCall pending_;
   Kind kind_ = Kind::kInferPair;
 };
 

@@ -22,25 +22,21 @@ struct RetrievalResult {
   std::vector<float> scores;
 };
 
+// Destroying it before get() abandons the request; handles that still arrive are released.
 class RECON_CLIENT_API PendingRetrieval {
  public:
   PendingRetrieval() = default;
-  PendingRetrieval(PendingRetrieval&&) noexcept = default;
-  PendingRetrieval& operator=(PendingRetrieval&&) noexcept;
-  ~PendingRetrieval();  // before get(): abandons the request; a handle that still arrives is released
 
-  bool valid() const { return call_ != nullptr; }
-  bool ready() const;
-  bool wait_for(std::chrono::milliseconds timeout) const;
+  bool valid() const { return pending_.valid(); }
+  bool ready() const { return pending_.ready(); }
+  bool wait_for(std::chrono::milliseconds timeout) const { return pending_.wait_for(timeout); }
   // Blocks until the answer (or the request's timeout). Callable once.
   RetrievalResult get();
 
  private:
   friend class Client;
-  PendingRetrieval(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Call> call);
-  void abandon() noexcept;
-  std::shared_ptr<detail::Core> core_;
-  std::shared_ptr<detail::Call> call_;
+  explicit PendingRetrieval(detail::PendingCall pending) : pending_(std::move(pending)) {}
+  detail::PendingCall pending_;
 };
 
 }  // namespace recon::client
