@@ -115,18 +115,16 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   if (epilogue.residual) flags |= kGemmFlagResidual;
   if (p.input_relu) flags |= kGemmFlagInputRelu;
   const char* shader = tiling.coopmat ? "conv2d_coopmat_f16" : (dtype == DType::kF32 ? "conv2d_f32" : "conv2d_f16");
+  GemmSplitK split;  // one dispatch only: see matmul_strided
+  if (bc == batch) {
+    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, tiling, cout, npix, k, batch));
+  }
   std::vector<uint32_t> spec;
   for (uint32_t s : tiling.spec()) spec.push_back(s);
   for (int64_t v : {kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) spec.push_back(static_cast<uint32_t>(v));
   if (tiling.coopmat) {
     spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
     spec.push_back(0);                   // VEC_OUT: set per dispatch below
-  }
-
-  GemmSplitK split;  // one dispatch only: see matmul_strided
-  if (bc == batch) {
-    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, tiling, cout, npix, k, batch));
-    spec[6] = tiling.splits;
   }
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
