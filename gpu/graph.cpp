@@ -68,15 +68,20 @@ void Graph::timestamp(std::string label) {
   marks_.push_back({dispatches_.size(), std::move(label)});
 }
 
+std::vector<uint64_t> Graph::read_ticks(VkQueryPool pool, size_t count) const {
+  std::vector<uint64_t> ticks(count);
+  if (vkGetQueryPoolResults(rt_.context().device(), pool, 0, static_cast<uint32_t>(count), count * sizeof(uint64_t),
+                            ticks.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    ticks.clear();
+  }
+  return ticks;
+}
+
 std::vector<std::pair<std::string, double>> Graph::timings() {
   std::vector<std::pair<std::string, double>> out;
   if (query_pool_ == VK_NULL_HANDLE || marks_.empty()) return out;
-  const uint32_t count = static_cast<uint32_t>(marks_.size() + 1);
-  std::vector<uint64_t> ticks(count);
-  if (vkGetQueryPoolResults(rt_.context().device(), query_pool_, 0, count, ticks.size() * 8, ticks.data(), 8,
-                            VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
-    return out;
-  }
+  const std::vector<uint64_t> ticks = read_ticks(query_pool_, marks_.size() + 1);
+  if (ticks.empty()) return out;
   const double ns_per_tick = rt_.caps().timestamp_period_ns;
   for (size_t i = 0; i < marks_.size(); ++i) {
     out.emplace_back(marks_[i].label, static_cast<double>(ticks[i + 1] - ticks[i]) * ns_per_tick * 1e-6);
@@ -381,12 +386,8 @@ Status Graph::wait(uint64_t value) {
 
 void Graph::collect_profile(Recording& rec) {
   rec.profile_pending = 0;
-  std::vector<uint64_t> ticks(dispatches_.size() + 1);
-  if (vkGetQueryPoolResults(rt_.context().device(), rec.profile_pool, 0, static_cast<uint32_t>(ticks.size()),
-                            ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                            VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
-    return;  // a diagnostic: a run whose timestamps are unavailable is simply not counted
-  }
+  const std::vector<uint64_t> ticks = read_ticks(rec.profile_pool, dispatches_.size() + 1);
+  if (ticks.empty()) return;  // a diagnostic: a run whose timestamps are unavailable is not counted
   const double ms_per_tick = rt_.caps().timestamp_period_ns * 1e-6;
   for (size_t i = 0; i < dispatches_.size(); ++i) {
     const Dispatch& d = dispatches_[i];

@@ -145,6 +145,8 @@ class Graph {
   Result<Resolved> resolve(const Binding& b) const;
   Result<Recording*> recording_for_current_bindings();
   Status record(Recording& rec);
+  // The first `count` timestamps of `pool` (empty when unavailable).
+  std::vector<uint64_t> read_ticks(VkQueryPool pool, size_t count) const;
   // Adds a completed run's per-dispatch times to the process-wide profile (gpu/dispatch_profile.h).
   void collect_profile(Recording& rec);
 
