@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "gpu/dispatch_profile.h"
+#include "gpu/graph_schedule.h"
 #include "gpu/runtime.h"
 #include "gpu/transfer.h"
 #include "gpu/vk_check.h"
@@ -28,6 +29,7 @@ struct Graph::Recording {
   // submission whose timestamps have not been collected yet (0: none).
   VkQueryPool profile_pool = VK_NULL_HANDLE;
   uint64_t profile_pending = 0;
+  std::vector<size_t> order;  // dispatch indices in recorded order (gpu/graph_schedule.h)
 };
 
 Graph::Graph(Runtime& rt) : rt_(rt) {
@@ -224,13 +226,35 @@ Status Graph::record(Recording& rec) {
     vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, rec.profile_pool, 0);
   }
 
+  // Resolve every operand, then choose the recording order; marks are fences, so a mark's
+  // position in recorded order equals its position in program order.
+  std::vector<std::vector<Resolved>> resolved(dispatches_.size());
+  std::vector<std::vector<BufferAccess>> accesses(dispatches_.size());
+  for (size_t di = 0; di < dispatches_.size(); ++di) {
+    for (const Binding& b : dispatches_[di].bindings) {
+      RECON_ASSIGN_OR_RETURN(Resolved r, resolve(b));
+      resolved[di].push_back(r);
+      if (b.access != Access::kWrite) accesses[di].push_back({r.buffer, r.offset, r.offset + r.range, false});
+      if (b.access != Access::kRead) accesses[di].push_back({r.buffer, r.offset, r.offset + r.range, true});
+    }
+  }
+  if (graph_reordering_enabled()) {
+    std::vector<size_t> fences;
+    for (const Mark& m : marks_) fences.push_back(m.before_dispatch);
+    rec.order = order_by_dependency_level(accesses, fences);
+  } else {
+    rec.order.resize(dispatches_.size());
+    for (size_t i = 0; i < rec.order.size(); ++i) rec.order[i] = i;
+  }
+
   PipelineRegistry& reg = rt_.pipelines();
   VkDescriptorSetLayout layout = reg.set_layout();
   std::vector<Range> written, read;  // accesses since the last barrier
   size_t barriers = 0;
-  for (size_t di = 0; di < dispatches_.size(); ++di) {
+  for (size_t pos = 0; pos < rec.order.size(); ++pos) {
+    const size_t di = rec.order[pos];
     const Dispatch& d = dispatches_[di];
-    while (timed && next_mark < marks_.size() && marks_[next_mark].before_dispatch == di) {
+    while (timed && next_mark < marks_.size() && marks_[next_mark].before_dispatch == pos) {
       vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, query_pool_,
                            static_cast<uint32_t>(next_mark));
       ++next_mark;
@@ -246,7 +270,7 @@ Status Graph::record(Recording& rec) {
     std::vector<VkWriteDescriptorSet> writes(d.bindings.size());
     std::vector<Range> my_reads, my_writes;
     for (size_t i = 0; i < d.bindings.size(); ++i) {
-      RECON_ASSIGN_OR_RETURN(Resolved r, resolve(d.bindings[i]));
+      const Resolved& r = resolved[di][i];
       infos[i] = {r.buffer, r.offset, r.range};
       writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[i].dstSet = set;
@@ -289,7 +313,7 @@ Status Graph::record(Recording& rec) {
     vkCmdDispatch(rec.cmd, d.groups[0], d.groups[1], d.groups[2]);
     if (profiled) {
       vkCmdWriteTimestamp2(rec.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, rec.profile_pool,
-                           static_cast<uint32_t>(di + 1));
+                           static_cast<uint32_t>(pos + 1));
     }
   }
   if (timed) {
@@ -389,8 +413,8 @@ void Graph::collect_profile(Recording& rec) {
   const std::vector<uint64_t> ticks = read_ticks(rec.profile_pool, dispatches_.size() + 1);
   if (ticks.empty()) return;  // a diagnostic: a run whose timestamps are unavailable is not counted
   const double ms_per_tick = rt_.caps().timestamp_period_ns * 1e-6;
-  for (size_t i = 0; i < dispatches_.size(); ++i) {
-    const Dispatch& d = dispatches_[i];
+  for (size_t i = 0; i < rec.order.size(); ++i) {
+    const Dispatch& d = dispatches_[rec.order[i]];
     std::array<uint32_t, 3> push{};
     std::memcpy(push.data(), d.push.data(), std::min<size_t>(d.push_size, sizeof(push)));
     add_dispatch_time(d.pipeline->key, d.groups, push, static_cast<double>(ticks[i + 1] - ticks[i]) * ms_per_tick);
