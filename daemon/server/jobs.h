@@ -31,7 +31,8 @@ struct ReplyTarget {
   ReplySocket socket = ReplySocket::kClient;
   ZmqEnvelope envelope;
   uint64_t request_id = 0;
-  pid_t peer_pid = 0;  // for logs (0 = unknown)
+  pid_t peer_pid = 0;   // for logs (0 = unknown)
+  ClientId client = 0;  // the session the answer belongs to (0: none), whose idle clock it restarts
 };
 
 // Same model and same input sizes: pairs that may share one engine call.

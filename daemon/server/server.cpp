@@ -314,6 +314,12 @@ ZmqRouter* Server::router(ReplySocket socket) {
 
 void Server::send_reply(const ReplyTarget& target, std::span<const uint8_t> bytes, StatusCode code, bool final) {
   if (final) metrics_.record_request(code);
+  // A remote session is idle from its last request or answer, and never while a request of it is
+  // in flight: a long inference does not expire it.
+  if (Session* session = final && target.client != 0 ? sessions_.find_client(target.client) : nullptr) {
+    session->last_used = SteadyClock::now();
+    if (session->in_flight > 0) --session->in_flight;
+  }
   ZmqRouter* r = router(target.socket);
   if (r == nullptr) return;
   const Status sent = r->send(target.envelope, bytes);

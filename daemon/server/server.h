@@ -106,7 +106,7 @@ class Server {
   void on_request(ReplySocket socket, ZmqIncoming incoming);
   // An immediate answer, or nullopt when the request was queued (answered by a worker).
   Result<std::optional<std::vector<uint8_t>>> dispatch(ReplySocket socket, const std::optional<PeerCredentials>& peer,
-                                                       const wire::Request& request, const ReplyTarget& target);
+                                                       const wire::Request& request, ReplyTarget& target);
   Result<Session*> session_for(const wire::Request& request, ReplySocket socket,
                                const std::optional<PeerCredentials>& peer);
   Result<ModelInfo> ready_model(const std::string& name) const;

@@ -43,7 +43,8 @@ struct ServerLimits {
   uint64_t max_message_bytes = uint64_t{64} << 20;
   // Frames of one ZeroMQ message after the routing id: an optional empty delimiter (REQ) + body.
   uint32_t max_message_parts = 2;
-  // Remote (ZeroMQ-opened) sessions end after this long without a request.
+  // Remote (ZeroMQ-opened) sessions end after this long without a request or an answer, never
+  // while one of their requests is in flight.
   std::chrono::milliseconds remote_session_idle = std::chrono::minutes(10);
   // Concurrent connections to the metrics endpoint.
   uint32_t max_metrics_connections = 8;

@@ -78,7 +78,7 @@ void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
 
 Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
                                                              const std::optional<PeerCredentials>& peer,
-                                                             const wire::Request& request, const ReplyTarget& target) {
+                                                             const wire::Request& request, ReplyTarget& target) {
   using Answer = std::optional<std::vector<uint8_t>>;
   const wire::RequestBody type = request.body_type();
   const char* name = wire::EnumNameRequestBody(type);
@@ -102,6 +102,13 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
     return unavailable("the daemon is warming up (see GetStatus); retry shortly");
   }
 
+  // The answer names its session: until it is sent the request counts as in flight, and sending
+  // it restarts the session's idle clock (Server::send_reply).
+  auto for_session = [&target](Session& session) -> const ReplyTarget& {
+    target.client = session.client;
+    ++session.in_flight;
+    return target;
+  };
   switch (type) {
     case wire::RequestBody::OpenSession: {
       RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> opened,
@@ -119,23 +126,23 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
     }
     case wire::RequestBody::InferPair: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
-      return on_infer_pair(*request.body_as_InferPair(), *session, target);
+      return on_infer_pair(*request.body_as_InferPair(), *session, for_session(*session));
     }
     case wire::RequestBody::InferBatch: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
-      return on_infer_batch(*request.body_as_InferBatch(), *session, target);
+      return on_infer_batch(*request.body_as_InferBatch(), *session, for_session(*session));
     }
     case wire::RequestBody::EncodeRetrieval: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
-      return on_encode_retrieval(*request.body_as_EncodeRetrieval(), *session, target);
+      return on_encode_retrieval(*request.body_as_EncodeRetrieval(), *session, for_session(*session));
     }
     case wire::RequestBody::Match: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
-      return on_match(*request.body_as_Match(), *session, target);
+      return on_match(*request.body_as_Match(), *session, for_session(*session));
     }
     case wire::RequestBody::Fetch: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
-      return on_fetch(*request.body_as_Fetch(), *session, target);
+      return on_fetch(*request.body_as_Fetch(), *session, for_session(*session));
     }
     case wire::RequestBody::Release: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));

@@ -43,7 +43,9 @@ std::vector<ClientId> SessionTable::idle_remote(std::chrono::steady_clock::time_
                                                 std::chrono::milliseconds idle) const {
   std::vector<ClientId> out;
   for (const auto& [client, session] : by_client_) {
-    if (session.kind == SessionKind::kRemote && now - session.last_used > idle) out.push_back(client);
+    if (session.kind == SessionKind::kRemote && session.in_flight == 0 && now - session.last_used > idle) {
+      out.push_back(client);
+    }
   }
   return out;
 }

@@ -28,6 +28,7 @@ struct Session {
   PeerCredentials peer;  // local sessions: SO_PEERCRED of the side channel
   std::string name;      // OpenSession.client_name (sanitised, ≤ 64 characters)
   std::chrono::steady_clock::time_point last_used;
+  uint32_t in_flight = 0;  // requests answered later (jobs); a session with any is never idle
 };
 
 class SessionTable {
@@ -41,7 +42,7 @@ class SessionTable {
   Session* find_client(ClientId client);
   // Forgets the session; returns false if it was not open.
   bool close(ClientId client);
-  // Remote sessions idle for longer than `idle`.
+  // Remote sessions with no request in flight, idle for longer than `idle`.
   std::vector<ClientId> idle_remote(std::chrono::steady_clock::time_point now, std::chrono::milliseconds idle) const;
 
   size_t size() const { return by_client_.size(); }

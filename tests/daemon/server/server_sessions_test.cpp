@@ -115,9 +115,9 @@ TEST(RecondSessions, AnswersUnavailableWhileWarmingUpAndServesStatus) {
 TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
   ServerOptions options = tiny_options();
   options.tcp_endpoint = "tcp://127.0.0.1:*";
-  // The idle clock runs from each request's arrival, so the inference below (up to a second on a
-  // loaded CI machine) must fit in it: at 500 ms the test failed once under ctest -j2.
-  options.limits.remote_session_idle = std::chrono::milliseconds(2000);
+  // The idle clock restarts at each request and at each answer, so a slow inference (seconds on a
+  // loaded CI machine, pipelines included) does not expire the session before its fetch.
+  options.limits.remote_session_idle = std::chrono::milliseconds(1000);
   auto harness = ServerHarness::start(options);
   ASSERT_TRUE(harness->error().empty()) << harness->error();
   const std::string endpoint = harness->server().tcp_endpoint();
@@ -147,11 +147,47 @@ TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
   ASSERT_TRUE(refused.is_ok());
   EXPECT_EQ(refused->code(), StatusCode::kPermissionDenied);
   // Idle for longer than remote_session_idle: the session and its handle are gone.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2600));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
   const uint64_t after = (*remote)->next_id();
   auto expired = (*remote)->call(make_fetch(after, session, handle_id(*answer), {}, std::nullopt), after);
   ASSERT_TRUE(expired.is_ok());
   EXPECT_EQ(expired->code(), StatusCode::kNotFound);
+}
+
+TEST(RecondSessions, ARemoteSessionIsNotIdleWhileItsRequestIsInFlight) {
+  // The worker holds the inference three idle periods long; the session must outlive it, and its
+  // idle clock restarts at the answer, so the fetch that follows finds the handle. (An idle period
+  // of a second leaves a loaded CI machine time to send the fetch after the answer.)
+  WorkerGate gate;
+  ServerHooks hooks;
+  hooks.before_batch = [&] { gate.wait(); };
+  ServerOptions options = tiny_options();
+  options.tcp_endpoint = "tcp://127.0.0.1:*";
+  options.limits.remote_session_idle = std::chrono::milliseconds(1000);
+  auto harness = ServerHarness::start(options, hooks);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto remote = TestClient::connect(harness->dir(), "remote", false, harness->server().tcp_endpoint());
+  ASSERT_TRUE(remote.is_ok());
+  const uint64_t open = (*remote)->next_id();
+  auto opened = (*remote)->call(make_simple(open, Id128{}, wire::RequestBody::OpenSession), open);
+  ASSERT_TRUE(opened.is_ok());
+  ASSERT_EQ(opened->type(), wire::ResponseBody::SessionOpened) << opened->error_message();
+  const Id128 session = from_wire(opened->response->body_as_SessionOpened()->session());
+  (*remote)->set_session(session);
+  const auto pixels = test_image(kH, kW, 23);
+  const uint64_t id = (*remote)->next_id();
+  ASSERT_TRUE((*remote)
+                  ->send_frames({make_infer_pair(id, session, {{}, 0, kH, kW, 0, pixels}, {{}, 0, kH, kW, 0, pixels})})
+                  .is_ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  gate.release();
+  auto answer = (*remote)->receive();
+  ASSERT_TRUE(answer.is_ok());
+  ASSERT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+  const uint64_t fid = (*remote)->next_id();
+  auto fetched = (*remote)->call(make_fetch(fid, session, handle_id(*answer), {"conf_1"}, std::nullopt), fid);
+  ASSERT_TRUE(fetched.is_ok());
+  EXPECT_EQ(fetched->type(), wire::ResponseBody::FetchResult) << fetched->error_message();
 }
 
 TEST(RecondSessions, StoppingDrainsTheRequestInFlightAndRefusesQueuedAndNewOnes) {
