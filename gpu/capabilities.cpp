@@ -59,6 +59,7 @@ std::string Capabilities::describe() const {
     << "  maxMemoryAllocationSize: " << mib(max_memory_allocation_size) << "\n"
     << "  shared memory:        " << max_compute_shared_memory / 1024 << " KiB\n"
     << "  workgroup invocations: " << max_workgroup_invocations << "\n"
+    << "  shader cores (SMs):   " << (shader_core_count ? std::to_string(shader_core_count) : "not reported") << "\n"
     << "  memory heaps:\n";
   for (size_t i = 0; i < heaps.size(); ++i) {
     const auto& h = heaps[i];

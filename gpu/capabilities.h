@@ -55,6 +55,7 @@ struct Capabilities {
   uint32_t max_workgroup_invocations = 0;
   uint32_t max_workgroup_size[3] = {};
   uint32_t max_workgroup_count[3] = {};
+  uint32_t shader_core_count = 0;  // SMs, from VK_NV_shader_sm_builtins (0: not reported)
   float timestamp_period_ns = 0;
 
   struct Heap {

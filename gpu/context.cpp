@@ -307,8 +307,17 @@ void Context::read_capabilities() {
   const char* stats_env = std::getenv("RECON_PIPELINE_STATS");
   c.pipeline_statistics = stats_env != nullptr && std::strcmp(stats_env, "1") == 0 &&
                           has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  if (c.external_memory_host) m3.pNext = &host_props;
+  // The SM count sizes GEMM grids to whole waves (gpu/ops/matmul.cpp); NVIDIA reports it here.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm_props{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  void** tail = &m3.pNext;
+  if (c.external_memory_host) {
+    *tail = &host_props;
+    tail = &host_props.pNext;
+  }
+  if (has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) *tail = &sm_props;
   vkGetPhysicalDeviceProperties2(physical_device_, &props);
+  c.shader_core_count = sm_props.shaderSMCount;
 
   const auto& p = props.properties;
   c.device_name = p.deviceName;

@@ -117,7 +117,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   const char* shader = tiling.coopmat ? "conv2d_coopmat_f16" : (dtype == DType::kF32 ? "conv2d_f32" : "conv2d_f16");
   GemmSplitK split;  // one dispatch only: see matmul_strided
   if (bc == batch) {
-    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, tiling, cout, npix, k, batch));
+    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, cout, npix, k, batch));
   }
   std::vector<uint32_t> spec;
   for (uint32_t s : tiling.spec()) spec.push_back(s);

@@ -6,13 +6,16 @@
 namespace recon::gpu::ops {
 
 Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Arg& weight, const std::optional<Arg>& bias,
-              const Arg& out, const Epilogue& epilogue, GemmPath path) {
+              const Arg& out, const Epilogue& epilogue, GemmPath path, WeightLayout layout) {
+  const bool in_out = layout == WeightLayout::kInOut;
   const Shape &sx = x.shape(), &sw = weight.shape(), &so = out.shape();
-  const std::string what = shape_string(sx) + " x " + shape_string(sw) + "^T -> " + shape_string(so);
+  const std::string what =
+      shape_string(sx) + " x " + shape_string(sw) + (in_out ? "" : "^T") + " -> " + shape_string(so);
   if (sw.size() != 2 || sx.empty() || so.size() != sx.size()) {
-    return invalid_argument("linear: expects x [..., K], weight [N, K], out [..., N]; got " + what);
+    return invalid_argument(std::string("linear: expects x [..., K], weight ") + (in_out ? "[K, N]" : "[N, K]") +
+                            ", out [..., N]; got " + what);
   }
-  const int64_t n = sw[0], k = sw[1];
+  const int64_t n = in_out ? sw[1] : sw[0], k = in_out ? sw[0] : sw[1];
   if (sx.back() != k || so.back() != n || !std::equal(sx.begin(), sx.end() - 1, so.begin())) {
     return invalid_argument("linear: shapes " + what + " do not agree");
   }
@@ -28,10 +31,10 @@ Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Arg& weigh
   geo.n = n;
   geo.k = k;
   geo.lda = std::max<int64_t>(k, 1);
-  geo.ldb = std::max<int64_t>(k, 1);
+  geo.ldb = std::max<int64_t>(in_out ? n : k, 1);
   geo.ldc = std::max<int64_t>(n, 1);
   MatmulOptions opt;
-  opt.transpose_b = true;
+  opt.transpose_b = !in_out;
   opt.bias = bias;
   opt.epilogue = epilogue;
   opt.path = path;

@@ -124,19 +124,45 @@ std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) 
           static_cast<uint32_t>(std::max<int64_t>(batch, 1) * splits)};
 }
 
-Result<GemmSplitK> GemmSplitK::plan(Graph& g, GemmTiling& tiling, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  // Only grids of at most a quarter of ~256 workgroups split: an H200 (132 SMs) holds two 128×128
-  // BK = 16 tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep), so
-  // splitting grids of a wave or more only adds waves. Shares keep ≥ 8 K slices: shorter ones spend
-  // more on storing and summing partial tiles than they save.
+int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident) {
+  // Cost in K slices of one workgroup: waves × (slices per share + what a share adds). Measured on
+  // an H200 at 128×128 (MatmulBenchTest.WaveBalancedSplitK): a wave of shares costs ~13 µs more
+  // than its slices (~0.9 µs each) — the partial tile's store, the last arrival's sums, the
+  // pipeline's fill — so ViT-L's fc2 at batch 1 (96 tiles, 128 slices) is faster unsplit (117 µs)
+  // than in quarters (125 µs), and the local-feature fc2 (300 tiles, 224 slices) in thirds (560 µs
+  // against 601).
+  constexpr int64_t kShareCostSlices = 14, kMinSlicesPerShare = 8, kMaxSplits = 8;
+  if (tiles <= 0 || resident <= 0) return 1;
+  int64_t best = 1, best_cost = ceil_div(tiles, resident) * slices;
+  for (int64_t s = 2; s <= kMaxSplits && slices / s >= kMinSlicesPerShare; ++s) {
+    const int64_t cost = ceil_div(tiles * s, resident) * (ceil_div(slices, s) + kShareCostSlices);
+    if (cost < best_cost) best = s, best_cost = cost;
+  }
+  return best;
+}
+
+Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTiling& tiling, int64_t m, int64_t n,
+                                    int64_t k, int64_t batch) {
+  // Small grids: at most a quarter of ~256 workgroups. An H200 (132 SMs) holds two 128×128 BK = 16
+  // tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep). Shares keep
+  // ≥ 8 K slices: shorter ones spend more on storing and summing partial tiles than they save.
+  // Larger grids of 128×128 tiles with two register sets of loads (one workgroup per SM) split
+  // where the device reports its SM count and a split fills the last wave better
+  // (wave_balanced_splits): the local-feature fc2 (300 tiles of 224 slices) is the case.
   constexpr int64_t kTargetGroups = 256, kMinSlicesPerShare = 8, kMaxSplits = 32;
   GemmSplitK out;
   tiling.splits = 1;
   const int64_t tiles = ceil_div(m, tiling.bm) * ceil_div(n, tiling.bn) * std::max<int64_t>(batch, 1);
   const int64_t slices = ceil_div(k, tiling.bk);
-  if (!tiling.coopmat || tiles * 4 > kTargetGroups) return out;
-  const int64_t splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits,
-                                   int64_t{g.runtime().caps().max_workgroup_count[2]} / std::max<int64_t>(batch, 1)});
+  if (!tiling.coopmat) return out;
+  int64_t splits = 1;
+  if (tiles * 4 <= kTargetGroups) {
+    splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits});
+  } else if (tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 32 && tiling.prefetch >= 2 &&
+             caps.shader_core_count > 0) {
+    splits = wave_balanced_splits(tiles, slices, caps.shader_core_count);
+  }
+  splits = std::min<int64_t>(splits, int64_t{caps.max_workgroup_count[2]} / std::max<int64_t>(batch, 1));
   if (splits < 2) return out;
   tiling.splits = static_cast<uint32_t>(splits);
   RECON_ASSIGN_OR_RETURN(Tensor partials,
@@ -157,8 +183,8 @@ Binding GemmSplitK::arrivals(const Arg& dummy) const {
   return arrivals_ ? Binding{*arrivals_, Access::kReadWrite} : Binding{dummy, Access::kRead};
 }
 
-Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t /*k*/,
-                                      GemmPath path) {
+Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
+                                      GemmPath path, bool b_row_major) {
   if (!float_dtype(dtype)) {
     return invalid_argument(std::string("GEMM: dtype ") + dtype_name(dtype) + " not supported (f32, f16)");
   }
@@ -176,13 +202,19 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     // (PREFETCH = 2) wins on every MASt3R shape over BK = 16 (encoder fc1 106 vs 90 TFLOP/s, fc2
     // 106 vs 84, head fc2 118 vs 76, 4096³ nt 143 vs 87), although it holds one 128×128 tile per
     // SM instead of two. Grids under 64 such tiles take 64×64 tiles (or split K: GemmSplitK).
+    // B row-major ([K, N], the layout Mast3rWeights uploads linear weights in) is 3–11 % faster
+    // than [N, K] at these tiles, with a distinct B per repetition as a model's layers have (same
+    // sweep: encoder qkv 82 vs 79 TFLOP/s, fc1 111 vs 105, fc2 113 vs 102, head fc2 125 vs 117).
+    // Only at K ≤ 768 (the decoder's fc1 and qkv) does BK = 16 beat BK = 32 on it (60 vs 53);
+    // at K = 1024 it loses (encoder fc1 94 vs 111).
     const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
+    t.bk = 32;
     if (tiles >= 64) {
       t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
+      if (b_row_major && k <= 768) t.bk = 16;
     } else {
       t.bm = 64, t.bn = 64, t.t0 = 2, t.t1 = 2;
     }
-    t.bk = 32;
     t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
     t.prefetch = 2;
     return t;
@@ -251,7 +283,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   if (batch > 1 && stride_c < (m - 1) * ldc + n) return invalid_argument("matmul: batches of C overlap");
   if (operands_overlap(c, a) || operands_overlap(c, b)) return invalid_argument("matmul: C overlaps an input (A or B)");
 
-  RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, m, n, k, opt.path));
+  RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, m, n, k, opt.path, !opt.transpose_b));
 
   // Chunk plan: shrink batch, then M, then N until every oversized operand's window fits.
   const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
@@ -296,7 +328,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   // Split-K only for problems that take one dispatch: chunked ones have grids large enough already.
   GemmSplitK split;
   if (bc == batch && mc == m && nc == n) {
-    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, tiling, m, n, k, batch));
+    RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, m, n, k, batch));
   }
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t bn_ = std::min(bc, batch - b0);

@@ -117,7 +117,8 @@ struct GemmSplitK {
   // Sets tiling.splits (1 where splitting does not pay) and, when it splits, allocates the partial
   // tiles and the per-tile arrival counters and records the counters' zeroing into `g`, to run
   // before the one dispatch of an M×N×K problem over `batch` images that binds them.
-  static Result<GemmSplitK> plan(Graph& g, GemmTiling& tiling, int64_t m, int64_t n, int64_t k, int64_t batch);
+  static Result<GemmSplitK> plan(Graph& g, const Capabilities& caps, GemmTiling& tiling, int64_t m, int64_t n,
+                                 int64_t k, int64_t batch);
   // Bindings 5 and 6 of the GEMM shaders: the workspace, or `dummy` (read only) without a split.
   Binding partials(const Arg& dummy) const;
   Binding arrivals(const Arg& dummy) const;
@@ -126,11 +127,17 @@ struct GemmSplitK {
   std::optional<Tensor> partials_, arrivals_;
 };
 
-// Picks the path and tile for an M×N×K problem of `dtype` storage. Fails for dtypes other than
-// f32/f16, and with UNIMPLEMENTED for kCoopMat where coopmat_gemm_available() is false or the
+// The K split that finishes a grid of `tiles` workgroups of `slices` K slices each soonest when
+// `resident` of them run at once (one 128×128 tile per SM): whole waves of shares, each share
+// paying for its partial tile. 1 where no split beats the grid as it is.
+int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident);
+
+// Picks the path and tile for an M×N×K problem of `dtype` storage; `b_row_major` says B is stored
+// [K, N] (not transposed), which the tensor-core tiles treat differently. Fails for dtypes other
+// than f32/f16, and with UNIMPLEMENTED for kCoopMat where coopmat_gemm_available() is false or the
 // dtype is not f16.
 Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
-                                      GemmPath path);
+                                      GemmPath path, bool b_row_major = false);
 
 // A binding for elements [start, start + count) of `arg` viewed as a flat array: `arg` itself
 // when it fits one descriptor range (offset = start), else a window view of the tensor aligned down

@@ -39,7 +39,7 @@ Status Mast3rForward::build_decoder() {
       const std::string tap = l == 0 ? "dec_embed_" + std::to_string(v + 1) : "";
       RECON_ASSIGN_OR_RETURN(view.dec[l], alloc(dt, {B, n, D}, tap));
     }
-    RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, view.enc_in, w_.at("decoder_embed.weight"),
+    RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, view.enc_in, w_.linear("decoder_embed.weight"),
                                          &w_.at("decoder_embed.bias"), view.dec[0]));
   }
 
@@ -58,7 +58,7 @@ Status Mast3rForward::build_decoder() {
     auto lin = [&](int v, const Arg& in, const std::string& name, const Tensor& out,
                    mast3r::Act act = mast3r::Act::kNone, const Arg* residual = nullptr) {
       const std::string b = prefix(v);
-      return mast3r::linear(*graph_, caps, in, w_.at(b + name + ".weight"), &w_.at(b + name + ".bias"), out, act,
+      return mast3r::linear(*graph_, caps, in, w_.linear(b + name + ".weight"), &w_.at(b + name + ".bias"), out, act,
                             residual);
     };
     auto norm = [&](int v, const Tensor& in, const std::string& name, const Tensor& out) {

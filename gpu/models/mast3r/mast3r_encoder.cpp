@@ -88,15 +88,16 @@ Status Mast3rEncoder::build_all() {
   for (int64_t l = 0; l < c.enc_depth; ++l) {
     const std::string b = "enc_blocks." + std::to_string(l) + ".";
     RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm1.weight"), w_.at(b + "norm1.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, t, w_.at(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
+    RECON_RETURN_IF_ERROR(
+        mast3r::linear(g, caps, t, w_.linear(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
     RECON_RETURN_IF_ERROR(ops::self_attention_rope(g, caps, qkv, att, grid, attn));
     const Arg residual = x;
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, att, w_.at(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"), x,
-                                         mast3r::Act::kNone, &residual));
+    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, att, w_.linear(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"),
+                                         x, mast3r::Act::kNone, &residual));
     RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm2.weight"), w_.at(b + "norm2.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(
-        mast3r::linear(g, caps, t, w_.at(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), hid, mast3r::Act::kGelu));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, hid, w_.at(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"), x,
+    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, t, w_.linear(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), hid,
+                                         mast3r::Act::kGelu));
+    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, hid, w_.linear(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"), x,
                                          mast3r::Act::kNone, &residual));
   }
   RECON_ASSIGN_OR_RETURN(output_, alloc(dt, {B, N, C}));

@@ -130,9 +130,10 @@ Status Mast3rForward::build_head(int v) {
   RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(head_tokens[0]), Arg(head_tokens[3])}, 2, cat));
   RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(hd, {B, view.n, hid}));
   const std::string lp = hp + "head_local_features.";
-  RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, cat, W(lp + "fc1.weight"), &W(lp + "fc1.bias"), mid, Act::kGelu));
+  RECON_RETURN_IF_ERROR(
+      mast3r::linear(*graph_, caps, cat, w_.linear(lp + "fc1.weight"), &W(lp + "fc1.bias"), mid, Act::kGelu));
   RECON_ASSIGN_OR_RETURN(Tensor mlp, alloc(hd, {B, view.n, outc}, "local_mlp" + sfx));
-  RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, mid, W(lp + "fc2.weight"), &W(lp + "fc2.bias"), mlp));
+  RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, mid, w_.linear(lp + "fc2.weight"), &W(lp + "fc2.bias"), mlp));
   RECON_ASSIGN_OR_RETURN(Tensor local, alloc(hd, {B, c.desc_dim() + 1, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::tokens_pixel_shuffle(*graph_, mlp, local, static_cast<int>(p)));
   RECON_ASSIGN_OR_RETURN(view.local_raw, as_dtype(local, DType::kF32));

@@ -24,9 +24,10 @@ std::optional<Arg> optional_arg(const Tensor* t) {
 
 }  // namespace
 
-Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+Status linear(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b, const Arg& out,
               Act act, const Arg* residual) {
-  return ops::linear(g, caps, x, w, optional_arg(b), out, epilogue(act, residual));
+  return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, epilogue(act, residual), ops::GemmPath::kAuto,
+                     w.layout);
 }
 
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,

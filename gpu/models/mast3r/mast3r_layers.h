@@ -5,14 +5,16 @@
 
 #include "gpu/capabilities.h"
 #include "gpu/graph.h"
+#include "gpu/models/mast3r/mast3r_weights.h"
 
 namespace recon::gpu::mast3r {
 
 enum class Act { kNone, kRelu, kGelu };
 
-// out[..., N] = act(x[..., K] · wᵀ + b) (+ residual). w is [N, K] (nn.Linear), b is [N] or null.
-// `residual` may be the same tensor as `out` (in-place residual stream).
-Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+// out[..., N] = act(x[..., K] · wᵀ + b) (+ residual). w is nn.Linear's weight as Mast3rWeights
+// uploaded it ([N, K] or transposed), b is [N] or null. `residual` may be the same tensor as `out`
+// (in-place residual stream).
+Status linear(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b, const Arg& out,
               Act act = Act::kNone, const Arg* residual = nullptr);
 
 // NCHW convolution, weights OIHW (nn.Conv2d), zero padding. `residual` as for linear;

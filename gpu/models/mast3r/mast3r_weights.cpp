@@ -1,5 +1,6 @@
 #include "gpu/models/mast3r/mast3r_weights.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -18,6 +19,23 @@ bool unused_at_inference(const std::string& name) {
 
 bool is_head(const std::string& name) {
   return name.rfind("downstream_head", 0) == 0;
+}
+
+// Every rank-2 weight of MASt3R belongs to an nn.Linear ([out, in]).
+bool is_linear_weight(const std::string& name, const Shape& shape) {
+  return shape.size() == 2 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+}
+
+// [rows, cols] → [cols, rows], in blocks that stay in cache.
+void transpose(const uint16_t* in, int64_t rows, int64_t cols, uint16_t* out) {
+  constexpr int64_t kBlock = 64;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+      for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r) {
+        for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c) out[c * rows + r] = in[r * cols + c];
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -49,8 +67,10 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
   RECON_ASSIGN_OR_RETURN(Mast3rWeightMap map, check_weights(file, w->config_));
   for (const std::string& note : map.notes()) log_info(path + ": " + note);
 
+  // Linear weights in fp16 go up transposed where the tensor-core GEMM runs them (ops::WeightLayout).
+  const bool transpose_linear = ops::coopmat_gemm_available(rt.caps());
   std::vector<float> f32;
-  std::vector<uint16_t> f16;
+  std::vector<uint16_t> f16, f16_t;
   for (const WeightSpec& spec : mast3r_weight_catalog(w->config_)) {
     if (!spec.alias_of.empty() || unused_at_inference(spec.name)) continue;
     const TensorInfo* info = map.find(file, spec.name);
@@ -61,7 +81,16 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
     if (half) {
       f16.resize(info->numel());
       RECON_RETURN_IF_ERROR(file.copy_as_f16(info->name, f16.data()));
-      t = Tensor::from_host(rt, DType::kF16, shape, f16.data(), f16.size() * 2, MemoryRole::kWeights);
+      if (transpose_linear && is_linear_weight(spec.name, shape) &&
+          f16.size() * 2 <= rt.caps().max_storage_buffer_range) {
+        f16_t.resize(f16.size());
+        transpose(f16.data(), shape[0], shape[1], f16_t.data());
+        t = Tensor::from_host(rt, DType::kF16, {shape[1], shape[0]}, f16_t.data(), f16_t.size() * 2,
+                              MemoryRole::kWeights);
+        w->in_out_.insert(spec.name);
+      } else {
+        t = Tensor::from_host(rt, DType::kF16, shape, f16.data(), f16.size() * 2, MemoryRole::kWeights);
+      }
     } else {
       f32.resize(info->numel());
       RECON_RETURN_IF_ERROR(file.copy_as_f32(info->name, f32.data()));
@@ -82,6 +111,11 @@ const Tensor& Mast3rWeights::at(std::string_view name) const {
     std::abort();
   }
   return it->second;
+}
+
+LinearWeight Mast3rWeights::linear(std::string_view name) const {
+  const bool in_out = in_out_.count(std::string(name)) > 0;
+  return {at(name), in_out ? ops::WeightLayout::kInOut : ops::WeightLayout::kOutIn};
 }
 
 }  // namespace recon::gpu

@@ -7,7 +7,9 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "gpu/ops/linear.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 #include "gpu/tensor.h"
@@ -22,6 +24,12 @@ enum class Precision { kF32, kF16, kF16Heads };
 const char* precision_name(Precision p);
 Result<Precision> parse_precision(std::string_view name);
 
+// A linear layer's weight as uploaded, with the layout to pass to ops::linear.
+struct LinearWeight {
+  const Tensor& tensor;
+  ops::WeightLayout layout;
+};
+
 class Mast3rWeights {
  public:
   // In kF16, the encoder and decoder are stored in fp16; the heads stay fp32, as the official
@@ -33,8 +41,11 @@ class Mast3rWeights {
   DType trunk_dtype() const { return precision_ == Precision::kF32 ? DType::kF32 : DType::kF16; }
   DType head_dtype() const { return precision_ == Precision::kF16Heads ? DType::kF16 : DType::kF32; }
   // The tensor of a catalog name (canonical spelling). Asking for a name that is not loaded is a
-  // programming error and aborts.
+  // programming error and aborts. Linear weights may be stored transposed: read them with linear().
   const Tensor& at(std::string_view name) const;
+  // A linear layer's weight (a rank-2 "….weight"). On devices with the tensor-core GEMM, fp16
+  // linear weights are uploaded transposed, [in, out], the layout that path reads fastest.
+  LinearWeight linear(std::string_view name) const;
   size_t device_bytes() const { return device_bytes_; }
   size_t tensor_count() const { return tensors_.size(); }
 
@@ -43,6 +54,7 @@ class Mast3rWeights {
   Mast3rConfig config_;
   Precision precision_ = Precision::kF32;
   std::unordered_map<std::string, Tensor> tensors_;
+  std::unordered_set<std::string> in_out_;  // linear weights uploaded [in, out]
   size_t device_bytes_ = 0;
 };
 

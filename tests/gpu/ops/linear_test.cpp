@@ -44,11 +44,14 @@ double act_ref(double v, Activation a) {
 class LinearTest : public recon::gpu::testing::GpuTest {
  protected:
   // out = act(x·wᵀ + bias) + residual on x [lead..., K], w [N, K]; error bound as in linear.h.
+  // With kInOut the same weights are uploaded transposed, [K, N].
   void check(DType d, const Shape& x_shape, int64_t n, bool bias, Activation act, int residual_mode, GemmPath path,
-             uint32_t seed, const Capabilities* caps_override = nullptr) {
+             uint32_t seed, const Capabilities* caps_override = nullptr,
+             ops::WeightLayout layout = ops::WeightLayout::kOutIn) {
+    const bool in_out = layout == ops::WeightLayout::kInOut;
     SCOPED_TRACE(std::string(dtype_name(d)) + " x" + shape_string(x_shape) + " N=" + std::to_string(n) +
                  " act=" + ops::activation_name(act) + " bias=" + std::to_string(bias) +
-                 " residual=" + std::to_string(residual_mode));
+                 " residual=" + std::to_string(residual_mode) + (in_out ? " weight [K,N]" : ""));
     const int64_t k = x_shape.back(), m = shape_numel(x_shape) / k;
     Shape out_shape = x_shape;
     out_shape.back() = n;
@@ -62,6 +65,13 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     if (residual_mode == 1) tr = upload_f32(rt(), d, out_shape, random_floats(m * n, seed + 4));
     if (residual_mode == 2) tr = out;
     const auto hx = download_f32(rt(), x), hw = download_f32(rt(), w);
+    if (in_out) {
+      std::vector<float> transposed(hw.size());
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t q = 0; q < k; ++q) transposed[q * n + j] = hw[j * k + q];
+      }
+      w = upload_f32(rt(), d, {k, n}, transposed);
+    }
     const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
     const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
 
@@ -71,7 +81,7 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     std::optional<Arg> bias_arg;
     if (tb) bias_arg = *tb;
     Graph g(rt());
-    Status s = ops::linear(g, caps_override ? *caps_override : rt().caps(), x, w, bias_arg, out, ep, path);
+    Status s = ops::linear(g, caps_override ? *caps_override : rt().caps(), x, w, bias_arg, out, ep, path, layout);
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     ASSERT_TRUE(g.run().is_ok());
     dispatches_ = g.dispatch_count();
@@ -111,6 +121,8 @@ TEST_P(LinearDtypeTest, MatchesFloat64WithEveryEpilogue) {
   check(d, {53, 19}, 130, false, Activation::kNone, 0, GemmPath::kScalar, 200);     // no bias, 2-D
   check(d, {1, 3, 96}, 80, true, Activation::kGeluErf, 2, GemmPath::kScalar, 210);  // in-place residual
   check(d, {70}, 33, true, Activation::kRelu, 0, GemmPath::kAuto, 220);             // one token, 1-D x
+  check(d, {2, 37, 70}, 45, true, Activation::kGeluErf, 1, GemmPath::kScalar, 230, nullptr, ops::WeightLayout::kInOut);
+  check(d, {1, 3, 96}, 80, true, Activation::kNone, 2, GemmPath::kAuto, 240, nullptr, ops::WeightLayout::kInOut);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LinearDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
@@ -197,6 +209,11 @@ TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
   }
   check(DType::kF16, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);       // scalar loads
   check(DType::kF16, {256, 1024}, 3072, true, Activation::kGeluErf, 0, GemmPath::kCoopMat, 460);  // ViT-L fc1
+  // Weights uploaded [K, N]: 64×64 tiles, then 128×128 with BK = 16 (K ≤ 768) and BK = 32.
+  const auto in_out = ops::WeightLayout::kInOut;
+  check(DType::kF16, {2, 33, 72}, 48, true, Activation::kTanh, 2, GemmPath::kCoopMat, 470, nullptr, in_out);
+  check(DType::kF16, {1100, 760}, 1000, true, Activation::kGeluErf, 1, GemmPath::kCoopMat, 480, nullptr, in_out);
+  check(DType::kF16, {1030, 1100}, 1030, true, Activation::kNone, 2, GemmPath::kCoopMat, 490, nullptr, in_out);
 }
 
 }  // namespace

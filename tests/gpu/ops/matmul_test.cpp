@@ -424,6 +424,22 @@ TEST_F(MatmulCoopMatTest, SmallGridsWithLongKAreSplitOverWorkgroups) {
   EXPECT_EQ(dispatches, 2u);
 }
 
+TEST_F(MatmulCoopMatTest, GridsWithARaggedLastWaveAreSplitWhereTheSmCountIsKnown) {
+  // 9×9 tiles of 128×128 on a device claiming 60 SMs: two waves of 94 slices unsplit, or three of
+  // half-K shares (wave_balanced_splits). The caps without an SM count keep the single dispatch.
+  Problem p;
+  p.m = 1100, p.n = 1030, p.k = 3000, p.tb = true, p.bias = true, p.residual = true, p.act = Activation::kGeluErf;
+  p.path = GemmPath::kCoopMat;
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 60;
+  size_t dispatches = 0;
+  run(p, DType::kF16, 2950, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 2u) << "the arrival counters' zeroing, then one split dispatch";
+  caps.shader_core_count = 0;
+  run(p, DType::kF16, 2960, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 1u);
+}
+
 TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
   uint32_t seed = 2500;
   for (Activation act : kAllActivations) {
@@ -445,6 +461,19 @@ TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
   EXPECT_GT(dispatches, 1u);
 }
 
+TEST(GemmWaves, SplitsOnlyWhereWholeWavesOfSharesFinishSooner) {
+  // An H200 holds 132 of the 128×128 two-register-set tiles at once.
+  EXPECT_EQ(ops::wave_balanced_splits(300, 224, 132), 3) << "local-feature fc2: 7 waves of third-K shares";
+  EXPECT_EQ(ops::wave_balanced_splits(96, 128, 132), 1) << "ViT-L fc2 at batch 1: quarters measured slower";
+  EXPECT_EQ(ops::wave_balanced_splits(96, 32, 132), 1) << "K too short to pay for the partial tiles";
+  EXPECT_EQ(ops::wave_balanced_splits(384, 32, 132), 1) << "2.9 waves already";
+  EXPECT_EQ(ops::wave_balanced_splits(768, 128, 132), 1) << "batch 8: 5.8 waves";
+  EXPECT_EQ(ops::wave_balanced_splits(81, 94, 60), 2);
+  EXPECT_EQ(ops::wave_balanced_splits(81, 32, 60), 1);
+  EXPECT_EQ(ops::wave_balanced_splits(0, 32, 60), 1);
+  EXPECT_EQ(ops::wave_balanced_splits(81, 32, 0), 1);
+}
+
 // Throughput on the device (run with RECON_GEMM_BENCH=1; RECON_GEMM_SIZE=n for n³, default 4096):
 // the auto-selected paths, MASt3R's linear shapes, then a sweep of tensor-core tile geometries
 // dispatched directly (the push struct below mirrors shaders/matmul_coopmat.comp).
@@ -462,14 +491,16 @@ class MatmulBenchTest : public MatmulTest {
     if (std::getenv("RECON_GEMM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_GEMM_BENCH=1 to run";
   }
   // Records `reps` tensor-core GEMM dispatches of one variant, bypassing the op's tile choice
-  // (bindings as in matmul_coopmat.comp; the split-K workspace bindings get dummies).
-  void record_direct(Graph& g, std::span<const uint32_t> spec, const Tensor& a, const Tensor& b, const Tensor& c,
-                     const Tensor& bias, const Tensor& res, const BenchPush& push, std::array<uint32_t, 3> groups,
-                     int reps) {
+  // (bindings as in matmul_coopmat.comp; the split-K workspace bindings get dummies). Dispatch i
+  // reads B from bs[i % bs.size()]: distinct B operands are read from memory like the weights of a
+  // model's layers, where one B stays in L2 from one repetition to the next.
+  void record_direct(Graph& g, std::span<const uint32_t> spec, const Tensor& a, std::span<const Tensor> bs,
+                     const Tensor& c, const Tensor& bias, const Tensor& res, const BenchPush& push,
+                     std::array<uint32_t, 3> groups, int reps) {
     for (int i = 0; i < reps; ++i) {
       ASSERT_TRUE(g.dispatch("matmul_coopmat_f16", spec,
                              {{a, Access::kRead},
-                              {b, Access::kRead},
+                              {bs[static_cast<size_t>(i) % bs.size()], Access::kRead},
                               {c, Access::kWrite},
                               {bias, Access::kRead},
                               {res, Access::kRead},
@@ -553,12 +584,17 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
     int64_t m, n, k;
     bool tb;
   };
-  const Shape3 shapes[] = {{4096, 4096, 4096, false}, {4096, 4096, 4096, true}, {1536, 3072, 1024, true},
-                           {1536, 4096, 1024, true},  {1536, 1024, 4096, true}, {768, 6400, 7168, true},
-                           {768, 3072, 768, true},    {768, 768, 768, true}};
+  const Shape3 shapes[] = {{4096, 4096, 4096, false}, {4096, 4096, 4096, true},  {1536, 3072, 1024, true},
+                           {1536, 4096, 1024, true},  {1536, 1024, 4096, true},  {768, 6400, 7168, true},
+                           {768, 3072, 768, true},    {768, 768, 768, true},     {1536, 3072, 1024, false},
+                           {1536, 4096, 1024, false}, {1536, 1024, 4096, false}, {768, 6400, 7168, false},
+                           {768, 3072, 768, false},   {768, 768, 768, false}};
+  const int reps = 10;
   for (const Shape3& sh : shapes) {
     Tensor a = upload_f32(rt(), DType::kF16, {sh.m, sh.k}, random_floats(sh.m * sh.k, 1));
-    Tensor b = upload_f32(rt(), DType::kF16, {sh.k, sh.n}, random_floats(sh.k * sh.n, 2));
+    const std::vector<float> hb = random_floats(sh.k * sh.n, 2);
+    std::vector<Tensor> bs;  // one B per repetition, as every layer of a model has its own weights
+    for (int i = 0; i < reps; ++i) bs.push_back(upload_f32(rt(), DType::kF16, {sh.k, sh.n}, hb));
     Tensor c = Tensor::empty(rt(), DType::kF16, {sh.m, sh.n}).value();
     for (const Tile& t : tiles) {
       const uint32_t a_rows = t.bm, a_cols = t.bk;  // row-major A
@@ -572,9 +608,8 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       push.ldc = static_cast<uint32_t>(sh.n);
       push.alpha = 1.0f;
       Graph g(rt());
-      const int reps = 10;
       record_direct(
-          g, spec, a, b, c, a, a, push,
+          g, spec, a, bs, c, a, a, push,
           {static_cast<uint32_t>((sh.m + t.bm - 1) / t.bm), static_cast<uint32_t>((sh.n + t.bn - 1) / t.bn), 1}, reps);
       const double sec = time_graph(g, reps);
       auto pipeline = rt().pipelines().get("matmul_coopmat_f16", spec);
@@ -588,6 +623,39 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
 
 // What each epilogue term costs on MASt3R's encoder fc1 shape, with element-wise and with 16-byte
 // stores (the tile the heuristic picks, dispatched directly as in the sweep above).
+TEST_F(MatmulBenchTest, WaveBalancedSplitK) {
+  // The op's own choice with the device's SM count against the same caps without it (no split).
+  if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
+  if (rt().caps().shader_core_count == 0) GTEST_SKIP() << "the device does not report its SM count";
+  struct Case {
+    int64_t m, n, k;
+    const char* what;
+  };
+  const Case cases[] = {{1536, 1024, 4096, "encoder fc2, batch 1"},
+                        {768, 6400, 7168, "local-feature fc2"},
+                        {1536, 1024, 1024, "encoder proj, batch 1"}};
+  for (const Case& cs : cases) {
+    Tensor a = upload_f32(rt(), DType::kF16, {cs.m, cs.k}, random_floats(cs.m * cs.k, 1));
+    Tensor b = upload_f32(rt(), DType::kF16, {cs.n, cs.k}, random_floats(cs.k * cs.n, 2));
+    Tensor bias = upload_f32(rt(), DType::kF16, {cs.n}, random_floats(cs.n, 3));
+    Tensor c = Tensor::empty(rt(), DType::kF16, {cs.m, cs.n}).value();
+    for (const bool waves : {false, true}) {
+      Capabilities caps = rt().caps();
+      if (!waves) caps.shader_core_count = 0;
+      Graph g(rt());
+      const int reps = 10;
+      ops::MatmulOptions opt;
+      opt.transpose_b = true;
+      opt.bias = Arg(bias);
+      for (int i = 0; i < reps; ++i) ASSERT_TRUE(ops::matmul(g, caps, a, b, c, opt).is_ok());
+      const double sec = time_graph(g, reps);
+      std::printf("WAVES %-22s %5lldx%5lldx%5lld %-9s %8.1f us  %6.1f TFLOP/s\n", cs.what, (long long)cs.m,
+                  (long long)cs.n, (long long)cs.k, waves ? "balanced" : "unsplit", sec * 1e6,
+                  2.0 * cs.m * cs.n * cs.k / sec * 1e-12);
+    }
+  }
+}
+
 TEST_F(MatmulBenchTest, EpilogueCost) {
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
@@ -613,7 +681,7 @@ TEST_F(MatmulBenchTest, EpilogueCost) {
       push.flags = flags;
       Graph g(rt());
       const int reps = 10;
-      record_direct(g, spec, a, b, c, bias, res, push, {12, 32, 1}, reps);
+      record_direct(g, spec, a, std::span<const Tensor>(&b, 1), c, bias, res, push, {12, 32, 1}, reps);
       const double sec = time_graph(g, reps);
       std::printf("EPILOGUE %s stores, %-20s %8.1f us  %6.1f TFLOP/s\n", vec_c ? "16-byte" : "element", what, sec * 1e6,
                   2.0 * m * n * k / sec * 1e-12);
