@@ -149,25 +149,24 @@ Status Mast3rEngine::warmup(const ForwardShape& shape) {
   return infer(views[0], views[1]).status();
 }
 
-Result<std::vector<ImageSource>> Mast3rEngine::place_images(std::span<const ImageU8View> images, Tensor& staging) {
+Result<std::vector<ImageSource>> Mast3rEngine::place_images(std::span<const ImageU8View> images, PoolBuffer& staging) {
   std::vector<ImageSource> sources(images.size());
   size_t host_bytes = 0;
   for (const ImageU8View& img : images) {
     if (img.device == nullptr) host_bytes += static_cast<size_t>(img.height * img.width * 3);
   }
   if (host_bytes > 0) {
-    // Pack the host images contiguously ([H, W, 3] each) and upload them once.
-    std::vector<uint8_t> packed(host_bytes);
-    RECON_ASSIGN_OR_RETURN(staging, Tensor::empty(rt_, DType::kU8, {static_cast<int64_t>(host_bytes)}));
+    // Pack the host images contiguously ([H, W, 3] each) into mapped staging memory.
+    RECON_ASSIGN_OR_RETURN(staging, rt_.pool(MemoryRole::kStaging).acquire(host_bytes));
+    auto* packed = static_cast<uint8_t*>(staging.mapped());
     size_t offset = 0;
     for (size_t i = 0; i < images.size(); ++i) {
       const ImageU8View& img = images[i];
       if (img.device != nullptr) continue;
       sources[i] = {staging.buffer(), staging.offset() + offset};
       const size_t row = static_cast<size_t>(img.width) * 3, stride = row_stride(img);
-      for (int64_t y = 0; y < img.height; ++y, offset += row) std::memcpy(&packed[offset], img.data + y * stride, row);
+      for (int64_t y = 0; y < img.height; ++y, offset += row) std::memcpy(packed + offset, img.data + y * stride, row);
     }
-    RECON_RETURN_IF_ERROR(staging.upload(rt_, packed.data(), packed.size()).with_context("uploading the images"));
   }
   for (size_t i = 0; i < images.size(); ++i) {
     if (images[i].device != nullptr) sources[i] = {images[i].device->buffer(), images[i].device->offset()};
@@ -206,7 +205,7 @@ Result<Mast3rResult> Mast3rEngine::infer_locked(std::span<const ImageU8View> vie
   // the reference does.
   std::vector<ImageU8View> images(view1.begin(), view1.end());
   images.insert(images.end(), view2.begin(), view2.end());
-  Tensor staging;
+  PoolBuffer staging;
   RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
   const bool together = s1 == s2;
   std::vector<EncodeStep> encodes(together ? 1 : 2);
@@ -266,7 +265,7 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const Imag
 
   std::vector<ImageU8View> distinct;
   for (int i : plan.images) distinct.push_back(images[i]);
-  Tensor staging;
+  PoolBuffer staging;
   RECON_ASSIGN_OR_RETURN(auto sources, place_images(distinct, staging));
   std::vector<EncodeStep> encodes(plan.chunks.size());
   for (size_t s = 0; s < plan.chunks.size(); ++s) {
@@ -354,7 +353,7 @@ Result<Tensor> Mast3rEngine::encode(std::span<const ImageU8View> images) {
     }
   }
   std::lock_guard lock(mutex_);
-  Tensor staging;
+  PoolBuffer staging;
   RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
   std::vector<EncodeStep> encodes(1);
   RECON_ASSIGN_OR_RETURN(encodes[0].encoder,

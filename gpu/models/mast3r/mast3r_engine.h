@@ -91,9 +91,10 @@ class Mast3rEngine {
   Result<Mast3rForward*> forward_for(const ForwardShape& shape);
   Result<Mast3rEncoder*> encoder_for(int64_t batch, ViewSize size);
   Result<Mast3rResult> infer_locked(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2);
-  // Where each image's bytes are on the device: device sources as they are, host images packed
-  // into `staging` (one upload).
-  Result<std::vector<ImageSource>> place_images(std::span<const ImageU8View> images, Tensor& staging);
+  // Where each image's bytes are for the encoder's input copies: device sources as they are, host
+  // images packed into `staging`, mapped host-visible memory the GPU copies from in the encoder's
+  // own submission (no separate upload and wait). `staging` must live until that run completes.
+  Result<std::vector<ImageSource>> place_images(std::span<const ImageU8View> images, PoolBuffer& staging);
   Status run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes, std::vector<PairStep>& pairs);
 
   struct ShapeLess {
