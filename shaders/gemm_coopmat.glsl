@@ -37,6 +37,13 @@
 //                                     checks the alignment of C and the epilogue operands)
 //   void gemm_store8(uint bz, uint m, uint n, float acc[8])   columns n..n+7 (n a multiple of 8,
 //       n + 8 ≤ N, m < M); the other columns still go through gemm_store
+// and, for an epilogue that needs columns 16 apart together (RoPE at head_dim 64):
+//   GEMM_PAIR_STORE                   bool constant expression: the epilogue spills the two
+//                                     fragments of each fragment row at once (needs GEMM_FN == 2,
+//                                     KSPLITS == 1 and 64 uvec4 per subgroup in each staging
+//                                     buffer; the host checks) and calls, instead of the above,
+//   void gemm_store_pair(uint bz, uint m, uint n, float lo[8], float hi[8])   columns n..n+7 and
+//       n+16..n+23 of row m < M (n a multiple of 8)
 // Specialisation constants 0..7 belong to this core; includers number theirs from 8.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -234,12 +241,43 @@ void main() {
   // where element by element they were eight (a bias + GELU + residual epilogue doubled the time
   // of the encoder's GEMMs on an H200). The fragment loop is rolled (with a static select of
   // acc[]) so the store code is inlined once.
+  const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
+#ifdef GEMM_PAIR_STORE
+  if (GEMM_PAIR_STORE) {
+    // Fragment (i, 0) goes to gemm_sa, (i, 1) to gemm_sb; an invocation takes 8 columns of a row
+    // of the first and the same 8 of the second, 16 columns further.
+    [[dont_unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
+      [[unroll]] for (uint ii = 0; ii < GEMM_FM; ++ii) {
+        if (ii == i) {
+          coopMatStoreNV(acc[ii * GEMM_FN], gemm_sa, scratch, 4u, false);
+          coopMatStoreNV(acc[ii * GEMM_FN + 1u], gemm_sb, scratch, 4u, false);
+        }
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      const uint mf = m0 + sg_m + i * 16u, nf = n0 + sg_n;
+      for (uint chunk = gl_SubgroupInvocationID; chunk < 32u; chunk += gl_SubgroupSize) {
+        const uint r = chunk / 2u, c = (chunk % 2u) * 8u;
+        if (mf + r >= M) continue;
+        const uint at = scratch + r * 4u + c / 4u;
+        const uvec4 a0 = gemm_sa[at], a1 = gemm_sa[at + 1u], b0 = gemm_sb[at], b1 = gemm_sb[at + 1u];
+        float lo[8] = {uintBitsToFloat(a0.x), uintBitsToFloat(a0.y), uintBitsToFloat(a0.z), uintBitsToFloat(a0.w),
+                       uintBitsToFloat(a1.x), uintBitsToFloat(a1.y), uintBitsToFloat(a1.z), uintBitsToFloat(a1.w)};
+        float hi[8] = {uintBitsToFloat(b0.x), uintBitsToFloat(b0.y), uintBitsToFloat(b0.z), uintBitsToFloat(b0.w),
+                       uintBitsToFloat(b1.x), uintBitsToFloat(b1.y), uintBitsToFloat(b1.z), uintBitsToFloat(b1.w)};
+        gemm_store_pair(bz, mf + r, nf + c, lo, hi);
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+    }
+    return;
+  }
+#endif
 #ifdef GEMM_STORE8
   const bool vec_store = GEMM_STORE8;
 #else
   const bool vec_store = false;
 #endif
-  const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
   [[dont_unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {
     [[unroll]] for (uint ff = 0; ff < GEMM_FM * GEMM_FN; ++ff) {
       if (ff == f) coopMatStoreNV(acc[ff], gemm_sa, scratch, 4u, false);

@@ -15,6 +15,10 @@ layout(constant_id = 11) const bool VEC_B = false;
 // 16-byte epilogue stores (gemm_store8): the host sets it when ldc, the batch stride of C and the
 // element offsets of C, the residual and a per-column bias are multiples of 8.
 layout(constant_id = 12) const bool VEC_C = false;
+// MASt3R's 2-D RoPE on the first rope_cols columns (heads of 64), after the bias (rope2d.comp's
+// formula, on the fp32 values before their fp16 rounding). The host sets it for one-dispatch,
+// unsplit GEMMs without activation, residual or beta.
+layout(constant_id = 13) const bool ROPE = false;
 
 layout(binding = 0) readonly buffer BufA { float16_t a[]; };
 layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; };
@@ -35,6 +39,8 @@ layout(push_constant) uniform Push {
   uint off_a, off_b, off_c, off_r, off_bias;
   float alpha, beta;
   uint flags;
+  uint rope_cols, rope_tokens, rope_grid_w;
+  float rope_base;
 } p;
 
 #define GEMM_M p.m
@@ -108,6 +114,57 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
   }
   c4[(p.off_c + ci) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                                   packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+}
+
+// Eight columns of row m from n, through gemm_store8 where C allows 16-byte stores.
+void gemm_store_row8(uint bz, uint m, uint n, float v[8]) {
+  if (VEC_C && n + 8u <= p.n) {
+    gemm_store8(bz, m, n, v);
+    return;
+  }
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    if (n + e < p.n) gemm_store(bz, m, n + e, v[e]);
+  }
+}
+
+#define GEMM_PAIR_STORE ROPE
+void gemm_store_pair(uint bz, uint m, uint n, float lo[8], float hi[8]) {
+  if (n >= p.rope_cols) {
+    gemm_store_row8(bz, m, n, lo);
+    gemm_store_row8(bz, m, n + 16u, hi);
+    return;
+  }
+  // Columns n.. pair with n+16.. inside one half of a 64-column head: the first half rotates
+  // with the token's row y, the second with its column x; j = n % 16 + e indexes ω_j.
+  const uint token = m % p.rope_tokens;
+  const float pos = float((n % 64u) < 32u ? token / p.rope_grid_w : token % p.rope_grid_w);
+  const bool has_bias = (p.flags & GEMM_FLAG_BIAS) != 0u;
+  float16_t out_lo[8], out_hi[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    float a = p.alpha * lo[e], b = p.alpha * hi[e];
+    if (has_bias) {
+      a += float(bias[p.off_bias + n + e]);
+      b += float(bias[p.off_bias + n + 16u + e]);
+    }
+    const float inv_freq = 1.0 / pow(p.rope_base, float(n % 16u + e) / 16.0);
+    const float theta = pos * inv_freq;
+    // Cody–Waite reduction by 2π, as rope2d.comp does (sin/cos are only bounded on [−π, π]).
+    const float kq = round(theta * 0.15915494309189535);
+    precise float r = (theta - kq * 6.28125) - kq * 0.0019353071795864769;
+    const float cs = cos(r), sn = sin(r);
+    out_lo[e] = float16_t(a * cs - b * sn);
+    out_hi[e] = float16_t(b * cs + a * sn);
+  }
+  const uint ci = p.off_c + bz * p.stride_c + m * p.ldc + n;
+  if (VEC_C) {
+    c4[ci / 8u] = pack8(out_lo);
+    c4[(ci + 16u) / 8u] = pack8(out_hi);
+  } else {
+    [[unroll]] for (uint e = 0; e < 8u; ++e) {
+      c[ci + e] = out_lo[e];
+      c[ci + 16u + e] = out_hi[e];
+    }
+  }
 }
 
 #include "gemm_coopmat.glsl"

@@ -60,6 +60,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     return invalid_argument("conv2d: bias " + shape_string(bias->shape()) + " should be [" + std::to_string(cout) +
                             "]");
   }
+  if (epilogue.rope) return invalid_argument("conv2d: the RoPE epilogue is for linear layers");
   if (epilogue.residual && epilogue.residual->shape() != want) {
     return invalid_argument("conv2d: residual " + shape_string(epilogue.residual->shape()) + " differs from output " +
                             shape_string(want));

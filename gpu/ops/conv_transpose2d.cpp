@@ -45,6 +45,7 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
     return invalid_argument("conv_transpose2d: bias " + shape_string(bias->shape()) + " should be [" +
                             std::to_string(cout) + "]");
   }
+  if (epilogue.rope) return invalid_argument("conv_transpose2d: the RoPE epilogue is for linear layers");
   if (epilogue.residual && epilogue.residual->shape() != want) {
     return invalid_argument("conv_transpose2d: residual " + shape_string(epilogue.residual->shape()) +
                             " differs from output " + shape_string(want));

@@ -18,8 +18,13 @@ struct MatmulPush {
   uint32_t off_a, off_b, off_c, off_r, off_bias;
   float alpha, beta;
   uint32_t flags;
+  // The tensor-core RoPE epilogue (matmul_coopmat.comp only): columns below rope_cols rotate; a
+  // row's token is row % rope_tokens on a grid rope_grid_w wide.
+  uint32_t rope_cols, rope_tokens, rope_grid_w;
+  float rope_base;
 };
-static_assert(sizeof(MatmulPush) == 68, "mirrors Push in shaders/matmul.comp and shaders/matmul_coopmat.comp");
+static_assert(sizeof(MatmulPush) == 84,
+              "mirrors Push in shaders/matmul_coopmat.comp (matmul.comp: the first 68 bytes)");
 
 constexpr int64_t kU32Max = 0xffffffffLL;
 // Scalar matmul takes its transposes as flags (shaders/gemm_epilogue.glsl), the coopmat variant as
@@ -255,6 +260,22 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   for (int64_t v : {m, n, k, batch, lda, ldb, ldc, stride_a, stride_b, stride_c}) {
     if (v > kU32Max) return invalid_argument("matmul: size or stride beyond 32 bits");
   }
+  const std::optional<RopeEpilogue>& rope = opt.epilogue.rope;
+  if (rope) {
+    const Shape& sc = c.shape();
+    const int64_t tokens = rope->grid.h * rope->grid.w;
+    if (opt.epilogue.activation != Activation::kNone || opt.epilogue.residual || opt.beta != 0.0f ||
+        (opt.bias && opt.bias_per_row)) {
+      return invalid_argument("matmul: the RoPE epilogue takes no activation, residual, beta or per-row bias");
+    }
+    if (batch != 1 || sc.size() != 3 || tokens <= 0 || sc[1] != tokens || sc[0] * tokens != m || sc[2] != ldc ||
+        offset_c != 0 || rope->heads <= 0 || rope->head_dim <= 0 || rope->head_dim % 4 != 0 ||
+        rope->heads * rope->head_dim > n) {
+      return invalid_argument("matmul: the RoPE epilogue needs C [B, h·w, N] written whole, rows being tokens, and " +
+                              std::to_string(rope->heads) + " heads of " + std::to_string(rope->head_dim) +
+                              " columns within N = " + std::to_string(n));
+    }
+  }
   if (m == 0 || n == 0 || batch == 0) return Status::ok();  // nothing to write
 
   std::vector<Operand> ops;
@@ -326,8 +347,20 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   const char* shader = tiling.coopmat ? "matmul_coopmat_f16" : (dtype == DType::kF32 ? "matmul_f32" : "matmul_f16");
 
   // Split-K only for problems that take one dispatch: chunked ones have grids large enough already.
+  // The RoPE epilogue rotates in the tensor-core epilogue when it can: one dispatch, no split, two
+  // fragments of 16 columns per subgroup (a pair's distance at head_dim 64), and both spilled at
+  // once, into the A and the B staging buffers of the tile loop.
+  const bool one_dispatch = bc == batch && mc == m && nc == n;
+  const uint32_t subgroups = tiling.wg_size / std::max<uint32_t>(caps.subgroup_size, 1);
+  const uint32_t a_tile =
+      (opt.transpose_a ? tiling.bk : tiling.bm) * ((opt.transpose_a ? tiling.bm : tiling.bk) / 8 + 1);
+  const uint32_t b_tile =
+      (opt.transpose_b ? tiling.bn : tiling.bk) * ((opt.transpose_b ? tiling.bk : tiling.bn) / 8 + 1);
+  const bool fused_rope = rope && tiling.coopmat && one_dispatch && rope->head_dim == 64 &&
+                          tiling.bn == 2 * 16 * tiling.t1 && 2 * a_tile >= 64 * subgroups &&
+                          2 * b_tile >= 64 * subgroups;
   GemmSplitK split;
-  if (bc == batch && mc == m && nc == n) {
+  if (one_dispatch && !fused_rope) {
     RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, m, n, k, batch));
   }
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
@@ -365,6 +398,12 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
         push.alpha = opt.alpha;
         push.beta = opt.beta;
         push.flags = flags;
+        if (fused_rope) {
+          push.rope_cols = static_cast<uint32_t>(rope->heads * rope->head_dim);
+          push.rope_tokens = static_cast<uint32_t>(rope->grid.h * rope->grid.w);
+          push.rope_grid_w = static_cast<uint32_t>(rope->grid.w);
+          push.rope_base = rope->base;
+        }
         for (int64_t off : {wa.offset, wb.offset, wc.offset, wr ? wr->offset : 0, wbias ? wbias->offset : 0}) {
           if (off > kU32Max) return invalid_argument("matmul: element offset beyond 32 bits");
         }
@@ -389,6 +428,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
                              (wr == nullptr || wr->offset % 8 == 0) &&
                              (wbias == nullptr || opt.bias_per_row || wbias->offset % 8 == 0);
           spec.push_back(vec_c ? 1 : 0);
+          spec.push_back(fused_rope ? 1 : 0);
         }
         const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
         const Arg& res_arg = wr ? wr->arg : wa.arg;
@@ -403,6 +443,9 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
                                          push, tiling.groups(mn, nn, bn_)));
       }
     }
+  }
+  if (rope && !fused_rope) {
+    return rope2d(g, c, 0, rope->heads, rope->head_dim, rope->grid, rope->base);
   }
   return Status::ok();
 }

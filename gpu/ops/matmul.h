@@ -35,6 +35,7 @@
 
 #include "gpu/capabilities.h"
 #include "gpu/graph.h"
+#include "gpu/ops/rope2d.h"
 
 namespace recon::gpu::ops {
 
@@ -53,9 +54,23 @@ const char* activation_name(Activation a);
 // kCoopMat fails with UNIMPLEMENTED where they are absent; kScalar always works.
 enum class GemmPath : uint8_t { kAuto, kScalar, kCoopMat };
 
+// MASt3R's 2-D RoPE (rope2d.h) applied to the output after the bias: the first `heads` head vectors
+// of `head_dim` columns of every row, rows being the tokens of `grid` (C viewed as [B, h·w, N]).
+// The tensor-core path rotates in its epilogue when head_dim is 64 (a rotation pair is then 16
+// columns apart: two neighbouring accumulator fragments); otherwise the op records rope2d after the
+// GEMM. Not combined with an activation, a residual or beta; linear layers only (matmul with one
+// batch, C 3-D); convolutions refuse it.
+struct RopeEpilogue {
+  RopeGrid grid;
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+  float base = kRopeBase;
+};
+
 struct Epilogue {
   Activation activation = Activation::kNone;
   std::optional<Arg> residual;  // same shape and dtype as the output; may be the output itself
+  std::optional<RopeEpilogue> rope;
 };
 
 struct MatmulOptions {

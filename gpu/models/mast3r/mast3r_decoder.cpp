@@ -61,6 +61,13 @@ Status Mast3rForward::build_decoder() {
       return mast3r::linear(*graph_, caps, in, w_.linear(b + name + ".weight"), &w_.at(b + name + ".bias"), out, act,
                             residual);
     };
+    // A projection whose first `heads` heads get RoPE on `g` (q; the q and k of a packed qkv; k).
+    auto lin_rope = [&](int v, const Arg& in, const std::string& name, const Tensor& out, const ops::RopeGrid& g,
+                        int64_t heads) {
+      const std::string b = prefix(v);
+      return mast3r::linear_rope(*graph_, caps, in, w_.linear(b + name + ".weight"), &w_.at(b + name + ".bias"), out, g,
+                                 heads, attn.head_dim);
+    };
     auto norm = [&](int v, const Tensor& in, const std::string& name, const Tensor& out) {
       const std::string b = prefix(v);
       return ops::layer_norm(*graph_, in, A(b + name + ".weight"), A(b + name + ".bias"), out, eps);
@@ -73,9 +80,11 @@ Status Mast3rForward::build_decoder() {
       RECON_RETURN_IF_ERROR(norm(v, *in[v], "norm1", s[v].t));
       return norm(v, *in[1 - v], "norm_y", s[v].y);
     }));
-    RECON_RETURN_IF_ERROR(both([&](int v) { return lin(v, s[v].t, "attn.qkv", s[v].qkv); }));
     RECON_RETURN_IF_ERROR(
-        both([&](int v) { return ops::self_attention_rope(*graph_, caps, s[v].qkv, s[v].att, grid(v), attn); }));
+        both([&](int v) { return lin_rope(v, s[v].t, "attn.qkv", s[v].qkv, grid(v), 2 * attn.heads); }));
+    RECON_RETURN_IF_ERROR(both([&](int v) {
+      return ops::attention(*graph_, caps, {s[v].qkv, 0}, {s[v].qkv, D}, {s[v].qkv, 2 * D}, s[v].att, attn);
+    }));
     RECON_RETURN_IF_ERROR(both([&](int v) {
       const Arg residual = *in[v];
       return lin(v, s[v].att, "attn.proj", *out[v], mast3r::Act::kNone, &residual);
@@ -83,12 +92,12 @@ Status Mast3rForward::build_decoder() {
     // x = x + CrossAttn(LN2(x), LN_y(y))
     RECON_RETURN_IF_ERROR(both([&](int v) { return norm(v, *out[v], "norm2", s[v].t); }));
     RECON_RETURN_IF_ERROR(both([&](int v) {
-      RECON_RETURN_IF_ERROR(lin(v, s[v].t, "cross_attn.projq", s[v].q));
-      RECON_RETURN_IF_ERROR(lin(v, s[v].y, "cross_attn.projk", s[v].k));
+      RECON_RETURN_IF_ERROR(lin_rope(v, s[v].t, "cross_attn.projq", s[v].q, grid(v), attn.heads));
+      RECON_RETURN_IF_ERROR(lin_rope(v, s[v].y, "cross_attn.projk", s[v].k, grid(1 - v), attn.heads));
       return lin(v, s[v].y, "cross_attn.projv", s[v].v);
     }));
     RECON_RETURN_IF_ERROR(both([&](int v) {
-      return ops::cross_attention_rope(*graph_, caps, s[v].q, s[v].k, s[v].v, s[v].att, grid(v), grid(1 - v), attn);
+      return ops::attention(*graph_, caps, {s[v].q, 0}, {s[v].k, 0}, {s[v].v, 0}, s[v].att, attn);
     }));
     RECON_RETURN_IF_ERROR(both([&](int v) {
       const Arg residual = *out[v];

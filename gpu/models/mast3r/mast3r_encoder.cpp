@@ -88,9 +88,9 @@ Status Mast3rEncoder::build_all() {
   for (int64_t l = 0; l < c.enc_depth; ++l) {
     const std::string b = "enc_blocks." + std::to_string(l) + ".";
     RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm1.weight"), w_.at(b + "norm1.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(
-        mast3r::linear(g, caps, t, w_.linear(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
-    RECON_RETURN_IF_ERROR(ops::self_attention_rope(g, caps, qkv, att, grid, attn));
+    RECON_RETURN_IF_ERROR(mast3r::linear_rope(g, caps, t, w_.linear(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"),
+                                              qkv, grid, 2 * attn.heads, attn.head_dim));
+    RECON_RETURN_IF_ERROR(ops::attention(g, caps, {qkv, 0}, {qkv, C}, {qkv, 2 * C}, att, attn));
     const Arg residual = x;
     RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, att, w_.linear(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"),
                                          x, mast3r::Act::kNone, &residual));

@@ -30,6 +30,13 @@ Status linear(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeig
                      w.layout);
 }
 
+Status linear_rope(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b,
+                   const Arg& out, const ops::RopeGrid& grid, int64_t heads, int64_t head_dim) {
+  ops::Epilogue e;
+  e.rope = ops::RopeEpilogue{grid, heads, head_dim};
+  return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, e, ops::GemmPath::kAuto, w.layout);
+}
+
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
               int stride, int padding, Act act, const Arg* residual, bool input_relu) {
   ops::Conv2dParams params;

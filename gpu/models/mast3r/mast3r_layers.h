@@ -17,6 +17,12 @@ enum class Act { kNone, kRelu, kGelu };
 Status linear(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b, const Arg& out,
               Act act = Act::kNone, const Arg* residual = nullptr);
 
+// linear with MASt3R's 2-D RoPE on the output's first `heads` heads of `head_dim` (q, or the q and
+// k of a packed qkv), rows being the tokens of `grid`: the projections rotate what they write, so
+// attention reads q and k ready (ops::RopeEpilogue).
+Status linear_rope(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b,
+                   const Arg& out, const ops::RopeGrid& grid, int64_t heads, int64_t head_dim);
+
 // NCHW convolution, weights OIHW (nn.Conv2d), zero padding. `residual` as for linear;
 // `input_relu` convolves relu(x) (the ResidualConvUnit's pre-activation) without a separate pass.
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,

@@ -106,6 +106,77 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
   }
 
+  // out = rope(x·wᵀ + bias) on x [B, h·w, K]: the first `heads` heads of `head_dim` columns rotate
+  // (rope2d.h's formula, float64); the other columns are the plain linear output.
+  void check_rope(DType d, int64_t batch, ops::RopeGrid grid, int64_t k, int64_t n, int64_t heads, int64_t head_dim,
+                  GemmPath path, uint32_t seed, ops::WeightLayout layout = ops::WeightLayout::kOutIn) {
+    const int64_t tokens = grid.h * grid.w, m = batch * tokens, q4 = head_dim / 4;
+    SCOPED_TRACE(std::string(dtype_name(d)) + " B=" + std::to_string(batch) + " grid " + std::to_string(grid.h) + "x" +
+                 std::to_string(grid.w) + " K=" + std::to_string(k) + " N=" + std::to_string(n) + " rope " +
+                 std::to_string(heads) + "x" + std::to_string(head_dim));
+    const auto hx = random_floats(m * k, seed), hw = random_floats(n * k, seed + 1, -0.5f, 0.5f);
+    const auto hb = random_floats(n, seed + 2);
+    Tensor x = upload_f32(rt(), d, {batch, tokens, k}, hx);
+    std::vector<float> stored = hw;
+    if (layout == ops::WeightLayout::kInOut) {
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t q = 0; q < k; ++q) stored[q * n + j] = hw[j * k + q];
+      }
+    }
+    Tensor w = upload_f32(rt(), d, layout == ops::WeightLayout::kInOut ? Shape{k, n} : Shape{n, k}, stored);
+    Tensor b = upload_f32(rt(), d, {n}, hb);
+    Tensor out = poisoned(rt(), d, {batch, tokens, n});
+    // The reference reads what the device read (fp16 rounding of the inputs included).
+    const auto rx = download_f32(rt(), x), rb = download_f32(rt(), b);
+    const auto rw_stored = download_f32(rt(), w);
+    std::vector<float> rw(n * k);
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t q = 0; q < k; ++q) {
+        rw[j * k + q] = layout == ops::WeightLayout::kInOut ? rw_stored[q * n + j] : rw_stored[j * k + q];
+      }
+    }
+    ops::Epilogue ep;
+    ep.rope = ops::RopeEpilogue{grid, heads, head_dim};
+    Graph g(rt());
+    Status s = ops::linear(g, rt().caps(), x, w, Arg(b), out, ep, path, layout);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    dispatches_ = g.dispatch_count();
+    const auto got = download_f32(rt(), out);
+    std::vector<double> lin(n), scale(n);
+    double worst = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = rb[j], sc = std::abs(rb[j]);
+        for (int64_t q = 0; q < k; ++q) {
+          const double t = double(rx[i * k + q]) * rw[j * k + q];
+          sum += t;
+          sc += std::abs(t);
+        }
+        lin[j] = sum, scale[j] = sc;
+      }
+      const int64_t token = i % tokens;
+      for (int64_t j = 0; j < n; ++j) {
+        double want = lin[j], sc = scale[j];
+        const int64_t hc = j % head_dim;
+        if (j < heads * head_dim) {
+          const double pos = hc < head_dim / 2 ? double(token / grid.w) : double(token % grid.w);
+          const int64_t jj = hc % q4;
+          const bool first = hc % (head_dim / 2) < q4;
+          const double theta = pos / std::pow(double(ops::kRopeBase), double(jj) / double(q4));
+          const int64_t partner = first ? j + q4 : j - q4;
+          want = first ? lin[j] * std::cos(theta) - lin[partner] * std::sin(theta)
+                       : lin[j] * std::cos(theta) + lin[partner] * std::sin(theta);
+          sc = scale[j] + scale[partner];
+        }
+        const float v = got[i * n + j];
+        ASSERT_TRUE(std::isfinite(v)) << "element " << i << "," << j << " unwritten";
+        worst = std::max(worst, std::abs(v - want) / (sc + 1e-6));
+      }
+    }
+    EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
+  }
+
   size_t dispatches_ = 0;
 };
 
@@ -123,6 +194,15 @@ TEST_P(LinearDtypeTest, MatchesFloat64WithEveryEpilogue) {
   check(d, {70}, 33, true, Activation::kRelu, 0, GemmPath::kAuto, 220);             // one token, 1-D x
   check(d, {2, 37, 70}, 45, true, Activation::kGeluErf, 1, GemmPath::kScalar, 230, nullptr, ops::WeightLayout::kInOut);
   check(d, {1, 3, 96}, 80, true, Activation::kNone, 2, GemmPath::kAuto, 240, nullptr, ops::WeightLayout::kInOut);
+}
+
+TEST_P(LinearDtypeTest, RopeEpilogueRotatesTheFirstHeads) {
+  // Off the tensor cores the op records rope2d after the GEMM; q and k of a packed qkv, then a
+  // lone q with a head dim other than 64.
+  const DType d = GetParam();
+  check_rope(d, 2, {3, 5}, 40, 3 * 64, 2, 64, GemmPath::kScalar, 600);
+  EXPECT_EQ(dispatches_, 2u);
+  check_rope(d, 1, {4, 3}, 24, 2 * 32, 2, 32, GemmPath::kAuto, 610, ops::WeightLayout::kInOut);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LinearDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
@@ -214,6 +294,23 @@ TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
   check(DType::kF16, {2, 33, 72}, 48, true, Activation::kTanh, 2, GemmPath::kCoopMat, 470, nullptr, in_out);
   check(DType::kF16, {1100, 760}, 1000, true, Activation::kGeluErf, 1, GemmPath::kCoopMat, 480, nullptr, in_out);
   check(DType::kF16, {1030, 1100}, 1030, true, Activation::kNone, 2, GemmPath::kCoopMat, 490, nullptr, in_out);
+}
+
+TEST_F(LinearTest, TensorCoreRopeEpilogueMatchesFloat64) {
+  if (!ops::coopmat_gemm_available(rt().caps())) {
+    GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
+  }
+  // Rotated in the GEMM epilogue (one dispatch): 64×64 tiles with ragged rows, a row width that
+  // rules out 16-byte stores, then 128×128 tiles with BK = 16 and BK = 32 in both weight layouts.
+  const auto in_out = ops::WeightLayout::kInOut;
+  check_rope(DType::kF16, 2, {5, 7}, 72, 3 * 64, 2, 64, GemmPath::kCoopMat, 700);
+  EXPECT_EQ(dispatches_, 1u);
+  check_rope(DType::kF16, 1, {6, 6}, 64, 200, 3, 64, GemmPath::kCoopMat, 710);
+  EXPECT_EQ(dispatches_, 1u);
+  check_rope(DType::kF16, 2, {24, 32}, 768, 3 * 512, 16, 64, GemmPath::kCoopMat, 720, in_out);
+  EXPECT_EQ(dispatches_, 1u);
+  check_rope(DType::kF16, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 730, in_out);
+  check_rope(DType::kF16, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 740);
 }
 
 }  // namespace
