@@ -139,7 +139,9 @@ bool pick_coop_tile(const Capabilities& caps, int64_t d, CoopTile* out) {
   const uint32_t lpr = sg / 16;
   if ((d / 8) % lpr != 0) return false;
   // Measured on an H100 at MASt3R's encoder shape (2 × 16 heads, N = 768, D = 64): {8, 64, 2} 66,
-  // {4, 64, 1} 62, {2, 32, 1} 53 TFLOP/s; {4, 64, 2} (47) and {2, 64, 2} (28) were slower.
+  // {4, 64, 1} 62, {2, 32, 1} 53 TFLOP/s; {4, 64, 2} (47) and {2, 64, 2} (28) were slower. On an
+  // H200 (AttentionBench.CoopMatTileSweep) {8, 64, 2} is also the best at the decoder's shapes:
+  // one view of 12 heads 50 µs, two views side by side 74 µs ({2, 32, 1}: 57 and 87 µs).
   const CoopTile candidates[] = {{8, 64, 2}, {4, 64, 1}, {2, 64, 1}, {2, 32, 1}, {1, 32, 1}, {1, 16, 1}};
   for (CoopTile t : candidates) {
     const uint32_t bcw = t.bc / t.ksplit;

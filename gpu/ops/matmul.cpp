@@ -210,18 +210,24 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     // B row-major ([K, N], the layout Mast3rWeights uploads linear weights in) is 3–11 % faster
     // than [N, K] at these tiles, with a distinct B per repetition as a model's layers have (same
     // sweep: encoder qkv 82 vs 79 TFLOP/s, fc1 111 vs 105, fc2 113 vs 102, head fc2 125 vs 117).
-    // Only at K ≤ 768 (the decoder's fc1 and qkv) does BK = 16 beat BK = 32 on it (60 vs 53);
-    // at K = 1024 it loses (encoder fc1 94 vs 111).
+    // With it, grids of many waves take BK = 16 with one register set, which holds two tiles per
+    // SM (batch 8: encoder qkv 137 vs 119, fc1 139 vs 119, fc2 150 vs 133; 4096³ 162 vs 147) but
+    // loses at a few waves (batch 1: fc1 104 vs 111, fc2 72 vs 113). Among smaller grids only K ≤
+    // 768 (the decoder's fc1 and qkv) favours BK = 16, with two sets (60 vs 53; K = 1024: 94 vs 111).
     const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
     t.bk = 32;
+    t.prefetch = 2;
     if (tiles >= 64) {
       t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
-      if (b_row_major && k <= 768) t.bk = 16;
+      if (b_row_major && tiles >= 512) {
+        t.bk = 16, t.prefetch = 1;
+      } else if (b_row_major && k <= 768) {
+        t.bk = 16;
+      }
     } else {
       t.bm = 64, t.bn = 64, t.t0 = 2, t.t1 = 2;
     }
     t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
-    t.prefetch = 2;
     return t;
   }
   // Scalar tiles (BM, BN, BK, TM, TN), 256 invocations each.

@@ -355,5 +355,79 @@ TEST_F(AttentionBench, Mast3rEncoderShapeThroughput) {
   }
 }
 
+// The tensor-core kernel's tile shapes, dispatched directly (the push struct mirrors
+// shaders/attention_cm.comp), at the encoder's shape and at the decoder's, whose two views run side
+// by side (two independent dispatches per repetition, as the decoder records them).
+struct CmPush {
+  uint32_t nq, nk, q_stride, q_col, k_stride, k_col, v_stride, v_col, o_stride;
+  float scale_log2e;
+};
+
+TEST_F(AttentionBench, CoopMatTileSweep) {
+  if (std::getenv("RECON_ATTN_BENCH") == nullptr) GTEST_SKIP() << "set RECON_ATTN_BENCH=1 to run";
+  if (!rt().caps().nv_cooperative_matrix) GTEST_SKIP() << "no tensor cores";
+  const uint32_t sg = rt().caps().subgroup_size, d = 64;
+  struct Tile {
+    uint32_t warps, bc, ksplit;
+  };
+  const Tile tiles[] = {{8, 64, 2}, {4, 64, 1}, {4, 64, 2}, {2, 64, 1}, {2, 64, 2}, {2, 32, 1}, {1, 32, 1}};
+  struct Case {
+    const char* what;
+    int64_t batch, heads, views;
+  };
+  for (const Case& c : {Case{"encoder, 2 images x 16 heads", 2, 16, 1}, Case{"decoder, 2 views x 12 heads", 1, 12, 2},
+                        Case{"decoder, 1 view x 12 heads", 1, 12, 1}, Case{"decoder, batch 2 x 12 heads", 2, 12, 1}}) {
+    const int64_t n = 768, width = c.heads * d;
+    std::vector<Tensor> qkv, out;
+    for (int64_t v = 0; v < c.views; ++v) {
+      qkv.push_back(upload_f32(rt(), DType::kF16, {c.batch, n, 3 * width},
+                               random_floats(c.batch * n * 3 * width, 70 + uint32_t(v), -2, 2)));
+      out.push_back(Tensor::empty(rt(), DType::kF16, {c.batch, n, width}).value());
+    }
+    for (const Tile& t : tiles) {
+      const uint32_t bcw = t.bc / t.ksplit, rows = 16 * t.warps / t.ksplit;
+      if (bcw % 16 != 0 || rows > t.bc || t.warps * sg > rt().caps().max_workgroup_invocations) continue;
+      uint32_t ow = d <= bcw ? d : 16;
+      for (uint32_t w = bcw - bcw % 16; d > bcw && w >= 16; w -= 16) {
+        if (d % w == 0) {
+          ow = w;
+          break;
+        }
+      }
+      const uint32_t spec[] = {d, t.warps, t.bc, sg, t.warps * sg, t.ksplit, ow};
+      const CmPush push{uint32_t(n),         uint32_t(n),
+                        uint32_t(3 * width), 0,
+                        uint32_t(3 * width), uint32_t(width),
+                        uint32_t(3 * width), uint32_t(2 * width),
+                        uint32_t(width),     0.125f * 1.4426950408889634f};
+      constexpr int kReps = 20;
+      Graph g(rt());
+      bool ok = true;
+      for (int i = 0; i < kReps && ok; ++i) {
+        for (int64_t v = 0; v < c.views && ok; ++v) {
+          ok = g.dispatch("attention_cm_f16", spec,
+                          {{qkv[v], Access::kRead},
+                           {qkv[v], Access::kRead},
+                           {qkv[v], Access::kRead},
+                           {out[v], Access::kWrite}},
+                          push, {(uint32_t(n) + rows - 1) / rows, uint32_t(c.heads), uint32_t(c.batch)})
+                   .is_ok();
+        }
+      }
+      if (!ok) continue;  // shared memory beyond the device's limit
+      ASSERT_TRUE(g.run().is_ok());
+      double best = 1e30;
+      for (int rep = 0; rep < 5; ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ASSERT_TRUE(g.run().is_ok());
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
+      }
+      const double flop = 4.0 * c.views * c.batch * c.heads * double(n) * n * d;
+      std::printf("[sweep] attention %-30s warps %u bc %3u ksplit %u (%3u rows): %7.1f us  %5.1f TFLOP/s\n", c.what,
+                  t.warps, t.bc, t.ksplit, rows, best * 1e6, flop / best * 1e-12);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace recon::gpu

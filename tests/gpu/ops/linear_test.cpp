@@ -289,10 +289,12 @@ TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
   }
   check(DType::kF16, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);       // scalar loads
   check(DType::kF16, {256, 1024}, 3072, true, Activation::kGeluErf, 0, GemmPath::kCoopMat, 460);  // ViT-L fc1
-  // Weights uploaded [K, N]: 64×64 tiles, then 128×128 with BK = 16 (K ≤ 768) and BK = 32.
+  // Weights uploaded [K, N]: 64×64 tiles, then 128×128 with BK = 16 (K ≤ 768), BK = 16 with one
+  // register set (≥ 512 tiles) and BK = 32.
   const auto in_out = ops::WeightLayout::kInOut;
   check(DType::kF16, {2, 33, 72}, 48, true, Activation::kTanh, 2, GemmPath::kCoopMat, 470, nullptr, in_out);
   check(DType::kF16, {1100, 760}, 1000, true, Activation::kGeluErf, 1, GemmPath::kCoopMat, 480, nullptr, in_out);
+  check(DType::kF16, {2900, 200}, 3000, true, Activation::kRelu, 1, GemmPath::kCoopMat, 485, nullptr, in_out);
   check(DType::kF16, {1030, 1100}, 1030, true, Activation::kNone, 2, GemmPath::kCoopMat, 490, nullptr, in_out);
 }
 
@@ -311,6 +313,7 @@ TEST_F(LinearTest, TensorCoreRopeEpilogueMatchesFloat64) {
   EXPECT_EQ(dispatches_, 1u);
   check_rope(DType::kF16, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 730, in_out);
   check_rope(DType::kF16, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 740);
+  check_rope(DType::kF16, 1, {64, 48}, 64, 3072, 16, 64, GemmPath::kCoopMat, 750, in_out);  // 576 tiles
 }
 
 }  // namespace

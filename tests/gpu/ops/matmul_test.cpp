@@ -584,11 +584,12 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
     int64_t m, n, k;
     bool tb;
   };
-  const Shape3 shapes[] = {{4096, 4096, 4096, false}, {4096, 4096, 4096, true},  {1536, 3072, 1024, true},
-                           {1536, 4096, 1024, true},  {1536, 1024, 4096, true},  {768, 6400, 7168, true},
-                           {768, 3072, 768, true},    {768, 768, 768, true},     {1536, 3072, 1024, false},
-                           {1536, 4096, 1024, false}, {1536, 1024, 4096, false}, {768, 6400, 7168, false},
-                           {768, 3072, 768, false},   {768, 768, 768, false}};
+  const Shape3 shapes[] = {{4096, 4096, 4096, false},  {4096, 4096, 4096, true},  {1536, 3072, 1024, true},
+                           {1536, 4096, 1024, true},   {1536, 1024, 4096, true},  {768, 6400, 7168, true},
+                           {768, 3072, 768, true},     {768, 768, 768, true},     {1536, 3072, 1024, false},
+                           {1536, 4096, 1024, false},  {1536, 1024, 4096, false}, {768, 6400, 7168, false},
+                           {768, 3072, 768, false},    {768, 768, 768, false},    {12288, 3072, 1024, false},
+                           {12288, 4096, 1024, false}, {12288, 1024, 4096, false}};
   const int reps = 10;
   for (const Shape3& sh : shapes) {
     Tensor a = upload_f32(rt(), DType::kF16, {sh.m, sh.k}, random_floats(sh.m * sh.k, 1));
