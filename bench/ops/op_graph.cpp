@@ -52,14 +52,20 @@ const char* path_name(bool coopmat) {
 
 Status build_linear(gpu::Runtime& rt, const OpCase& c, int ops, BuiltCase& b) {
   const int64_t m = c.param("m"), k = c.param("k"), n = c.param("n");
+  // The weight layout Mast3rWeights uploads: [K, N] where the tensor-core GEMM runs it (linear.h).
+  const bool in_out = c.dtype == DType::kF16 && gpu::ops::coopmat_gemm_available(rt.caps());
+  const auto layout = in_out ? gpu::ops::WeightLayout::kInOut : gpu::ops::WeightLayout::kOutIn;
   RECON_ASSIGN_OR_RETURN(Tensor x, random_tensor(rt, c.dtype, {m, k}, 1));
-  RECON_ASSIGN_OR_RETURN(Tensor w, random_tensor(rt, c.dtype, {n, k}, 2));
+  RECON_ASSIGN_OR_RETURN(Tensor w, random_tensor(rt, c.dtype, in_out ? Shape{k, n} : Shape{n, k}, 2));
   RECON_ASSIGN_OR_RETURN(Tensor bias, random_tensor(rt, c.dtype, {n}, 3));
   RECON_ASSIGN_OR_RETURN(Tensor out, Tensor::empty(rt, c.dtype, {m, n}));
-  for (int i = 0; i < ops; ++i) RECON_RETURN_IF_ERROR(gpu::ops::linear(*b.graph, rt.caps(), x, w, bias, out));
+  for (int i = 0; i < ops; ++i) {
+    RECON_RETURN_IF_ERROR(
+        gpu::ops::linear(*b.graph, rt.caps(), x, w, bias, out, {}, gpu::ops::GemmPath::kAuto, layout));
+  }
   RECON_ASSIGN_OR_RETURN(auto tiling,
-                         gpu::ops::choose_gemm_tiling(rt.caps(), c.dtype, m, n, k, gpu::ops::GemmPath::kAuto));
-  b.path = path_name(tiling.coopmat);
+                         gpu::ops::choose_gemm_tiling(rt.caps(), c.dtype, m, n, k, gpu::ops::GemmPath::kAuto, in_out));
+  b.path = std::string(path_name(tiling.coopmat)) + (in_out ? " [K,N] weight" : "");
   b.tensors = {x, w, bias, out};
   return Status::ok();
 }
@@ -70,8 +76,8 @@ Status build_matmul(gpu::Runtime& rt, const OpCase& c, int ops, BuiltCase& b) {
   RECON_ASSIGN_OR_RETURN(Tensor bm, random_tensor(rt, c.dtype, {k, n}, 2));
   RECON_ASSIGN_OR_RETURN(Tensor out, Tensor::empty(rt, c.dtype, {m, n}));
   for (int i = 0; i < ops; ++i) RECON_RETURN_IF_ERROR(gpu::ops::matmul(*b.graph, rt.caps(), a, bm, out));
-  RECON_ASSIGN_OR_RETURN(auto tiling,
-                         gpu::ops::choose_gemm_tiling(rt.caps(), c.dtype, m, n, k, gpu::ops::GemmPath::kAuto));
+  RECON_ASSIGN_OR_RETURN(auto tiling, gpu::ops::choose_gemm_tiling(rt.caps(), c.dtype, m, n, k,
+                                                                   gpu::ops::GemmPath::kAuto, /*b_row_major=*/true));
   b.path = path_name(tiling.coopmat);
   b.tensors = {a, bm, out};
   return Status::ok();
