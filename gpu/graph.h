@@ -1,5 +1,7 @@
 // A recorded graph: a fixed sequence of compute dispatches, recorded once into a command buffer
-// with the barriers its data dependencies need, and replayed many times. External inputs and
+// with the barriers its data dependencies need, and replayed many times. Dispatches are recorded by
+// dependency level, not in the order they were added (gpu/graph_schedule.h); timestamp marks are
+// fences that no dispatch crosses. External inputs and
 // outputs are slots, bound to new tensors before each run.
 //
 // How rebinding works: Debian 12's lavapipe has no descriptor update-after-bind, so a descriptor

@@ -1,7 +1,7 @@
 // nn.Linear with a fused epilogue, the model's main GEMM call:
 //   out[..., N] = act(x[..., K] · weight[N,K]ᵀ + bias[N]) + residual[..., N]
 // x and out are token-major with any number of leading dimensions (flattened into M rows);
-// weight is in PyTorch's layout. One matmul_strided (matmul.h) with transpose_b, so the
+// weight is in PyTorch's layout or transposed (WeightLayout). One matmul_strided (matmul.h), so the
 // tensor-core path, tolerances and the splitting of oversized operands are matmul's: a weight
 // beyond maxStorageBufferRange (the 6400×7168 fp32 head MLP weight, 175 MiB) is bound as row
 // windows (slices of weight rows = output columns), one dispatch each; oversized x/out split by rows.
