@@ -87,53 +87,53 @@ TEST_F(GraphTest, BarriersOnlyWhereADependencyExists) {
   for (float v : download_f32(rt(), x)) ASSERT_EQ(v, 5.0f);
 }
 
-TEST_F(GraphTest, IndependentChainsShareBarriers) {
-  // Two chains of three dependent steps, issued one after the other. In program order they need
-  // four barriers; recorded by dependency level, two (gpu/graph_schedule.h).
-  const Shape shape{2048};
+// Two chains of three dependent steps (a = 1 + i; b = a + a; c = b + a), issued one after the
+// other; with `marks`, a timestamp mark opens each chain.
+struct TwoChains {
   std::array<Tensor, 2> a, b, c;
-  for (int i = 0; i < 2; ++i) {
-    a[i] = Tensor::empty(rt(), DType::kF32, shape).value();
-    b[i] = Tensor::empty(rt(), DType::kF32, shape).value();
-    c[i] = Tensor::empty(rt(), DType::kF32, shape).value();
+  explicit TwoChains(Runtime& rt) {
+    for (int i = 0; i < 2; ++i) {
+      a[i] = Tensor::empty(rt, DType::kF32, {2048}).value();
+      b[i] = Tensor::empty(rt, DType::kF32, {2048}).value();
+      c[i] = Tensor::empty(rt, DType::kF32, {2048}).value();
+    }
   }
+  void record(Graph& g, bool marks) {
+    for (int i = 0; i < 2; ++i) {
+      if (marks) g.timestamp(i == 0 ? "first" : "second");
+      ASSERT_TRUE(ops::fill(g, a[i], 1.0f + static_cast<float>(i)).is_ok());
+      ASSERT_TRUE(ops::add(g, a[i], a[i], b[i]).is_ok());
+      ASSERT_TRUE(ops::add(g, b[i], a[i], c[i]).is_ok());
+    }
+  }
+  void check(Runtime& rt) {
+    for (int i = 0; i < 2; ++i) {
+      const float want = 3.0f * (1.0f + static_cast<float>(i));
+      for (float v : download_f32(rt, c[i])) ASSERT_EQ(v, want) << "chain " << i;
+    }
+  }
+};
+
+TEST_F(GraphTest, IndependentChainsShareBarriers) {
+  // In program order the two chains need four barriers; recorded by dependency level, two
+  // (gpu/graph_schedule.h).
+  TwoChains chains(rt());
   Graph g(rt());
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(ops::fill(g, a[i], 1.0f + static_cast<float>(i)).is_ok());
-    ASSERT_TRUE(ops::add(g, a[i], a[i], b[i]).is_ok());
-    ASSERT_TRUE(ops::add(g, b[i], a[i], c[i]).is_ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(chains.record(g, /*marks=*/false));
   ASSERT_TRUE(g.run().is_ok());
   EXPECT_EQ(g.barrier_count(), 2u);
-  for (int i = 0; i < 2; ++i) {
-    const float want = 3.0f * (1.0f + static_cast<float>(i));
-    for (float v : download_f32(rt(), c[i])) ASSERT_EQ(v, want) << "chain " << i;
-  }
+  chains.check(rt());
 }
 
 TEST_F(GraphTest, TimestampMarksKeepTheirStagesApart) {
-  // The same two chains with a mark between them: nothing moves across it.
-  const Shape shape{2048};
-  std::array<Tensor, 2> a, b, c;
-  for (int i = 0; i < 2; ++i) {
-    a[i] = Tensor::empty(rt(), DType::kF32, shape).value();
-    b[i] = Tensor::empty(rt(), DType::kF32, shape).value();
-    c[i] = Tensor::empty(rt(), DType::kF32, shape).value();
-  }
+  // With a mark between them nothing moves across it: each chain keeps its two barriers, and the
+  // second chain touches none of the first one's tensors, so none at the boundary.
+  TwoChains chains(rt());
   Graph g(rt());
-  for (int i = 0; i < 2; ++i) {
-    g.timestamp(i == 0 ? "first" : "second");
-    ASSERT_TRUE(ops::fill(g, a[i], 1.0f).is_ok());
-    ASSERT_TRUE(ops::add(g, a[i], a[i], b[i]).is_ok());
-    ASSERT_TRUE(ops::add(g, b[i], a[i], c[i]).is_ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(chains.record(g, /*marks=*/true));
   ASSERT_TRUE(g.run().is_ok());
-  // The mark only orders; the second chain touches none of the first chain's tensors, so the
-  // barrier pass adds none at the boundary: 2 + 2.
   EXPECT_EQ(g.barrier_count(), 4u);
-  for (int i = 0; i < 2; ++i) {
-    for (float v : download_f32(rt(), c[i])) ASSERT_EQ(v, 3.0f);
-  }
+  chains.check(rt());
 }
 
 TEST_F(GraphTest, ManyReplaysOfOneRecordingStayCorrect) {

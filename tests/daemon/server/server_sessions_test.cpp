@@ -112,6 +112,16 @@ TEST(RecondSessions, AnswersUnavailableWhileWarmingUpAndServesStatus) {
   EXPECT_EQ(ready->code(), StatusCode::kOk) << ready->error_message();
 }
 
+// Opens a session over the client's ZeroMQ connection (tcp) and makes it the client's.
+void open_remote_session(TestClient& client, Id128* session) {
+  const uint64_t open = client.next_id();
+  auto opened = client.call(make_simple(open, Id128{}, wire::RequestBody::OpenSession), open);
+  ASSERT_TRUE(opened.is_ok());
+  ASSERT_EQ(opened->type(), wire::ResponseBody::SessionOpened) << opened->error_message();
+  *session = from_wire(opened->response->body_as_SessionOpened()->session());
+  client.set_session(*session);
+}
+
 TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
   ServerOptions options = tiny_options();
   options.tcp_endpoint = "tcp://127.0.0.1:*";
@@ -124,12 +134,8 @@ TEST(RecondSessions, RemoteClientsOverTcpOpenASessionAndUseInlineImages) {
   ASSERT_EQ(endpoint.rfind("tcp://127.0.0.1:", 0), 0u) << endpoint;
   auto remote = TestClient::connect(harness->dir(), "remote", false, endpoint);
   ASSERT_TRUE(remote.is_ok());
-  const uint64_t open = (*remote)->next_id();
-  auto opened = (*remote)->call(make_simple(open, Id128{}, wire::RequestBody::OpenSession), open);
-  ASSERT_TRUE(opened.is_ok());
-  ASSERT_EQ(opened->type(), wire::ResponseBody::SessionOpened) << opened->error_message();
-  const Id128 session = from_wire(opened->response->body_as_SessionOpened()->session());
-  (*remote)->set_session(session);
+  Id128 session;
+  ASSERT_NO_FATAL_FAILURE(open_remote_session(**remote, &session));
   const auto pixels = test_image(kH, kW, 17);
   const uint64_t id = (*remote)->next_id();
   auto answer =
@@ -168,12 +174,8 @@ TEST(RecondSessions, ARemoteSessionIsNotIdleWhileItsRequestIsInFlight) {
   ASSERT_TRUE(harness->error().empty()) << harness->error();
   auto remote = TestClient::connect(harness->dir(), "remote", false, harness->server().tcp_endpoint());
   ASSERT_TRUE(remote.is_ok());
-  const uint64_t open = (*remote)->next_id();
-  auto opened = (*remote)->call(make_simple(open, Id128{}, wire::RequestBody::OpenSession), open);
-  ASSERT_TRUE(opened.is_ok());
-  ASSERT_EQ(opened->type(), wire::ResponseBody::SessionOpened) << opened->error_message();
-  const Id128 session = from_wire(opened->response->body_as_SessionOpened()->session());
-  (*remote)->set_session(session);
+  Id128 session;
+  ASSERT_NO_FATAL_FAILURE(open_remote_session(**remote, &session));
   const auto pixels = test_image(kH, kW, 23);
   const uint64_t id = (*remote)->next_id();
   ASSERT_TRUE((*remote)
