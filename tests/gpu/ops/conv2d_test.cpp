@@ -175,6 +175,9 @@ TEST_F(Conv2dTest, MisuseIsInvalidArgument) {
   ops::Conv2dParams pad1;
   pad1.pad_h = pad1.pad_w = 1;
   EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, pad1).code(), StatusCode::kInvalidArgument);  // 8x8 out
+  ops::Epilogue rope;  // the RoPE epilogue is for linear layers
+  rope.rope = ops::RopeEpilogue{{6, 6}, 1, 4};
+  EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, rope).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::conv2d(g, caps, in, t(DType::kF32, {5, 3, 3, 3}), std::nullopt, out).code(),
             StatusCode::kInvalidArgument);  // Cin
   EXPECT_EQ(ops::conv2d(g, caps, in, t(DType::kF16, {5, 4, 3, 3}), std::nullopt, out).code(),

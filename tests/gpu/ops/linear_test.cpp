@@ -277,6 +277,23 @@ TEST_F(LinearTest, MisuseIsInvalidArgument) {
   Tensor sq = t(DType::kF32, {4, 6});  // out aliasing x
   EXPECT_EQ(ops::linear(g, caps, sq, t(DType::kF32, {6, 6}), std::nullopt, sq).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), ok);
+  // RoPE: not with an activation; the grid must hold the rows' tokens; the heads must fit N.
+  Tensor wr = t(DType::kF32, {8, 8}), outr = t(DType::kF32, {2, 5, 8});
+  ops::Epilogue rope;
+  rope.rope = ops::RopeEpilogue{{1, 5}, 2, 4};
+  EXPECT_TRUE(ops::linear(g, caps, x, wr, std::nullopt, outr, rope).is_ok());
+  const size_t with_rope = g.dispatch_count();
+  ops::Epilogue rope_act = rope;
+  rope_act.activation = Activation::kRelu;
+  EXPECT_EQ(ops::linear(g, caps, x, wr, std::nullopt, outr, rope_act).code(), StatusCode::kInvalidArgument);
+  ops::Epilogue rope_grid = rope;
+  rope_grid.rope->grid = {2, 3};
+  EXPECT_EQ(ops::linear(g, caps, x, wr, std::nullopt, outr, rope_grid).code(), StatusCode::kInvalidArgument);
+  ops::Epilogue rope_heads = rope;
+  rope_heads.rope->heads = 3;
+  EXPECT_EQ(ops::linear(g, caps, x, wr, std::nullopt, outr, rope_heads).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), with_rope);
+  EXPECT_GT(with_rope, ok);
 }
 
 TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
