@@ -88,9 +88,10 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, cout, npix, k, path));
   if (tiling.coopmat && tiling.bm == 128) {
     // The gathered (im2col) B slices cost registers: at BK = 32 the 128×128 tile holds one workgroup
-    // per SM, and the DPT convolutions measured slower than at BK = 16 with one slice in flight
-    // (H200, dpt_head2 3×3 at 384×512: 862 vs 606 µs), unlike the plain GEMMs.
-    tiling.bk = 16, tiling.prefetch = 1;
+    // per SM, and the DPT convolutions measured slower than at BK = 16 (H200, Conv2dTest.
+    // CoopMatTileSweep: head.2 3×3 at 384×512 880 vs 611 µs), unlike the plain GEMMs. Two slices of
+    // loads in flight beat one there by 3–8 % (611 vs 630 µs; refinenet RCU at 96×128 193 vs 209).
+    tiling.bk = 16, tiling.prefetch = 2;
   }
   const auto grid = tiling.groups(cout, npix, 1);
   if (grid[0] > caps.max_workgroup_count[0] || grid[1] > caps.max_workgroup_count[1]) {

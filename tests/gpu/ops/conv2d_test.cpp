@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -227,6 +229,69 @@ TEST_F(Conv2dTest, TensorCorePathSplitsLongKOverWorkgroups) {
   b.residual = 2, b.act = Activation::kGeluErf;
   check(b, DType::kF16, GemmPath::kCoopMat, 810);
   EXPECT_EQ(dispatches_, 2u);
+}
+
+// The tensor-core convolution's tiles at the DPT head's shapes, dispatched directly (opt-in:
+// RECON_CONV_BENCH=1; the push struct mirrors shaders/conv2d_coopmat.comp). Repetitions write the
+// same output, one after the other.
+struct ConvBenchPush {
+  uint32_t cin, h, w, cout, ho, wo, k, stride_in, stride_out, off_in, off_w, off_out, off_r, off_bias, flags;
+};
+
+TEST_F(Conv2dTest, CoopMatTileSweep) {
+  if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
+  if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
+  const uint32_t sg = rt().caps().subgroup_size;
+  struct Tile {
+    uint32_t bm, bn, bk, wm, wn, prefetch;
+  };
+  const Tile tiles[] = {{128, 128, 16, 2, 4, 1}, {128, 128, 16, 2, 4, 2}, {128, 128, 32, 2, 4, 1},
+                        {128, 128, 32, 2, 4, 2}, {64, 64, 32, 2, 2, 2},   {64, 64, 16, 2, 2, 2}};
+  struct Case {
+    const char* what;
+    uint32_t cin, cout, h, w;
+  };
+  const Case cases[] = {{"head.2 3x3 full res", 128, 128, 384, 512},
+                        {"head.0 3x3 1/2 res", 256, 128, 192, 256},
+                        {"refinenet RCU 1/4 res", 256, 256, 96, 128},
+                        {"refinenet RCU 1/8 res", 256, 256, 48, 64}};
+  for (const Case& c : cases) {
+    const uint32_t k = c.cin * 9, npix = c.h * c.w;
+    Tensor in = upload_f32(rt(), DType::kF16, {1, c.cin, c.h, c.w}, random_floats(int64_t{c.cin} * npix, 1));
+    Tensor wt = upload_f32(rt(), DType::kF16, {c.cout, c.cin, 3, 3}, random_floats(int64_t{c.cout} * k, 2));
+    Tensor out = Tensor::empty(rt(), DType::kF16, {1, c.cout, c.h, c.w}).value();
+    for (const Tile& t : tiles) {
+      const uint32_t spec[] = {
+          t.wm * t.wn * sg,       t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch, 3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u,
+          npix % 8 == 0 ? 1u : 0u};
+      const ConvBenchPush push{c.cin, c.h, c.w, c.cout, c.h, c.w, k, c.cin * npix, c.cout * npix, 0, 0, 0, 0, 0, 0};
+      constexpr int kReps = 10;
+      Graph g(rt());
+      bool ok = true;
+      for (int i = 0; i < kReps && ok; ++i) {
+        ok = g.dispatch("conv2d_coopmat_f16", spec,
+                        {{in, Access::kRead},
+                         {wt, Access::kRead},
+                         {out, Access::kWrite},
+                         {wt, Access::kRead},
+                         {wt, Access::kRead},
+                         {wt, Access::kRead},
+                         {wt, Access::kRead}},
+                        push, {(c.cout + t.bm - 1) / t.bm, (npix + t.bn - 1) / t.bn, 1})
+                 .is_ok();
+      }
+      if (!ok) continue;  // shared memory beyond the device's limit
+      ASSERT_TRUE(g.run().is_ok());
+      double best = 1e30;
+      for (int rep = 0; rep < 5; ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ASSERT_TRUE(g.run().is_ok());
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
+      }
+      std::printf("[sweep] conv %-22s tile %3ux%3ux%2u pf %u: %7.1f us  %6.1f TFLOP/s\n", c.what, t.bm, t.bn, t.bk,
+                  t.prefetch, best * 1e6, 2.0 * c.cout * k * npix / best * 1e-12);
+    }
+  }
 }
 
 }  // namespace
