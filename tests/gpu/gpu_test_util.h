@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -137,6 +138,20 @@ inline double max_scaled_error(const std::vector<float>& got, const std::vector<
     worst = std::max(worst, std::abs(double(got[i]) - double(want[i])));
   }
   return worst / scale;
+}
+
+// Wall-clock seconds per timed dispatch of a graph holding `dispatches` of them: the best of 5
+// runs (submit and wait) after `warmups` runs, the first of which records the graph. For the
+// opt-in bench tests; a timed test asserts nothing about the result.
+inline double seconds_per_dispatch(Graph& g, int dispatches, int warmups = 1) {
+  for (int i = 0; i < warmups; ++i) EXPECT_TRUE(g.run().is_ok());
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(g.run().is_ok());
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best / dispatches;
 }
 
 }  // namespace recon::gpu::testing

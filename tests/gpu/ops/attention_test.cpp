@@ -303,14 +303,7 @@ TEST_F(AttentionBench, Mast3rEncoderShapeThroughput) {
     for (int i = 0; i < kReps; ++i) {
       ASSERT_TRUE(ops::attention(g, rt().caps(), {qkv, 0}, {qkv, width}, {qkv, 2 * width}, out, cfg).is_ok());
     }
-    ASSERT_TRUE(g.run().is_ok());  // records and warms up
-    ASSERT_TRUE(g.run().is_ok());
-    double best = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      ASSERT_TRUE(g.run().is_ok());
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
-    }
+    const double best = seconds_per_dispatch(g, kReps, 2);
     // Correctness on two heads of image 1 against float64.
     const auto stored = download_f32(rt(), qkv);
     const auto got = download_f32(rt(), out);
@@ -343,14 +336,7 @@ TEST_F(AttentionBench, Mast3rEncoderShapeThroughput) {
     // The RoPE pre-pass over q and k of the same tensor, for scale.
     Graph rg(rt());
     for (int i = 0; i < kReps; ++i) ASSERT_TRUE(ops::rope2d(rg, qkv, 0, 2 * heads, d, {24, 32}).is_ok());
-    ASSERT_TRUE(rg.run().is_ok());
-    double rope_best = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      ASSERT_TRUE(rg.run().is_ok());
-      rope_best =
-          std::min(rope_best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
-    }
+    const double rope_best = seconds_per_dispatch(rg, kReps);
     std::printf("[bench] rope2d %s on q,k of [2, 768, 3072]: %.1f us\n", dtype_name(var.dtype), rope_best * 1e6);
   }
 }
@@ -414,14 +400,8 @@ TEST_F(AttentionBench, CoopMatTileSweep) {
                    .is_ok();
         }
       }
-      if (!ok) continue;  // shared memory beyond the device's limit
-      ASSERT_TRUE(g.run().is_ok());
-      double best = 1e30;
-      for (int rep = 0; rep < 5; ++rep) {
-        const auto t0 = std::chrono::steady_clock::now();
-        ASSERT_TRUE(g.run().is_ok());
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
-      }
+      if (!ok) continue;                                   // shared memory beyond the device's limit
+      const double best = seconds_per_dispatch(g, kReps);  // per repetition: every view's dispatch
       const double flop = 4.0 * c.views * c.batch * c.heads * double(n) * n * d;
       std::printf("[sweep] attention %-30s warps %u bc %3u ksplit %u (%3u rows): %7.1f us  %5.1f TFLOP/s\n", c.what,
                   t.warps, t.bc, t.ksplit, rows, best * 1e6, flop / best * 1e-12);

@@ -281,13 +281,7 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
                  .is_ok();
       }
       if (!ok) continue;  // shared memory beyond the device's limit
-      ASSERT_TRUE(g.run().is_ok());
-      double best = 1e30;
-      for (int rep = 0; rep < 5; ++rep) {
-        const auto t0 = std::chrono::steady_clock::now();
-        ASSERT_TRUE(g.run().is_ok());
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps);
-      }
+      const double best = seconds_per_dispatch(g, kReps);
       std::printf("[sweep] conv %-22s tile %3ux%3ux%2u pf %u: %7.1f us  %6.1f TFLOP/s\n", c.what, t.bm, t.bn, t.bk,
                   t.prefetch, best * 1e6, 2.0 * c.cout * k * npix / best * 1e-12);
     }

@@ -511,16 +511,7 @@ class MatmulBenchTest : public MatmulTest {
     }
   }
   // Best of 5 runs of a graph holding `reps` identical GEMMs, after 3 warm-up runs.
-  double time_graph(Graph& g, int reps) {
-    for (int i = 0; i < 3; ++i) EXPECT_TRUE(g.run().is_ok());
-    double best = 1e30;
-    for (int i = 0; i < 5; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      EXPECT_TRUE(g.run().is_ok());
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best / reps;
-  }
+  double time_graph(Graph& g, int reps) { return seconds_per_dispatch(g, reps, 3); }
 };
 
 TEST_F(MatmulBenchTest, AutoPathsAndMast3rShapes) {
