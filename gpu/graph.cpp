@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "gpu/dispatch_profile.h"
 #include "gpu/graph_schedule.h"
@@ -12,12 +13,6 @@
 namespace recon::gpu {
 namespace {
 constexpr size_t kMaxRecordings = 4;
-
-struct Range {
-  VkBuffer buffer;
-  VkDeviceSize begin, end;
-  bool overlaps(const Range& o) const { return buffer == o.buffer && begin < o.end && o.begin < end; }
-};
 }  // namespace
 
 struct Graph::Recording {
@@ -244,12 +239,12 @@ Status Graph::record(Recording& rec) {
     rec.order = order_by_dependency_level(accesses, fences);
   } else {
     rec.order.resize(dispatches_.size());
-    for (size_t i = 0; i < rec.order.size(); ++i) rec.order[i] = i;
+    std::iota(rec.order.begin(), rec.order.end(), size_t{0});
   }
 
   PipelineRegistry& reg = rt_.pipelines();
   VkDescriptorSetLayout layout = reg.set_layout();
-  std::vector<Range> written, read;  // accesses since the last barrier
+  std::vector<BufferAccess> since_barrier;
   size_t barriers = 0;
   for (size_t pos = 0; pos < rec.order.size(); ++pos) {
     const size_t di = rec.order[pos];
@@ -268,7 +263,6 @@ Status Graph::record(Recording& rec) {
 
     std::vector<VkDescriptorBufferInfo> infos(d.bindings.size());
     std::vector<VkWriteDescriptorSet> writes(d.bindings.size());
-    std::vector<Range> my_reads, my_writes;
     for (size_t i = 0; i < d.bindings.size(); ++i) {
       const Resolved& r = resolved[di][i];
       infos[i] = {r.buffer, r.offset, r.range};
@@ -278,32 +272,24 @@ Status Graph::record(Recording& rec) {
       writes[i].descriptorCount = 1;
       writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       writes[i].pBufferInfo = &infos[i];
-      Range range{r.buffer, r.offset, r.offset + r.range};
-      if (d.bindings[i].access != Access::kWrite) my_reads.push_back(range);
-      if (d.bindings[i].access != Access::kRead) my_writes.push_back(range);
     }
     vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
 
-    // A barrier only where this dispatch touches what an earlier one wrote (RAW, WAW) or
-    // writes what an earlier one read (WAR).
-    bool hazard = false;
-    for (const Range& r : my_reads) {
-      hazard |= std::any_of(written.begin(), written.end(), [&](const Range& w) { return w.overlaps(r); });
-    }
-    for (const Range& w : my_writes) {
-      hazard |= std::any_of(written.begin(), written.end(), [&](const Range& x) { return x.overlaps(w); });
-      hazard |= std::any_of(read.begin(), read.end(), [&](const Range& x) { return x.overlaps(w); });
-    }
+    // A barrier only where this dispatch conflicts with one since the last barrier: touches what it
+    // wrote (RAW, WAW) or writes what it read (WAR).
+    const std::vector<BufferAccess>& mine = accesses[di];
+    const bool hazard = std::any_of(mine.begin(), mine.end(), [&](const BufferAccess& a) {
+      return std::any_of(since_barrier.begin(), since_barrier.end(),
+                         [&](const BufferAccess& p) { return p.conflicts(a); });
+    });
     if (hazard) {
       memory_barrier(rec.cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
                      VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                      VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
-      written.clear();
-      read.clear();
+      since_barrier.clear();
       ++barriers;
     }
-    written.insert(written.end(), my_writes.begin(), my_writes.end());
-    read.insert(read.end(), my_reads.begin(), my_reads.end());
+    since_barrier.insert(since_barrier.end(), mine.begin(), mine.end());
 
     vkCmdBindPipeline(rec.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
     vkCmdBindDescriptorSets(rec.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reg.layout(), 0, 1, &set, 0, nullptr);

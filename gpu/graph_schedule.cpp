@@ -9,9 +9,8 @@
 namespace recon::gpu {
 namespace {
 struct LevelledAccess {
-  VkDeviceSize begin, end;
+  BufferAccess access;
   size_t level;
-  bool write;
 };
 }  // namespace
 
@@ -35,12 +34,12 @@ std::vector<size_t> order_by_dependency_level(const std::vector<std::vector<Buff
       auto it = history.find(a.buffer);
       if (it == history.end()) continue;
       for (const LevelledAccess& p : it->second) {
-        if ((p.write || a.write) && p.begin < a.end && a.begin < p.end) l = std::max(l, p.level + 1);
+        if (p.access.conflicts(a)) l = std::max(l, p.level + 1);
       }
     }
     level[i] = l;
     max_level = std::max(max_level, l);
-    for (const BufferAccess& a : accesses[i]) history[a.buffer].push_back({a.begin, a.end, l, a.write});
+    for (const BufferAccess& a : accesses[i]) history[a.buffer].push_back({a, l});
   }
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});

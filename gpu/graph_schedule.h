@@ -18,6 +18,10 @@ struct BufferAccess {
   VkBuffer buffer;
   VkDeviceSize begin, end;  // byte range [begin, end)
   bool write;
+  // Two accesses conflict — their order matters — when their bytes overlap and either writes.
+  bool conflicts(const BufferAccess& o) const {
+    return buffer == o.buffer && (write || o.write) && begin < o.end && o.begin < end;
+  }
 };
 
 // The recording order of dispatches with these accesses (accesses[i] belongs to dispatch i):
