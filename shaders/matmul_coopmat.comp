@@ -6,6 +6,7 @@
 // are multiples of 8 elements; otherwise 8 bounds-checked scalar loads build each vector.
 #include "common.glsl"
 #include "gemm_epilogue.glsl"
+#include "rope.glsl"
 #extension GL_EXT_control_flow_attributes : require
 
 layout(constant_id = 8) const bool TRANS_A = false;
@@ -15,8 +16,8 @@ layout(constant_id = 11) const bool VEC_B = false;
 // 16-byte epilogue stores (gemm_store8): the host sets it when ldc, the batch stride of C and the
 // element offsets of C, the residual and a per-column bias are multiples of 8.
 layout(constant_id = 12) const bool VEC_C = false;
-// MASt3R's 2-D RoPE on the first rope_cols columns (heads of 64), after the bias (rope2d.comp's
-// formula, on the fp32 values before their fp16 rounding). The host sets it for one-dispatch,
+// MASt3R's 2-D RoPE on the first rope_cols columns (heads of 64), after the bias (rope.glsl, as
+// rope2d.comp, on the fp32 values before their fp16 rounding). The host sets it for one-dispatch,
 // unsplit GEMMs without activation, residual or beta.
 layout(constant_id = 13) const bool ROPE = false;
 
@@ -146,14 +147,9 @@ void gemm_store_pair(uint bz, uint m, uint n, float lo[8], float hi[8]) {
       a += float(bias[p.off_bias + n + e]);
       b += float(bias[p.off_bias + n + 16u + e]);
     }
-    const float inv_freq = 1.0 / pow(p.rope_base, float(n % 16u + e) / 16.0);
-    const float theta = pos * inv_freq;
-    // Cody–Waite reduction by 2π, as rope2d.comp does (sin/cos are only bounded on [−π, π]).
-    const float kq = round(theta * 0.15915494309189535);
-    precise float r = (theta - kq * 6.28125) - kq * 0.0019353071795864769;
-    const float cs = cos(r), sn = sin(r);
-    out_lo[e] = float16_t(a * cs - b * sn);
-    out_hi[e] = float16_t(b * cs + a * sn);
+    const vec2 r = rope_rotate(a, b, rope_theta(pos, p.rope_base, n % 16u + e, 16u));
+    out_lo[e] = float16_t(r.x);
+    out_hi[e] = float16_t(r.y);
   }
   const uint ci = p.off_c + bz * p.stride_c + m * p.ldc + n;
   if (VEC_C) {

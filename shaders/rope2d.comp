@@ -2,10 +2,10 @@
 // MASt3R's 2-D RoPE (spec §3.2), in place on token-major rows. For a head vector t of D elements at
 // grid position (y, x): the first half t[0, D/2) rotates with y, the second half with x; inside a
 // half, element j pairs with j + D/4; ω_j = 1 / base^(j / (D/4)), θ = p · ω_j, all in fp32:
-//   out[j] = t[j]·cos θ − t[j+D/4]·sin θ,   out[j+D/4] = t[j+D/4]·cos θ + t[j]·sin θ.
-// One invocation per (token, head, j) rotates both halves. The angle is reduced to [−π, π] before
-// sin/cos because Vulkan only bounds their error there.
+//   out[j] = t[j]·cos θ − t[j+D/4]·sin θ,   out[j+D/4] = t[j+D/4]·cos θ + t[j]·sin θ
+// (rope.glsl). One invocation per (token, head, j) rotates both halves.
 #include "common.glsl"
+#include "rope.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -23,13 +23,9 @@ layout(push_constant) uniform Push {
 } p;
 
 void rotate(uint i0, uint i1, float theta) {
-  // Cody–Waite reduction by 2π (the high part has 8 significant bits, so k·hi is exact).
-  const float k = round(theta * 0.15915494309189535);
-  precise float r = (theta - k * 6.28125) - k * 0.0019353071795864769;
-  const float c = cos(r), s = sin(r);
-  const float a = float(x[i0]), b = float(x[i1]);
-  x[i0] = STORE_T(a * c - b * s);
-  x[i1] = STORE_T(b * c + a * s);
+  const vec2 r = rope_rotate(float(x[i0]), float(x[i1]), theta);
+  x[i0] = STORE_T(r.x);
+  x[i1] = STORE_T(r.y);
 }
 
 void main() {
@@ -41,8 +37,7 @@ void main() {
   const uint token = t / p.heads;
   const uint n = token % p.tokens_per_item;
   const float py = float(n / p.grid_w), px = float(n % p.grid_w);
-  const float inv_freq = 1.0 / pow(p.base, float(j) / float(p.quarter));
   const uint e = token * p.row_stride + p.col_offset + head * 4u * p.quarter + j;
-  rotate(e, e + p.quarter, py * inv_freq);
-  rotate(e + 2u * p.quarter, e + 3u * p.quarter, px * inv_freq);
+  rotate(e, e + p.quarter, rope_theta(py, p.base, j, p.quarter));
+  rotate(e + 2u * p.quarter, e + 3u * p.quarter, rope_theta(px, p.base, j, p.quarter));
 }
