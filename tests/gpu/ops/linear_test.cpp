@@ -39,6 +39,20 @@ double act_ref(double v, Activation a) {
   return v;
 }
 
+// x·w + bias over k terms in float64, and Σ|terms| as the scale of the error bound (linear.h).
+struct RefDot {
+  double sum, scale;
+};
+RefDot ref_dot(const float* x, const float* w, int64_t k, double bias) {
+  RefDot d{bias, std::abs(bias)};
+  for (int64_t q = 0; q < k; ++q) {
+    const double t = double(x[q]) * w[q];
+    d.sum += t;
+    d.scale += std::abs(t);
+  }
+  return d;
+}
+
 // GpuTest shares one Runtime per process (validation on), so pipelines (about a second each to
 // create on lavapipe) are built once; each test still fails on any validation message it caused.
 class LinearTest : public recon::gpu::testing::GpuTest {
@@ -89,13 +103,7 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     double worst = 0;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        double sum = 0, scale = 0;
-        for (int64_t q = 0; q < k; ++q) {
-          const double t = double(hx[i * k + q]) * hw[j * k + q];
-          sum += t;
-          scale += std::abs(t);
-        }
-        if (bias) sum += hb[j], scale += std::abs(hb[j]);
+        auto [sum, scale] = ref_dot(&hx[i * k], &hw[j * k], k, bias ? hb[j] : 0.0);
         double want = act_ref(sum, act);
         if (tr) want += hr[i * n + j], scale += std::abs(hr[i * n + j]);
         const float v = got[i * n + j];
@@ -147,13 +155,8 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     double worst = 0;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        double sum = rb[j], sc = std::abs(rb[j]);
-        for (int64_t q = 0; q < k; ++q) {
-          const double t = double(rx[i * k + q]) * rw[j * k + q];
-          sum += t;
-          sc += std::abs(t);
-        }
-        lin[j] = sum, scale[j] = sc;
+        const RefDot d = ref_dot(&rx[i * k], &rw[j * k], k, rb[j]);
+        lin[j] = d.sum, scale[j] = d.scale;
       }
       const int64_t token = i % tokens;
       for (int64_t j = 0; j < n; ++j) {
@@ -237,12 +240,7 @@ TEST_F(LinearTest, WeightBeyondTheBindingLimitIsSplitOverItsRows) {
   double worst = 0;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      double sum = hb[j], scale = std::abs(hb[j]);
-      for (int64_t q = 0; q < k; ++q) {
-        const double t = double(hx[i * k + q]) * wv[j * k + q];
-        sum += t;
-        scale += std::abs(t);
-      }
+      const auto [sum, scale] = ref_dot(&hx[i * k], &wv[j * k], k, hb[j]);
       const double want = act_ref(sum, Activation::kGeluErf);
       ASSERT_TRUE(std::isfinite(got[i * n + j])) << "element " << i << "," << j << " unwritten";
       worst = std::max(worst, std::abs(got[i * n + j] - want) / (scale + std::abs(want) + 1e-6));
