@@ -1,4 +1,4 @@
-// How the memory-bound kernels (norms, softmax, elementwise, cast) access memory: in 16-byte words
+// How the row kernels (norms, softmax) access memory: in 16-byte words
 // (shaders/wide_io.glsl) where the extent and element offsets allow, else element by element. One
 // 16-byte access per invocation and operand is what reaches HBM bandwidth; fp16 read as 2-byte
 // scalars ran at about half the fp32 GB/s on an H200. This header only picks paths and launch
