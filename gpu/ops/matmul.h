@@ -9,7 +9,7 @@
 //    tiles 128×128/8×8, 64×64/4×4, 16×128/1×8 or 128×16/8×1 per workgroup (BK 16) by shape;
 //  - tensor cores: VK_NV_cooperative_matrix, fp16 only (shaders/gemm_coopmat.glsl), 128×128
 //    (8 subgroups of 64×32) or 64×64 workgroup tiles, BK 32 with two slices of loads in flight
-//    (conv2d, and row-major B over ≥ 512 tiles: BK 16, one; row-major B at K ≤ 768: BK 16, two),
+//    (row-major B over ≥ 512 tiles: BK 16, one; conv2d, and row-major B at K ≤ 768: BK 16, two),
 //    16×16×16 fragments, split-K for small grids and ragged last waves (GemmSplitK), chosen when
 //    caps allow (GemmPath::kAuto). Measured on H200 (MatmulBenchTest, RECON_GEMM_BENCH=1): 4096³
 //    155 TFLOP/s with B row-major, 145–149 with B transposed (nn.Linear layout); ViT-L fc1/fc2 at
