@@ -51,6 +51,16 @@ std::string Capabilities::describe() const {
     s << "    coopmat " << c.scope << " " << c.m << "x" << c.n << "x" << c.k << " A=" << c.a_type << " B=" << c.b_type
       << " C=" << c.c_type << " D=" << c.result_type << "\n";
   }
+  if (nv_cooperative_matrix) {
+    const CoopMatAccLayout& l = coopmat_acc_layout;
+    s << "  coopmat accumulator:  ";
+    if (l.two_rows_per_lane()) {
+      s << l.elements << " elements per lane in two rows (second-row mask 0x" << std::hex << l.slot_mask << std::dec
+        << "), " << l.row_lanes << " lanes per row\n";
+    } else {
+      s << "irregular or not probed\n";
+    }
+  }
   s << "  external host memory: " << yes_no(external_memory_host);
   if (external_memory_host) s << " (alignment " << min_imported_host_pointer_alignment << ")";
   s << "\n"

@@ -17,6 +17,17 @@ struct CoopMatShape {
   std::string scope;                                // "subgroup", "workgroup"
 };
 
+// How a 16×16 fp32 NV cooperative matrix (the tensor-core accumulator) spreads over a subgroup's
+// lanes. VK_NV_cooperative_matrix leaves it to the implementation; Runtime::create probes it
+// (gpu/coopmat_layout.h) so that kernels may keep per-row work in registers where it is regular.
+struct CoopMatAccLayout {
+  uint32_t elements = 0;   // per lane
+  uint32_t slot_mask = 0;  // bit i set: the lane's element i lies in the second of its two rows
+  uint32_t row_lanes = 0;  // lanes holding the same two rows: an aligned cluster (xor-shuffle reachable)
+  // Every lane holds exactly two rows, half of its elements in each, and the probe found it so.
+  bool two_rows_per_lane() const { return row_lanes != 0; }
+};
+
 struct Capabilities {
   std::string device_name;
   VkPhysicalDeviceType device_type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
@@ -37,6 +48,7 @@ struct Capabilities {
   bool khr_cooperative_matrix = false;  // VK_KHR_cooperative_matrix (reported, not used)
   bool nv_cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 (reported, not used)
   std::vector<CoopMatShape> coopmat_shapes;
+  CoopMatAccLayout coopmat_acc_layout;  // probed at Runtime::create where nv_cooperative_matrix
 
   bool external_memory_host = false;  // VK_EXT_external_memory_host
   VkDeviceSize min_imported_host_pointer_alignment = 0;

@@ -70,6 +70,9 @@ class Context {
   // The dedicated transfer queue, or nullptr when the device has only one family.
   Queue* transfer_queue() { return transfer_queue_.get(); }
 
+  // Records what Runtime::create probed (gpu/coopmat_layout.h) in caps().
+  void set_coopmat_acc_layout(const CoopMatAccLayout& layout) { caps_.coopmat_acc_layout = layout; }
+
   // Refreshes heap budget/usage (VK_EXT_memory_budget) in caps().
   void refresh_memory_budget();
 

@@ -1,5 +1,7 @@
 #include "gpu/runtime.h"
 
+#include "gpu/coopmat_layout.h"
+#include "gpu/log.h"
 #include "gpu/ops/layout.h"
 
 namespace recon::gpu {
@@ -27,6 +29,16 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) 
   po.role = MemoryRole::kStaging;
   po.cap = options.staging_cap;
   RECON_ASSIGN_OR_RETURN(rt->staging_, BufferPool::create(*rt->context_, po));
+
+  if (rt->caps().nv_cooperative_matrix) {
+    // A failed probe only costs the kernels that would rely on the layout.
+    Result<CoopMatAccLayout> layout = probe_coopmat_acc_layout(*rt);
+    if (layout.is_ok()) {
+      rt->context_->set_coopmat_acc_layout(*layout);
+    } else {
+      log_warning("cooperative-matrix layout probe failed: " + layout.status().to_string());
+    }
+  }
   return rt;
 }
 

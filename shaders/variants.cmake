@@ -8,6 +8,7 @@ recon_shader(add_f32 add.comp DEFINES DTYPE_F16=0)
 recon_shader(add_f16 add.comp DEFINES DTYPE_F16=1)
 recon_shader(matmul_tiled_f32 matmul_tiled.comp DEFINES DTYPE_F16=0)
 recon_shader(matmul_tiled_f16 matmul_tiled.comp DEFINES DTYPE_F16=1)
+recon_shader(coopmat_layout_probe coopmat_layout_probe.comp)
 
 # The op library adds its variants in one file per op family (variants_<family>.cmake).
 file(GLOB RECON_VARIANT_FILES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/variants_*.cmake)

@@ -10,7 +10,7 @@
 namespace recon::gpu::ops {
 namespace {
 
-struct AttentionPush {  // mirrors Push in shaders/attention.comp and shaders/attention_cm.comp
+struct AttentionPush {  // mirrors Push in shaders/attention.comp, attention_cm.comp and attention_cm_rows.comp
   uint32_t nq, nk;
   uint32_t q_stride, q_col;
   uint32_t k_stride, k_col;
@@ -158,6 +158,38 @@ bool pick_coop_tile(const Capabilities& caps, int64_t d, CoopTile* out) {
   return false;
 }
 
+// The register-softmax kernel (shaders/attention_cm_rows.comp): warps subgroups of rpw 16-row
+// blocks each, bc keys per tile. It needs the probed two-rows-per-lane accumulator layout, at most
+// 8 elements per lane (their columns are packed in 4 bits each into one register) and the tensor
+// cores of the shared-memory kernel.
+struct RowsTile {
+  uint32_t warps, bc, rpw;
+};
+
+uint64_t rows_shared_bytes(uint64_t d, const RowsTile& t) {
+  return 2 * t.bc * (d + 8) * 2 + 256 * 4;  // kv_s (fp16, 8 elements of skew), index_s
+}
+
+bool pick_rows_tile(const Capabilities& caps, int64_t d, RowsTile* out) {
+  const CoopMatAccLayout& layout = caps.coopmat_acc_layout;
+  CoopTile shared_tile;
+  if (!layout.two_rows_per_lane() || layout.elements > 8 || !pick_coop_tile(caps, d, &shared_tile)) return false;
+  const uint32_t sg = caps.subgroup_size;
+  // Measured on an H200 (AttentionBench.CoopMatTileSweep, 2026-11-22): {4, 32, 1} (127 registers)
+  // 124 TFLOP/s at the encoder's shape and 38 µs for the decoder's batch of 2 × 12 heads; {4, 64, 2}
+  // 108 and 43 µs (255 registers, spills); {4, 64, 1} 96 and 50 µs; BC = 128 slower still.
+  const RowsTile candidates[] = {{4, 32, 1}, {2, 32, 1}, {1, 32, 1}, {1, 16, 1}};
+  for (const RowsTile& t : candidates) {
+    if (d > 64 && t.rpw > 1) continue;  // registers: RPW·(D/16) accumulators
+    if (16 * t.rpw * t.warps > 2 * t.bc || t.warps * sg > caps.max_workgroup_invocations) continue;
+    if (rows_shared_bytes(d, t) <= caps.max_compute_shared_memory) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool coop_layout_ok(const HeadsView& q, const HeadsView& k, const HeadsView& v, int64_t width) {
   for (const HeadsView* x : {&q, &k, &v}) {
     if (x->tensor.shape()[2] % 8 != 0 || x->col_offset % 8 != 0) return false;
@@ -175,30 +207,51 @@ const char* attention_path_name(AttentionPath path) {
       return "scalar";
     case AttentionPath::kCoopMat:
       return "coopmat";
+    case AttentionPath::kCoopMatRows:
+      return "coopmat_rows";
   }
   return "?";
 }
 
 AttentionPath choose_attention_path(const Capabilities& caps, const HeadsView& q, const HeadsView& k,
                                     const HeadsView& v, const AttentionConfig& cfg) {
-  CoopTile tile;
-  if (q.tensor.dtype() == DType::kF16 && q.tensor.shape().size() == 3 && k.tensor.shape().size() == 3 &&
-      v.tensor.shape().size() == 3 && pick_coop_tile(caps, cfg.head_dim, &tile) &&
-      coop_layout_ok(q, k, v, cfg.heads * cfg.head_dim)) {
-    return AttentionPath::kCoopMat;
+  if (q.tensor.dtype() != DType::kF16 || q.tensor.shape().size() != 3 || k.tensor.shape().size() != 3 ||
+      v.tensor.shape().size() != 3 || !coop_layout_ok(q, k, v, cfg.heads * cfg.head_dim)) {
+    return AttentionPath::kScalar;
   }
+  RowsTile rows;
+  if (pick_rows_tile(caps, cfg.head_dim, &rows)) return AttentionPath::kCoopMatRows;
+  CoopTile tile;
+  if (pick_coop_tile(caps, cfg.head_dim, &tile)) return AttentionPath::kCoopMat;
   return AttentionPath::kScalar;
+}
+
+bool attention_path_applies(const Capabilities& caps, const HeadsView& q, const HeadsView& k, const HeadsView& v,
+                            const AttentionConfig& cfg, AttentionPath path) {
+  const AttentionPath best = choose_attention_path(caps, q, k, v, cfg);
+  switch (path) {
+    case AttentionPath::kAuto:
+    case AttentionPath::kScalar:
+      return true;
+    case AttentionPath::kCoopMatRows:
+      return best == AttentionPath::kCoopMatRows;
+    case AttentionPath::kCoopMat: {
+      CoopTile tile;
+      return best != AttentionPath::kScalar && pick_coop_tile(caps, cfg.head_dim, &tile);
+    }
+  }
+  return false;
 }
 
 Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const HeadsView& k, const HeadsView& v,
                  const Arg& out, const AttentionConfig& cfg) {
   RECON_ASSIGN_OR_RETURN(Dims dims, validate(q, k, v, out, cfg));
-  const AttentionPath best = choose_attention_path(caps, q, k, v, cfg);
-  AttentionPath path = cfg.path == AttentionPath::kAuto ? best : cfg.path;
-  if (path == AttentionPath::kCoopMat && best != AttentionPath::kCoopMat) {
-    return unimplemented(
-        "attention: the cooperative-matrix path does not apply (needs VK_NV_cooperative_matrix "
-        "with 16x16x16 f16->f32, fp16 tensors, head_dim % 16 == 0, 8-aligned strides)");
+  const AttentionPath path = cfg.path == AttentionPath::kAuto ? choose_attention_path(caps, q, k, v, cfg) : cfg.path;
+  if (!attention_path_applies(caps, q, k, v, cfg, path)) {
+    return unimplemented(std::string("attention: the ") + attention_path_name(path) +
+                         " path does not apply (needs VK_NV_cooperative_matrix with 16x16x16 f16->f32, fp16 "
+                         "tensors, head_dim % 16 == 0, 8-aligned strides; coopmat_rows also the probed "
+                         "two-rows-per-lane accumulator layout)");
   }
 
   const int64_t d = cfg.head_dim;
@@ -206,7 +259,15 @@ Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const H
   std::string shader;
   std::vector<uint32_t> spec;
   uint32_t rows_per_group = 0;
-  if (path == AttentionPath::kCoopMat) {
+  if (path == AttentionPath::kCoopMatRows) {
+    RowsTile t{};
+    pick_rows_tile(caps, d, &t);
+    const CoopMatAccLayout& layout = caps.coopmat_acc_layout;
+    shader = "attention_cm_rows_f16";
+    spec = {static_cast<uint32_t>(d), t.warps,         t.bc, t.warps * caps.subgroup_size, t.rpw,
+            layout.slot_mask,         layout.row_lanes};
+    rows_per_group = 16 * t.rpw * t.warps;
+  } else if (path == AttentionPath::kCoopMat) {
     CoopTile t{};
     pick_coop_tile(caps, d, &t);
     const uint32_t sg = caps.subgroup_size;
@@ -262,7 +323,7 @@ Status self_attention_rope(Graph& g, const Capabilities& caps, const Arg& qkv, c
   // Validate everything before recording the in-place rotation, so a refused call changes nothing.
   const HeadsView q{qkv, 0}, k{qkv, width}, v{qkv, 2 * width};
   RECON_RETURN_IF_ERROR(validate(q, k, v, out, cfg).status());
-  if (cfg.path == AttentionPath::kCoopMat && choose_attention_path(caps, q, k, v, cfg) != AttentionPath::kCoopMat) {
+  if (!attention_path_applies(caps, q, k, v, cfg, cfg.path)) {
     return attention(g, caps, q, k, v, out, cfg);  // reports UNIMPLEMENTED without recording anything
   }
   RECON_RETURN_IF_ERROR(rope2d(g, qkv, 0, 2 * cfg.heads, cfg.head_dim, grid));  // q and k are adjacent
@@ -280,9 +341,7 @@ Status cross_attention_rope(Graph& g, const Capabilities& caps, const Arg& q, co
                             " do not match the token counts of q " + shape_string(q.shape()) + " and k " +
                             shape_string(k.shape()));
   }
-  if (cfg.path == AttentionPath::kCoopMat && choose_attention_path(caps, qv, kv, vv, cfg) != AttentionPath::kCoopMat) {
-    return attention(g, caps, qv, kv, vv, out, cfg);
-  }
+  if (!attention_path_applies(caps, qv, kv, vv, cfg, cfg.path)) return attention(g, caps, qv, kv, vv, out, cfg);
   RECON_RETURN_IF_ERROR(rope2d(g, q, 0, cfg.heads, cfg.head_dim, q_grid));
   RECON_RETURN_IF_ERROR(rope2d(g, k, 0, cfg.heads, cfg.head_dim, k_grid));
   return attention(g, caps, qv, kv, vv, out, cfg);

@@ -9,12 +9,16 @@
 // concatenated in head order — what the proj Linear consumes.
 //
 // Paths (AttentionPath::kAuto picks the first that applies):
-//  - kCoopMat: NV cooperative matrices (VK_NV_cooperative_matrix, 16×16×16 fp16 → fp32, subgroup
-//    scope; shaders/attention_cm.comp): fp16 tensors, D % 16 == 0 and D ≤ 128, subgroup size
-//    16/32/64, row strides and column offsets multiples of 8 elements, and a tile whose shared memory
-//    fits the device (48 KiB on NVIDIA). P is rounded to fp16 before P·V; O accumulates in fp32.
-//    H100, MASt3R encoder shape (2 images × 16 heads, N = 768, D = 64): ≈ 73 µs, 66 TFLOP/s
-//    effective (RECON_ATTN_BENCH=1 in attention_test); the 100 TFLOP/s goal is not reached yet.
+//  - kCoopMatRows: NV cooperative matrices with the online softmax in registers
+//    (shaders/attention_cm_rows.comp): what kCoopMat needs, plus the accumulator layout that
+//    Runtime::create probed (Capabilities::coopmat_acc_layout: two rows per lane, at most 8
+//    elements per lane). Same rounding as kCoopMat (P in fp16, O in fp32).
+//  - kCoopMat: NV cooperative matrices, scores through shared memory, any accumulator layout
+//    (VK_NV_cooperative_matrix, 16×16×16 fp16 → fp32, subgroup scope; shaders/attention_cm.comp): fp16 tensors, D % 16
+//    == 0 and D ≤ 128, subgroup size 16/32/64, row strides and column offsets multiples of 8 elements, and a tile whose
+//    shared memory fits the device (48 KiB on NVIDIA). P is rounded to fp16 before P·V; O accumulates in fp32. H100,
+//    MASt3R encoder shape (2 images × 16 heads, N = 768, D = 64): ≈ 73 µs, 66 TFLOP/s effective (RECON_ATTN_BENCH=1 in
+//    attention_test); the 100 TFLOP/s goal is not reached yet.
 //  - kScalar: every device (lavapipe in CI), f32 or f16 storage, D % 4 == 0, D ≤ 128
 //    (shaders/attention.comp; ≈ 6 TFLOP/s on an H100 at the shape above).
 // RoPE is not applied here: the *_rope helpers below run rope2d (rope2d.h) on q and k IN PLACE first.
@@ -35,7 +39,7 @@
 
 namespace recon::gpu::ops {
 
-enum class AttentionPath : uint8_t { kAuto, kScalar, kCoopMat };
+enum class AttentionPath : uint8_t { kAuto, kScalar, kCoopMat, kCoopMatRows };
 const char* attention_path_name(AttentionPath path);
 
 // One attention operand: a [B, N, C] token-major tensor whose heads start at column col_offset.
@@ -51,13 +55,16 @@ struct AttentionConfig {
   AttentionPath path = AttentionPath::kAuto;
 };
 
-// The path kAuto takes for these operands on this device (kScalar when the coopmat path does not apply).
+// The path kAuto takes for these operands on this device (kScalar when no tensor-core path applies).
 AttentionPath choose_attention_path(const Capabilities& caps, const HeadsView& q, const HeadsView& k,
                                     const HeadsView& v, const AttentionConfig& cfg);
+// Whether `path` can run these operands here (kAuto and kScalar always can).
+bool attention_path_applies(const Capabilities& caps, const HeadsView& q, const HeadsView& k, const HeadsView& v,
+                            const AttentionConfig& cfg, AttentionPath path);
 
 // out [B, Nq, H·D] = attention(q, k, v). q [B, Nq, Cq], k [B, Nk, Ck], v [B, Nk, Cv], one dtype (f32/f16).
 // q, k and v may be the same tensor. `caps` selects the path (Runtime::caps()). A forced
-// kCoopMat that does not apply is UNIMPLEMENTED.
+// tensor-core path that does not apply is UNIMPLEMENTED.
 Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const HeadsView& k, const HeadsView& v,
                  const Arg& out, const AttentionConfig& cfg);
 

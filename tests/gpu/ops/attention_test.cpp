@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "tests/gpu/gpu_test_util.h"
@@ -114,8 +115,11 @@ class AttentionTest : public GpuTest, public ::testing::WithParamInterface<Varia
  protected:
   void SetUp() override {
     GpuTest::SetUp();
-    if (GetParam().path == ops::AttentionPath::kCoopMat && !rt().caps().nv_cooperative_matrix) {
+    if (GetParam().path != ops::AttentionPath::kScalar && !rt().caps().nv_cooperative_matrix) {
       GTEST_SKIP() << "device " << rt().caps().device_name << " has no VK_NV_cooperative_matrix";
+    }
+    if (GetParam().path == ops::AttentionPath::kCoopMatRows && !rt().caps().coopmat_acc_layout.two_rows_per_lane()) {
+      GTEST_SKIP() << "the probed accumulator layout is not two rows per lane";
     }
   }
   DType dtype() const { return GetParam().dtype; }
@@ -133,7 +137,7 @@ TEST_P(AttentionTest, SelfAttentionOnPackedQkvWithRopeMatchesFloat64) {
   // Token counts 15, 35, 54, 77, 130 against key tiles of 16..64; head dims 8..128.
   for (const Case& c : {Case{2, 3, 5, 2, 16}, Case{1, 5, 7, 3, 32}, Case{2, 6, 9, 1, 64}, Case{1, 7, 11, 2, 48},
                         Case{1, 10, 13, 1, 128}, Case{2, 5, 7, 4, 8}}) {
-    if (GetParam().path == ops::AttentionPath::kCoopMat && c.d % 16 != 0) continue;
+    if (GetParam().path != ops::AttentionPath::kScalar && c.d % 16 != 0) continue;
     const int64_t n = c.gh * c.gw, width = c.heads * c.d;
     // q, k in [−2, 2] give peaky (not uniform) attention at D ≥ 16.
     Tensor qkv =
@@ -235,7 +239,8 @@ TEST_P(AttentionTest, StaysFiniteAndExactOnHugeLogits) {
 INSTANTIATE_TEST_SUITE_P(Paths, AttentionTest,
                          ::testing::Values(Variant{DType::kF32, ops::AttentionPath::kScalar},
                                            Variant{DType::kF16, ops::AttentionPath::kScalar},
-                                           Variant{DType::kF16, ops::AttentionPath::kCoopMat}),
+                                           Variant{DType::kF16, ops::AttentionPath::kCoopMat},
+                                           Variant{DType::kF16, ops::AttentionPath::kCoopMatRows}),
                          variant_name);
 
 class AttentionMisuseTest : public GpuTest {};
@@ -276,10 +281,13 @@ TEST_F(AttentionMisuseTest, ForcedCoopMatPathIsUnimplementedWhereItDoesNotApply)
   Tensor qkv = Tensor::empty(rt(), DType::kF32, {1, 6, 96}).value();  // fp32: never the coopmat path
   Tensor out = Tensor::empty(rt(), DType::kF32, {1, 6, 32}).value();
   Graph g(rt());
-  const ops::AttentionConfig cfg{2, 16, 0.0f, ops::AttentionPath::kCoopMat};
-  EXPECT_EQ(ops::choose_attention_path(caps, {qkv, 0}, {qkv, 32}, {qkv, 64}, cfg), ops::AttentionPath::kScalar);
-  EXPECT_EQ(ops::attention(g, caps, {qkv, 0}, {qkv, 32}, {qkv, 64}, out, cfg).code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(ops::self_attention_rope(g, caps, qkv, out, {2, 3}, cfg).code(), StatusCode::kUnimplemented);
+  for (ops::AttentionPath path : {ops::AttentionPath::kCoopMat, ops::AttentionPath::kCoopMatRows}) {
+    const ops::AttentionConfig cfg{2, 16, 0.0f, path};
+    EXPECT_EQ(ops::choose_attention_path(caps, {qkv, 0}, {qkv, 32}, {qkv, 64}, cfg), ops::AttentionPath::kScalar);
+    EXPECT_FALSE(ops::attention_path_applies(caps, {qkv, 0}, {qkv, 32}, {qkv, 64}, cfg, path));
+    EXPECT_EQ(ops::attention(g, caps, {qkv, 0}, {qkv, 32}, {qkv, 64}, out, cfg).code(), StatusCode::kUnimplemented);
+    EXPECT_EQ(ops::self_attention_rope(g, caps, qkv, out, {2, 3}, cfg).code(), StatusCode::kUnimplemented);
+  }
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 
@@ -292,9 +300,10 @@ TEST_F(AttentionBench, Mast3rEncoderShapeThroughput) {
   const int64_t batch = 2, n = 768, heads = 16, d = 64, width = heads * d;
   const double flop = 4.0 * batch * heads * double(n) * n * d;
   for (Variant var :
-       {Variant{DType::kF16, ops::AttentionPath::kCoopMat}, Variant{DType::kF16, ops::AttentionPath::kScalar},
-        Variant{DType::kF32, ops::AttentionPath::kScalar}}) {
+       {Variant{DType::kF16, ops::AttentionPath::kCoopMatRows}, Variant{DType::kF16, ops::AttentionPath::kCoopMat},
+        Variant{DType::kF16, ops::AttentionPath::kScalar}, Variant{DType::kF32, ops::AttentionPath::kScalar}}) {
     if (var.path == ops::AttentionPath::kCoopMat && !rt().caps().nv_cooperative_matrix) continue;
+    if (var.path == ops::AttentionPath::kCoopMatRows && !rt().caps().coopmat_acc_layout.two_rows_per_lane()) continue;
     Tensor qkv = upload_f32(rt(), var.dtype, {batch, n, 3 * width}, random_floats(batch * n * 3 * width, 7, -2, 2));
     Tensor out = poisoned(rt(), var.dtype, {batch, n, width});
     const ops::AttentionConfig cfg{heads, d, 0.125f, var.path};
@@ -341,9 +350,10 @@ TEST_F(AttentionBench, Mast3rEncoderShapeThroughput) {
   }
 }
 
-// The tensor-core kernel's tile shapes, dispatched directly (the push struct mirrors
-// shaders/attention_cm.comp), at the encoder's shape and at the decoder's, whose two views run side
-// by side (two independent dispatches per repetition, as the decoder records them).
+// The tensor-core kernels' tile shapes, dispatched directly (the push struct mirrors
+// shaders/attention_cm.comp and attention_cm_rows.comp), at the encoder's shape and at the
+// decoder's, whose two views run side by side (two independent dispatches per repetition, as the
+// decoder records them).
 struct CmPush {
   uint32_t nq, nk, q_stride, q_col, k_stride, k_col, v_stride, v_col, o_stride;
   float scale_log2e;
@@ -352,11 +362,50 @@ struct CmPush {
 TEST_F(AttentionBench, CoopMatTileSweep) {
   if (std::getenv("RECON_ATTN_BENCH") == nullptr) GTEST_SKIP() << "set RECON_ATTN_BENCH=1 to run";
   if (!rt().caps().nv_cooperative_matrix) GTEST_SKIP() << "no tensor cores";
-  const uint32_t sg = rt().caps().subgroup_size, d = 64;
-  struct Tile {
+  const Capabilities& caps = rt().caps();
+  const uint32_t sg = caps.subgroup_size, d = 64;
+  // One kernel configuration: shader, specialisation constants, query rows per workgroup.
+  struct Kernel {
+    std::string label, shader;
+    std::vector<uint32_t> spec;
+    uint32_t rows;
+  };
+  std::vector<Kernel> kernels;
+  struct RowsTile {
+    uint32_t warps, bc, rpw;
+  };
+  if (caps.coopmat_acc_layout.two_rows_per_lane()) {
+    for (const RowsTile& t :
+         {RowsTile{4, 64, 1}, RowsTile{4, 64, 2}, RowsTile{2, 64, 1}, RowsTile{2, 64, 2}, RowsTile{8, 64, 1},
+          RowsTile{4, 32, 1}, RowsTile{2, 32, 2}, RowsTile{4, 128, 1}, RowsTile{4, 128, 2}, RowsTile{8, 128, 1}}) {
+      if (16 * t.rpw * t.warps > 2 * t.bc) continue;
+      char label[64];
+      std::snprintf(label, sizeof(label), "rows warps %u bc %3u rpw %u", t.warps, t.bc, t.rpw);
+      kernels.push_back({label,
+                         "attention_cm_rows_f16",
+                         {d, t.warps, t.bc, t.warps * sg, t.rpw, caps.coopmat_acc_layout.slot_mask,
+                          caps.coopmat_acc_layout.row_lanes},
+                         16 * t.rpw * t.warps});
+    }
+  }
+  struct SharedTile {
     uint32_t warps, bc, ksplit;
   };
-  const Tile tiles[] = {{8, 64, 2}, {4, 64, 1}, {4, 64, 2}, {2, 64, 1}, {2, 64, 2}, {2, 32, 1}, {1, 32, 1}};
+  for (const SharedTile& t : {SharedTile{8, 64, 2}, SharedTile{4, 64, 1}, SharedTile{2, 32, 1}}) {
+    const uint32_t bcw = t.bc / t.ksplit, rows = 16 * t.warps / t.ksplit;
+    if (bcw % 16 != 0 || rows > t.bc || t.warps * sg > caps.max_workgroup_invocations) continue;
+    uint32_t ow = d <= bcw ? d : 16;
+    for (uint32_t w = bcw - bcw % 16; d > bcw && w >= 16; w -= 16) {
+      if (d % w == 0) {
+        ow = w;
+        break;
+      }
+    }
+    char label[64];
+    std::snprintf(label, sizeof(label), "shared warps %u bc %3u ksplit %u", t.warps, t.bc, t.ksplit);
+    kernels.push_back({label, "attention_cm_f16", {d, t.warps, t.bc, sg, t.warps * sg, t.ksplit, ow}, rows});
+  }
+
   struct Case {
     const char* what;
     int64_t batch, heads, views;
@@ -370,17 +419,7 @@ TEST_F(AttentionBench, CoopMatTileSweep) {
                                random_floats(c.batch * n * 3 * width, 70 + uint32_t(v), -2, 2)));
       out.push_back(Tensor::empty(rt(), DType::kF16, {c.batch, n, width}).value());
     }
-    for (const Tile& t : tiles) {
-      const uint32_t bcw = t.bc / t.ksplit, rows = 16 * t.warps / t.ksplit;
-      if (bcw % 16 != 0 || rows > t.bc || t.warps * sg > rt().caps().max_workgroup_invocations) continue;
-      uint32_t ow = d <= bcw ? d : 16;
-      for (uint32_t w = bcw - bcw % 16; d > bcw && w >= 16; w -= 16) {
-        if (d % w == 0) {
-          ow = w;
-          break;
-        }
-      }
-      const uint32_t spec[] = {d, t.warps, t.bc, sg, t.warps * sg, t.ksplit, ow};
+    for (const Kernel& kern : kernels) {
       const CmPush push{uint32_t(n),         uint32_t(n),
                         uint32_t(3 * width), 0,
                         uint32_t(3 * width), uint32_t(width),
@@ -391,20 +430,20 @@ TEST_F(AttentionBench, CoopMatTileSweep) {
       bool ok = true;
       for (int i = 0; i < kReps && ok; ++i) {
         for (int64_t v = 0; v < c.views && ok; ++v) {
-          ok = g.dispatch("attention_cm_f16", spec,
+          ok = g.dispatch(kern.shader, kern.spec,
                           {{qkv[v], Access::kRead},
                            {qkv[v], Access::kRead},
                            {qkv[v], Access::kRead},
                            {out[v], Access::kWrite}},
-                          push, {(uint32_t(n) + rows - 1) / rows, uint32_t(c.heads), uint32_t(c.batch)})
+                          push, {(uint32_t(n) + kern.rows - 1) / kern.rows, uint32_t(c.heads), uint32_t(c.batch)})
                    .is_ok();
         }
       }
       if (!ok) continue;                                   // shared memory beyond the device's limit
       const double best = seconds_per_dispatch(g, kReps);  // per repetition: every view's dispatch
       const double flop = 4.0 * c.views * c.batch * c.heads * double(n) * n * d;
-      std::printf("[sweep] attention %-30s warps %u bc %3u ksplit %u (%3u rows): %7.1f us  %5.1f TFLOP/s\n", c.what,
-                  t.warps, t.bc, t.ksplit, rows, best * 1e6, flop / best * 1e-12);
+      std::printf("[sweep] attention %-30s %-32s (%3u rows): %7.1f us  %5.1f TFLOP/s\n", c.what, kern.label.c_str(),
+                  kern.rows, best * 1e6, flop / best * 1e-12);
     }
   }
 }
