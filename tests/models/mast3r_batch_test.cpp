@@ -137,11 +137,21 @@ TEST_F(Mast3rBatchTest, ResultsAreTheCallersOwnAndStageTimesAddUp) {
   std::reverse(views.begin(), views.end());
   ASSERT_TRUE(engine->infer_batch(views, pairs).is_ok());
   EXPECT_EQ(testing::download_f32(rt(), (*first)[0].tensors.pts3d[0]), kept) << "a later call overwrote a result";
+  double last_done = 0;
   for (const Mast3rResult& r : *first) {
     double sum = 0;
     for (const auto& [_, ms] : r.stage_ms) sum += ms;
     EXPECT_DOUBLE_EQ(sum, r.gpu_ms);
     EXPECT_GT(r.wall_ms, 0.0);
+    last_done = std::max(last_done, r.wall_ms);
+    // The call's GPU span (first copy in to last copy out) holds each pair's share of the graphs.
+    if (rt().caps().timestamp_period_ns > 0) {
+      EXPECT_EQ(r.gpu_span_ms, first->front().gpu_span_ms);
+      EXPECT_GE(r.gpu_span_ms, r.gpu_ms);
+    }
+  }
+  if (rt().caps().timestamp_period_ns > 0) {
+    EXPECT_LE(first->front().gpu_span_ms, last_done);
   }
 }
 

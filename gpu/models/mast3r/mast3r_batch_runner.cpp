@@ -10,6 +10,40 @@ namespace recon::gpu {
 Mast3rBatchRunner::~Mast3rBatchRunner() {
   for (const Pending& p : pending_) (void)p.graph->wait(p.value);
   if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(rt_.context().device(), pool_, nullptr);
+  if (span_pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(rt_.context().device(), span_pool_, nullptr);
+}
+
+Status Mast3rBatchRunner::start_span(size_t command_buffers_out) {
+  if (rt_.caps().timestamp_period_ns <= 0) return Status::ok();
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = static_cast<uint32_t>(1 + command_buffers_out);
+  return RECON_VK(vkCreateQueryPool(rt_.context().device(), &qi, nullptr, &span_pool_));
+}
+
+void Mast3rBatchRunner::mark_span_start(VkCommandBuffer cmd) {
+  if (span_pool_ == VK_NULL_HANDLE || span_queries_ != 0) return;
+  // Later writes on the other queue are ordered after this by the timeline-semaphore waits.
+  vkCmdResetQueryPool(cmd, span_pool_, 0, 1);
+  vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, span_pool_, 0);
+  span_queries_ = 1;
+}
+
+void Mast3rBatchRunner::mark_span_end(VkCommandBuffer cmd) {
+  if (span_pool_ == VK_NULL_HANDLE || span_queries_ == 0) return;
+  vkCmdResetQueryPool(cmd, span_pool_, span_queries_, 1);
+  vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, span_pool_, span_queries_++);
+}
+
+Status Mast3rBatchRunner::read_span() {
+  if (span_pool_ == VK_NULL_HANDLE || span_queries_ < 2) return Status::ok();
+  std::vector<uint64_t> ticks(span_queries_);
+  RECON_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(rt_.context().device(), span_pool_, 0, span_queries_,
+                                                 ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const uint64_t end = *std::max_element(ticks.begin() + 1, ticks.end());
+  gpu_span_ms_ = end > ticks[0] ? static_cast<double>(end - ticks[0]) * rt_.caps().timestamp_period_ns * 1e-6 : 0;
+  return Status::ok();
 }
 
 double Mast3rBatchRunner::elapsed_ms() const {
@@ -58,6 +92,7 @@ Status Mast3rBatchRunner::submit_encode(std::span<const ImageSource> images, Enc
   const Tensor& in = e.input_u8();
   const VkDeviceSize image_bytes = in.bytes() / static_cast<size_t>(e.batch());
   RECON_ASSIGN_OR_RETURN(VkCommandBuffer before, begin_commands());
+  mark_span_start(before);
   for (size_t i = 0; i < step.images.size(); ++i) {
     const ImageSource& src = images[step.images[i]];
     const VkBufferCopy region{src.offset, in.offset() + i * image_bytes, image_bytes};
@@ -68,11 +103,14 @@ Status Mast3rBatchRunner::submit_encode(std::span<const ImageSource> images, Enc
   RECON_ASSIGN_OR_RETURN(VkCommandBuffer after, begin_commands());
   const VkBufferCopy out{e.output().offset(), step.tokens.offset(), e.output().bytes()};
   vkCmdCopyBuffer(after, e.output().buffer(), step.tokens.buffer(), 1, &out);
+  mark_span_end(after);
   RECON_RETURN_IF_ERROR(end_commands(after));
 
   RECON_RETURN_IF_ERROR(finish_previous(e.graph()));
   GraphSubmit how;
-  how.queue = &rt_.context().second_compute_queue();
+  // A lone encoder step has nothing to overlap with: the compute queue spares its pair step a
+  // cross-queue semaphore hand-over.
+  how.queue = overlap_encodes_ ? &rt_.context().second_compute_queue() : &rt_.context().compute_queue();
   how.before = before;
   how.after = after;
   RECON_ASSIGN_OR_RETURN(uint64_t value, e.graph().submit(how));
@@ -85,6 +123,7 @@ Status Mast3rBatchRunner::submit_pair(const std::vector<EncodeStep>& encodes, Pa
   Mast3rForward& f = *step.forward;
   GraphSubmit how;  // the compute queue
   RECON_ASSIGN_OR_RETURN(VkCommandBuffer before, begin_commands());
+  mark_span_start(before);
   for (size_t b = 0; b < step.rows.size(); ++b) {
     for (int v = 0; v < 2; ++v) {
       const TokenRow& r = step.rows[b][v];
@@ -118,6 +157,7 @@ Status Mast3rBatchRunner::submit_pair(const std::vector<EncodeStep>& encodes, Pa
     const VkBufferCopy region{sources[i]->offset(), targets[i]->offset(), sources[i]->bytes()};
     vkCmdCopyBuffer(after, sources[i]->buffer(), targets[i]->buffer(), 1, &region);
   }
+  mark_span_end(after);
   RECON_RETURN_IF_ERROR(end_commands(after));
   how.before = before;
   how.after = after;
@@ -130,6 +170,8 @@ Status Mast3rBatchRunner::submit_pair(const std::vector<EncodeStep>& encodes, Pa
 Status Mast3rBatchRunner::run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
                               std::vector<PairStep>& pairs) {
   start_ = std::chrono::steady_clock::now();
+  RECON_RETURN_IF_ERROR(start_span(encodes.size() + pairs.size()));
+  overlap_encodes_ = encodes.size() > 1;
   size_t next_pair = 0;
   auto ready = [&](size_t j) {
     return next_pair < pairs.size() && pairs[next_pair].ready_after <= static_cast<int>(j);
@@ -145,7 +187,7 @@ Status Mast3rBatchRunner::run(std::span<const ImageSource> images, std::vector<E
   }
   if (next_pair != pairs.size()) return internal_error("pair steps not sorted by the encode step they need");
   while (!pending_.empty()) RECON_RETURN_IF_ERROR(finish_previous(*pending_.front().graph));
-  return Status::ok();
+  return read_span();
 }
 
 }  // namespace recon::gpu

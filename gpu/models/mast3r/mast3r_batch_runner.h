@@ -1,9 +1,10 @@
 // Runs one engine call's work on the GPU: encoder steps (a chunk of images of one size through a
-// Mast3rEncoder) on the second compute queue, pair steps (Mast3rForward on tokens the encoder steps
-// produced) on the compute queue, ordered by the graphs' timeline semaphores so that the encoder of
-// the next images overlaps the decoder and heads of the current pair. Copies in and out are small
-// command buffers submitted with each graph run. It decides nothing about grouping or order: the
-// engine plans the steps; this runs them and reports per-step GPU timings.
+// Mast3rEncoder) on the second compute queue (on the compute queue when there is only one), pair
+// steps (Mast3rForward on tokens the encoder steps produced) on the compute queue, ordered by the
+// graphs' timeline semaphores so that the encoder of the next images overlaps the decoder and heads
+// of the current pair. Copies in and out are small command buffers submitted with each graph run.
+// It decides nothing about grouping or order: the engine plans the steps; this runs them and
+// reports per-step GPU timings and the whole run's GPU span.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -55,6 +56,11 @@ class Mast3rBatchRunner {
   // it reads are submitted, and waits for all of it.
   Status run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes, std::vector<PairStep>& pairs);
 
+  // After run(): GPU time from the first copy in to the last copy out, gaps between the graphs
+  // and the copies included (0 where the device has no timestamps). The steps' timings cover the
+  // graphs only; the caller's wall time minus this span is the host's share.
+  double gpu_span_ms() const { return gpu_span_ms_; }
+
  private:
   Status submit_encode(std::span<const ImageSource> images, EncodeStep& step);
   Status submit_pair(const std::vector<EncodeStep>& encodes, PairStep& step);
@@ -63,6 +69,12 @@ class Mast3rBatchRunner {
   Status finish_previous(Graph& graph);
   Result<VkCommandBuffer> begin_commands();
   Status end_commands(VkCommandBuffer cmd);
+  // Span timestamps: the run's first command buffer resets the pool and writes query 0; every
+  // copy-out command buffer writes the next query at its end.
+  Status start_span(size_t command_buffers_out);
+  void mark_span_start(VkCommandBuffer cmd);
+  void mark_span_end(VkCommandBuffer cmd);
+  Status read_span();
   double elapsed_ms() const;
 
   struct Pending {
@@ -77,6 +89,10 @@ class Mast3rBatchRunner {
   std::vector<Pending> pending_;         // the last unfinished run of each graph
   std::vector<uint64_t> encode_values_;  // timeline value of each submitted encode step
   std::chrono::steady_clock::time_point start_;
+  bool overlap_encodes_ = true;  // encoder steps on the second queue (more than one in the run)
+  VkQueryPool span_pool_ = VK_NULL_HANDLE;
+  uint32_t span_queries_ = 0;  // written so far (0: the start not yet)
+  double gpu_span_ms_ = 0;
 };
 
 }  // namespace recon::gpu

@@ -127,12 +127,12 @@ uint64_t Mast3rEngine::images_encoded() const {
   return images_encoded_;
 }
 
-Status Mast3rEngine::run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
-                         std::vector<PairStep>& pairs) {
+Result<double> Mast3rEngine::run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
+                                 std::vector<PairStep>& pairs) {
   Mast3rBatchRunner runner(rt_);
   RECON_RETURN_IF_ERROR(runner.run(images, encodes, pairs));
   for (const EncodeStep& e : encodes) images_encoded_ += e.images.size();
-  return Status::ok();
+  return runner.gpu_span_ms();
 }
 
 Status Mast3rEngine::warmup(const ForwardShape& shape) {
@@ -223,7 +223,7 @@ Result<Mast3rResult> Mast3rEngine::infer_locked(std::span<const ImageU8View> vie
   for (int64_t b = 0; b < B; ++b) {
     pairs[0].rows.push_back({TokenRow{0, b}, together ? TokenRow{0, B + b} : TokenRow{1, b}});
   }
-  RECON_RETURN_IF_ERROR(run(sources, encodes, pairs));
+  RECON_ASSIGN_OR_RETURN(const double span_ms, run(sources, encodes, pairs));
   std::array<Tensor, 2> inputs;
   for (int v = 0; v < 2; ++v) {
     const Mast3rEncoder& e = *encodes[together ? 0 : v].encoder;
@@ -234,7 +234,9 @@ Result<Mast3rResult> Mast3rEngine::infer_locked(std::span<const ImageU8View> vie
 
   StageTimes stages;
   for (const EncodeStep& e : encodes) accumulate(stages, e.timings);
-  return make_result(pairs[0], std::move(stages), ms_since(start));
+  Mast3rResult r = make_result(pairs[0], std::move(stages), ms_since(start));
+  r.gpu_span_ms = span_ms;
+  return r;
 }
 
 Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const ImageU8View> images,
@@ -304,7 +306,7 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const Imag
     }
     i += group;
   }
-  RECON_RETURN_IF_ERROR(run(sources, encodes, steps));
+  RECON_ASSIGN_OR_RETURN(const double span_ms, run(sources, encodes, steps));
 
   std::vector<Mast3rResult> results(pairs.size());
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -327,6 +329,7 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const Imag
       accumulate(r.stage_ms, steps[s].timings, 1.0 / static_cast<double>(batch));
       for (const auto& [_, ms] : r.stage_ms) r.gpu_ms += ms;
       r.wall_ms = steps[s].done_ms;
+      r.gpu_span_ms = span_ms;
     }
   }
   return results;
@@ -363,7 +366,7 @@ Result<Tensor> Mast3rEngine::encode(std::span<const ImageU8View> images) {
   RECON_ASSIGN_OR_RETURN(encodes[0].tokens,
                          Tensor::empty(rt_, weights_->trunk_dtype(), encodes[0].encoder->output().shape()));
   std::vector<PairStep> none;
-  RECON_RETURN_IF_ERROR(run(sources, encodes, none));
+  RECON_RETURN_IF_ERROR(run(sources, encodes, none).status());
   return encodes[0].tokens;
 }
 

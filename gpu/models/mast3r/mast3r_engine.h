@@ -38,6 +38,9 @@ struct Mast3rResult {
   std::vector<std::pair<std::string, double>> stage_ms;  // GPU time per stage
   double gpu_ms = 0;                                     // sum of the stages
   double wall_ms = 0;                                    // upload + run + copy-out, as the caller waits for it
+  // GPU time from the call's first copy in to its last copy out, gaps included (a batch's pairs
+  // share their call's span); wall_ms minus this is the host's share.
+  double gpu_span_ms = 0;
 };
 
 // How infer_batch groups its work. One pair's decoder and heads leave most of a large GPU idle
@@ -95,7 +98,9 @@ class Mast3rEngine {
   // images packed into `staging`, mapped host-visible memory the GPU copies from in the encoder's
   // own submission (no separate upload and wait). `staging` must live until that run completes.
   Result<std::vector<ImageSource>> place_images(std::span<const ImageU8View> images, PoolBuffer& staging);
-  Status run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes, std::vector<PairStep>& pairs);
+  // Runs the steps (Mast3rBatchRunner); returns the GPU span from first copy in to last copy out.
+  Result<double> run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
+                     std::vector<PairStep>& pairs);
 
   struct ShapeLess {
     bool operator()(const ForwardShape& a, const ForwardShape& b) const;

@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 
+#include "gpu/ops/cast.h"
+#include "gpu/ops/elementwise_basic.h"
 #include "gpu/ops/layout.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -200,6 +205,70 @@ TEST_F(ElementwiseMisuseTest, OperandsLargerThanOneBindingAreSplit) {
   Tensor a = Tensor::empty(rt(), DType::kF32, {3, 300}).value(), b = Tensor::empty(rt(), DType::kF32, {300}).value();
   Graph g(rt());
   EXPECT_EQ(ops::binary_add(g, a, b, a).code(), StatusCode::kInvalidArgument);
+}
+
+// ---- Memory bandwidth (opt-in: RECON_MEM_BENCH=1) ----
+// What a copy reaches with one word per invocation (copy_u32, copy_vec4: a workgroup per 256
+// words) against a fixed grid looping over the buffer (copy_grid), beside the element-wise ops'
+// own kernels on the same bytes. One source and one destination, each copy after the last.
+
+class MemoryBench : public GpuTest {};
+
+TEST_F(MemoryBench, CopyKernelsAgainstTheElementwiseOps) {
+  if (std::getenv("RECON_MEM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_MEM_BENCH=1 to run";
+  const uint32_t sms = std::max<uint32_t>(rt().caps().shader_core_count, 1);
+  for (const int64_t mib : {int64_t{16}, int64_t{64}, int64_t{256}}) {
+    const int64_t words = mib * (1 << 20) / 16;
+    Tensor src = Tensor::empty(rt(), DType::kF32, {words * 4}).value();
+    Tensor dst = Tensor::empty(rt(), DType::kF32, {words * 4}).value();
+    Tensor other = Tensor::empty(rt(), DType::kF32, {words * 4}).value();
+    Tensor half = Tensor::empty(rt(), DType::kF16, {words * 4}).value();
+    constexpr int kReps = 20;
+    const auto report = [&](const char* what, Graph& g, double bytes) {
+      const double s = seconds_per_dispatch(g, kReps, 2);
+      std::printf("[mem] %4lld MiB %-34s %8.1f us  %7.0f GB/s\n", (long long)mib, what, s * 1e6, bytes / s * 1e-9);
+    };
+    const double copy_bytes = 2.0 * words * 16;
+    {
+      Graph g(rt());
+      const uint32_t push = static_cast<uint32_t>(words * 4);
+      for (int i = 0; i < kReps; ++i) {
+        ASSERT_TRUE(g.dispatch("copy_u32", {}, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
+                               Graph::grid_1d((push + 255) / 256))
+                        .is_ok());
+      }
+      report("copy_u32 (4 B per invocation)", g, copy_bytes);
+    }
+    {
+      Graph g(rt());
+      for (int i = 0; i < kReps; ++i) ASSERT_TRUE(ops::copy(g, src, dst).is_ok());
+      report("copy_vec4 (16 B per invocation)", g, copy_bytes);
+    }
+    for (const uint32_t unroll : {1u, 4u}) {
+      for (const uint32_t per_sm : {4u, 8u, 16u}) {
+        Graph g(rt());
+        const uint32_t push = static_cast<uint32_t>(words), spec[] = {unroll};
+        for (int i = 0; i < kReps; ++i) {
+          ASSERT_TRUE(
+              g.dispatch("copy_grid", spec, {{src, Access::kRead}, {dst, Access::kWrite}}, push, {sms * per_sm, 1, 1})
+                  .is_ok());
+        }
+        char what[64];
+        std::snprintf(what, sizeof(what), "copy_grid unroll %u, %2u groups/SM", unroll, per_sm);
+        report(what, g, copy_bytes);
+      }
+    }
+    {
+      Graph g(rt());
+      for (int i = 0; i < kReps; ++i) ASSERT_TRUE(ops::binary_sub(g, src, other, dst).is_ok());
+      report("binary sub f32", g, 3.0 * words * 16);
+    }
+    {
+      Graph g(rt());
+      for (int i = 0; i < kReps; ++i) ASSERT_TRUE(ops::cast(g, src, half).is_ok());
+      report("cast f32 -> f16", g, 1.5 * words * 16);
+    }
+  }
 }
 
 }  // namespace
