@@ -1,7 +1,8 @@
 #version 450
-// Grid-stride copy of n 16-byte words: a fixed grid (a few workgroups per SM) loops over the
-// buffer, UNROLL words per invocation and pass, all loads before the stores. Measures what a
-// memory-bound kernel can reach when workgroup launches are not what it pays for.
+// Grid-stride copy of n 16-byte words (ops::copy): a fixed grid (gpu/ops/wide_access.h,
+// kGridStrideGroups) loops over the buffer, UNROLL words per invocation and pass, all loads before
+// the stores. H200, 256 MiB (MemoryBench in elementwise_test): 3.7–3.8 TB/s, against 3.1 for one
+// word per invocation and a workgroup per 256 words; UNROLL 1 and 4 measured alike.
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint UNROLL = 4;

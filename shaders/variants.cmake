@@ -2,8 +2,7 @@
 # Kernels pick a variant by name at run time from the device's capability set.
 recon_shader(fill_f32 fill.comp DEFINES DTYPE_F16=0)
 recon_shader(fill_f16 fill.comp DEFINES DTYPE_F16=1)
-recon_shader(copy_u32 copy.comp DEFINES VEC4=0)
-recon_shader(copy_vec4 copy.comp DEFINES VEC4=1)
+recon_shader(copy_u32 copy.comp)
 recon_shader(copy_grid copy_grid.comp)
 recon_shader(add_f32 add.comp DEFINES DTYPE_F16=0)
 recon_shader(add_f16 add.comp DEFINES DTYPE_F16=1)

@@ -4,13 +4,14 @@
 
 #include "gpu/ops/elementwise_basic.h"
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
 struct CastPush {
   uint32_t n;
 };
-static_assert(sizeof(CastPush) == 4, "mirrors Push in shaders/cast.comp");
+static_assert(sizeof(CastPush) == 4, "mirrors Push in shaders/cast.comp and cast_words.comp");
 }  // namespace
 
 Status cast(Graph& g, const Arg& in, const Arg& out) {
@@ -19,8 +20,15 @@ Status cast(Graph& g, const Arg& in, const Arg& out) {
   }
   if (in.dtype() == out.dtype()) return copy(g, in, out);
   const char* shader = nullptr;
-  if (in.dtype() == DType::kF32 && out.dtype() == DType::kF16) shader = "cast_f32_f16";
-  if (in.dtype() == DType::kF16 && out.dtype() == DType::kF32) shader = "cast_f16_f32";
+  const char* words_shader = nullptr;
+  if (in.dtype() == DType::kF32 && out.dtype() == DType::kF16) {
+    shader = "cast_f32_f16";
+    words_shader = "cast_words_f32_f16";
+  }
+  if (in.dtype() == DType::kF16 && out.dtype() == DType::kF32) {
+    shader = "cast_f16_f32";
+    words_shader = "cast_words_f16_f32";
+  }
   if (shader == nullptr) return invalid_argument("cast: only f32 <-> f16");
   // Operands beyond one binding (the 175 MiB fp32 head weight on lavapipe) go in flat chunks whose
   // starts stay aligned in both dtypes, so each chunk binds as a plain row view.
@@ -33,6 +41,12 @@ Status cast(Graph& g, const Arg& in, const Arg& out) {
     RECON_ASSIGN_OR_RETURN(Arg src, chunk < n ? row_view(flat_in, e0, e1) : Result<Arg>(flat_in));
     RECON_ASSIGN_OR_RETURN(Arg dst, chunk < n ? row_view(flat_out, e0, e1) : Result<Arg>(flat_out));
     CastPush push{static_cast<uint32_t>(e1 - e0)};
+    if (push.n % 4 == 0) {  // four elements per step: a 16-byte fp32 word, an 8-byte fp16 pair
+      const CastPush quads{push.n / 4};
+      RECON_RETURN_IF_ERROR(g.dispatch(words_shader, {}, {{src, Access::kRead}, {dst, Access::kWrite}}, quads,
+                                       {grid_stride_groups(quads.n), 1, 1}));
+      continue;
+    }
     RECON_RETURN_IF_ERROR(g.dispatch(shader, {}, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
                                      Graph::grid_1d((push.n + 255) / 256)));
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -19,6 +20,11 @@ struct BinaryPush {
   uint32_t stride_b[6];
 };
 static_assert(sizeof(BinaryPush) == 92, "mirrors Push in shaders/binary.comp");
+
+struct BinaryWordsPush {
+  uint32_t words, base_a, base_b, base_out;
+};
+static_assert(sizeof(BinaryWordsPush) == 16, "mirrors Push in shaders/binary_words.comp");
 
 const char* op_name(BinaryOp op) {
   switch (op) {
@@ -126,7 +132,7 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
   if (out.numel() == 0) return Status::ok();
   const uint64_t es = dtype_size(out.dtype());
 
-  // Equal shapes: flat ranges.
+  // Equal shapes: flat ranges, in 16-byte words where each range is whole words.
   if (a.shape() == b.shape()) {
     const int64_t n = out.numel();
     RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({es}, n));
@@ -135,6 +141,15 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
       RECON_ASSIGN_OR_RETURN(Window wa, window(a, e0, e1));
       RECON_ASSIGN_OR_RETURN(Window wb, window(b, e0, e1));
       RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
+      const uint32_t vw = elements_per_word(out.dtype());
+      if ((e1 - e0) % vw == 0 && wa.base % vw == 0 && wb.base % vw == 0 && wo.base % vw == 0) {
+        const BinaryWordsPush push{static_cast<uint32_t>((e1 - e0) / vw), wa.base / vw, wb.base / vw, wo.base / vw};
+        const uint32_t spec[] = {static_cast<uint32_t>(op)};
+        RECON_RETURN_IF_ERROR(g.dispatch(a.dtype() == DType::kF32 ? "binary_words_f32" : "binary_words_f16", spec,
+                                         {{wa.arg, Access::kRead}, {wb.arg, Access::kRead}, {wo.arg, Access::kWrite}},
+                                         push, {grid_stride_groups(push.words), 1, 1}));
+        continue;
+      }
       const Shape s{e1 - e0};
       RECON_RETURN_IF_ERROR(emit(g, op, shader, wa, s, wb, s, wo, s));
     }

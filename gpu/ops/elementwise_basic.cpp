@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "gpu/ops/wide_access.h"
+
 namespace recon::gpu::ops {
 namespace {
 
@@ -41,9 +43,14 @@ Status copy(Graph& g, const Arg& src, const Arg& dst) {
     return invalid_argument("copy: " + std::to_string(src.bytes()) + " bytes into " + std::to_string(dst.bytes()));
   }
   if (src.bytes() % 4 != 0) return invalid_argument("copy: size must be a multiple of 4 bytes");
-  const bool vec4 = src.bytes() % 16 == 0;
-  CountPush push{static_cast<uint32_t>(src.bytes() / (vec4 ? 16 : 4))};
-  return g.dispatch(vec4 ? "copy_vec4" : "copy_u32", {}, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
+  if (src.bytes() % 16 == 0) {  // 16-byte words, a fixed grid looping over them (wide_access.h)
+    CountPush push{static_cast<uint32_t>(src.bytes() / 16)};
+    const uint32_t unroll[] = {1};
+    return g.dispatch("copy_grid", unroll, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
+                      {grid_stride_groups(push.n), 1, 1});
+  }
+  CountPush push{static_cast<uint32_t>(src.bytes() / 4)};
+  return g.dispatch("copy_u32", {}, {{src, Access::kRead}, {dst, Access::kWrite}}, push,
                     Graph::grid_1d((push.n + 255) / 256));
 }
 

@@ -76,7 +76,9 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, BasicOpsTest, ::testing::Values(DType::kF32, DT
 class CopyOpTest : public GpuTest {};
 
 TEST_F(CopyOpTest, ShaderCopyMovesBytesExactlyOnBothPaths) {
-  for (int64_t n : {int64_t{4}, int64_t{1000}, int64_t{1001}, int64_t{70001}}) {  // vec4 and word paths
+  // Whole 16-byte words (4, 1000, and more words than the grid-stride kernel has invocations) and
+  // 4-byte words (1001, 70001).
+  for (int64_t n : {int64_t{4}, int64_t{1000}, int64_t{1001}, int64_t{70001}, int64_t{(1 << 21) + 16}}) {
     std::vector<float> v = random_floats(n, static_cast<uint32_t>(n));
     Tensor src = upload_f32(rt(), DType::kF32, {n}, v);
     Tensor dst = poisoned(rt(), DType::kF32, {n});

@@ -54,7 +54,11 @@ class CastTest : public GpuTest {
 };
 
 TEST_F(CastTest, ConvertsBothWaysLikeTheCpu) {
-  expect_round_trip({3, 5, 67});
+  expect_round_trip({3, 5, 67});  // 1005 elements: one element per invocation
+  EXPECT_EQ(dispatches_, 2u);
+  expect_round_trip({4, 5, 64});  // whole groups of four: the grid-stride kernel
+  EXPECT_EQ(dispatches_, 2u);
+  expect_round_trip({(int64_t{1} << 21) + 4});  // more groups of four than the grid has invocations
   EXPECT_EQ(dispatches_, 2u);
 }
 
