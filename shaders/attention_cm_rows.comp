@@ -182,7 +182,7 @@ void main() {
           }
         }
       }
-      // A row has a valid key in every tile but the last, and in the first: its max is finite.
+      // Every tile starts at a key below nk, so each row sees a valid key per tile: its max is finite.
       const float m0 = max(m[r][0], row_max(mx0) * p.scale_log2e);
       const float m1 = max(m[r][1], row_max(mx1) * p.scale_log2e);
       const float a0 = exp2(m[r][0] - m0), a1 = exp2(m[r][1] - m1);  // 0 on the first tile

@@ -12,13 +12,14 @@
 //  - kCoopMatRows: NV cooperative matrices with the online softmax in registers
 //    (shaders/attention_cm_rows.comp): what kCoopMat needs, plus the accumulator layout that
 //    Runtime::create probed (Capabilities::coopmat_acc_layout: two rows per lane, at most 8
-//    elements per lane). Same rounding as kCoopMat (P in fp16, O in fp32).
+//    elements per lane). Same rounding as kCoopMat (P in fp16, O in fp32). H200, MASt3R encoder
+//    shape (2 images × 16 heads, N = 768, D = 64): 35 µs, 137 TFLOP/s (bench/ops; SDPA 19 µs).
 //  - kCoopMat: NV cooperative matrices, scores through shared memory, any accumulator layout
-//    (VK_NV_cooperative_matrix, 16×16×16 fp16 → fp32, subgroup scope; shaders/attention_cm.comp): fp16 tensors, D % 16
-//    == 0 and D ≤ 128, subgroup size 16/32/64, row strides and column offsets multiples of 8 elements, and a tile whose
-//    shared memory fits the device (48 KiB on NVIDIA). P is rounded to fp16 before P·V; O accumulates in fp32. H100,
-//    MASt3R encoder shape (2 images × 16 heads, N = 768, D = 64): ≈ 73 µs, 66 TFLOP/s effective (RECON_ATTN_BENCH=1 in
-//    attention_test); the 100 TFLOP/s goal is not reached yet.
+//    (VK_NV_cooperative_matrix, 16×16×16 fp16 → fp32, subgroup scope; shaders/attention_cm.comp):
+//    fp16 tensors, D % 16 == 0 and D ≤ 128, subgroup size 16/32/64, row strides and column offsets
+//    multiples of 8 elements, and a tile whose shared memory fits the device (48 KiB on NVIDIA).
+//    P is rounded to fp16 before P·V; O accumulates in fp32. Encoder shape: 70 µs, 69 TFLOP/s on
+//    an H200 (RECON_ATTN_BENCH=1 in attention_test).
 //  - kScalar: every device (lavapipe in CI), f32 or f16 storage, D % 4 == 0, D ≤ 128
 //    (shaders/attention.comp; ≈ 6 TFLOP/s on an H100 at the shape above).
 // RoPE is not applied here: the *_rope helpers below run rope2d (rope2d.h) on q and k IN PLACE first.
