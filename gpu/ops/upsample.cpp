@@ -1,10 +1,12 @@
 #include "gpu/ops/upsample.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -26,7 +28,7 @@ Status run(Graph& g, const Arg& in, const Arg& out, bool align_corners, bool use
   const int64_t in_plane = s[2] * s[3], out_plane = o[2] * o[3];
   const uint64_t es = dtype_size(in.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({in_plane * es, out_plane * es}, planes));
-  const uint32_t spec[] = {align_corners ? 1u : 0u, use_scale ? 1u : 0u};
+  const uint32_t vw = elements_per_word(in.dtype());
   for (int64_t p0 = 0; p0 < planes; p0 += c) {
     const int64_t p1 = std::min(planes, p0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, p0 * in_plane, p1 * in_plane));
@@ -42,8 +44,12 @@ Status run(Graph& g, const Arg& in, const Arg& out, bool align_corners, bool use
                       wo.base,
                       inv_h,
                       inv_w};
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
-                                     Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup)));
+    // Whole 16-byte words of output rows: VW outputs per step over a looping grid.
+    const bool words = o[3] % vw == 0 && wo.base % vw == 0;
+    const uint32_t spec[] = {align_corners ? 1u : 0u, use_scale ? 1u : 0u, words ? 1u : 0u};
+    const std::array<uint32_t, 3> grid = words ? std::array<uint32_t, 3>{grid_stride_groups(n / vw), 1, 1}
+                                               : Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup);
+    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push, grid));
   }
   return Status::ok();
 }

@@ -81,6 +81,13 @@ TEST_P(UpsampleTest, TimesTwoWithAndWithoutAlignCorners) {
   }
 }
 
+// Output rows of whole 16-byte words take the word path; the DPT's last upsample at 24 planes
+// (4.7 M outputs) has more words than the looping grid has invocations.
+TEST_P(UpsampleTest, WholeWordRowsLoopOverTheGrid) {
+  EXPECT_LE(size_form({1, 24, 192, 256}, 384, 512, true, 8), tol());
+  EXPECT_LE(size_form({2, 3, 9, 20}, 17, 40, false, 9), tol());
+}
+
 TEST_P(UpsampleTest, OddSizesDownsamplingAndSinglePixels) {
   for (bool align : {true, false}) {
     EXPECT_LE(size_form({1, 2, 7, 5}, 13, 11, align, 3), tol()) << align;
