@@ -180,7 +180,6 @@ bool pick_rows_tile(const Capabilities& caps, int64_t d, RowsTile* out) {
   // 108 and 43 µs (255 registers, spills); {4, 64, 1} 96 and 50 µs; BC = 128 slower still.
   const RowsTile candidates[] = {{4, 32, 1}, {2, 32, 1}, {1, 32, 1}, {1, 16, 1}};
   for (const RowsTile& t : candidates) {
-    if (d > 64 && t.rpw > 1) continue;  // registers: RPW·(D/16) accumulators
     if (16 * t.rpw * t.warps > 2 * t.bc || t.warps * sg > caps.max_workgroup_invocations) continue;
     if (rows_shared_bytes(d, t) <= caps.max_compute_shared_memory) {
       *out = t;
