@@ -53,6 +53,15 @@ RefDot ref_dot(const float* x, const float* w, int64_t k, double bias) {
   return d;
 }
 
+// A [rows, cols] matrix stored [cols, rows] (nn.Linear's [N, K] weight as WeightLayout::kInOut, and back).
+std::vector<float> transposed(const std::vector<float>& m, int64_t rows, int64_t cols) {
+  std::vector<float> t(m.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+  }
+  return t;
+}
+
 // GpuTest shares one Runtime per process (validation on), so pipelines (about a second each to
 // create on lavapipe) are built once; each test still fails on any validation message it caused.
 class LinearTest : public recon::gpu::testing::GpuTest {
@@ -79,13 +88,7 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     if (residual_mode == 1) tr = upload_f32(rt(), d, out_shape, random_floats(m * n, seed + 4));
     if (residual_mode == 2) tr = out;
     const auto hx = download_f32(rt(), x), hw = download_f32(rt(), w);
-    if (in_out) {
-      std::vector<float> transposed(hw.size());
-      for (int64_t j = 0; j < n; ++j) {
-        for (int64_t q = 0; q < k; ++q) transposed[q * n + j] = hw[j * k + q];
-      }
-      w = upload_f32(rt(), d, {k, n}, transposed);
-    }
+    if (in_out) w = upload_f32(rt(), d, {k, n}, transposed(hw, n, k));
     const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
     const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
 
@@ -124,25 +127,14 @@ class LinearTest : public recon::gpu::testing::GpuTest {
                  std::to_string(heads) + "x" + std::to_string(head_dim));
     const auto hx = random_floats(m * k, seed), hw = random_floats(n * k, seed + 1, -0.5f, 0.5f);
     const auto hb = random_floats(n, seed + 2);
+    const bool in_out = layout == ops::WeightLayout::kInOut;
     Tensor x = upload_f32(rt(), d, {batch, tokens, k}, hx);
-    std::vector<float> stored = hw;
-    if (layout == ops::WeightLayout::kInOut) {
-      for (int64_t j = 0; j < n; ++j) {
-        for (int64_t q = 0; q < k; ++q) stored[q * n + j] = hw[j * k + q];
-      }
-    }
-    Tensor w = upload_f32(rt(), d, layout == ops::WeightLayout::kInOut ? Shape{k, n} : Shape{n, k}, stored);
+    Tensor w = in_out ? upload_f32(rt(), d, {k, n}, transposed(hw, n, k)) : upload_f32(rt(), d, {n, k}, hw);
     Tensor b = upload_f32(rt(), d, {n}, hb);
     Tensor out = poisoned(rt(), d, {batch, tokens, n});
-    // The reference reads what the device read (fp16 rounding of the inputs included).
+    // The reference reads what the device read (fp16 rounding of the inputs included), as [N, K].
     const auto rx = download_f32(rt(), x), rb = download_f32(rt(), b);
-    const auto rw_stored = download_f32(rt(), w);
-    std::vector<float> rw(n * k);
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t q = 0; q < k; ++q) {
-        rw[j * k + q] = layout == ops::WeightLayout::kInOut ? rw_stored[q * n + j] : rw_stored[j * k + q];
-      }
-    }
+    const auto rw = in_out ? transposed(download_f32(rt(), w), k, n) : download_f32(rt(), w);
     ops::Epilogue ep;
     ep.rope = ops::RopeEpilogue{grid, heads, head_dim};
     Graph g(rt());
