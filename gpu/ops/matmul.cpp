@@ -129,6 +129,10 @@ std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) 
           static_cast<uint32_t>(std::max<int64_t>(batch, 1) * splits)};
 }
 
+// A split-K share keeps at least this many K slices: shorter ones spend more on storing and summing
+// partial tiles than they save.
+constexpr int64_t kMinSlicesPerShare = 8;
+
 int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident) {
   // Cost in K slices of one workgroup: waves × (slices per share + what a share adds). Measured on
   // an H200 at 128×128 (MatmulBenchTest.WaveBalancedSplitK): a wave of shares costs ~13 µs more
@@ -136,7 +140,7 @@ int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident) {
   // pipeline's fill — so ViT-L's fc2 at batch 1 (96 tiles, 128 slices) is faster unsplit (117 µs)
   // than in quarters (125 µs), and the local-feature fc2 (300 tiles, 224 slices) in thirds (560 µs
   // against 601).
-  constexpr int64_t kShareCostSlices = 14, kMinSlicesPerShare = 8, kMaxSplits = 8;
+  constexpr int64_t kShareCostSlices = 14, kMaxSplits = 8;
   if (tiles <= 0 || resident <= 0) return 1;
   int64_t best = 1, best_cost = ceil_div(tiles, resident) * slices;
   for (int64_t s = 2; s <= kMaxSplits && slices / s >= kMinSlicesPerShare; ++s) {
@@ -149,12 +153,10 @@ int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident) {
 Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTiling& tiling, int64_t m, int64_t n,
                                     int64_t k, int64_t batch) {
   // Small grids: at most a quarter of ~256 workgroups. An H200 (132 SMs) holds two 128×128 BK = 16
-  // tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep). Shares keep
-  // ≥ 8 K slices: shorter ones spend more on storing and summing partial tiles than they save.
-  // Larger grids of 128×128 tiles with two register sets of loads (one workgroup per SM) split
-  // where the device reports its SM count and a split fills the last wave better
-  // (wave_balanced_splits): the local-feature fc2 (300 tiles of 224 slices) is the case.
-  constexpr int64_t kTargetGroups = 256, kMinSlicesPerShare = 8, kMaxSplits = 32;
+  // tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep). Larger grids of 128×128 tiles
+  // with two register sets of loads (one workgroup per SM) split where the device reports its SM count and a split
+  // fills the last wave better (wave_balanced_splits): the local-feature fc2 (300 tiles of 224 slices) is the case.
+  constexpr int64_t kTargetGroups = 256, kMaxSplits = 32;
   GemmSplitK out;
   tiling.splits = 1;
   const int64_t tiles = ceil_div(m, tiling.bm) * ceil_div(n, tiling.bn) * std::max<int64_t>(batch, 1);
