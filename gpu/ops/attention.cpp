@@ -234,10 +234,8 @@ bool attention_path_applies(const Capabilities& caps, const HeadsView& q, const 
       return true;
     case AttentionPath::kCoopMatRows:
       return best == AttentionPath::kCoopMatRows;
-    case AttentionPath::kCoopMat: {
-      CoopTile tile;
-      return best != AttentionPath::kScalar && pick_coop_tile(caps, cfg.head_dim, &tile);
-    }
+    case AttentionPath::kCoopMat:  // where the register-softmax kernel applies, this one does too
+      return best != AttentionPath::kScalar;
   }
   return false;
 }
