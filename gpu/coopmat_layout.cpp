@@ -15,7 +15,8 @@ CoopMatAccLayout analyse_coopmat_acc_layout(const std::vector<float>& values, ui
   }
   const auto row = [&](uint32_t lane, uint32_t i) { return static_cast<uint32_t>(values[lane * elements + i]) / 16; };
   std::vector<int> seen(256, 0);
-  for (float v : std::vector<float>(values.begin(), values.begin() + 256)) {
+  for (size_t at = 0; at < 256; ++at) {
+    const float v = values[at];
     if (!(v >= 0.0f && v < 256.0f) || static_cast<float>(static_cast<uint32_t>(v)) != v) return irregular;
     if (seen[static_cast<uint32_t>(v)]++ != 0) return irregular;
   }

@@ -1,8 +1,9 @@
-// How the row kernels (norms, softmax) access memory: in 16-byte words
-// (shaders/wide_io.glsl) where the extent and element offsets allow, else element by element. One
-// 16-byte access per invocation and operand is what reaches HBM bandwidth; fp16 read as 2-byte
-// scalars ran at about half the fp32 GB/s on an H200. This header only picks paths and launch
-// geometry; it launches nothing.
+// How the memory-bound kernels access memory: in 16-byte words (shaders/wide_io.glsl) where the
+// extent and element offsets allow, else element by element. One 16-byte access per invocation and
+// operand is what reaches HBM bandwidth; fp16 read as 2-byte scalars ran at about half the fp32 GB/s
+// on an H200. The row kernels (norms, softmax) hold a row per workgroup (row_schedule); the
+// element-wise ones loop a fixed grid over the words (grid_stride_groups). This header only picks
+// paths and launch geometry; it launches nothing.
 #pragma once
 
 #include <algorithm>
@@ -39,10 +40,10 @@ inline constexpr uint32_t kMaxRowWords = 8;
 // per element up to 256.
 RowSchedule row_schedule(int64_t cols, DType dtype);
 
-// Workgroups (of 256 invocations) of the grid-stride element-wise kernels (binary_words.comp,
-// cast_words.comp): 16 per SM on a 132-SM H200, each invocation looping over several words, which
-// reached 3.7 TB/s where one workgroup per 256 words reached 3.1 (MemoryBench, elementwise_test).
-// Smaller jobs launch one invocation per item.
+// Workgroups (of 256 invocations) of the grid-stride kernels (binary_words.comp, cast_words.comp,
+// copy_grid.comp, upsample.comp's word path): 16 per SM on a 132-SM H200, each invocation looping over several words,
+// which reached 3.7 TB/s where one workgroup per 256 words reached 3.1 (MemoryBench, elementwise_test). Smaller jobs
+// launch one invocation per item.
 inline constexpr uint64_t kGridStrideGroups = 2048;
 inline uint32_t grid_stride_groups(uint64_t items) {
   return static_cast<uint32_t>(std::clamp<uint64_t>((items + 255) / 256, 1, kGridStrideGroups));

@@ -23,7 +23,7 @@ bool is_head(const std::string& name) {
 
 // Every rank-2 weight of MASt3R belongs to an nn.Linear ([out, in]).
 bool is_linear_weight(const std::string& name, const Shape& shape) {
-  return shape.size() == 2 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+  return shape.size() == 2 && name.ends_with(".weight");
 }
 
 // [rows, cols] → [cols, rows], in blocks that stay in cache.
