@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/clock_warmup.h"
 #include "gpu/dispatch_profile.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
@@ -96,6 +97,12 @@ void bench_pair(benchmark::State& state, Precision precision, int batch) {
   auto warm = engine.value()->infer(v1, v2);  // builds pipelines, records, first run
   if (!warm.is_ok()) {
     state.SkipWithError(warm.status().to_string().c_str());
+    return;
+  }
+  const recon::Status clocks = recon::bench::warm_up_clocks([&] { return engine.value()->infer(v1, v2).status(); },
+                                                            recon::bench::clock_warmup_seconds(g_runtime->caps()));
+  if (!clocks.is_ok()) {
+    state.SkipWithError(clocks.to_string().c_str());
     return;
   }
   double gpu_ms = 0, wall_ms = 0, span_ms = 0;

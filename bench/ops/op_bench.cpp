@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/gpu/bench_util.h"
+#include "bench/gpu/clock_warmup.h"
 #include "bench/gpu/gpu_timer.h"
 #include "bench/ops/op_graph.h"
 
@@ -50,6 +51,9 @@ void op_benchmark(benchmark::State& state, gpu::Runtime* rt, OpCase c, CasePlan 
   auto timer = GpuTimer::create(rt->context());
   if (!timer.is_ok()) return fail(state, timer.status());
   auto replay = [&]() -> Status { return graph.submit().status(); };
+  if (Status s = warm_up_clocks([&] { return graph.run(); }, clock_warmup_seconds(rt->caps())); !s.is_ok()) {
+    return fail(state, s);
+  }
 
   Samples samples;
   for (auto _ : state) {

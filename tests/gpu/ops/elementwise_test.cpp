@@ -11,7 +11,9 @@
 
 #include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise_basic.h"
+#include "gpu/ops/layer_norm.h"
 #include "gpu/ops/layout.h"
+#include "gpu/ops/softmax.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -225,7 +227,9 @@ class MemoryBench : public GpuTest {};
 TEST_F(MemoryBench, CopyKernelsAgainstTheElementwiseOps) {
   if (std::getenv("RECON_MEM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_MEM_BENCH=1 to run";
   const uint32_t sms = std::max<uint32_t>(rt().caps().shader_core_count, 1);
+  const bool cpu = rt().caps().device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;  // minutes per size there
   for (const int64_t mib : {int64_t{16}, int64_t{64}, int64_t{256}}) {
+    if (cpu && mib > 16) break;
     const int64_t words = mib * (1 << 20) / 16;
     // Random operands: a driver may compress memory, and never-written buffers would flatter it.
     Tensor src = upload_f32(rt(), DType::kF32, {words * 4}, random_floats(words * 4, 11, -2.0f, 2.0f));
@@ -271,6 +275,29 @@ TEST_F(MemoryBench, CopyKernelsAgainstTheElementwiseOps) {
       Graph g(rt());
       for (int i = 0; i < kReps; ++i) ASSERT_TRUE(ops::cast(g, src, half).is_ok());
       report("cast f32 -> f16", g, 1.5 * words * 16);
+    }
+    {  // the ops bench's ring (bench/ops/op_graph.cpp): each sub reads what the previous one wrote
+      Tensor slots[3] = {src, other, dst};
+      Graph g(rt());
+      for (int i = 0; i < kReps; ++i) {
+        ASSERT_TRUE(ops::binary_sub(g, slots[i % 3], slots[(i + 1) % 3], slots[(i + 2) % 3]).is_ok());
+      }
+      report("binary sub f32, chained over 3 slots", g, 3.0 * words * 16);
+    }
+    for (const DType dtype : {DType::kF32, DType::kF16}) {  // the row kernels on the same bytes
+      const int64_t cols = 1024, rows = words * 4 / cols;   // src's (or half's) elements
+      const Tensor x = dtype == DType::kF32 ? src : half;
+      Tensor y = Tensor::empty(rt(), dtype, {rows, cols}).value();
+      const Tensor xr = x.reshape({rows, cols}).value();
+      const Tensor w = Tensor::empty(rt(), dtype, {cols}).value(), b = Tensor::empty(rt(), dtype, {cols}).value();
+      const double bytes = 2.0 * static_cast<double>(rows * cols * dtype_size(dtype));
+      Graph ln(rt()), sm(rt());
+      for (int i = 0; i < kReps; ++i) {
+        ASSERT_TRUE(ops::layer_norm(ln, xr, Arg(w), Arg(b), y, 1e-6f).is_ok());
+        ASSERT_TRUE(ops::softmax(sm, xr, y).is_ok());
+      }
+      report(dtype == DType::kF32 ? "layer_norm f32, 1024 cols" : "layer_norm f16, 1024 cols", ln, bytes);
+      report(dtype == DType::kF32 ? "softmax f32, 1024 cols" : "softmax f16, 1024 cols", sm, bytes);
     }
   }
 }
