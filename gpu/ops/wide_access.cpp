@@ -6,7 +6,7 @@
 namespace recon::gpu::ops {
 
 RowSchedule row_schedule(int64_t cols, DType dtype) {
-  constexpr int64_t kMaxWg = 256, kTargetWords = 4;
+  constexpr int64_t kMaxWg = 256, kTargetWords = 2;
   const int64_t per_word = elements_per_word(dtype);
   if (cols % per_word == 0) {
     const int64_t nw = cols / per_word;

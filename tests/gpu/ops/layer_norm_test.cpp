@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpu/ops/wide_access.h"
@@ -124,15 +127,15 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, LayerNormTest, ::testing::Values(DType::kF32, D
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // The schedule the row kernels (layer_norm, rms_norm, l2_normalize, softmax) share: whole-word rows
-// up to 8 words per invocation go wide with about four words each (at least 64 invocations from 64
+// up to 8 words per invocation go wide with about two words each (at least 64 invocations from 64
 // words on); the rest take the general path.
 TEST(RowScheduleTest, PicksWideWordsForWholeWordRowsUpToEightWordsPerInvocation) {
   auto is = [](ops::RowSchedule s, uint32_t wg, uint32_t words, uint32_t wide) {
     return s.wg == wg && s.words == words && s.wide == wide;
   };
-  EXPECT_TRUE(is(ops::row_schedule(1024, DType::kF32), 64, 4, 1));  // MASt3R encoder
+  EXPECT_TRUE(is(ops::row_schedule(1024, DType::kF32), 128, 2, 1));  // MASt3R encoder
   EXPECT_TRUE(is(ops::row_schedule(1024, DType::kF16), 64, 2, 1));
-  EXPECT_TRUE(is(ops::row_schedule(768, DType::kF32), 64, 3, 1));  // decoder, attention rows
+  EXPECT_TRUE(is(ops::row_schedule(768, DType::kF32), 128, 2, 1));  // decoder, attention rows
   EXPECT_TRUE(is(ops::row_schedule(768, DType::kF16), 64, 2, 1));
   EXPECT_TRUE(is(ops::row_schedule(480, DType::kF16), 32, 2, 1));  // 60 words
   EXPECT_TRUE(is(ops::row_schedule(24, DType::kF32), 32, 1, 1));   // descriptors
@@ -141,6 +144,59 @@ TEST(RowScheduleTest, PicksWideWordsForWholeWordRowsUpToEightWordsPerInvocation)
   EXPECT_TRUE(is(ops::row_schedule(1030, DType::kF32), 256, 1, 0));  // not whole words
   EXPECT_TRUE(is(ops::row_schedule(20, DType::kF16), 32, 1, 0));
   EXPECT_TRUE(is(ops::row_schedule(3, DType::kF32), 32, 1, 0));
+}
+
+// Opt-in (RECON_NORM_BENCH=1, for the GPU machine): the row kernels row_schedule launches
+// (layer_norm and softmax; wide path) under every schedule it could pick, at the model's shapes and
+// at 256 MiB, in GB/s (x read once, y written once).
+class RowKernelBench : public GpuTest {};
+
+TEST_F(RowKernelBench, ScheduleSweep) {
+  if (std::getenv("RECON_NORM_BENCH") == nullptr) GTEST_SKIP() << "set RECON_NORM_BENCH=1 to run";
+  struct Case {
+    const char* name;
+    int64_t rows, cols;
+  };
+  for (const Case c : {Case{"encoder, batch 8", 24576, 1024}, Case{"decoder, batch 8", 12288, 768},
+                       Case{"65536 x 1024", 65536, 1024}, Case{"scores 24576 x 768", 24576, 768}}) {
+    for (const DType d : {DType::kF32, DType::kF16}) {
+      const int64_t nw = c.cols / ops::elements_per_word(d);
+      Tensor x = upload_f32(rt(), d, {c.rows, c.cols}, random_floats(c.rows * c.cols, 1, -2.0f, 3.0f));
+      Tensor w = upload_f32(rt(), d, {c.cols}, random_floats(c.cols, 2, 0.5f, 1.5f));
+      Tensor y = Tensor::empty(rt(), d, {c.rows, c.cols}).value();
+      const double bytes = 2.0 * static_cast<double>(x.bytes());
+      const ops::RowSchedule chosen = ops::row_schedule(c.cols, d);
+      const std::string suffix = d == DType::kF32 ? "_f32" : "_f16";
+      for (const bool norm : {true, false}) {
+        for (const uint32_t wg : {32u, 64u, 128u, 256u}) {
+          const uint32_t words = static_cast<uint32_t>((nw + wg - 1) / wg);
+          if (words > ops::kMaxRowWords) continue;
+          const struct {
+            uint32_t rows, cols, flags;
+            float eps;
+          } push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u, 1e-6f};  // softmax reads 2
+          const uint32_t spec[] = {wg, words, 1};
+          const std::string shader = (norm ? "layer_norm" : "softmax") + suffix;
+          const auto groups = Graph::grid_1d(static_cast<uint64_t>(c.rows));
+          Graph g(rt());
+          constexpr int kReps = 20;
+          for (int i = 0; i < kReps; ++i) {
+            ASSERT_TRUE(
+                norm ? g.dispatch(shader, spec,
+                                  {{x, Access::kRead}, {w, Access::kRead}, {w, Access::kRead}, {y, Access::kWrite}},
+                                  push, groups)
+                           .is_ok()
+                     : g.dispatch(shader, spec, {{x, Access::kRead}, {y, Access::kWrite}}, push, groups).is_ok());
+          }
+          const double sec = seconds_per_dispatch(g, kReps, 20);
+          std::printf("[rows] %-10s %-19s %s wg %3u words %u%s %8.2f us %6.0f GB/s\n", norm ? "layer_norm" : "softmax",
+                      c.name, dtype_name(d), wg, words,
+                      wg == chosen.wg && words == chosen.words ? " (chosen)" : "         ", sec * 1e6,
+                      bytes / sec * 1e-9);
+        }
+      }
+    }
+  }
 }
 
 class LayerNormMisuseTest : public GpuTest {};
