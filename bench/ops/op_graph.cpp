@@ -125,7 +125,8 @@ Status build_conv2d(gpu::Runtime& rt, const OpCase& c, int ops, BuiltCase& b) {
   }
   const int64_t pixels = out_shape[2] * out_shape[3], k = cin * kk * kk;
   RECON_ASSIGN_OR_RETURN(auto tiling,
-                         gpu::ops::choose_gemm_tiling(rt.caps(), c.dtype, cout, pixels, k, gpu::ops::GemmPath::kAuto));
+                         gpu::ops::choose_gemm_tiling(rt.caps(), c.dtype, cout, pixels, k, gpu::ops::GemmPath::kAuto,
+                                                      /*b_row_major=*/false, batch));
   b.path = path_name(tiling.coopmat);
   b.tensors = {in, w, bias, out};
   return Status::ok();

@@ -85,7 +85,8 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     if (v > kU32Max) return invalid_argument("conv2d: size beyond 32 bits");
   }
   if (batch == 0 || cout == 0 || npix == 0) return Status::ok();
-  RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, cout, npix, k, path));
+  RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
+                         choose_gemm_tiling(caps, dtype, cout, npix, k, path, /*b_row_major=*/false, batch));
   if (tiling.coopmat && tiling.bm == 128) {
     // The gathered (im2col) B slices cost registers: at BK = 32 the 128×128 tile holds one workgroup
     // per SM, and the DPT convolutions measured slower than at BK = 16 (H200, Conv2dTest.

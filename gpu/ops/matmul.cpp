@@ -191,7 +191,7 @@ Binding GemmSplitK::arrivals(const Arg& dummy) const {
 }
 
 Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
-                                      GemmPath path, bool b_row_major) {
+                                      GemmPath path, bool b_row_major, int64_t batch) {
   if (!float_dtype(dtype)) {
     return invalid_argument(std::string("GEMM: dtype ") + dtype_name(dtype) + " not supported (f32, f16)");
   }
@@ -216,7 +216,9 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     // SM (batch 8: encoder qkv 137 vs 119, fc1 139 vs 119, fc2 150 vs 133; 4096³ 162 vs 147) but
     // loses at a few waves (batch 1: fc1 104 vs 111, fc2 72 vs 113). Among smaller grids only K ≤
     // 768 (the decoder's fc1 and qkv) favours BK = 16, with two sets (60 vs 53; K = 1024: 94 vs 111).
-    const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
+    // The grid is what counts, so a batch's problems count together: the DPT's convolutions at 1/8
+    // and 1/16 resolution are small per image but 8 or 16 images deep at batch 8.
+    const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128) * std::max<int64_t>(batch, 1);
     t.bk = 32;
     t.prefetch = 2;
     if (tiles >= 64) {
@@ -312,7 +314,8 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   if (batch > 1 && stride_c < (m - 1) * ldc + n) return invalid_argument("matmul: batches of C overlap");
   if (operands_overlap(c, a) || operands_overlap(c, b)) return invalid_argument("matmul: C overlaps an input (A or B)");
 
-  RECON_ASSIGN_OR_RETURN(GemmTiling tiling, choose_gemm_tiling(caps, dtype, m, n, k, opt.path, !opt.transpose_b));
+  RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
+                         choose_gemm_tiling(caps, dtype, m, n, k, opt.path, !opt.transpose_b, batch));
 
   // Chunk plan: shrink batch, then M, then N until every oversized operand's window fits.
   const int64_t esz = static_cast<int64_t>(dtype_size(dtype));

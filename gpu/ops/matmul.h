@@ -148,12 +148,12 @@ struct GemmSplitK {
 // paying for its partial tile. 1 where no split beats the grid as it is.
 int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident);
 
-// Picks the path and tile for an M×N×K problem of `dtype` storage; `b_row_major` says B is stored
-// [K, N] (not transposed), which the tensor-core tiles treat differently. Fails for dtypes other
-// than f32/f16, and with UNIMPLEMENTED for kCoopMat where coopmat_gemm_available() is false or the
-// dtype is not f16.
+// Picks the path and tile for `batch` M×N×K problems of `dtype` storage in one grid; `b_row_major`
+// says B is stored [K, N] (not transposed), which the tensor-core tiles treat differently. Fails for
+// dtypes other than f32/f16, and with UNIMPLEMENTED for kCoopMat where coopmat_gemm_available() is
+// false or the dtype is not f16.
 Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
-                                      GemmPath path, bool b_row_major = false);
+                                      GemmPath path, bool b_row_major = false, int64_t batch = 1);
 
 // A binding for elements [start, start + count) of `arg` viewed as a flat array: `arg` itself
 // when it fits one descriptor range (offset = start), else a window view of the tensor aligned down

@@ -249,17 +249,20 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
                         {128, 128, 32, 2, 4, 2}, {64, 64, 32, 2, 2, 2},   {64, 64, 16, 2, 2, 2}};
   struct Case {
     const char* what;
-    uint32_t cin, cout, h, w;
+    uint32_t cin, cout, h, w, batch;
   };
-  const Case cases[] = {{"head.2 3x3 full res", 128, 128, 384, 512},
-                        {"head.0 3x3 1/2 res", 256, 128, 192, 256},
-                        {"refinenet RCU 1/4 res", 256, 256, 96, 128},
-                        {"refinenet RCU 1/8 res", 256, 256, 48, 64}};
+  const Case cases[] = {
+      {"head.2 3x3 full res", 128, 128, 384, 512, 1},  {"head.0 3x3 1/2 res", 256, 128, 192, 256, 1},
+      {"refinenet RCU 1/4 res", 256, 256, 96, 128, 1}, {"refinenet RCU 1/8 res", 256, 256, 48, 64, 1},
+      {"refinenet RCU 1/8 res", 256, 256, 48, 64, 8},  {"refinenet RCU 1/16 res", 256, 256, 24, 32, 1},
+      {"refinenet RCU 1/16 res", 256, 256, 24, 32, 8}, {"layer2_rn 1/8 res", 192, 256, 48, 64, 8},
+      {"layer4_rn 1/32 res", 768, 256, 12, 16, 8}};
   for (const Case& c : cases) {
     const uint32_t k = c.cin * 9, npix = c.h * c.w;
-    Tensor in = upload_f32(rt(), DType::kF16, {1, c.cin, c.h, c.w}, random_floats(int64_t{c.cin} * npix, 1));
+    const int64_t images = c.batch;
+    Tensor in = upload_f32(rt(), DType::kF16, {images, c.cin, c.h, c.w}, random_floats(images * c.cin * npix, 1));
     Tensor wt = upload_f32(rt(), DType::kF16, {c.cout, c.cin, 3, 3}, random_floats(int64_t{c.cout} * k, 2));
-    Tensor out = Tensor::empty(rt(), DType::kF16, {1, c.cout, c.h, c.w}).value();
+    Tensor out = Tensor::empty(rt(), DType::kF16, {images, c.cout, c.h, c.w}).value();
     for (const Tile& t : tiles) {
       const uint32_t spec[] = {
           t.wm * t.wn * sg,       t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch, 3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u,
@@ -277,13 +280,13 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
                          {wt, Access::kRead},
                          {wt, Access::kRead},
                          {wt, Access::kRead}},
-                        push, {(c.cout + t.bm - 1) / t.bm, (npix + t.bn - 1) / t.bn, 1})
+                        push, {(c.cout + t.bm - 1) / t.bm, (npix + t.bn - 1) / t.bn, c.batch})
                  .is_ok();
       }
       if (!ok) continue;  // shared memory beyond the device's limit
       const double best = seconds_per_dispatch(g, kReps);
-      std::printf("[sweep] conv %-22s tile %3ux%3ux%2u pf %u: %7.1f us  %6.1f TFLOP/s\n", c.what, t.bm, t.bn, t.bk,
-                  t.prefetch, best * 1e6, 2.0 * c.cout * k * npix / best * 1e-12);
+      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u: %7.1f us  %6.1f TFLOP/s\n", c.what, c.batch,
+                  t.bm, t.bn, t.bk, t.prefetch, best * 1e6, 2.0 * c.batch * c.cout * k * npix / best * 1e-12);
     }
   }
 }
