@@ -40,21 +40,6 @@ layout(constant_id = 5) const uint KSPLIT = 1;  // subgroups sharing one row blo
 layout(constant_id = 6) const uint OW = 64;     // output columns moved through the scratch at a time
 layout(local_size_x_id = 4) in;
 
-// uvec4 views: 8 fp16 values per element. Rows of q/k/v/out are 16-byte aligned (host-checked).
-layout(binding = 0) readonly buffer Q { uvec4 q[]; };
-layout(binding = 1) readonly buffer K { uvec4 k[]; };
-layout(binding = 2) readonly buffer V { uvec4 v[]; };
-layout(binding = 3) writeonly buffer O { uvec4 o[]; };
-
-layout(push_constant) uniform Push {
-  uint nq, nk;
-  uint q_stride, q_col;  // in fp16 elements, multiples of 8
-  uint k_stride, k_col;
-  uint v_stride, v_col;
-  uint o_stride;
-  float scale_log2e;
-} p;
-
 const uint RB = WARPS / KSPLIT;      // row blocks per workgroup
 const uint BR = 16 * RB;             // query rows per workgroup
 const uint BCW = BC / KSPLIT;        // keys per subgroup per tile
@@ -84,18 +69,7 @@ void subgroup_sync() {
   controlBarrier(gl_ScopeSubgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
 }
 
-uvec4 k_regs[VPT];
-uvec4 v_regs[VPT];
-
-void fetch_tile(uint k0, uint k_base, uint v_base) {
-  [[unroll]] for (uint u = 0; u < VPT; ++u) {
-    const uint idx = gl_LocalInvocationID.x + u * WG;
-    const uint c = idx / DV, cv = idx % DV;
-    const bool valid = idx < TILE_VECS && k0 + c < p.nk;
-    k_regs[u] = valid ? k[k_base + (k0 + c) * (p.k_stride / 8) + cv] : uvec4(0);
-    v_regs[u] = valid ? v[v_base + (k0 + c) * (p.v_stride / 8) + cv] : uvec4(0);
-  }
-}
+#include "attention_cm_io.glsl"
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;

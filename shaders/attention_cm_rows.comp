@@ -40,21 +40,6 @@ layout(constant_id = 5) const uint SLOT_MASK = 0;   // probed: bit i = row slot 
 layout(constant_id = 6) const uint ROW_LANES = 4;   // probed: lanes sharing a row (aligned xor-cluster)
 layout(local_size_x_id = 3) in;
 
-// uvec4 views: 8 fp16 values per element. Rows of q/k/v/out are 16-byte aligned (host-checked).
-layout(binding = 0) readonly buffer Q { uvec4 q[]; };
-layout(binding = 1) readonly buffer K { uvec4 k[]; };
-layout(binding = 2) readonly buffer V { uvec4 v[]; };
-layout(binding = 3) writeonly buffer O { uvec4 o[]; };
-
-layout(push_constant) uniform Push {
-  uint nq, nk;
-  uint q_stride, q_col;  // in fp16 elements, multiples of 8
-  uint k_stride, k_col;
-  uint v_stride, v_col;
-  uint o_stride;
-  float scale_log2e;
-} p;
-
 const uint BR = 16 * RPW * WARPS;           // query rows per workgroup
 const uint DV = D / 8;                      // uvec4 per head row
 const uint KS = DV + 1;                     // kv_s row stride in uvec4 (16 bytes of skew)
@@ -70,18 +55,7 @@ shared float index_s[16 * 16];  // r·16 + c: reveals which element of a fragmen
 #define ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #define HALF fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 
-uvec4 k_regs[VPT];
-uvec4 v_regs[VPT];
-
-void fetch_tile(uint k0, uint k_base, uint v_base) {
-  [[unroll]] for (uint u = 0; u < VPT; ++u) {
-    const uint idx = gl_LocalInvocationID.x + u * WG;
-    const uint c = idx / DV, cv = idx % DV;
-    const bool valid = idx < TILE_VECS && k0 + c < p.nk;
-    k_regs[u] = valid ? k[k_base + (k0 + c) * (p.k_stride / 8) + cv] : uvec4(0);
-    v_regs[u] = valid ? v[v_base + (k0 + c) * (p.v_stride / 8) + cv] : uvec4(0);
-  }
-}
+#include "attention_cm_io.glsl"
 
 bool slot1(uint i) { return ((SLOT_MASK >> i) & 1u) != 0u; }
 

@@ -83,6 +83,14 @@ const uint GEMM_B_PER_THREAD = (GEMM_B_VECS + WG_SIZE - 1) / WG_SIZE;
 shared uvec4 gemm_sa[2 * GEMM_A_TILE];
 shared uvec4 gemm_sb[2 * GEMM_B_TILE];
 
+// The 8 fp32 values of two spilled uvec4 (an accumulator fragment stored into gemm_sa/gemm_sb).
+void gemm_unpack8(uvec4 lo, uvec4 hi, out float v[8]) {
+  [[unroll]] for (uint i = 0; i < 4u; ++i) {
+    v[i] = uintBitsToFloat(lo[i]);
+    v[4u + i] = uintBitsToFloat(hi[i]);
+  }
+}
+
 // Offset (in uvec4) of the 16×16 fragment at tile coordinates (r, c) in storage orientation.
 uint gemm_frag_a(uint buf, uint m, uint k) {
   return buf * GEMM_A_TILE + (A_COLMAJOR ? k * GEMM_A_STRIDE + m / 8 : m * GEMM_A_STRIDE + k / 8);
@@ -260,11 +268,9 @@ void main() {
         const uint r = chunk / 2u, c = (chunk % 2u) * 8u;
         if (mf + r >= M) continue;
         const uint at = scratch + r * 4u + c / 4u;
-        const uvec4 a0 = gemm_sa[at], a1 = gemm_sa[at + 1u], b0 = gemm_sb[at], b1 = gemm_sb[at + 1u];
-        float lo[8] = {uintBitsToFloat(a0.x), uintBitsToFloat(a0.y), uintBitsToFloat(a0.z), uintBitsToFloat(a0.w),
-                       uintBitsToFloat(a1.x), uintBitsToFloat(a1.y), uintBitsToFloat(a1.z), uintBitsToFloat(a1.w)};
-        float hi[8] = {uintBitsToFloat(b0.x), uintBitsToFloat(b0.y), uintBitsToFloat(b0.z), uintBitsToFloat(b0.w),
-                       uintBitsToFloat(b1.x), uintBitsToFloat(b1.y), uintBitsToFloat(b1.z), uintBitsToFloat(b1.w)};
+        float lo[8], hi[8];
+        gemm_unpack8(gemm_sa[at], gemm_sa[at + 1u], lo);
+        gemm_unpack8(gemm_sb[at], gemm_sb[at + 1u], hi);
         gemm_store_pair(bz, mf + r, nf + c, lo, hi);
       }
       subgroupMemoryBarrierShared();
@@ -289,9 +295,8 @@ void main() {
       for (uint chunk = gl_SubgroupInvocationID; chunk < 32u; chunk += gl_SubgroupSize) {
         const uint r = chunk / 2u, c = (chunk % 2u) * 8u;  // row and first column in the fragment
         const uint m = mf + r, n = nf + c;
-        const uvec4 lo = gemm_sa[scratch + r * 4u + c / 4u], hi = gemm_sa[scratch + r * 4u + c / 4u + 1u];
-        float v[8] = {uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z), uintBitsToFloat(lo.w),
-                      uintBitsToFloat(hi.x), uintBitsToFloat(hi.y), uintBitsToFloat(hi.z), uintBitsToFloat(hi.w)};
+        float v[8];
+        gemm_unpack8(gemm_sa[scratch + r * 4u + c / 4u], gemm_sa[scratch + r * 4u + c / 4u + 1u], v);
         for (uint s = 0; s < KSPLITS; ++s) {  // split-K: the other shares (none without a split)
           if (s == split) continue;
           const uint at = (tile_base + s * BM * BN + (m - m0) * BN + (n - n0)) / 4u;
