@@ -461,6 +461,27 @@ TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
   EXPECT_GT(dispatches, 1u);
 }
 
+// The tile rule counts a batch's problems together (no device needed: the capability set of a
+// tensor-core GPU is written out). One DPT convolution image at 1/8 resolution (256 channels,
+// 48×64 pixels) is 48 tiles of 128×128, under the 64 that take them; 8 images are 384.
+TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
+  Capabilities caps;
+  caps.nv_cooperative_matrix = caps.storage_16bit = caps.shader_float16 = true;
+  caps.subgroup_size = 32;
+  caps.max_workgroup_invocations = 1024;
+  caps.max_compute_shared_memory = 49152;
+  caps.coopmat_shapes.push_back({16, 16, 16, "f16", "f16", "f32", "f32", "NV subgroup"});
+  ASSERT_TRUE(ops::coopmat_gemm_available(caps));
+  auto tile = [&](int64_t batch) {
+    return ops::choose_gemm_tiling(caps, DType::kF16, 256, 48 * 64, 2304, GemmPath::kAuto, false, batch).value();
+  };
+  EXPECT_TRUE(tile(1).coopmat);
+  EXPECT_EQ(tile(1).bm, 64u);
+  EXPECT_EQ(tile(8).bm, 128u);
+  EXPECT_EQ(tile(8).bn, 128u);
+  EXPECT_EQ(tile(0).bm, 64u) << "an empty batch counts as one problem";
+}
+
 TEST(GemmWaves, SplitsOnlyWhereWholeWavesOfSharesFinishSooner) {
   // An H200 holds 132 of the 128×128 two-register-set tiles at once.
   EXPECT_EQ(ops::wave_balanced_splits(300, 224, 132), 3) << "local-feature fc2: 7 waves of third-K shares";
