@@ -6,6 +6,7 @@
 
 #include "gpu/ops/layout.h"
 #include "gpu/ops/wide_access.h"
+#include "gpu/runtime.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -28,7 +29,7 @@ Status softmax(Graph& g, const Arg& x, const Arg& out) {
   const int64_t rows = x.numel() / cols;
 
   const char* shader = x.dtype() == DType::kF32 ? "softmax_f32" : "softmax_f16";
-  const std::array<uint32_t, 3> spec = row_schedule(cols, x.dtype()).spec();
+  const RowSchedule schedule = softmax_schedule(cols, x.dtype(), fixed_subgroup_size(g.runtime().caps()));
   const uint64_t row_bytes = static_cast<uint64_t>(cols) * dtype_size(x.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({row_bytes, row_bytes}, rows));
   RECON_ASSIGN_OR_RETURN(Arg x2, reshape_view(x, {rows, cols}));
@@ -38,8 +39,8 @@ Status softmax(Graph& g, const Arg& x, const Arg& out) {
     RECON_ASSIGN_OR_RETURN(Arg xs, chunk < rows ? row_view(x2, r0, r1) : Result<Arg>(x2));
     RECON_ASSIGN_OR_RETURN(Arg os, chunk < rows ? row_view(out2, r0, r1) : Result<Arg>(out2));
     SoftmaxPush push{static_cast<uint32_t>(r1 - r0), static_cast<uint32_t>(cols)};
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{xs, Access::kRead}, {os, Access::kWrite}}, push,
-                                     Graph::grid_1d(static_cast<uint64_t>(r1 - r0))));
+    RECON_RETURN_IF_ERROR(g.dispatch(shader, schedule.spec(), {{xs, Access::kRead}, {os, Access::kWrite}}, push,
+                                     Graph::grid_1d(schedule.groups(static_cast<uint64_t>(r1 - r0)))));
   }
   return Status::ok();
 }

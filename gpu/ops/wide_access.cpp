@@ -23,4 +23,21 @@ RowSchedule row_schedule(int64_t cols, DType dtype) {
   return {static_cast<uint32_t>(wg), 1, 0};
 }
 
+uint32_t fixed_subgroup_size(const Capabilities& caps) {
+  const bool fixed = caps.subgroup_size > 0 && caps.min_subgroup_size == caps.subgroup_size &&
+                     caps.max_subgroup_size == caps.subgroup_size;
+  return fixed ? caps.subgroup_size : 0;
+}
+
+RowSchedule softmax_schedule(int64_t cols, DType dtype, uint32_t fixed_subgroup) {
+  constexpr uint32_t kWg = 128, kMaxLaneWords = 4;
+  const int64_t nw = cols / elements_per_word(dtype);
+  if (dtype != DType::kF16 || fixed_subgroup == 0 || fixed_subgroup > kWg || cols % elements_per_word(dtype) != 0 ||
+      nw <= 2 * int64_t{fixed_subgroup} || nw > kMaxLaneWords * int64_t{fixed_subgroup}) {
+    return row_schedule(cols, dtype);
+  }
+  const auto words = static_cast<uint32_t>((nw + fixed_subgroup - 1) / fixed_subgroup);
+  return {kWg, words, 2, kWg / fixed_subgroup};
+}
+
 }  // namespace recon::gpu::ops

@@ -146,9 +146,9 @@ TEST(RowScheduleTest, PicksWideWordsForWholeWordRowsUpToEightWordsPerInvocation)
   EXPECT_TRUE(is(ops::row_schedule(3, DType::kF32), 32, 1, 0));
 }
 
-// Opt-in (RECON_NORM_BENCH=1, for the GPU machine): the row kernels row_schedule launches
-// (layer_norm and softmax; wide path) under every schedule it could pick, at the model's shapes and
-// at 256 MiB, in GB/s (x read once, y written once).
+// Opt-in (RECON_NORM_BENCH=1, for the GPU machine): the row kernels (layer_norm and softmax; wide
+// paths) under every schedule row_schedule and softmax_schedule could pick, at the model's shapes
+// and at 256 MiB, in GB/s (x read once, y written once).
 class RowKernelBench : public GpuTest {};
 
 TEST_F(RowKernelBench, ScheduleSweep) {
@@ -165,34 +165,42 @@ TEST_F(RowKernelBench, ScheduleSweep) {
       Tensor w = upload_f32(rt(), d, {c.cols}, random_floats(c.cols, 2, 0.5f, 1.5f));
       Tensor y = Tensor::empty(rt(), d, {c.rows, c.cols}).value();
       const double bytes = 2.0 * static_cast<double>(x.bytes());
-      const ops::RowSchedule chosen = ops::row_schedule(c.cols, d);
+      const uint32_t sg = rt().caps().subgroup_size;
+      const ops::RowSchedule chosen_norm = ops::row_schedule(c.cols, d);
+      const ops::RowSchedule chosen_softmax = ops::softmax_schedule(c.cols, d, ops::fixed_subgroup_size(rt().caps()));
       const std::string suffix = d == DType::kF32 ? "_f32" : "_f16";
       for (const bool norm : {true, false}) {
         for (const uint32_t wg : {32u, 64u, 128u, 256u}) {
-          const uint32_t words = static_cast<uint32_t>((nw + wg - 1) / wg);
-          if (words > ops::kMaxRowWords) continue;
-          const struct {
-            uint32_t rows, cols, flags;
-            float eps;
-          } push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u, 1e-6f};  // softmax reads 2
-          const uint32_t spec[] = {wg, words, 1};
-          const std::string shader = (norm ? "layer_norm" : "softmax") + suffix;
-          const auto groups = Graph::grid_1d(static_cast<uint64_t>(c.rows));
-          Graph g(rt());
-          constexpr int kReps = 20;
-          for (int i = 0; i < kReps; ++i) {
-            ASSERT_TRUE(
-                norm ? g.dispatch(shader, spec,
-                                  {{x, Access::kRead}, {w, Access::kRead}, {w, Access::kRead}, {y, Access::kWrite}},
-                                  push, groups)
-                           .is_ok()
-                     : g.dispatch(shader, spec, {{x, Access::kRead}, {y, Access::kWrite}}, push, groups).is_ok());
+          for (const uint32_t per_subgroup : {0u, 1u}) {  // 1: a row per subgroup (WIDE = 2)
+            const uint32_t lanes = per_subgroup ? sg : wg;
+            const uint32_t words = static_cast<uint32_t>((nw + lanes - 1) / lanes);
+            if (words > ops::kMaxRowWords || (per_subgroup && (norm || wg < 2 * sg))) continue;
+            const uint64_t groups = per_subgroup ? (c.rows * sg + wg - 1) / wg : c.rows;
+            const struct {
+              uint32_t rows, cols, flags;
+              float eps;
+            } push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u, 1e-6f};  // softmax reads 2
+            const uint32_t spec[] = {wg, words, per_subgroup ? 2u : 1u};
+            const std::string shader = (norm ? "layer_norm" : "softmax") + suffix;
+            const auto grid = Graph::grid_1d(groups);
+            Graph g(rt());
+            constexpr int kReps = 20;
+            for (int i = 0; i < kReps; ++i) {
+              ASSERT_TRUE(
+                  norm ? g.dispatch(shader, spec,
+                                    {{x, Access::kRead}, {w, Access::kRead}, {w, Access::kRead}, {y, Access::kWrite}},
+                                    push, grid)
+                             .is_ok()
+                       : g.dispatch(shader, spec, {{x, Access::kRead}, {y, Access::kWrite}}, push, grid).is_ok());
+            }
+            const double sec = seconds_per_dispatch(g, kReps, 20);
+            const ops::RowSchedule& chosen = norm ? chosen_norm : chosen_softmax;
+            const bool is_chosen = wg == chosen.wg && words == chosen.words && (per_subgroup ? 2u : 1u) == chosen.wide;
+            std::printf("[rows] %-10s %-19s %s wg %3u words %u %s%s %8.2f us %6.0f GB/s\n",
+                        norm ? "layer_norm" : "softmax", c.name, dtype_name(d), wg, words,
+                        per_subgroup ? "row/subgroup " : "row/workgroup", is_chosen ? " (chosen)" : "         ",
+                        sec * 1e6, bytes / sec * 1e-9);
           }
-          const double sec = seconds_per_dispatch(g, kReps, 20);
-          std::printf("[rows] %-10s %-19s %s wg %3u words %u%s %8.2f us %6.0f GB/s\n", norm ? "layer_norm" : "softmax",
-                      c.name, dtype_name(d), wg, words,
-                      wg == chosen.wg && words == chosen.words ? " (chosen)" : "         ", sec * 1e6,
-                      bytes / sec * 1e-9);
         }
       }
     }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "gpu/ops/wide_access.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -39,7 +40,8 @@ TEST_P(SoftmaxTest, MatchesFloat64OnRaggedRowsAndHugeLogits) {
   // general one (gpu/ops/wide_access.h).
   for (const Case& c : {Case{{3, 1}, -1, 1}, Case{{2, 3, 7}, -4, 4}, Case{{4, 300}, -8, 8}, Case{{2, 1000}, 190, 210},
                         Case{{1, 2049}, -30, 30}, Case{{5, 1024}, -8, 8}, Case{{3, 768}, -8, 8}, Case{{2, 8192}, -8, 8},
-                        Case{{3, 8}, -8, 8}, Case{{3, 16}, 190, 210}, Case{{2, 8200}, -8, 8}}) {
+                        Case{{3, 8}, -8, 8}, Case{{3, 16}, 190, 210}, Case{{2, 8200}, -8, 8}, Case{{37, 200}, -8, 8},
+                        Case{{5, 256}, 190, 210}, Case{{41, 520}, -8, 8}}) {
     const int64_t cols = c.shape.back(), n = shape_numel(c.shape);
     Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, c.lo, c.hi));
     Tensor out = poisoned(rt(), d, c.shape);
@@ -51,6 +53,27 @@ TEST_P(SoftmaxTest, MatchesFloat64OnRaggedRowsAndHugeLogits) {
     EXPECT_LE(max_relative_error(download_f32(rt(), out), want, 1e-3), d == DType::kF32 ? 1e-5 : 2e-3)
         << shape_string(c.shape);
   }
+}
+
+// fp16 rows of 2-4 words per lane go a row per subgroup where the subgroup size is fixed: on
+// lavapipe (8 lanes) 200 and 256 columns, on an NVIDIA GPU (32 lanes) 520 to 1024; the cases above
+// cover both, with row counts that leave the last workgroup part-filled.
+TEST(SoftmaxScheduleTest, FixedSubgroupsTakeFp16RowsOfTwoToFourWordsPerLane) {
+  const ops::RowSchedule nvidia = ops::softmax_schedule(1024, DType::kF16, 32);
+  EXPECT_EQ(nvidia.wide, 2u);
+  EXPECT_EQ(nvidia.words, 4u);
+  EXPECT_EQ(nvidia.rows_per_group, 4u);
+  EXPECT_EQ(nvidia.groups(24577), 6145u);
+  EXPECT_EQ(ops::softmax_schedule(768, DType::kF16, 32).words, 3u);
+  EXPECT_EQ(ops::softmax_schedule(512, DType::kF16, 32).wide, 1u) << "two words per lane";
+  EXPECT_EQ(ops::softmax_schedule(1032, DType::kF16, 32).wide, 1u) << "five words per lane";
+  EXPECT_EQ(ops::softmax_schedule(1024, DType::kF32, 32).wide, 1u) << "fp32 rows lost";
+  EXPECT_EQ(ops::softmax_schedule(1024, DType::kF16, 0).wide, 1u) << "subgroup size may vary";
+  EXPECT_EQ(ops::softmax_schedule(1020, DType::kF16, 32).wide, 0u) << "not whole words";
+  const ops::RowSchedule lavapipe = ops::softmax_schedule(200, DType::kF16, 8);
+  EXPECT_EQ(lavapipe.wide, 2u);
+  EXPECT_EQ(lavapipe.words, 4u);
+  EXPECT_EQ(lavapipe.rows_per_group, 16u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::kF32, DType::kF16),
