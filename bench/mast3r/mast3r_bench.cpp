@@ -7,7 +7,9 @@
 //
 //   recon_bench_mast3r --model M.safetensors --width 512 --height 384 [--pair DIR] [--dump DIR]
 //                      [--batches 1,8] [--precisions fp32,fp16] [--sequence N] [--pair-batches 4]
-//                      [Google Benchmark flags]
+//                      [--idle-ms 0,20,100] [Google Benchmark flags]
+// --idle-ms runs each single-pair case once per value, sleeping that long before every timed call
+// (20 calls): the latency at a camera's cadence, where the GPU's clock falls between pairs.
 // With RECON_PROFILE_DISPATCHES=1 each single-pair case also prints its GPU time per dispatch
 // (gpu/dispatch_profile.h) over its timed iterations; the profiled times are slower than normal.
 // --pair DIR reads DIR/img1_u8.bin and DIR/img2_u8.bin (H×W×3 bytes); otherwise seeded noise.
@@ -27,6 +29,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/gpu/clock_warmup.h"
@@ -47,6 +50,9 @@ struct Options {
   std::vector<Precision> precisions = {Precision::kF32, Precision::kF16, Precision::kF16Heads};
   int sequence = 0;  // images in the infer_batch sequence comparison; 0: none
   std::vector<int> pair_batches = {4};
+  // Idle gaps before each timed call, in ms (a camera's cadence: the GPU idles between pairs and
+  // its clock falls); 0 is the back-to-back case.
+  std::vector<int> idle_ms = {0};
 };
 Options g_options;
 std::unique_ptr<recon::gpu::Runtime> g_runtime;
@@ -86,7 +92,7 @@ void dump(Mast3rEngine& engine, Precision p) {
   }
 }
 
-void bench_pair(benchmark::State& state, Precision precision, int batch) {
+void bench_pair(benchmark::State& state, Precision precision, int batch, int idle_ms) {
   auto engine = Mast3rEngine::load(*g_runtime, g_options.model, precision);
   if (!engine.is_ok()) {
     state.SkipWithError(engine.status().to_string().c_str());
@@ -109,6 +115,7 @@ void bench_pair(benchmark::State& state, Precision precision, int batch) {
   std::vector<std::pair<std::string, double>> stages;
   recon::gpu::reset_dispatch_profile();
   for (auto _ : state) {
+    if (idle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));  // outside the manual time
     auto r = engine.value()->infer(v1, v2);
     if (!r.is_ok()) {
       state.SkipWithError(r.status().to_string().c_str());
@@ -241,6 +248,9 @@ int main(int argc, char** argv) {
     } else if (a == "--pair-batches") {
       g_options.pair_batches.clear();
       for (auto& s : split(next())) g_options.pair_batches.push_back(std::atoi(s.c_str()));
+    } else if (a == "--idle-ms") {
+      g_options.idle_ms.clear();
+      for (auto& s : split(next())) g_options.idle_ms.push_back(std::atoi(s.c_str()));
     } else if (a == "--precisions") {
       g_options.precisions.clear();
       for (auto& s : split(next())) g_options.precisions.push_back(recon::gpu::parse_precision(s).value());
@@ -266,12 +276,20 @@ int main(int argc, char** argv) {
 
   for (Precision p : g_options.precisions) {
     for (int b : g_options.batches) {
-      std::string name = std::string("mast3r/") + recon::gpu::precision_name(p) + "/batch:" + std::to_string(b) + "/" +
-                         std::to_string(g_options.width) + "x" + std::to_string(g_options.height);
-      benchmark::RegisterBenchmark(name.c_str(), [p, b](benchmark::State& s) { bench_pair(s, p, b); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond)
-          ->MinTime(2.0);
+      for (int idle : g_options.idle_ms) {
+        std::string name = std::string("mast3r/") + recon::gpu::precision_name(p) + "/batch:" + std::to_string(b) +
+                           "/" + std::to_string(g_options.width) + "x" + std::to_string(g_options.height) +
+                           (idle > 0 ? "/idle:" + std::to_string(idle) + "ms" : "");
+        auto* bench =
+            benchmark::RegisterBenchmark(name.c_str(), [p, b, idle](benchmark::State& s) { bench_pair(s, p, b, idle); })
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond);
+        if (idle > 0) {
+          bench->Iterations(20);  // 2 s of manual time would be minutes of idling
+        } else {
+          bench->MinTime(2.0);
+        }
+      }
     }
     if (g_options.sequence >= 2) {
       std::vector<int> sides = {0};  // pairwise first: the baseline of the ratio
