@@ -1,6 +1,6 @@
 #version 450
 // LayerNorm over the last axis: y = (x − mean) · rsqrt(var + eps) · weight + bias.
-// One workgroup per row. Statistics are fp32 and two-pass (the mean first, then the sum of squared
+// One workgroup per row (with LOOP = 1, per row at a time). Statistics are fp32 and two-pass (the mean first, then the sum of squared
 // deviations from it), and both passes work on x − x[0] (exact for nearby floats), so rows with a
 // large offset and a small spread (mean ~100, std ~0.01) keep their precision: the naive
 // E[x²] − E[x]² loses all of it, and even a plain two-pass mean carries an error of ~ulp(mean).
@@ -9,7 +9,9 @@
 //
 // Two paths, chosen on the host (gpu/ops/wide_access.h):
 //   WIDE = 1: the row is read once, in 16-byte words (wide_io.glsl), and held in registers (WORDS
-//             words per invocation) through both statistics passes and the write;
+//             words per invocation) through both statistics passes and the write. With LOOP = 1
+//             the grid is smaller than the rows and each workgroup loops over rows, its weight and
+//             bias words loaded once and held (loading them with every row, early, measured slower);
 //   WIDE = 0: any row length; each pass reads the row again (from cache for short rows).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -19,6 +21,9 @@
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint WORDS = 1;  // words of the row per invocation (WIDE = 1)
 layout(constant_id = 2) const uint WIDE = 0;
+// WIDE = 1 only: 1 makes each workgroup loop over rows (stride: the grid), holding its affine
+// words in registers across them.
+layout(constant_id = 3) const uint LOOP = 0;
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer X { STORE_T x[]; };
@@ -50,7 +55,7 @@ float workgroup_sum(float v) {
   return total;
 }
 
-void wide_row(uint row, uint tid) {
+void wide_row(uint row, uint tid, uvec4 held_w[WORDS], uvec4 held_b[WORDS]) {
   const uint nw = p.cols / VW, base = row * nw;
   uvec4 words[WORDS];
   for (uint k = 0; k < WORDS; ++k) {
@@ -88,11 +93,11 @@ void wide_row(uint row, uint tid) {
     for (uint i = 0; i < VW; ++i) f[i] = ((f[i] - shift) - mean) * rstd;
     float t[VW];
     if (has_w) {
-      unpack_word(weight_w[j], t);
+      unpack_word(LOOP == 1 ? held_w[k] : weight_w[j], t);
       for (uint i = 0; i < VW; ++i) f[i] *= t[i];
     }
     if (has_b) {
-      unpack_word(bias_w[j], t);
+      unpack_word(LOOP == 1 ? held_b[k] : bias_w[j], t);
       for (uint i = 0; i < VW; ++i) f[i] += t[i];
     }
     yw[base + j] = pack_word(f);
@@ -125,9 +130,23 @@ void general_row(uint row, uint tid) {
 void main() {
   const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (row >= p.rows) return;  // uniform across the workgroup
-  if (WIDE != 0) {
-    wide_row(row, gl_LocalInvocationID.x);
+  const uint tid = gl_LocalInvocationID.x;
+  if (WIDE == 0) {
+    general_row(row, tid);
+    return;
+  }
+  uvec4 held_w[WORDS], held_b[WORDS];
+  if (LOOP == 1) {
+    const uint nw = p.cols / VW;
+    const bool has_w = (p.flags & kHasWeight) != 0u, has_b = (p.flags & kHasBias) != 0u;
+    for (uint k = 0; k < WORDS; ++k) {
+      const uint j = tid + k * WG;
+      held_w[k] = j < nw && has_w ? weight_w[j] : uvec4(0);
+      held_b[k] = j < nw && has_b ? bias_w[j] : uvec4(0);
+    }
+    const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    for (uint r = row; r < p.rows; r += groups) wide_row(r, tid, held_w, held_b);
   } else {
-    general_row(row, gl_LocalInvocationID.x);
+    wide_row(row, tid, held_w, held_b);
   }
 }

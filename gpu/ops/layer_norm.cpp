@@ -7,6 +7,7 @@
 
 #include "gpu/ops/layout.h"
 #include "gpu/ops/wide_access.h"
+#include "gpu/runtime.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -46,7 +47,7 @@ Status layer_norm(Graph& g, const Arg& x, const std::optional<Arg>& weight, cons
   RECON_RETURN_IF_ERROR(check_param("bias", bias, x.dtype(), cols));
 
   const char* shader = x.dtype() == DType::kF32 ? "layer_norm_f32" : "layer_norm_f16";
-  const std::array<uint32_t, 3> spec = row_schedule(cols, x.dtype()).spec();
+  const RowSchedule schedule = row_schedule(cols, x.dtype());
   const uint64_t row_bytes = static_cast<uint64_t>(cols) * dtype_size(x.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({row_bytes, row_bytes}, rows));
   RECON_ASSIGN_OR_RETURN(Arg x2, reshape_view(x, {rows, cols}));
@@ -57,12 +58,16 @@ Status layer_norm(Graph& g, const Arg& x, const std::optional<Arg>& weight, cons
     RECON_ASSIGN_OR_RETURN(Arg xs, chunk < rows ? row_view(x2, r0, r1) : Result<Arg>(x2));
     RECON_ASSIGN_OR_RETURN(Arg os, chunk < rows ? row_view(out2, r0, r1) : Result<Arg>(out2));
     LayerNormPush push{static_cast<uint32_t>(r1 - r0), static_cast<uint32_t>(cols), flags, eps};
+    const uint32_t loop_groups = layer_norm_loop_groups(g.runtime().caps(), schedule, r1 - r0);
+    const auto [wg, words, wide] = schedule.spec();
+    const std::array<uint32_t, 4> spec = {wg, words, wide, loop_groups > 0 ? 1u : 0u};  // LOOP last
     RECON_RETURN_IF_ERROR(g.dispatch(shader, spec,
                                      {{xs, Access::kRead},
                                       {weight ? *weight : xs, Access::kRead},
                                       {bias ? *bias : xs, Access::kRead},
                                       {os, Access::kWrite}},
-                                     push, Graph::grid_1d(static_cast<uint64_t>(r1 - r0))));
+                                     push,
+                                     Graph::grid_1d(loop_groups > 0 ? loop_groups : static_cast<uint64_t>(r1 - r0))));
   }
   return Status::ok();
 }

@@ -23,6 +23,13 @@ RowSchedule row_schedule(int64_t cols, DType dtype) {
   return {static_cast<uint32_t>(wg), 1, 0};
 }
 
+uint32_t layer_norm_loop_groups(const Capabilities& caps, const RowSchedule& schedule, int64_t rows) {
+  constexpr int64_t kGroupsPerSm = 32, kMinRowsPerGroup = 12;
+  if (schedule.wide != 1 || caps.shader_core_count == 0) return 0;
+  const int64_t groups = kGroupsPerSm * caps.shader_core_count;
+  return rows >= kMinRowsPerGroup * groups ? static_cast<uint32_t>(groups) : 0;
+}
+
 uint32_t fixed_subgroup_size(const Capabilities& caps) {
   const bool fixed = caps.subgroup_size > 0 && caps.min_subgroup_size == caps.subgroup_size &&
                      caps.max_subgroup_size == caps.subgroup_size;

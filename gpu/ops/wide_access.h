@@ -2,8 +2,9 @@
 // extent and element offsets allow, else element by element. One 16-byte access per invocation and
 // operand is what reaches HBM bandwidth; fp16 read as 2-byte scalars ran at about half the fp32 GB/s
 // on an H200. The row kernels (norms, softmax) hold a row per workgroup (row_schedule; softmax's
-// fp16 rows a row per subgroup, softmax_schedule); the element-wise ones loop a fixed grid over the
-// words (grid_stride_groups). This header only picks
+// fp16 rows a row per subgroup, softmax_schedule; LayerNorm's workgroups loop over many rows,
+// layer_norm_loop_groups); the element-wise ones loop a fixed grid over the words
+// (grid_stride_groups). This header only picks
 // paths and launch geometry; it launches nothing.
 #pragma once
 
@@ -45,6 +46,14 @@ inline constexpr uint32_t kMaxRowWords = 8;
 // RowKernelBench in layer_norm_test.cpp): LayerNorm over 1024 fp32 columns 3.7 against 2.6 TB/s at
 // the encoder's batch-8 shape, 3.1 against 2.4 TB/s at 256 MiB; softmax alike either way.
 RowSchedule row_schedule(int64_t cols, DType dtype);
+
+// Workgroups for a wide LayerNorm whose workgroups loop over the rows (LOOP = 1 in
+// layer_norm.comp), each holding its affine words in registers across its rows: 32 per SM where
+// the device reports its SM count and there are at least 12 rows per workgroup, else 0 (a
+// workgroup per row). Measured on an H200 (RowKernelBench): 65536 × 1024 fp16 113.5 → 87.8 µs
+// (2.37 → 3.06 TB/s), fp32 171 → 141 µs (3.14 → 3.80 TB/s); at the model's shapes (12288–24576
+// rows, 3–6 per workgroup) looping was even or up to 9 % slower.
+uint32_t layer_norm_loop_groups(const Capabilities& caps, const RowSchedule& schedule, int64_t rows);
 
 // The device's subgroup size where it cannot vary between pipelines (min = max), else 0.
 uint32_t fixed_subgroup_size(const Capabilities& caps);

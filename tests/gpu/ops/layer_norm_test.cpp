@@ -147,8 +147,8 @@ TEST(RowScheduleTest, PicksWideWordsForWholeWordRowsUpToEightWordsPerInvocation)
 }
 
 // Opt-in (RECON_NORM_BENCH=1, for the GPU machine): the row kernels (layer_norm and softmax; wide
-// paths) under every schedule row_schedule and softmax_schedule could pick, at the model's shapes
-// and at 256 MiB, in GB/s (x read once, y written once).
+// paths) under every schedule row_schedule, layer_norm_loop_groups and softmax_schedule could pick,
+// at the model's shapes and at 256 MiB, in GB/s (x read once, y written once).
 class RowKernelBench : public GpuTest {};
 
 TEST_F(RowKernelBench, ScheduleSweep) {
@@ -157,6 +157,9 @@ TEST_F(RowKernelBench, ScheduleSweep) {
     const char* name;
     int64_t rows, cols;
   };
+  // How the rows map to workgroups: one each, looping over the rows (LayerNorm), one per subgroup (softmax).
+  enum class Mapping { kRowPerGroup, kLoop, kRowPerSubgroup };
+  const uint32_t sg = rt().caps().subgroup_size, loop_groups = 32 * rt().caps().shader_core_count;
   for (const Case c : {Case{"encoder, batch 8", 24576, 1024}, Case{"decoder, batch 8", 12288, 768},
                        Case{"65536 x 1024", 65536, 1024}, Case{"scores 24576 x 768", 24576, 768}}) {
     for (const DType d : {DType::kF32, DType::kF16}) {
@@ -165,22 +168,27 @@ TEST_F(RowKernelBench, ScheduleSweep) {
       Tensor w = upload_f32(rt(), d, {c.cols}, random_floats(c.cols, 2, 0.5f, 1.5f));
       Tensor y = Tensor::empty(rt(), d, {c.rows, c.cols}).value();
       const double bytes = 2.0 * static_cast<double>(x.bytes());
-      const uint32_t sg = rt().caps().subgroup_size;
       const ops::RowSchedule chosen_norm = ops::row_schedule(c.cols, d);
+      const bool chosen_loop = ops::layer_norm_loop_groups(rt().caps(), chosen_norm, c.rows) > 0;
       const ops::RowSchedule chosen_softmax = ops::softmax_schedule(c.cols, d, ops::fixed_subgroup_size(rt().caps()));
       const std::string suffix = d == DType::kF32 ? "_f32" : "_f16";
       for (const bool norm : {true, false}) {
         for (const uint32_t wg : {32u, 64u, 128u, 256u}) {
-          for (const uint32_t per_subgroup : {0u, 1u}) {  // 1: a row per subgroup (WIDE = 2)
-            const uint32_t lanes = per_subgroup ? sg : wg;
+          for (const Mapping mapping : {Mapping::kRowPerGroup, Mapping::kLoop, Mapping::kRowPerSubgroup}) {
+            if (mapping == Mapping::kLoop && (!norm || loop_groups == 0)) continue;
+            if (mapping == Mapping::kRowPerSubgroup && (norm || wg < 2 * sg)) continue;
+            const uint32_t lanes = mapping == Mapping::kRowPerSubgroup ? sg : wg;
             const uint32_t words = static_cast<uint32_t>((nw + lanes - 1) / lanes);
-            if (words > ops::kMaxRowWords || (per_subgroup && (norm || wg < 2 * sg))) continue;
-            const uint64_t groups = per_subgroup ? (c.rows * sg + wg - 1) / wg : c.rows;
+            if (words > ops::kMaxRowWords) continue;
+            const uint32_t wide = mapping == Mapping::kRowPerSubgroup ? 2u : 1u;
+            const uint64_t groups = mapping == Mapping::kRowPerSubgroup ? (c.rows * sg + wg - 1) / wg
+                                    : mapping == Mapping::kLoop         ? loop_groups
+                                                                        : c.rows;
             const struct {
               uint32_t rows, cols, flags;
               float eps;
             } push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u, 1e-6f};  // softmax reads 2
-            const uint32_t spec[] = {wg, words, per_subgroup ? 2u : 1u};
+            const uint32_t spec[] = {wg, words, wide, mapping == Mapping::kLoop ? 1u : 0u};
             const std::string shader = (norm ? "layer_norm" : "softmax") + suffix;
             const auto grid = Graph::grid_1d(groups);
             Graph g(rt());
@@ -195,16 +203,61 @@ TEST_F(RowKernelBench, ScheduleSweep) {
             }
             const double sec = seconds_per_dispatch(g, kReps, 20);
             const ops::RowSchedule& chosen = norm ? chosen_norm : chosen_softmax;
-            const bool is_chosen = wg == chosen.wg && words == chosen.words && (per_subgroup ? 2u : 1u) == chosen.wide;
+            const bool is_chosen = wg == chosen.wg && words == chosen.words && wide == chosen.wide &&
+                                   (!norm || chosen_loop == (mapping == Mapping::kLoop));
+            const char* how = mapping == Mapping::kLoop ? "rows looped  "
+                              : wide == 2               ? "row/subgroup "
+                                                        : "row/workgroup";
             std::printf("[rows] %-10s %-19s %s wg %3u words %u %s%s %8.2f us %6.0f GB/s\n",
-                        norm ? "layer_norm" : "softmax", c.name, dtype_name(d), wg, words,
-                        per_subgroup ? "row/subgroup " : "row/workgroup", is_chosen ? " (chosen)" : "         ",
-                        sec * 1e6, bytes / sec * 1e-9);
+                        norm ? "layer_norm" : "softmax", c.name, dtype_name(d), wg, words, how,
+                        is_chosen ? " (chosen)" : "         ", sec * 1e6, bytes / sec * 1e-9);
           }
         }
       }
     }
   }
+}
+
+// Workgroups that loop over the rows (chosen for many rows where the SM count is known, so never
+// on lavapipe: dispatched directly here, 3 workgroups over 37 rows) against float64.
+TEST_P(LayerNormTest, WorkgroupsLoopingOverTheRowsMatchFloat64) {
+  const DType d = GetParam();
+  const int64_t rows = 37, cols = 1024;
+  const ops::RowSchedule sched = ops::row_schedule(cols, d);
+  ASSERT_EQ(sched.wide, 1u);
+  uint32_t seed = 900;
+  for (bool affine : {true, false}) {
+    Tensor x = upload_f32(rt(), d, {rows, cols}, random_floats(rows * cols, ++seed, -2.0f, 3.0f));
+    Tensor w = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, 0.5f, 1.5f));
+    Tensor b = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, -1.0f, 1.0f));
+    Tensor out = poisoned(rt(), d, {rows, cols});
+    const struct {
+      uint32_t rows, cols, flags;
+      float eps;
+    } push{static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), affine ? 3u : 0u, 1e-6f};  // layer_norm.comp
+    const uint32_t spec[] = {sched.wg, sched.words, 1, 1};
+    Graph g(rt());
+    ASSERT_TRUE(g.dispatch(d == DType::kF32 ? "layer_norm_f32" : "layer_norm_f16", spec,
+                           {{x, Access::kRead}, {w, Access::kRead}, {b, Access::kRead}, {out, Access::kWrite}}, push,
+                           {3, 1, 1})
+                    .is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    auto sx = download_f32(rt(), x), sw = download_f32(rt(), w), sb = download_f32(rt(), b);
+    auto want = reference(sx, cols, affine ? &sw : nullptr, affine ? &sb : nullptr, 1e-6);
+    EXPECT_LE(max_error(download_f32(rt(), out), want), d == DType::kF32 ? 1e-5 : 4e-3) << "affine " << affine;
+  }
+}
+
+// The looping rule: 32 workgroups per SM, from 12 rows per workgroup, where the SM count is known.
+TEST(LayerNormLoopTest, LoopsOnlyOverManyRowsWhereTheSmCountIsKnown) {
+  Capabilities caps;
+  caps.shader_core_count = 132;
+  const ops::RowSchedule wide = ops::row_schedule(1024, DType::kF16);
+  EXPECT_EQ(ops::layer_norm_loop_groups(caps, wide, 65536), 4224u);
+  EXPECT_EQ(ops::layer_norm_loop_groups(caps, wide, 24576), 0u) << "the encoder at batch 8: 5.8 rows per workgroup";
+  EXPECT_EQ(ops::layer_norm_loop_groups(caps, ops::row_schedule(1030, DType::kF16), 65536), 0u) << "general path";
+  caps.shader_core_count = 0;
+  EXPECT_EQ(ops::layer_norm_loop_groups(caps, wide, 65536), 0u);
 }
 
 class LayerNormMisuseTest : public GpuTest {};
