@@ -1,6 +1,7 @@
 // LayerNorm over the last axis (MASt3R's norm1/norm2/norm3/norm_y/enc_norm/dec_norm, spec §3.3, §4).
-// One workgroup per row; statistics in fp32, two-pass (mean, then Σ(x − mean)²), so inputs with a
-// large offset and a small spread keep their precision.
+// One workgroup per row (over many rows, workgroups that loop over them: wide_access.h,
+// layer_norm_loop_groups); statistics in fp32, two-pass (mean, then Σ(x − mean)²), so inputs with
+// a large offset and a small spread keep their precision.
 //
 // Large tensors: rows are split into several dispatches (row views of ≤ max_binding_bytes(), see
 // layout.h) when x/out exceed one binding; an oversized graph slot is refused.

@@ -1,5 +1,7 @@
 // Softmax over the last axis, numerically stable (max-subtracted), any row length; fp32 arithmetic.
-// One workgroup per row. (Attention does not use this op: its softmax is fused, see attention.h.)
+// One workgroup per row, or one subgroup per row for fp16 rows of a few words per lane
+// (wide_access.h, softmax_schedule). (Attention does not use this op: its softmax is fused, see
+// attention.h.)
 // Large tensors are split by rows as in layer_norm.h.
 // Tolerance (tests/gpu/ops/softmax_test.cpp): fp32 ≤ 1e-5, fp16 ≤ 2e-3, relative to max(|ref|, 1e-3).
 #pragma once
