@@ -24,9 +24,9 @@ RowSchedule row_schedule(int64_t cols, DType dtype) {
 }
 
 uint32_t layer_norm_loop_groups(const Capabilities& caps, const RowSchedule& schedule, int64_t rows) {
-  constexpr int64_t kGroupsPerSm = 32, kMinRowsPerGroup = 12;
+  constexpr int64_t kMinRowsPerGroup = 12;
   if (schedule.wide != 1 || caps.shader_core_count == 0) return 0;
-  const int64_t groups = kGroupsPerSm * caps.shader_core_count;
+  const int64_t groups = int64_t{kLayerNormLoopGroupsPerSm} * caps.shader_core_count;
   return rows >= kMinRowsPerGroup * groups ? static_cast<uint32_t>(groups) : 0;
 }
 

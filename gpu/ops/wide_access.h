@@ -4,8 +4,7 @@
 // on an H200. The row kernels (norms, softmax) hold a row per workgroup (row_schedule; softmax's
 // fp16 rows a row per subgroup, softmax_schedule; LayerNorm's workgroups loop over many rows,
 // layer_norm_loop_groups); the element-wise ones loop a fixed grid over the words
-// (grid_stride_groups). This header only picks
-// paths and launch geometry; it launches nothing.
+// (grid_stride_groups). This header only picks paths and launch geometry; it launches nothing.
 #pragma once
 
 #include <algorithm>
@@ -53,6 +52,7 @@ RowSchedule row_schedule(int64_t cols, DType dtype);
 // workgroup per row). Measured on an H200 (RowKernelBench): 65536 × 1024 fp16 113.5 → 87.8 µs
 // (2.37 → 3.06 TB/s), fp32 171 → 141 µs (3.14 → 3.80 TB/s); at the model's shapes (12288–24576
 // rows, 3–6 per workgroup) looping was even or up to 9 % slower.
+inline constexpr uint32_t kLayerNormLoopGroupsPerSm = 32;
 uint32_t layer_norm_loop_groups(const Capabilities& caps, const RowSchedule& schedule, int64_t rows);
 
 // The device's subgroup size where it cannot vary between pipelines (min = max), else 0.

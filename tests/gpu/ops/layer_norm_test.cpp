@@ -146,6 +146,14 @@ TEST(RowScheduleTest, PicksWideWordsForWholeWordRowsUpToEightWordsPerInvocation)
   EXPECT_TRUE(is(ops::row_schedule(3, DType::kF32), 32, 1, 0));
 }
 
+// Push constants of shaders/layer_norm.comp (flags 3: weight and bias), for the tests that
+// dispatch it directly with a schedule of their own.
+struct LayerNormPush {  // mirrors Push in shaders/layer_norm.comp
+  uint32_t rows, cols, flags;
+  float eps;
+};
+static_assert(sizeof(LayerNormPush) == 16);
+
 // Opt-in (RECON_NORM_BENCH=1, for the GPU machine): the row kernels (layer_norm and softmax; wide
 // paths) under every schedule row_schedule, layer_norm_loop_groups and softmax_schedule could pick,
 // at the model's shapes and at 256 MiB, in GB/s (x read once, y written once).
@@ -159,7 +167,8 @@ TEST_F(RowKernelBench, ScheduleSweep) {
   };
   // How the rows map to workgroups: one each, looping over the rows (LayerNorm), one per subgroup (softmax).
   enum class Mapping { kRowPerGroup, kLoop, kRowPerSubgroup };
-  const uint32_t sg = rt().caps().subgroup_size, loop_groups = 32 * rt().caps().shader_core_count;
+  const uint32_t sg = rt().caps().subgroup_size;
+  const uint32_t loop_groups = ops::kLayerNormLoopGroupsPerSm * rt().caps().shader_core_count;
   for (const Case c : {Case{"encoder, batch 8", 24576, 1024}, Case{"decoder, batch 8", 12288, 768},
                        Case{"65536 x 1024", 65536, 1024}, Case{"scores 24576 x 768", 24576, 768}}) {
     for (const DType d : {DType::kF32, DType::kF16}) {
@@ -184,10 +193,8 @@ TEST_F(RowKernelBench, ScheduleSweep) {
             const uint64_t groups = mapping == Mapping::kRowPerSubgroup ? (c.rows * sg + wg - 1) / wg
                                     : mapping == Mapping::kLoop         ? loop_groups
                                                                         : c.rows;
-            const struct {
-              uint32_t rows, cols, flags;
-              float eps;
-            } push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u, 1e-6f};  // softmax reads 2
+            const LayerNormPush push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u,
+                                     1e-6f};  // softmax reads the first two words
             const uint32_t spec[] = {wg, words, wide, mapping == Mapping::kLoop ? 1u : 0u};
             const std::string shader = (norm ? "layer_norm" : "softmax") + suffix;
             const auto grid = Graph::grid_1d(groups);
@@ -231,10 +238,7 @@ TEST_P(LayerNormTest, WorkgroupsLoopingOverTheRowsMatchFloat64) {
     Tensor w = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, 0.5f, 1.5f));
     Tensor b = upload_f32(rt(), d, {cols}, random_floats(cols, ++seed, -1.0f, 1.0f));
     Tensor out = poisoned(rt(), d, {rows, cols});
-    const struct {
-      uint32_t rows, cols, flags;
-      float eps;
-    } push{static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), affine ? 3u : 0u, 1e-6f};  // layer_norm.comp
+    const LayerNormPush push{static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), affine ? 3u : 0u, 1e-6f};
     const uint32_t spec[] = {sched.wg, sched.words, 1, 1};
     Graph g(rt());
     ASSERT_TRUE(g.dispatch(d == DType::kF32 ? "layer_norm_f32" : "layer_norm_f16", spec,
