@@ -1,9 +1,10 @@
 #version 450
 // LayerNorm over the last axis: y = (x − mean) · rsqrt(var + eps) · weight + bias.
-// One workgroup per row (with LOOP = 1, per row at a time). Statistics are fp32 and two-pass (the mean first, then the sum of squared
-// deviations from it), and both passes work on x − x[0] (exact for nearby floats), so rows with a
-// large offset and a small spread (mean ~100, std ~0.01) keep their precision: the naive
-// E[x²] − E[x]² loses all of it, and even a plain two-pass mean carries an error of ~ulp(mean).
+// One workgroup per row (with LOOP = 1, per row at a time). Statistics are fp32 and two-pass (the
+// mean first, then the sum of squared deviations from it), and both passes work on x − x[0] (exact
+// for nearby floats), so rows with a large offset and a small spread (mean ~100, std ~0.01) keep
+// their precision: the naive E[x²] − E[x]² loses all of it, and even a plain two-pass mean carries
+// an error of ~ulp(mean).
 // Reductions: subgroupAdd, then one shared slot per subgroup, summed in a fixed order; no assumption
 // on the subgroup size.
 //
