@@ -27,17 +27,7 @@ layout(push_constant) uniform Push {
   float eps;
 } p;
 
-shared float partial[WG];
-
-float workgroup_sum(float v) {
-  v = subgroupAdd(v);
-  if (subgroupElect()) partial[gl_SubgroupID] = v;
-  barrier();
-  float total = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; ++i) total += partial[i];
-  barrier();
-  return total;
-}
+#include "workgroup_reduce.glsl"
 
 void wide_row(uint row, uint tid) {
   const uint nw = p.cols / VW, base = row * nw;

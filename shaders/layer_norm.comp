@@ -44,17 +44,7 @@ layout(push_constant) uniform Push {
   float eps;
 } p;
 
-shared float partial[WG];  // one slot per subgroup; WG bounds the subgroup count
-
-float workgroup_sum(float v) {
-  v = subgroupAdd(v);
-  if (subgroupElect()) partial[gl_SubgroupID] = v;
-  barrier();
-  float total = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; ++i) total += partial[i];
-  barrier();  // the slots are reused by the next reduction
-  return total;
-}
+#include "workgroup_reduce.glsl"
 
 void wide_row(uint row, uint tid, uvec4 held_w[WORDS], uvec4 held_b[WORDS]) {
   const uint nw = p.cols / VW, base = row * nw;

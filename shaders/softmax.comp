@@ -28,27 +28,7 @@ layout(push_constant) uniform Push {
   uint cols;
 } p;
 
-shared float partial[WG];
-
-float workgroup_max(float v) {
-  v = subgroupMax(v);
-  if (subgroupElect()) partial[gl_SubgroupID] = v;
-  barrier();
-  float m = partial[0];
-  for (uint i = 1; i < gl_NumSubgroups; ++i) m = max(m, partial[i]);
-  barrier();
-  return m;
-}
-
-float workgroup_sum(float v) {
-  v = subgroupAdd(v);
-  if (subgroupElect()) partial[gl_SubgroupID] = v;
-  barrier();
-  float total = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; ++i) total += partial[i];
-  barrier();
-  return total;
-}
+#include "workgroup_reduce.glsl"
 
 // The max and the sum over the invocations that share a row.
 float row_max(float v) {
