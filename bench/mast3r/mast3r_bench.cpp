@@ -12,6 +12,7 @@
 // (20 calls): the latency at a camera's cadence, where the GPU's clock falls between pairs.
 // With RECON_PROFILE_DISPATCHES=1 each single-pair case also prints its GPU time per dispatch
 // (gpu/dispatch_profile.h) over its timed iterations; the profiled times are slower than normal.
+// RECON_PROFILE_ROWS=N prints its N largest dispatches (default 40).
 // --pair DIR reads DIR/img1_u8.bin and DIR/img2_u8.bin (H×W×3 bytes); otherwise seeded noise.
 // --dump DIR writes DIR/<precision>_<output>.f32 (raw little-endian fp32) for batch 1.
 // --batches "" runs no single-pair cases (only the sequence ones).
@@ -37,6 +38,11 @@
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace {
+
+size_t profile_rows() {
+  const char* rows = std::getenv("RECON_PROFILE_ROWS");
+  return rows != nullptr && std::atoi(rows) > 0 ? static_cast<size_t>(std::atoi(rows)) : 40;
+}
 
 using recon::gpu::ForwardShape;
 using recon::gpu::ImageU8View;
@@ -131,7 +137,7 @@ void bench_pair(benchmark::State& state, Precision precision, int batch, int idl
   if (recon::gpu::dispatch_profiling_enabled()) {
     std::printf("%s, %s batch %d, %lld iterations:\n%s", g_runtime->caps().device_name.c_str(),
                 recon::gpu::precision_name(precision), batch, static_cast<long long>(state.iterations()),
-                recon::gpu::format_dispatch_profile(40).c_str());
+                recon::gpu::format_dispatch_profile(profile_rows()).c_str());
   }
   state.counters["ms_per_pair"] = wall_ms / (n * batch);
   state.counters["pairs_per_s"] = 1000.0 * n * batch / wall_ms;

@@ -40,6 +40,10 @@ Result<Shape> conv2d_output_shape(const Shape& in, const Shape& w, const Conv2dP
                (in[3] + 2 * p.pad_w - w[3]) / p.stride_w + 1};
 }
 
+bool conv2d_b_in_words(int64_t w, int64_t kw, const Conv2dParams& params) {
+  return params.stride_w == 1 && w % 8 == 0 && ((kw == 3 && params.pad_w == 1) || (kw == 1 && params.pad_w == 0));
+}
+
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,
               const Arg& out, const Conv2dParams& p, const Epilogue& epilogue, GemmPath path) {
   RECON_ASSIGN_OR_RETURN(Shape want, conv2d_output_shape(input.shape(), weight.shape(), p));
@@ -128,7 +132,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   if (tiling.coopmat) {
     spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
     spec.push_back(0);                   // VEC_OUT: set per dispatch below
+    spec.push_back(0);                   // VEC_B: likewise
   }
+  const bool words_b = conv2d_b_in_words(w, kw, p);
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
     RECON_ASSIGN_OR_RETURN(GemmWindow win, gemm_window(caps, input, b0 * in_img, nb * in_img));
@@ -155,7 +161,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.off_bias = 0;
     push.flags = flags;
     if (tiling.coopmat) {  // 16-byte epilogue stores: output and residual rows start at multiples of 8
-      spec.back() = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+      spec[spec.size() - 2] =
+          npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+      spec.back() = words_b && win.offset % 8 == 0;
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

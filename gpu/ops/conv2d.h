@@ -35,6 +35,12 @@ struct Conv2dParams {
 // [B, Cout, Ho, Wo] with Ho = (H + 2·pad_h − KH)/stride_h + 1, or INVALID_ARGUMENT.
 Result<Shape> conv2d_output_shape(const Shape& input, const Shape& weight, const Conv2dParams& params);
 
+// Whether the tensor-core path reads its gathered B rows as 16-byte words (VEC_B in
+// shaders/conv2d_coopmat.comp) for an input of width w: stride 1 along x keeping the width, a
+// shift of at most one element (3 wide with padding 1, or 1 wide without), rows of whole 16-byte
+// words. The dispatch also needs the input window to start at a multiple of 8 elements.
+bool conv2d_b_in_words(int64_t w, int64_t kw, const Conv2dParams& params);
+
 // input [B, Cin, H, W], weight [Cout, Cin, KH, KW], bias [Cout] or none, out [B, Cout, Ho, Wo];
 // the residual (in `epilogue`) is shaped like out and may be out itself. One dtype (f32/f16).
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,

@@ -2,7 +2,8 @@
 // patch-embedding configurations at small, odd sizes (1×1; 3×3 pad 1; 3×3 stride 2 pad 1;
 // 16×16 stride 16), other kernels (5×5, rectangular with unequal strides and padding), bias,
 // ReLU and the other activations, residual (also in place), relu on the input, batches, batch
-// splitting beyond maxStorageBufferRange, the tensor-core path where present, and misuse.
+// splitting beyond maxStorageBufferRange, the tensor-core path where present (also with its B rows
+// read as 16-byte words), and misuse.
 #include "gpu/ops/conv2d.h"
 
 #include <gtest/gtest.h>
@@ -213,6 +214,40 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   Case big = make("3x3 pad 1, 64 channels, 40x52", 1, 64, 40, 52, 64, 3, 3, 1, 1, 1, 1);
   big.act = Activation::kRelu;
   check(big, DType::kF16, GemmPath::kCoopMat, 700);
+  // Widths of whole 16-byte words: B rows are read as words, moved by one element for the outer
+  // kernel columns, with the padding at the rows' ends and above and below the image.
+  std::vector<Case> words;
+  words.push_back(make("3x3 pad 1 on relu(x), width 16, K 117", 2, 13, 5, 16, 17, 3, 3, 1, 1, 1, 1));
+  words.back().params.input_relu = true, words.back().residual = 1, words.back().bias = false;
+  words.push_back(make("3x3 pad 1, 64 channels, 40x48", 1, 64, 40, 48, 64, 3, 3, 1, 1, 1, 1));
+  words.back().act = Activation::kRelu;
+  words.push_back(make("3x3 stride (2,1) pad 1, width 8", 3, 6, 9, 8, 5, 3, 3, 2, 1, 1, 1));
+  words.back().act = Activation::kGeluErf;
+  words.push_back(make("1x1 on relu(x), width 24", 2, 10, 3, 24, 7, 1, 1, 1, 1, 0, 0));
+  words.back().params.input_relu = true;
+  for (const Case& c : words) {
+    ASSERT_TRUE(ops::conv2d_b_in_words(c.w, c.kw, c.params)) << c.name;
+    check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
+  }
+}
+
+TEST(Conv2dBInWords, OnlyUnitStrideAlongXWithinOneElementAndWholeWords) {
+  ops::Conv2dParams same;
+  same.pad_h = same.pad_w = 1;
+  EXPECT_TRUE(ops::conv2d_b_in_words(512, 3, same));
+  EXPECT_TRUE(ops::conv2d_b_in_words(8, 3, same));
+  EXPECT_FALSE(ops::conv2d_b_in_words(52, 3, same)) << "rows not of whole words";
+  ops::Conv2dParams tall = same;
+  tall.stride_h = 2;
+  EXPECT_TRUE(ops::conv2d_b_in_words(64, 3, tall)) << "the stride along y does not matter";
+  ops::Conv2dParams wide = same;
+  wide.stride_w = 2;
+  EXPECT_FALSE(ops::conv2d_b_in_words(64, 3, wide));
+  EXPECT_FALSE(ops::conv2d_b_in_words(64, 5, same)) << "5 wide: shifts of two elements";
+  ops::Conv2dParams unpadded;
+  EXPECT_TRUE(ops::conv2d_b_in_words(64, 1, unpadded));
+  EXPECT_FALSE(ops::conv2d_b_in_words(64, 3, unpadded)) << "the width would shrink";
+  EXPECT_FALSE(ops::conv2d_b_in_words(64, 16, unpadded));
 }
 
 TEST_F(Conv2dTest, TensorCorePathSplitsLongKOverWorkgroups) {
@@ -243,20 +278,22 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
   struct Tile {
-    uint32_t bm, bn, bk, wm, wn, prefetch;
+    uint32_t bm, bn, bk, wm, wn, prefetch, b_words;
   };
-  const Tile tiles[] = {{128, 128, 16, 2, 4, 1}, {128, 128, 16, 2, 4, 2}, {128, 128, 32, 2, 4, 1},
-                        {128, 128, 32, 2, 4, 2}, {64, 64, 32, 2, 2, 2},   {64, 64, 16, 2, 2, 2}};
+  const Tile tiles[] = {{128, 128, 16, 2, 4, 2, 0}, {128, 128, 16, 2, 4, 1, 1}, {128, 128, 16, 2, 4, 2, 1},
+                        {128, 128, 32, 2, 4, 1, 1}, {128, 128, 32, 2, 4, 2, 1}, {64, 64, 32, 2, 2, 2, 1},
+                        {64, 64, 16, 2, 2, 2, 1}};
   struct Case {
     const char* what;
     uint32_t cin, cout, h, w, batch;
   };
   const Case cases[] = {
-      {"head.2 3x3 full res", 128, 128, 384, 512, 1},  {"head.0 3x3 1/2 res", 256, 128, 192, 256, 1},
-      {"refinenet RCU 1/4 res", 256, 256, 96, 128, 1}, {"refinenet RCU 1/8 res", 256, 256, 48, 64, 1},
-      {"refinenet RCU 1/8 res", 256, 256, 48, 64, 8},  {"refinenet RCU 1/16 res", 256, 256, 24, 32, 1},
-      {"refinenet RCU 1/16 res", 256, 256, 24, 32, 8}, {"layer2_rn 1/8 res", 192, 256, 48, 64, 8},
-      {"layer4_rn 1/32 res", 768, 256, 12, 16, 8}};
+      {"head.2 3x3 full res", 128, 128, 384, 512, 1},  {"head.2 3x3 full res", 128, 128, 384, 512, 8},
+      {"head.0 3x3 1/2 res", 256, 128, 192, 256, 1},   {"head.0 3x3 1/2 res", 256, 128, 192, 256, 8},
+      {"refinenet RCU 1/4 res", 256, 256, 96, 128, 8}, {"refinenet RCU 1/4 res", 256, 256, 96, 128, 1},
+      {"refinenet RCU 1/8 res", 256, 256, 48, 64, 1},  {"refinenet RCU 1/8 res", 256, 256, 48, 64, 8},
+      {"refinenet RCU 1/16 res", 256, 256, 24, 32, 1}, {"refinenet RCU 1/16 res", 256, 256, 24, 32, 8},
+      {"layer2_rn 1/8 res", 192, 256, 48, 64, 8},      {"layer4_rn 1/32 res", 768, 256, 12, 16, 8}};
   for (const Case& c : cases) {
     const uint32_t k = c.cin * 9, npix = c.h * c.w;
     const int64_t images = c.batch;
@@ -264,9 +301,23 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
     Tensor wt = upload_f32(rt(), DType::kF16, {c.cout, c.cin, 3, 3}, random_floats(int64_t{c.cout} * k, 2));
     Tensor out = Tensor::empty(rt(), DType::kF16, {images, c.cout, c.h, c.w}).value();
     for (const Tile& t : tiles) {
-      const uint32_t spec[] = {
-          t.wm * t.wn * sg,       t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch, 3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u,
-          npix % 8 == 0 ? 1u : 0u};
+      const uint32_t spec[] = {t.wm * t.wn * sg,
+                               t.bm,
+                               t.bn,
+                               t.bk,
+                               t.wm,
+                               t.wn,
+                               1,
+                               t.prefetch,
+                               3,
+                               3,
+                               1,
+                               1,
+                               1,
+                               1,
+                               k % 8 == 0 ? 1u : 0u,
+                               npix % 8 == 0 ? 1u : 0u,
+                               t.b_words};
       const ConvBenchPush push{c.cin, c.h, c.w, c.cout, c.h, c.w, k, c.cin * npix, c.cout * npix, 0, 0, 0, 0, 0, 0};
       constexpr int kReps = 10;
       Graph g(rt());
@@ -285,8 +336,9 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
       }
       if (!ok) continue;  // shared memory beyond the device's limit
       const double best = seconds_per_dispatch(g, kReps);
-      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u: %7.1f us  %6.1f TFLOP/s\n", c.what, c.batch,
-                  t.bm, t.bn, t.bk, t.prefetch, best * 1e6, 2.0 * c.batch * c.cout * k * npix / best * 1e-12);
+      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u B %s: %7.1f us  %6.1f TFLOP/s\n", c.what, c.batch,
+                  t.bm, t.bn, t.bk, t.prefetch, t.b_words ? "words" : "elems", best * 1e6,
+                  2.0 * c.batch * c.cout * k * npix / best * 1e-12);
     }
   }
 }
