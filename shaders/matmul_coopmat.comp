@@ -20,6 +20,9 @@ layout(constant_id = 12) const bool VEC_C = false;
 // rope2d.comp, on the fp32 values before their fp16 rounding). The host sets it for one-dispatch,
 // unsplit GEMMs without activation, residual or beta.
 layout(constant_id = 13) const bool ROPE = false;
+// Whole tiles (M, N and K multiples of BM, BN and BK) with VEC_A and VEC_B: the loads of the tile
+// loop skip their bounds checks.
+layout(constant_id = 14) const bool ALIGNED = false;
 
 layout(binding = 0) readonly buffer BufA { float16_t a[]; };
 layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; };
@@ -57,6 +60,7 @@ uvec4 pack8(float16_t v[8]) {
 
 uvec4 gemm_load_a8(uint bz, uint row, uint col) {
   const uint rows = TRANS_A ? p.k : p.m, cols = TRANS_A ? p.m : p.k;
+  if (ALIGNED) return a4[(p.off_a + bz * p.stride_a + row * p.lda + col) / 8u];
   if (row >= rows || col >= cols) return uvec4(0u);
   const uint base = p.off_a + bz * p.stride_a + row * p.lda + col;
   if (VEC_A) return a4[base / 8u];
@@ -70,6 +74,7 @@ uvec4 gemm_load_a8(uint bz, uint row, uint col) {
 
 uvec4 gemm_load_b8(uint bz, uint row, uint col) {
   const uint rows = TRANS_B ? p.n : p.k, cols = TRANS_B ? p.k : p.n;
+  if (ALIGNED) return b4[(p.off_b + bz * p.stride_b + row * p.ldb + col) / 8u];
   if (row >= rows || col >= cols) return uvec4(0u);
   const uint base = p.off_b + bz * p.stride_b + row * p.ldb + col;
   if (VEC_B) return b4[base / 8u];

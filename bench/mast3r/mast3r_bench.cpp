@@ -7,7 +7,7 @@
 //
 //   recon_bench_mast3r --model M.safetensors --width 512 --height 384 [--pair DIR] [--dump DIR]
 //                      [--batches 1,8] [--precisions fp32,fp16] [--sequence N] [--pair-batches 4]
-//                      [--idle-ms 0,20,100] [Google Benchmark flags]
+//                      [--idle-ms 0,20,100] [--stream N] [Google Benchmark flags]
 // --idle-ms runs each single-pair case once per value, sleeping that long before every timed call
 // (20 calls): the latency at a camera's cadence, where the GPU's clock falls between pairs.
 // With RECON_PROFILE_DISPATCHES=1 each single-pair case also prints its GPU time per dispatch
@@ -18,6 +18,10 @@
 // --batches "" runs no single-pair cases (only the sequence ones).
 // --pair-batches 1,4,8 runs the infer_batch side once per Mast3rBatchOptions::pair_batch (the
 // encoder chunk is the same number, at least 2).
+// --stream N runs N independent pairs (2N distinct images) through one infer_batch call per
+// --pair-batches value P (pairs decoded P at a time, 2P images per encoder chunk, the next chunk's
+// encoder beside the current pairs' decoder and heads): throughput when batches of P pairs arrive
+// back to back, against the mast3r/…/batch:P case of one infer call per batch.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -55,6 +59,7 @@ struct Options {
   std::vector<int> batches = {1, 8};
   std::vector<Precision> precisions = {Precision::kF32, Precision::kF16, Precision::kF16Heads};
   int sequence = 0;  // images in the infer_batch sequence comparison; 0: none
+  int stream = 0;    // independent pairs in the infer_batch stream case; 0: none
   std::vector<int> pair_batches = {4};
   // Idle gaps before each timed call, in ms (a camera's cadence: the GPU idles between pairs and
   // its clock falls); 0 is the back-to-back case.
@@ -159,15 +164,16 @@ void bench_pair(benchmark::State& state, Precision precision, int batch, int idl
 // time; it can exceed 1 when the second queue runs the encoder beside the decoder.
 std::map<Precision, double> g_pairwise_pairs_per_s;  // baseline of the same run, for the ratio
 
-void bench_sequence(benchmark::State& state, Precision precision, int pair_batch) {
+// With `stream` pairs instead, the images are 2·stream and the pairs (0,1), (2,3), …: independent.
+void bench_sequence(benchmark::State& state, Precision precision, int pair_batch, int stream = 0) {
   const bool batched = pair_batch > 0;  // 0: infer pair by pair
   auto engine = Mast3rEngine::load(*g_runtime, g_options.model, precision);
   if (!engine.is_ok()) {
     state.SkipWithError(engine.status().to_string().c_str());
     return;
   }
-  if (batched) engine.value()->set_batch_options({std::max(2, pair_batch), pair_batch});
-  std::vector<std::vector<uint8_t>> pixels(g_options.sequence);
+  if (batched) engine.value()->set_batch_options({std::max(2, pair_batch * (stream > 0 ? 2 : 1)), pair_batch});
+  std::vector<std::vector<uint8_t>> pixels(stream > 0 ? 2 * stream : g_options.sequence);
   std::vector<ImageU8View> images;
   std::mt19937 gen(7);
   for (auto& p : pixels) {
@@ -175,7 +181,11 @@ void bench_sequence(benchmark::State& state, Precision precision, int pair_batch
     for (auto& b : p) b = static_cast<uint8_t>(gen());
     images.push_back({p.data(), g_options.height, g_options.width, 0});
   }
-  const auto pairs = recon::gpu::consecutive_pairs(images.size());
+  std::vector<recon::gpu::ImagePair> pairs = recon::gpu::consecutive_pairs(images.size());
+  if (stream > 0) {
+    pairs.clear();
+    for (int i = 0; i < stream; ++i) pairs.push_back({2 * i, 2 * i + 1});
+  }
   // One pass: returns wall ms, GPU ms and GPU ms by stage, or an error message.
   std::map<std::string, double> stage_totals;
   auto pass = [&](double& wall_ms, double& gpu_ms) -> std::string {
@@ -251,6 +261,8 @@ int main(int argc, char** argv) {
       for (auto& s : split(next())) g_options.batches.push_back(std::atoi(s.c_str()));
     } else if (a == "--sequence") {
       g_options.sequence = std::atoi(next().c_str());
+    } else if (a == "--stream") {
+      g_options.stream = std::atoi(next().c_str());
     } else if (a == "--pair-batches") {
       g_options.pair_batches.clear();
       for (auto& s : split(next())) g_options.pair_batches.push_back(std::atoi(s.c_str()));
@@ -310,6 +322,17 @@ int main(int argc, char** argv) {
             ->Unit(benchmark::kMillisecond)
             ->MinTime(2.0);
       }
+    }
+    for (int pb : g_options.stream > 0 ? g_options.pair_batches : std::vector<int>{}) {
+      const int stream = g_options.stream;
+      std::string name = std::string("mast3r_stream/") + recon::gpu::precision_name(p) + "/infer_batch_pb" +
+                         std::to_string(pb) + "/" + std::to_string(stream) + "_pairs/" +
+                         std::to_string(g_options.width) + "x" + std::to_string(g_options.height);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [p, pb, stream](benchmark::State& s) { bench_sequence(s, p, pb, stream); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(2.0);
     }
   }
   int rest_argc = static_cast<int>(rest.size());

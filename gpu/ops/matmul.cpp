@@ -440,6 +440,8 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
                              (wbias == nullptr || opt.bias_per_row || wbias->offset % 8 == 0);
           spec.push_back(vec_c ? 1 : 0);
           spec.push_back(fused_rope ? 1 : 0);
+          // Whole tiles with 16-byte loads: the tile loop's loads need no bounds checks.
+          spec.push_back(vec_a && vec_b && mn % tiling.bm == 0 && nn % tiling.bn == 0 && k % tiling.bk == 0 ? 1 : 0);
         }
         const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
         const Arg& res_arg = wr ? wr->arg : wa.arg;

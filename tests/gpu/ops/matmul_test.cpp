@@ -398,8 +398,10 @@ TEST_F(MatmulCoopMatTest, MatchesFloat64OnRaggedAlignedAndTransposedShapes) {
     int64_t m, n, k;
   };
   uint32_t seed = 2000;
-  // Unaligned (scalar-load fallback), 8-aligned (16-byte loads), small and large (≥ 120 tiles).
-  for (Case c : {Case{1, 1, 1}, Case{37, 70, 45}, Case{64, 72, 40}, Case{200, 130, 33}, Case{1536, 1288, 96}}) {
+  // Unaligned (scalar-load fallback), 8-aligned (16-byte loads), small and large (≥ 120 tiles), and
+  // whole tiles of 64×64×32 and 128×128×32 (loads without bounds checks).
+  for (Case c : {Case{1, 1, 1}, Case{37, 70, 45}, Case{64, 72, 40}, Case{200, 130, 33}, Case{1536, 1288, 96},
+                 Case{128, 192, 64}, Case{1024, 1152, 256}}) {
     for (int t = 0; t < 4; ++t) {
       Problem p;
       p.m = c.m, p.n = c.n, p.k = c.k, p.ta = t & 1, p.tb = t & 2, p.path = GemmPath::kCoopMat;
@@ -592,19 +594,25 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
                         {128, 128, 16, 2, 4, 2}, {128, 256, 16, 2, 4, 1}, {128, 256, 16, 2, 4, 2},
                         {64, 64, 32, 2, 2, 1},   {64, 64, 32, 2, 2, 2},   {64, 64, 16, 2, 2, 2},
                         {64, 128, 32, 2, 4, 2},  {128, 64, 32, 4, 2, 2},  {128, 128, 32, 2, 2, 2},
-                        {64, 64, 64, 2, 2, 1},   {64, 64, 64, 2, 2, 2},   {64, 128, 64, 2, 4, 1}};
+                        {64, 64, 64, 2, 2, 1},   {64, 64, 64, 2, 2, 2},   {64, 128, 64, 2, 4, 1},
+                        {128, 96, 16, 2, 3, 1},  {128, 96, 16, 2, 3, 2},  {128, 96, 32, 2, 3, 2}};
   struct Shape3 {
     int64_t m, n, k;
     bool tb;
   };
   const Shape3 shapes[] = {
-      {4096, 4096, 4096, false},  {4096, 4096, 4096, true},   {1536, 3072, 1024, true},  {1536, 4096, 1024, true},
-      {1536, 1024, 4096, true},   {768, 6400, 7168, true},    {768, 3072, 768, true},    {768, 768, 768, true},
-      {1536, 3072, 1024, false},  {1536, 4096, 1024, false},  {1536, 1024, 4096, false}, {768, 6400, 7168, false},
-      {768, 3072, 768, false},    {768, 768, 768, false},     {768, 2304, 768, false},   {768, 768, 3072, false},
-      {12288, 3072, 1024, false}, {12288, 4096, 1024, false}, {12288, 1024, 4096, false}};
+      {4096, 4096, 4096, false},  {4096, 4096, 4096, true},   {1536, 3072, 1024, true},   {1536, 4096, 1024, true},
+      {1536, 1024, 4096, true},   {768, 6400, 7168, true},    {768, 3072, 768, true},     {768, 768, 768, true},
+      {1536, 3072, 1024, false},  {1536, 4096, 1024, false},  {1536, 1024, 4096, false},  {768, 6400, 7168, false},
+      {768, 3072, 768, false},    {768, 768, 768, false},     {768, 2304, 768, false},    {768, 768, 3072, false},
+      {12288, 3072, 1024, false}, {12288, 4096, 1024, false}, {12288, 1024, 4096, false}, {6144, 768, 768, false},
+      {6144, 768, 3072, false},   {6144, 2304, 768, false},   {6144, 3072, 768, false}};
+  // RECON_GEMM_SWEEP_SHAPES=MxNxK[,…] keeps only those shapes.
+  const char* only = std::getenv("RECON_GEMM_SWEEP_SHAPES");
   const int reps = 10;
   for (const Shape3& sh : shapes) {
+    const std::string name = std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k);
+    if (only != nullptr && ("," + std::string(only) + ",").find("," + name + ",") == std::string::npos) continue;
     Tensor a = upload_f32(rt(), DType::kF16, {sh.m, sh.k}, random_floats(sh.m * sh.k, 1));
     const std::vector<float> hb = random_floats(sh.k * sh.n, 2);
     std::vector<Tensor> bs;  // one B per repetition, as every layer of a model has its own weights
@@ -615,7 +623,22 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       const uint32_t b_rows = sh.tb ? t.bn : t.bk, b_cols = sh.tb ? t.bk : t.bn;
       const uint32_t smem = 2 * 16 * (a_rows * (a_cols / 8 + 1) + b_rows * (b_cols / 8 + 1));
       if (smem > rt().caps().max_compute_shared_memory || t.wm * t.wn * sg > 1024) continue;
-      const uint32_t spec[] = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch, 0, sh.tb ? 1u : 0u, 1, 1};
+      const bool aligned = sh.m % t.bm == 0 && sh.n % t.bn == 0 && sh.k % t.bk == 0;
+      const uint32_t spec[] = {t.wm * t.wn * sg,
+                               t.bm,
+                               t.bn,
+                               t.bk,
+                               t.wm,
+                               t.wn,
+                               1,
+                               t.prefetch,
+                               0,
+                               sh.tb ? 1u : 0u,
+                               1,
+                               1,
+                               0,
+                               0,
+                               aligned && std::getenv("RECON_GEMM_SWEEP_ALIGNED") ? 1u : 0u};
       BenchPush push{};
       push.m = static_cast<uint32_t>(sh.m), push.n = static_cast<uint32_t>(sh.n), push.k = static_cast<uint32_t>(sh.k);
       push.lda = static_cast<uint32_t>(sh.k), push.ldb = static_cast<uint32_t>(sh.tb ? sh.k : sh.n);
