@@ -133,6 +133,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
     spec.push_back(0);                   // VEC_OUT: set per dispatch below
     spec.push_back(0);                   // VEC_B: likewise
+    spec.push_back(0);                   // ALIGNED: likewise
   }
   const bool words_b = conv2d_b_in_words(w, kw, p);
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
@@ -160,10 +161,12 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.off_bias = 0;
     push.flags = flags;
-    if (tiling.coopmat) {  // 16-byte epilogue stores: output and residual rows start at multiples of 8
-      spec[spec.size() - 2] =
-          npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
-      spec.back() = words_b && win.offset % 8 == 0;
+    if (tiling.coopmat) {
+      // 16-byte epilogue stores: output and residual rows start at multiples of 8.
+      const size_t at = spec.size() - 3;  // VEC_OUT, VEC_B, ALIGNED
+      spec[at] = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+      spec[at + 1] = words_b && win.offset % 8 == 0;
+      spec[at + 2] = spec[at + 1] && k % 8 == 0 && cout % tiling.bm == 0 && npix % tiling.bn == 0 && k % tiling.bk == 0;
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

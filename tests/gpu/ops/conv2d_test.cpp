@@ -225,6 +225,9 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   words.back().act = Activation::kGeluErf;
   words.push_back(make("1x1 on relu(x), width 24", 2, 10, 3, 24, 7, 1, 1, 1, 1, 0, 0));
   words.back().params.input_relu = true;
+  // Whole 64×64×32 tiles (K 288, 128 pixels, 64 channels): loads without bounds checks.
+  words.push_back(make("3x3 pad 1 on relu(x), whole tiles", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
+  words.back().params.input_relu = true, words.back().residual = 1;
   for (const Case& c : words) {
     ASSERT_TRUE(ops::conv2d_b_in_words(c.w, c.kw, c.params)) << c.name;
     check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);

@@ -482,6 +482,13 @@ TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
   EXPECT_EQ(tile(8).bm, 128u);
   EXPECT_EQ(tile(8).bn, 128u);
   EXPECT_EQ(tile(0).bm, 64u) << "an empty batch counts as one problem";
+  // Many waves of 128×128 tiles over a row-major B: BK = 16, two slices in flight for whole tiles.
+  const auto whole = ops::choose_gemm_tiling(caps, DType::kF16, 12288, 4096, 1024, GemmPath::kAuto, true, 1).value();
+  EXPECT_EQ(whole.bk, 16u);
+  EXPECT_EQ(whole.prefetch, 2u);
+  const auto ragged = ops::choose_gemm_tiling(caps, DType::kF16, 12288, 4100, 1024, GemmPath::kAuto, true, 1).value();
+  EXPECT_EQ(ragged.bk, 16u);
+  EXPECT_EQ(ragged.prefetch, 1u);
 }
 
 TEST(GemmWaves, SplitsOnlyWhereWholeWavesOfSharesFinishSooner) {
