@@ -59,8 +59,8 @@ uvec4 pack8(float16_t v[8]) {
 }
 
 uvec4 gemm_load_a8(uint bz, uint row, uint col) {
-  const uint rows = TRANS_A ? p.k : p.m, cols = TRANS_A ? p.m : p.k;
   if (ALIGNED) return a4[(p.off_a + bz * p.stride_a + row * p.lda + col) / 8u];
+  const uint rows = TRANS_A ? p.k : p.m, cols = TRANS_A ? p.m : p.k;
   if (row >= rows || col >= cols) return uvec4(0u);
   const uint base = p.off_a + bz * p.stride_a + row * p.lda + col;
   if (VEC_A) return a4[base / 8u];
@@ -73,8 +73,8 @@ uvec4 gemm_load_a8(uint bz, uint row, uint col) {
 }
 
 uvec4 gemm_load_b8(uint bz, uint row, uint col) {
-  const uint rows = TRANS_B ? p.n : p.k, cols = TRANS_B ? p.k : p.n;
   if (ALIGNED) return b4[(p.off_b + bz * p.stride_b + row * p.ldb + col) / 8u];
+  const uint rows = TRANS_B ? p.n : p.k, cols = TRANS_B ? p.k : p.n;
   if (row >= rows || col >= cols) return uvec4(0u);
   const uint base = p.off_b + bz * p.stride_b + row * p.ldb + col;
   if (VEC_B) return b4[base / 8u];

@@ -304,23 +304,9 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
     Tensor wt = upload_f32(rt(), DType::kF16, {c.cout, c.cin, 3, 3}, random_floats(int64_t{c.cout} * k, 2));
     Tensor out = Tensor::empty(rt(), DType::kF16, {images, c.cout, c.h, c.w}).value();
     for (const Tile& t : tiles) {
-      const uint32_t spec[] = {t.wm * t.wn * sg,
-                               t.bm,
-                               t.bn,
-                               t.bk,
-                               t.wm,
-                               t.wn,
-                               1,
-                               t.prefetch,
-                               3,
-                               3,
-                               1,
-                               1,
-                               1,
-                               1,
-                               k % 8 == 0 ? 1u : 0u,
-                               npix % 8 == 0 ? 1u : 0u,
-                               t.b_words};
+      // The GEMM core's constants (gemm_coopmat.glsl), then KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B.
+      std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch};
+      spec.insert(spec.end(), {3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, t.b_words});
       const ConvBenchPush push{c.cin, c.h, c.w, c.cout, c.h, c.w, k, c.cin * npix, c.cout * npix, 0, 0, 0, 0, 0, 0};
       constexpr int kReps = 10;
       Graph g(rt());

@@ -631,21 +631,10 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       const uint32_t smem = 2 * 16 * (a_rows * (a_cols / 8 + 1) + b_rows * (b_cols / 8 + 1));
       if (smem > rt().caps().max_compute_shared_memory || t.wm * t.wn * sg > 1024) continue;
       const bool aligned = sh.m % t.bm == 0 && sh.n % t.bn == 0 && sh.k % t.bk == 0;
-      const uint32_t spec[] = {t.wm * t.wn * sg,
-                               t.bm,
-                               t.bn,
-                               t.bk,
-                               t.wm,
-                               t.wn,
-                               1,
-                               t.prefetch,
-                               0,
-                               sh.tb ? 1u : 0u,
-                               1,
-                               1,
-                               0,
-                               0,
-                               aligned && std::getenv("RECON_GEMM_SWEEP_ALIGNED") ? 1u : 0u};
+      // The GEMM core's constants (gemm_coopmat.glsl), then TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED.
+      std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch};
+      spec.insert(spec.end(),
+                  {0, sh.tb ? 1u : 0u, 1, 1, 0, 0, aligned && std::getenv("RECON_GEMM_SWEEP_ALIGNED") ? 1u : 0u});
       BenchPush push{};
       push.m = static_cast<uint32_t>(sh.m), push.n = static_cast<uint32_t>(sh.n), push.k = static_cast<uint32_t>(sh.k);
       push.lda = static_cast<uint32_t>(sh.k), push.ldb = static_cast<uint32_t>(sh.tb ? sh.k : sh.n);
