@@ -126,14 +126,15 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   if (bc == batch) {
     RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, cout, npix, k, batch));
   }
+  const bool vec_a = k % 8 == 0;  // weight rows start at multiples of 8
   std::vector<uint32_t> spec;
   for (uint32_t s : tiling.spec()) spec.push_back(s);
   for (int64_t v : {kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) spec.push_back(static_cast<uint32_t>(v));
   if (tiling.coopmat) {
-    spec.push_back(k % 8 == 0 ? 1 : 0);  // VEC_A: weight rows start at multiples of 8
-    spec.push_back(0);                   // VEC_OUT: set per dispatch below
-    spec.push_back(0);                   // VEC_B: likewise
-    spec.push_back(0);                   // ALIGNED: likewise
+    spec.push_back(vec_a ? 1 : 0);  // VEC_A
+    spec.push_back(0);              // VEC_OUT: set per dispatch below
+    spec.push_back(0);              // VEC_B: likewise
+    spec.push_back(0);              // ALIGNED: likewise
   }
   const bool words_b = conv2d_b_in_words(w, kw, p);
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
@@ -166,7 +167,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
       const size_t at = spec.size() - 3;  // VEC_OUT, VEC_B, ALIGNED
       spec[at] = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
       spec[at + 1] = words_b && win.offset % 8 == 0;
-      spec[at + 2] = spec[at + 1] && k % 8 == 0 && cout % tiling.bm == 0 && npix % tiling.bn == 0 && k % tiling.bk == 0;
+      spec[at + 2] = spec[at + 1] && vec_a && tiling.whole_tiles(cout, npix, k);
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

@@ -228,8 +228,8 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     if (tiles >= 64) {
       t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
       if (b_row_major && tiles >= 512) {
-        const bool whole_tiles = m % 128 == 0 && n % 128 == 0 && k % 16 == 0;
-        t.bk = 16, t.prefetch = whole_tiles ? 2 : 1;
+        t.bk = 16;
+        t.prefetch = t.whole_tiles(m, n, k) ? 2 : 1;
       } else if (b_row_major && k <= 768) {
         t.bk = 16;
       }
@@ -446,7 +446,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
           spec.push_back(vec_c ? 1 : 0);
           spec.push_back(fused_rope ? 1 : 0);
           // Whole tiles with 16-byte loads: the tile loop's loads need no bounds checks.
-          spec.push_back(vec_a && vec_b && mn % tiling.bm == 0 && nn % tiling.bn == 0 && k % tiling.bk == 0 ? 1 : 0);
+          spec.push_back(vec_a && vec_b && tiling.whole_tiles(mn, nn, k) ? 1 : 0);
         }
         const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
         const Arg& res_arg = wr ? wr->arg : wa.arg;

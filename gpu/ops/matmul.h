@@ -123,6 +123,9 @@ struct GemmTiling {
   std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
   // Spec constants 0..7; the op appends its own from 8.
   std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, splits, prefetch}; }
+  // Whether an M×N×K problem is made of whole tiles: with 16-byte loads, the tensor-core loads then
+  // skip their bounds checks (ALIGNED in matmul_coopmat.comp and conv2d_coopmat.comp).
+  bool whole_tiles(int64_t m, int64_t n, int64_t k) const { return m % bm == 0 && n % bn == 0 && k % bk == 0; }
 };
 
 // Split-K on the tensor-core path (shaders/gemm_coopmat.glsl): a problem whose tiles cannot fill the

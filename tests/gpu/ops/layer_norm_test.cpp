@@ -190,9 +190,10 @@ TEST_F(RowKernelBench, ScheduleSweep) {
             const uint32_t words = static_cast<uint32_t>((nw + lanes - 1) / lanes);
             if (words > ops::kMaxRowWords) continue;
             const uint32_t wide = mapping == Mapping::kRowPerSubgroup ? 2u : 1u;
-            const uint64_t groups = mapping == Mapping::kRowPerSubgroup ? (c.rows * sg + wg - 1) / wg
-                                    : mapping == Mapping::kLoop         ? loop_groups
-                                                                        : c.rows;
+            const uint64_t groups = mapping == Mapping::kRowPerSubgroup
+                                        ? ops::RowSchedule{wg, words, 2, wg / sg}.groups(c.rows)
+                                    : mapping == Mapping::kLoop ? loop_groups
+                                                                : c.rows;
             const LayerNormPush push{static_cast<uint32_t>(c.rows), static_cast<uint32_t>(c.cols), 3u,
                                      1e-6f};  // softmax reads the first two words
             const uint32_t spec[] = {wg, words, wide, mapping == Mapping::kLoop ? 1u : 0u};

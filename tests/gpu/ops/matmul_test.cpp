@@ -616,6 +616,7 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       {6144, 768, 3072, false},   {6144, 2304, 768, false},   {6144, 3072, 768, false}};
   // RECON_GEMM_SWEEP_SHAPES=MxNxK[,…] keeps only those shapes.
   const char* only = std::getenv("RECON_GEMM_SWEEP_SHAPES");
+  const bool try_aligned = std::getenv("RECON_GEMM_SWEEP_ALIGNED") != nullptr;
   const int reps = 10;
   for (const Shape3& sh : shapes) {
     const std::string name = std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k);
@@ -633,8 +634,7 @@ TEST_F(MatmulBenchTest, CoopMatTileSweep) {
       const bool aligned = sh.m % t.bm == 0 && sh.n % t.bn == 0 && sh.k % t.bk == 0;
       // The GEMM core's constants (gemm_coopmat.glsl), then TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED.
       std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch};
-      spec.insert(spec.end(),
-                  {0, sh.tb ? 1u : 0u, 1, 1, 0, 0, aligned && std::getenv("RECON_GEMM_SWEEP_ALIGNED") ? 1u : 0u});
+      spec.insert(spec.end(), {0, sh.tb ? 1u : 0u, 1, 1, 0, 0, aligned && try_aligned ? 1u : 0u});
       BenchPush push{};
       push.m = static_cast<uint32_t>(sh.m), push.n = static_cast<uint32_t>(sh.n), push.k = static_cast<uint32_t>(sh.k);
       push.lda = static_cast<uint32_t>(sh.k), push.ldb = static_cast<uint32_t>(sh.tb ? sh.k : sh.n);
