@@ -7,7 +7,11 @@
 //
 //   recon_bench_mast3r --model M.safetensors --width 512 --height 384 [--pair DIR] [--dump DIR]
 //                      [--batches 1,8] [--precisions fp32,fp16] [--sequence N] [--pair-batches 4]
-//                      [--idle-ms 0,20,100] [--stream N] [Google Benchmark flags]
+//                      [--idle-ms 0,20,100] [--stream N] [--inputs host,device] [Google Benchmark flags]
+// --inputs picks where the single-pair cases' images are: `host` (default) passes host pointers, which
+// infer packs into staging memory on every call (recon-infer's path); `device` uploads them once
+// into device tensors and passes those, as recond hands over images it has already prepared on the
+// GPU (and as a PyTorch forward takes tensors already on the GPU). Both: one case each.
 // --idle-ms runs each single-pair case once per value, sleeping that long before every timed call
 // (20 calls): the latency at a camera's cadence, where the GPU's clock falls between pairs.
 // With RECON_PROFILE_DISPATCHES=1 each single-pair case also prints its GPU time per dispatch
@@ -64,6 +68,7 @@ struct Options {
   // Idle gaps before each timed call, in ms (a camera's cadence: the GPU idles between pairs and
   // its clock falls); 0 is the back-to-back case.
   std::vector<int> idle_ms = {0};
+  std::vector<std::string> inputs = {"host"};
 };
 Options g_options;
 std::unique_ptr<recon::gpu::Runtime> g_runtime;
@@ -103,14 +108,30 @@ void dump(Mast3rEngine& engine, Precision p) {
   }
 }
 
-void bench_pair(benchmark::State& state, Precision precision, int batch, int idle_ms) {
+void bench_pair(benchmark::State& state, Precision precision, int batch, int idle_ms, bool device_inputs) {
   auto engine = Mast3rEngine::load(*g_runtime, g_options.model, precision);
   if (!engine.is_ok()) {
     state.SkipWithError(engine.status().to_string().c_str());
     return;
   }
-  std::vector<ImageU8View> v1(batch, ImageU8View{g_images[0].data(), g_options.height, g_options.width, 0});
-  std::vector<ImageU8View> v2(batch, ImageU8View{g_images[1].data(), g_options.height, g_options.width, 0});
+  std::array<recon::gpu::Tensor, 2> on_device;
+  if (device_inputs) {
+    for (int v = 0; v < 2; ++v) {
+      auto t = recon::gpu::Tensor::from_host(*g_runtime, recon::gpu::DType::kU8, {g_options.height, g_options.width, 3},
+                                             g_images[v].data(), g_images[v].size());
+      if (!t.is_ok()) {
+        state.SkipWithError(t.status().to_string().c_str());
+        return;
+      }
+      on_device[v] = std::move(t).value();
+    }
+  }
+  auto view = [&](int v) {
+    return ImageU8View{g_images[v].data(), g_options.height, g_options.width, 0,
+                       device_inputs ? &on_device[v] : nullptr};
+  };
+  std::vector<ImageU8View> v1(batch, view(0));
+  std::vector<ImageU8View> v2(batch, view(1));
   auto warm = engine.value()->infer(v1, v2);  // builds pipelines, records, first run
   if (!warm.is_ok()) {
     state.SkipWithError(warm.status().to_string().c_str());
@@ -266,6 +287,11 @@ int main(int argc, char** argv) {
     } else if (a == "--pair-batches") {
       g_options.pair_batches.clear();
       for (auto& s : split(next())) g_options.pair_batches.push_back(std::atoi(s.c_str()));
+    } else if (a == "--inputs") {
+      g_options.inputs = split(next());
+      for (const auto& in : g_options.inputs) {
+        if (in != "host" && in != "device") die("--inputs takes host and/or device");
+      }
     } else if (a == "--idle-ms") {
       g_options.idle_ms.clear();
       for (auto& s : split(next())) g_options.idle_ms.push_back(std::atoi(s.c_str()));
@@ -294,18 +320,23 @@ int main(int argc, char** argv) {
 
   for (Precision p : g_options.precisions) {
     for (int b : g_options.batches) {
-      for (int idle : g_options.idle_ms) {
-        std::string name = std::string("mast3r/") + recon::gpu::precision_name(p) + "/batch:" + std::to_string(b) +
-                           "/" + std::to_string(g_options.width) + "x" + std::to_string(g_options.height) +
-                           (idle > 0 ? "/idle:" + std::to_string(idle) + "ms" : "");
-        auto* bench =
-            benchmark::RegisterBenchmark(name.c_str(), [p, b, idle](benchmark::State& s) { bench_pair(s, p, b, idle); })
-                ->UseManualTime()
-                ->Unit(benchmark::kMillisecond);
-        if (idle > 0) {
-          bench->Iterations(20);  // 2 s of manual time would be minutes of idling
-        } else {
-          bench->MinTime(2.0);
+      for (const std::string& input : g_options.inputs) {
+        for (int idle : g_options.idle_ms) {
+          const bool device = input == "device";
+          std::string name = std::string("mast3r/") + recon::gpu::precision_name(p) + "/batch:" + std::to_string(b) +
+                             "/" + std::to_string(g_options.width) + "x" + std::to_string(g_options.height) +
+                             (device ? "/device_inputs" : "") +
+                             (idle > 0 ? "/idle:" + std::to_string(idle) + "ms" : "");
+          auto* bench =
+              benchmark::RegisterBenchmark(
+                  name.c_str(), [p, b, idle, device](benchmark::State& s) { bench_pair(s, p, b, idle, device); })
+                  ->UseManualTime()
+                  ->Unit(benchmark::kMillisecond);
+          if (idle > 0) {
+            bench->Iterations(20);  // 2 s of manual time would be minutes of idling
+          } else {
+            bench->MinTime(2.0);
+          }
         }
       }
     }
