@@ -88,6 +88,19 @@ TEST_P(UpsampleTest, WholeWordRowsLoopOverTheGrid) {
   EXPECT_LE(size_form({2, 3, 9, 20}, 17, 40, false, 9), tol());
 }
 
+// The word path steps each word's x sources from its first (shaders/upsample.comp, word_sources):
+// downsampling (steps of two and more input columns), identity, and align_corners = false words at
+// the left edge whose outputs clamp to column 0 (taken per output), next to words that step.
+TEST_P(UpsampleTest, WordRowsStepTheirSourcesFromTheFirst) {
+  for (bool align : {true, false}) {
+    EXPECT_LE(size_form({1, 2, 6, 37}, 5, 16, align, 10), tol()) << align;   // 37 → 16 columns
+    EXPECT_LE(size_form({1, 2, 4, 200}, 3, 24, align, 11), tol()) << align;  // 200 → 24
+    EXPECT_LE(size_form({1, 1, 3, 16}, 3, 16, align, 12), tol()) << align;   // identity
+    EXPECT_LE(size_form({1, 2, 2, 3}, 5, 48, align, 13), tol()) << align;    // 3 → 48
+    EXPECT_LE(size_form({1, 2, 2, 2}, 4, 64, align, 14), tol()) << align;    // 2 → 64
+  }
+}
+
 TEST_P(UpsampleTest, OddSizesDownsamplingAndSinglePixels) {
   for (bool align : {true, false}) {
     EXPECT_LE(size_form({1, 2, 7, 5}, 13, 11, align, 3), tol()) << align;
