@@ -2,6 +2,7 @@
 // decoder entries → reassemble → RefineNet fusion → head convs → 4 raw channels) and the local
 // feature MLP (concat(enc_out, dec_final) → fc1 GELU → fc2 → pixel shuffle → D+1 raw channels),
 // in fp32 as the official code runs them, then the output activations.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -184,7 +185,10 @@ Status Mast3rForward::build_postprocess(int v) {
   push.dconf_vmin = static_cast<float>(c.desc_conf_mode.vmin);
   push.dconf_vmax = static_cast<float>(c.desc_conf_mode.vmax);
   const uint64_t pixels = static_cast<uint64_t>(B * H * W);
-  return graph_->dispatch("mast3r_postprocess", {},
+  // The shader stages CHUNK channels of 257 floats (256 pixels and a skew) in shared memory.
+  const uint64_t fit = rt_.caps().max_compute_shared_memory / (257 * sizeof(float));
+  const uint32_t spec[] = {static_cast<uint32_t>(std::max<uint64_t>(std::min<uint64_t>(D, fit), 3))};
+  return graph_->dispatch("mast3r_postprocess", spec,
                           {{view.dpt_raw, Access::kRead},
                            {view.local_raw, Access::kRead},
                            {outputs_.pts3d[v], Access::kWrite},
