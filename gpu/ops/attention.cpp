@@ -189,6 +189,22 @@ bool pick_rows_tile(const Capabilities& caps, int64_t d, RowsTile* out) {
   return false;
 }
 
+// Grids of many waves take two row blocks per subgroup and 64 keys per tile: each K and V fragment
+// read from shared memory then feeds two products, worth the register spills once every SM has
+// several workgroups queued. Measured on an H200 (AttentionBench.CoopMatTileSweep, 2026-11-22):
+// MASt3R's encoder at batch 8 (16 images × 16 heads, 1536 such workgroups) 168 TFLOP/s against 153
+// for {4, 32, 1}; at batch 1 (192) 108 against 126, and the decoder at batch 8 (576 per view) 152
+// against 151.
+RowsTile rows_tile_for_grid(const Capabilities& caps, int64_t d, const RowsTile& base, int64_t batch, int64_t heads,
+                            int64_t nq) {
+  const RowsTile wide{4, 64, 2};
+  const int64_t groups = (nq + 16 * wide.rpw * wide.warps - 1) / (16 * wide.rpw * wide.warps) * heads * batch;
+  const bool many_waves = caps.shader_core_count > 0 && groups >= 8 * int64_t{caps.shader_core_count};
+  const bool fits = wide.warps * caps.subgroup_size <= caps.max_workgroup_invocations &&
+                    rows_shared_bytes(d, wide) <= caps.max_compute_shared_memory;
+  return many_waves && fits ? wide : base;
+}
+
 bool coop_layout_ok(const HeadsView& q, const HeadsView& k, const HeadsView& v, int64_t width) {
   for (const HeadsView* x : {&q, &k, &v}) {
     if (x->tensor.shape()[2] % 8 != 0 || x->col_offset % 8 != 0) return false;
@@ -259,6 +275,7 @@ Status attention(Graph& g, const Capabilities& caps, const HeadsView& q, const H
   if (path == AttentionPath::kCoopMatRows) {
     RowsTile t{};
     pick_rows_tile(caps, d, &t);
+    t = rows_tile_for_grid(caps, d, t, dims.batch, cfg.heads, dims.nq);
     const CoopMatAccLayout& layout = caps.coopmat_acc_layout;
     shader = "attention_cm_rows_f16";
     spec = {static_cast<uint32_t>(d), t.warps,         t.bc, t.warps * caps.subgroup_size, t.rpw,

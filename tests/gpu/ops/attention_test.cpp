@@ -209,6 +209,36 @@ TEST_P(AttentionTest, ReadsHeadsAtColumnOffsetsOfWiderRows) {
   EXPECT_LE(attention_error(download_f32(rt(), out), want, v), tolerance());
 }
 
+// Grids of many waves take the wide rows tile (two 16-row blocks per subgroup, 64 keys per tile,
+// ops::attention): claiming a single SM makes these small grids many waves. Ragged query blocks and
+// key tiles, head dims 16..64.
+TEST_P(AttentionTest, WideRowsTileOfManyWaveGridsMatchesFloat64) {
+  if (GetParam().path != ops::AttentionPath::kCoopMatRows) GTEST_SKIP() << "a tile of the coopmat_rows path";
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 1;
+  struct Case {
+    int64_t batch, nq, nk, heads, d;
+  };
+  uint32_t seed = 3000;
+  for (const Case& c : {Case{2, 150, 203, 4, 64}, Case{4, 81, 64, 2, 32}, Case{1, 256, 129, 8, 16}}) {
+    const int64_t width = c.heads * c.d;
+    Tensor tq = upload_f32(rt(), dtype(), {c.batch, c.nq, width}, random_floats(c.batch * c.nq * width, ++seed, -2, 2));
+    Tensor tk = upload_f32(rt(), dtype(), {c.batch, c.nk, width}, random_floats(c.batch * c.nk * width, ++seed, -2, 2));
+    Tensor tv = upload_f32(rt(), dtype(), {c.batch, c.nk, width}, random_floats(c.batch * c.nk * width, ++seed, -1, 1));
+    Tensor out = poisoned(rt(), dtype(), {c.batch, c.nq, width});
+    Graph g(rt());
+    Status s = ops::attention(g, caps, {tq, 0}, {tk, 0}, {tv, 0}, out, config(c.heads, c.d));
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    auto q = gather_heads(download_f32(rt(), tq), c.batch, c.nq, width, 0, c.heads, c.d);
+    auto k = gather_heads(download_f32(rt(), tk), c.batch, c.nk, width, 0, c.heads, c.d);
+    auto v = gather_heads(download_f32(rt(), tv), c.batch, c.nk, width, 0, c.heads, c.d);
+    auto want = reference_attention(q, k, v, c.batch, c.nq, c.nk, c.heads, c.d, 1.0 / std::sqrt(double(c.d)));
+    EXPECT_LE(attention_error(download_f32(rt(), out), want, v), tolerance())
+        << "B=" << c.batch << " Nq=" << c.nq << " Nk=" << c.nk << " H=" << c.heads << " D=" << c.d;
+  }
+}
+
 TEST_P(AttentionTest, StaysFiniteAndExactOnHugeLogits) {
   // Logits of several hundred overflow exp() unless the running max is subtracted. In the second
   // case the keys of the last tiles are 8x longer, so the row max jumps late (online rescaling).
@@ -375,9 +405,9 @@ TEST_F(AttentionBench, CoopMatTileSweep) {
     uint32_t warps, bc, rpw;
   };
   if (caps.coopmat_acc_layout.two_rows_per_lane()) {
-    for (const RowsTile& t :
-         {RowsTile{4, 64, 1}, RowsTile{4, 64, 2}, RowsTile{2, 64, 1}, RowsTile{2, 64, 2}, RowsTile{8, 64, 1},
-          RowsTile{4, 32, 1}, RowsTile{2, 32, 2}, RowsTile{4, 128, 1}, RowsTile{4, 128, 2}, RowsTile{8, 128, 1}}) {
+    for (const RowsTile& t : {RowsTile{4, 64, 1}, RowsTile{4, 64, 2}, RowsTile{2, 64, 1}, RowsTile{2, 64, 2},
+                              RowsTile{8, 64, 1}, RowsTile{4, 32, 1}, RowsTile{2, 32, 1}, RowsTile{2, 32, 2},
+                              RowsTile{4, 128, 1}, RowsTile{4, 128, 2}, RowsTile{8, 128, 1}}) {
       if (16 * t.rpw * t.warps > 2 * t.bc) continue;
       char label[64];
       std::snprintf(label, sizeof(label), "rows warps %u bc %3u rpw %u", t.warps, t.bc, t.rpw);
@@ -410,8 +440,10 @@ TEST_F(AttentionBench, CoopMatTileSweep) {
     const char* what;
     int64_t batch, heads, views;
   };
-  for (const Case& c : {Case{"encoder, 2 images x 16 heads", 2, 16, 1}, Case{"decoder, 2 views x 12 heads", 1, 12, 2},
-                        Case{"decoder, 1 view x 12 heads", 1, 12, 1}, Case{"decoder, batch 2 x 12 heads", 2, 12, 1}}) {
+  for (const Case& c :
+       {Case{"encoder, 2 images x 16 heads", 2, 16, 1}, Case{"decoder, 2 views x 12 heads", 1, 12, 2},
+        Case{"decoder, 1 view x 12 heads", 1, 12, 1}, Case{"decoder, batch 2 x 12 heads", 2, 12, 1},
+        Case{"encoder, 16 images x 16 heads", 16, 16, 1}, Case{"decoder, 2 views x 8 x 12 heads", 8, 12, 2}}) {
     const int64_t n = 768, width = c.heads * d;
     std::vector<Tensor> qkv, out;
     for (int64_t v = 0; v < c.views; ++v) {
