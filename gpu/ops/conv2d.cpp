@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
+
 namespace recon::gpu::ops {
 namespace {
 
@@ -18,6 +21,54 @@ struct Conv2dPush {
 static_assert(sizeof(Conv2dPush) == 60, "mirrors Push in shaders/conv2d.comp and shaders/conv2d_coopmat.comp");
 
 constexpr int64_t kU32Max = 0xffffffffLL;
+
+struct PointwiseFewPush {
+  uint32_t cin, plane_words, batch;
+  uint32_t base_in, base_w, base_out, base_bias;
+  uint32_t flags;
+};
+static_assert(sizeof(PointwiseFewPush) == 32, "mirrors Push in shaders/conv_pointwise_few.comp");
+
+// The pointwise route (conv2d_pointwise_few), where it applies: returns false (and records
+// nothing) where it does not, also for an operand beyond one binding or off a word boundary.
+Result<bool> try_pointwise_few(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight,
+                               const std::optional<Arg>& bias, const Arg& out, const Conv2dParams& params,
+                               const Epilogue& epilogue) {
+  const Shape& s = input.shape();
+  const int64_t batch = s[0], cin = s[1], plane = s[2] * s[3], cout = weight.shape()[0];
+  const uint32_t vw = elements_per_word(out.dtype());
+  if (!conv2d_pointwise_few(input.shape(), weight.shape(), out.dtype(), params, epilogue.residual.has_value()) ||
+      batch * plane / vw > kU32Max) {
+    return false;
+  }
+  const uint64_t limit = std::min<uint64_t>(caps.max_storage_buffer_range, max_binding_bytes());
+  for (const Arg* a : {&input, &weight, &out}) {
+    if (a->bytes() + kBindingOffsetAlign > limit) return false;
+  }
+  RECON_ASSIGN_OR_RETURN(Window wi, window(input, 0, input.numel()));
+  RECON_ASSIGN_OR_RETURN(Window ww, window(weight, 0, weight.numel()));
+  RECON_ASSIGN_OR_RETURN(Window wo, window(out, 0, out.numel()));
+  if (wi.base % vw != 0 || wo.base % vw != 0) return false;
+  Window wb{ww.arg, 0};  // bound as a dummy without a bias
+  if (bias) {
+    RECON_ASSIGN_OR_RETURN(wb, window(*bias, 0, bias->numel()));
+  }
+  const PointwiseFewPush push{static_cast<uint32_t>(cin),
+                              static_cast<uint32_t>(plane / vw),
+                              static_cast<uint32_t>(batch),
+                              wi.base,
+                              ww.base,
+                              wo.base,
+                              wb.base,
+                              static_cast<uint32_t>(epilogue.activation) | (bias ? kGemmFlagBias : 0u)};
+  const uint32_t spec[] = {static_cast<uint32_t>(cout)};
+  const char* shader = out.dtype() == DType::kF32 ? "conv_pointwise_few_f32" : "conv_pointwise_few_f16";
+  RECON_RETURN_IF_ERROR(
+      g.dispatch(shader, spec,
+                 {{wi.arg, Access::kRead}, {ww.arg, Access::kRead}, {wo.arg, Access::kWrite}, {wb.arg, Access::kRead}},
+                 push, {grid_stride_groups(static_cast<uint64_t>(batch * plane / vw)), 1, 1}));
+  return true;
+}
 
 }  // namespace
 
@@ -38,6 +89,13 @@ Result<Shape> conv2d_output_shape(const Shape& in, const Shape& w, const Conv2dP
   }
   return Shape{in[0], w[0], (in[2] + 2 * p.pad_h - w[2]) / p.stride_h + 1,
                (in[3] + 2 * p.pad_w - w[3]) / p.stride_w + 1};
+}
+
+bool conv2d_pointwise_few(const Shape& in, const Shape& w, DType dtype, const Conv2dParams& p, bool residual) {
+  const bool pointwise =
+      w[2] == 1 && w[3] == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && !p.input_relu;
+  return pointwise && w[0] <= kConv2dPointwiseFewMaxCout && !residual &&
+         (in[2] * in[3]) % elements_per_word(dtype) == 0;
 }
 
 bool conv2d_b_in_words(int64_t w, int64_t kw, const Conv2dParams& params) {
@@ -70,6 +128,10 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
                             shape_string(want));
   }
   if (kh == 1 && kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && !p.input_relu) {
+    if (path == GemmPath::kAuto && batch > 0 && cin > 0 && h * w > 0) {
+      RECON_ASSIGN_OR_RETURN(const bool done, try_pointwise_few(g, caps, input, weight, bias, out, p, epilogue));
+      if (done) return Status::ok();
+    }
     // Pointwise: out[b] (Cout × HW) = W (Cout × Cin) · in[b] (Cin × HW), weights broadcast.
     MatmulGeometry geo;
     geo.m = cout, geo.n = h * w, geo.k = cin, geo.batch = batch;

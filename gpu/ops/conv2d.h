@@ -5,7 +5,9 @@
 // conv2d(x, input_relu) then conv2d(…, residual = x) needs no separate ReLU pass).
 // GEMM view: M = Cout, N = Ho·Wo (per image), K = Cin·KH·KW; the weights are A, the input is
 // gathered into B on the fly (shaders/conv2d*.comp on the tile loops of matmul.h). 1×1 stride-1
-// unpadded convolutions without input_relu run as a batched matmul instead (weights broadcast).
+// unpadded convolutions without input_relu run as a batched matmul instead (weights broadcast),
+// or, on the automatic path with few output channels (conv2d_pointwise_few), as a kernel that
+// streams the input once (shaders/conv_pointwise_few.comp).
 // Paths: scalar (f32/f16, every device) and tensor cores (f16, VK_NV_cooperative_matrix), as for
 // matmul (GemmPath). Kernel geometry is specialised into the pipeline (one per conv shape).
 //
@@ -34,6 +36,17 @@ struct Conv2dParams {
 
 // [B, Cout, Ho, Wo] with Ho = (H + 2·pad_h − KH)/stride_h + 1, or INVALID_ARGUMENT.
 Result<Shape> conv2d_output_shape(const Shape& input, const Shape& weight, const Conv2dParams& params);
+
+// Whether the automatic path runs a convolution of `input` by `weight` (shapes as conv2d takes
+// them) as the few-output-channel pointwise kernel: 1×1, stride 1, no padding, no input_relu, at
+// most kConv2dPointwiseFewMaxCout output channels, no residual, and image planes of whole 16-byte
+// words. As a GEMM with M = Cout the tensor-core tiles filled 4 of 128 rows and streamed MASt3R's
+// DPT head.4 input (128 channels at 384×512) at ~0.9 TB/s on an H200. The dispatch also needs
+// every operand within one binding and the input and output windows on word boundaries (else the
+// GEMM runs).
+inline constexpr int64_t kConv2dPointwiseFewMaxCout = 16;
+bool conv2d_pointwise_few(const Shape& input, const Shape& weight, DType dtype, const Conv2dParams& params,
+                          bool residual);
 
 // Whether the tensor-core path reads its gathered B rows as 16-byte words (VEC_B in
 // shaders/conv2d_coopmat.comp) for an input of width w: stride 1 along x keeping the width, a

@@ -253,6 +253,42 @@ TEST(Conv2dBInWords, OnlyUnitStrideAlongXWithinOneElementAndWholeWords) {
   EXPECT_FALSE(ops::conv2d_b_in_words(64, 16, unpadded));
 }
 
+TEST(Conv2dPointwiseFew, FewOutputChannelsOfWholeWordPlanesOnly) {
+  const ops::Conv2dParams unit;
+  EXPECT_TRUE(ops::conv2d_pointwise_few({8, 128, 384, 512}, {4, 128, 1, 1}, DType::kF16, unit, false)) << "head.4";
+  EXPECT_TRUE(ops::conv2d_pointwise_few({1, 3, 2, 4}, {16, 3, 1, 1}, DType::kF16, unit, false));
+  EXPECT_FALSE(ops::conv2d_pointwise_few({1, 3, 2, 4}, {17, 3, 1, 1}, DType::kF16, unit, false));
+  EXPECT_TRUE(ops::conv2d_pointwise_few({1, 3, 1, 4}, {2, 3, 1, 1}, DType::kF32, unit, false)) << "4 floats a word";
+  EXPECT_FALSE(ops::conv2d_pointwise_few({1, 3, 1, 4}, {2, 3, 1, 1}, DType::kF16, unit, false)) << "8 halves a word";
+  EXPECT_FALSE(ops::conv2d_pointwise_few({1, 3, 2, 4}, {4, 3, 1, 1}, DType::kF16, unit, true)) << "residual";
+  EXPECT_FALSE(ops::conv2d_pointwise_few({1, 3, 6, 6}, {4, 3, 3, 3}, DType::kF16, unit, false)) << "3x3";
+  ops::Conv2dParams relu;
+  relu.input_relu = true;
+  EXPECT_FALSE(ops::conv2d_pointwise_few({1, 3, 2, 4}, {4, 3, 1, 1}, DType::kF16, relu, false));
+  ops::Conv2dParams strided;
+  strided.stride_h = strided.stride_w = 2;
+  EXPECT_FALSE(ops::conv2d_pointwise_few({1, 3, 4, 8}, {4, 3, 1, 1}, DType::kF16, strided, false));
+}
+
+// The automatic path of 1×1 convolutions with few output channels (conv2d_pointwise_few) on every
+// device, next to shapes it leaves to the GEMM (17 channels, partial-word planes, a residual).
+TEST_F(Conv2dTest, PointwiseFewOutputChannelsMatchFloat64) {
+  std::vector<Case> v;
+  v.push_back(make("1x1 128 -> 4 (head.4), 2 images", 2, 128, 12, 16, 4, 1, 1, 1, 1, 0, 0));
+  v.push_back(make("1x1 5 -> 1, relu, no bias", 3, 5, 4, 6, 1, 1, 1, 1, 1, 0, 0));
+  v.back().act = Activation::kRelu, v.back().bias = false;
+  v.push_back(make("1x1 7 -> 16, GELU", 1, 7, 2, 8, 16, 1, 1, 1, 1, 0, 0));
+  v.back().act = Activation::kGeluErf;
+  v.push_back(make("1x1 7 -> 17 (GEMM)", 1, 7, 2, 8, 17, 1, 1, 1, 1, 0, 0));
+  v.push_back(make("1x1 6 -> 4 on a 3x5 plane (GEMM)", 2, 6, 3, 5, 4, 1, 1, 1, 1, 0, 0));
+  v.push_back(make("1x1 6 -> 4 + residual (GEMM)", 2, 6, 4, 8, 4, 1, 1, 1, 1, 0, 0));
+  v.back().residual = 1, v.back().act = Activation::kSigmoid;
+  uint32_t seed = 700;
+  for (DType d : {DType::kF32, DType::kF16}) {
+    for (const Case& c : v) check(c, d, GemmPath::kAuto, seed += 10);
+  }
+}
+
 TEST_F(Conv2dTest, TensorCorePathSplitsLongKOverWorkgroups) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
