@@ -73,6 +73,8 @@ def main():
     ap.add_argument("--height", type=int, default=384)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--inputs", default="host",
+                    help="recon_bench_mast3r --inputs: host (pointers packed into staging per call) and/or device")
     ap.add_argument("--sequence", type=int, default=0, help="images in the infer_batch sequence comparison")
     ap.add_argument("--pair-batches", default="4", help="infer_batch pair_batch values of the sequence comparison")
     ap.add_argument("--profile", default="", help="e.g. fp16,fp16-heads: dispatch profile only, no reference")
@@ -134,7 +136,7 @@ def main():
     bench_json = os.path.join(args.out, "recon_bench_mast3r.json")
     cmd = [args.bench, "--model", model_path, "--width", str(args.width), "--height", str(args.height),
            "--pair", pair_dir, "--dump", dump_dir, "--batches", args.batches, "--sequence", str(args.sequence),
-           "--pair-batches", args.pair_batches,
+           "--pair-batches", args.pair_batches, "--inputs", args.inputs,
            f"--benchmark_out={bench_json}", "--benchmark_out_format=json"]
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
