@@ -106,19 +106,27 @@ Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shap
                         {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(batch)});
     }
   }
+  // In 16-byte words where the innermost axis is contiguous whole words and every other stride and
+  // both bases are whole words (layout_strided.comp, WORDS).
+  const int64_t ew = 16 / static_cast<int64_t>(dtype_size(in.dtype()));
+  bool words = rank > 0 && stride[rank - 1] == 1 && shape[rank - 1] % ew == 0 && base % ew == 0 && out.base % ew == 0;
+  for (size_t d = 0; words && d + 1 < rank; ++d) words = stride[d] % ew == 0;
+  const int64_t unit = words ? ew : 1;
   RECON_ASSIGN_OR_RETURN(std::string shader, elem_variant("layout_strided", in.dtype()));
   StridedPush push{};
-  push.n = static_cast<uint32_t>(n);
+  push.n = static_cast<uint32_t>(n / unit);
   push.rank = static_cast<uint32_t>(rank);
-  push.base = static_cast<uint32_t>(base);
-  push.dst_base = out.base;
+  push.base = static_cast<uint32_t>(base / unit);
+  push.dst_base = out.base / static_cast<uint32_t>(unit);
   for (size_t d = 0; d < rank; ++d) {
     if (!fits_u32(stride[d])) return invalid_argument("layout copy: stride beyond 2^32 elements");
-    push.shape[d] = static_cast<uint32_t>(shape[d]);
-    push.stride[d] = static_cast<uint32_t>(stride[d]);
+    const bool inner = d + 1 == rank;
+    push.shape[d] = static_cast<uint32_t>(inner ? shape[d] / unit : shape[d]);
+    push.stride[d] = static_cast<uint32_t>(inner ? stride[d] : stride[d] / unit);
   }
-  return g.dispatch(shader, {}, {{in, Access::kRead}, {out.arg, Access::kWrite}}, push,
-                    Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
+  const uint32_t spec[] = {words ? 1u : 0u};
+  return g.dispatch(shader, spec, {{in, Access::kRead}, {out.arg, Access::kWrite}}, push,
+                    Graph::grid_1d((static_cast<uint64_t>(n / unit) + kGroup - 1) / kGroup));
 }
 
 // out (contiguous, `shape`) [c] = in[base + Σ c_d·stride[d]], all strides ≥ 0. When an operand is

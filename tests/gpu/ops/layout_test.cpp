@@ -109,6 +109,16 @@ TEST_P(LayoutTest, TransposesTakeTheTiledPath) {
   expect_permute({2, 4, 70, 5}, {0, 3, 1, 2});  // NCHW with merged HW → NHWC-like
 }
 
+// Patterns whose innermost axis is contiguous whole 16-byte words move a word per invocation
+// (layout_strided.comp, WORDS): MASt3R's pixel shuffle of the local-feature map (runs of 16), a
+// swap of outer axes over runs of 32, and runs of 24 (whole words but for 8-bit elements).
+TEST_P(LayoutTest, ContiguousRunsOfWholeWordsMoveAsWords) {
+  expect_permute({2, 3, 4, 5, 2, 16}, {0, 3, 1, 4, 2, 5});
+  expect_permute({3, 5, 32}, {1, 0, 2});
+  expect_permute({4, 6, 24}, {1, 0, 2});
+  expect_permute({3, 2, 5, 48}, {2, 0, 1, 3});
+}
+
 TEST_P(LayoutTest, TokensAndFeatureMapsConvertBothWays) {
   const int64_t b = 2, h = 6, w = 7, c = 19;
   Host tokens = random_host({b, h * w, c});
