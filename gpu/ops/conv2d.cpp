@@ -22,6 +22,13 @@ static_assert(sizeof(Conv2dPush) == 60, "mirrors Push in shaders/conv2d.comp and
 
 constexpr int64_t kU32Max = 0xffffffffLL;
 
+// A 1×1 convolution over the input as it is (stride 1, no padding, no input_relu): a matmul of the
+// weights with each image, whichever kernel runs it.
+bool pointwise(const Shape& weight, const Conv2dParams& p) {
+  return weight[2] == 1 && weight[3] == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 &&
+         !p.input_relu;
+}
+
 struct PointwiseFewPush {
   uint32_t cin, plane_words, batch;
   uint32_t base_in, base_w, base_out, base_bias;
@@ -92,9 +99,7 @@ Result<Shape> conv2d_output_shape(const Shape& in, const Shape& w, const Conv2dP
 }
 
 bool conv2d_pointwise_few(const Shape& in, const Shape& w, DType dtype, const Conv2dParams& p, bool residual) {
-  const bool pointwise =
-      w[2] == 1 && w[3] == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && !p.input_relu;
-  return pointwise && w[0] <= kConv2dPointwiseFewMaxCout && !residual &&
+  return pointwise(w, p) && w[0] <= kConv2dPointwiseFewMaxCout && !residual &&
          (in[2] * in[3]) % elements_per_word(dtype) == 0;
 }
 
@@ -127,7 +132,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     return invalid_argument("conv2d: residual " + shape_string(epilogue.residual->shape()) + " differs from output " +
                             shape_string(want));
   }
-  if (kh == 1 && kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && !p.input_relu) {
+  if (pointwise(weight.shape(), p)) {
     if (path == GemmPath::kAuto && batch > 0 && cin > 0 && h * w > 0) {
       RECON_ASSIGN_OR_RETURN(const bool done, try_pointwise_few(g, caps, input, weight, bias, out, p, epilogue));
       if (done) return Status::ok();
