@@ -71,14 +71,13 @@ float sample_at(uint base, uint y0, uint y1, float ly, uint x0, uint x1, float l
 // quotient and remainder follow from the previous output's by adding step's (dq, dr) and one carry.
 // Words whose first output is clamped to 0 (align_corners = false, at the left edge) and the scale
 // mode take source() per output.
-void word_sources(uint ox0, uint dq, uint dr, out uint x0[VW], out uint x1[VW], out float lx[VW]) {
+void word_sources(uint ox0, uint den, uint dq, uint dr, out uint x0[VW], out uint x1[VW], out float lx[VW]) {
   const bool per_output = USE_SCALE == 1 || (ALIGN_CORNERS == 1 && p.out_w <= 1) ||
                           (ALIGN_CORNERS == 0 && (2 * ox0 + 1) * p.in_w <= p.out_w);
   if (per_output) {
     for (uint e = 0; e < VW; ++e) source(ox0 + e, p.in_w, p.out_w, p.inv_scale_w, x0[e], x1[e], lx[e]);
     return;
   }
-  const uint den = ALIGN_CORNERS == 1 ? p.out_w - 1 : 2 * p.out_w;
   const uint num = ALIGN_CORNERS == 1 ? ox0 * (p.in_w - 1) : (2 * ox0 + 1) * p.in_w - p.out_w;
   uint q = num / den, r = num - q * den;
   [[unroll]] for (uint e = 0; e < VW; ++e) {
@@ -97,7 +96,8 @@ void word_sources(uint ox0, uint dq, uint dr, out uint x0[VW], out uint x1[VW], 
 void main() {
   if (WORDS == 1) {
     const uint row_words = p.out_w / VW, words = p.planes * p.out_h * row_words;
-    // The quotient and remainder of the numerator's step from one output to the next.
+    // The x sources' denominator (kept above 0 where word_sources does not use it) and the quotient
+    // and remainder of the numerator's step from one output to the next.
     const uint den = ALIGN_CORNERS == 1 ? max(p.out_w, 2u) - 1 : 2 * p.out_w;
     const uint step = ALIGN_CORNERS == 1 ? p.in_w - 1 : 2 * p.in_w;
     const uint dq = step / den, dr = step - dq * den;
@@ -109,7 +109,7 @@ void main() {
       const uint base = p.base_in + plane * p.in_h * p.in_w;
       uint x0[VW], x1[VW];
       float lx[VW];
-      word_sources((w % row_words) * VW, dq, dr, x0, x1, lx);
+      word_sources((w % row_words) * VW, den, dq, dr, x0, x1, lx);
       float v[VW];
       for (uint e = 0; e < VW; ++e) v[e] = sample_at(base, y0, y1, ly, x0[e], x1[e], lx[e]);
       dst_words[p.base_out / VW + w] = pack_word(v);
