@@ -17,6 +17,9 @@ layout(constant_id = 10) const uint SH = 1;
 layout(constant_id = 11) const uint SW = 1;
 layout(constant_id = 12) const uint PH = 1;
 layout(constant_id = 13) const uint PW = 1;
+// K's order, as in conv2d_coopmat.comp: 0 for (c, ky, kx) and OIHW weights; otherwise Cin, for
+// (ky, kx, c) and weights [Cout][KH][KW][Cin].
+layout(constant_id = 14) const uint TAP_CIN = 0;
 
 layout(binding = 0) readonly buffer BufIn { STORE_T inp[]; };
 layout(binding = 1) readonly buffer BufW { STORE_T wgt[]; };
@@ -43,7 +46,8 @@ layout(push_constant) uniform Push {
 float gemm_load_a(uint bz, uint m, uint k) { return float(wgt[p.off_w + m * p.k + k]); }
 
 float gemm_load_b(uint bz, uint k, uint n) {
-  const uint c = k / (KH * KW), r = k % (KH * KW);
+  const uint c = TAP_CIN != 0u ? k % TAP_CIN : k / (KH * KW);
+  const uint r = TAP_CIN != 0u ? k / TAP_CIN : k % (KH * KW);  // the tap
   const uint oy = n / p.wo, ox = n % p.wo;
   // Unsigned wrap-around turns negative (padding) coordinates into huge ones: one test each.
   const uint iy = oy * SH + r / KW - PH, ix = ox * SW + r % KW - PW;

@@ -29,6 +29,11 @@ layout(constant_id = 16) const bool VEC_B = false;
 // Whole tiles (Cout, Ho·Wo and K multiples of BM, BN and BK) with VEC_A and VEC_B: the loads skip
 // their bounds checks on the GEMM's rows and columns (the padding's are kept).
 layout(constant_id = 17) const bool ALIGNED = false;
+// K's order (conv2d.h, ConvWeightLayout). 0: K = (c, ky, kx), the weights [Cout][Cin][KH][KW] as
+// PyTorch stores them. Otherwise Cin, and K = (ky, kx, c) with the weights [Cout][KH][KW][Cin]: with
+// Cin a multiple of BK every slice of K is one tap, so the rows a subgroup loads share their shift
+// and their row bounds check, and a word needs its neighbour's load for at most one side.
+layout(constant_id = 18) const uint TAP_CIN = 0;
 
 layout(binding = 0) readonly buffer BufIn { float16_t inp[]; };
 layout(binding = 0) readonly buffer BufIn4 { uvec4 inp4[]; };
@@ -56,6 +61,17 @@ layout(push_constant) uniform Push {
 #define A_COLMAJOR false
 #define B_COLMAJOR false
 
+// The channel and tap of GEMM row k.
+void conv_k(uint k, out uint c, out uint ky, out uint kx) {
+  if (TAP_CIN != 0u) {
+    const uint tap = k / TAP_CIN;
+    c = k % TAP_CIN, ky = tap / KW, kx = tap % KW;
+  } else {
+    const uint r = k % (KH * KW);
+    c = k / (KH * KW), ky = r / KW, kx = r % KW;
+  }
+}
+
 uvec4 pack8(float16_t v[8]) {
   return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
@@ -75,13 +91,13 @@ uvec4 gemm_load_a8(uint bz, uint row, uint col) {
   return pack8(v);
 }
 
-// VEC_B: the 8 input elements of row k = (c, ky, kx) under output pixels col..col + 7 of one image
+// VEC_B: the 8 input elements of row k (channel c, tap ky, kx) under output pixels col..col + 7 of one image
 // row, as one aligned 16-byte word moved by half a word (a funnel shift) where kx − PW = ±1: the
 // element beyond the word comes from its neighbour, or is the zero padding at the row's ends.
 uvec4 gemm_load_b8_words(uint bz, uint row, uint col) {
   if (!ALIGNED && (row >= p.k || col >= p.ho * p.wo)) return uvec4(0u);
-  const uint c = row / (KH * KW), r = row % (KH * KW);
-  const uint ky = r / KW, kx = r % KW;
+  uint c, ky, kx;
+  conv_k(row, c, ky, kx);
   const uint oy = col / p.wo, ox = col % p.wo;
   const uint iy = oy * SH + ky - PH;  // wraps when negative
   if (iy >= p.h) return uvec4(0u);
@@ -105,15 +121,15 @@ uvec4 gemm_load_b8_words(uint bz, uint row, uint col) {
   return v;
 }
 
-// Implicit im2col: row = k = (c, i, j), col = first of 8 output pixels n = oy·Wo + ox.
+// Implicit im2col: row = k, col = first of 8 output pixels n = oy·Wo + ox.
 uvec4 gemm_load_b8(uint bz, uint row, uint col) {
   if (VEC_B) return gemm_load_b8_words(bz, row, col);
   float16_t v[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) v[e] = float16_t(0.0);
   const uint npix = p.ho * p.wo;
   if (row < p.k && col < npix) {
-    const uint c = row / (KH * KW), r = row % (KH * KW);
-    const uint ky = r / KW, kx = r % KW;
+    uint c, ky, kx;
+    conv_k(row, c, ky, kx);
     const uint plane = p.off_in + bz * p.stride_in + c * p.h * p.w;
     const bool relu = (p.flags & GEMM_FLAG_INPUT_RELU) != 0u;
     uint oy = col / p.wo, ox = col % p.wo;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/ops/layout.h"
@@ -22,6 +23,12 @@ static_assert(sizeof(Conv2dPush) == 60, "mirrors Push in shaders/conv2d.comp and
 
 constexpr int64_t kU32Max = 0xffffffffLL;
 
+// A weight's shape as [Cout, Cin, KH, KW], whichever layout stores it.
+Shape oihw_shape(const Shape& w, ConvWeightLayout layout) {
+  if (layout == ConvWeightLayout::kOIHW || w.size() != 4) return w;
+  return {w[0], w[3], w[1], w[2]};
+}
+
 // A 1×1 convolution over the input as it is (stride 1, no padding, no input_relu): a matmul of the
 // weights with each image, whichever kernel runs it.
 bool pointwise(const Shape& weight, const Conv2dParams& p) {
@@ -38,13 +45,14 @@ static_assert(sizeof(PointwiseFewPush) == 32, "mirrors Push in shaders/conv_poin
 
 // The pointwise route (conv2d_pointwise_few), where it applies: returns false (and records
 // nothing) where it does not, also for an operand beyond one binding or off a word boundary.
+// `wshape` is the weight's shape as [Cout, Cin, KH, KW]; a 1×1 weight is the same bytes in both layouts.
 Result<bool> try_pointwise_few(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight,
-                               const std::optional<Arg>& bias, const Arg& out, const Conv2dParams& params,
-                               const Epilogue& epilogue) {
+                               const Shape& wshape, const std::optional<Arg>& bias, const Arg& out,
+                               const Conv2dParams& params, const Epilogue& epilogue) {
   const Shape& s = input.shape();
-  const int64_t batch = s[0], cin = s[1], plane = s[2] * s[3], cout = weight.shape()[0];
+  const int64_t batch = s[0], cin = s[1], plane = s[2] * s[3], cout = wshape[0];
   const uint32_t vw = elements_per_word(out.dtype());
-  if (!conv2d_pointwise_few(input.shape(), weight.shape(), out.dtype(), params, epilogue.residual.has_value()) ||
+  if (!conv2d_pointwise_few(input.shape(), wshape, out.dtype(), params, epilogue.residual.has_value()) ||
       batch * plane / vw > kU32Max) {
     return false;
   }
@@ -103,13 +111,23 @@ bool conv2d_pointwise_few(const Shape& in, const Shape& w, DType dtype, const Co
          (in[2] * in[3]) % elements_per_word(dtype) == 0;
 }
 
+ConvWeightLayout conv2d_preferred_layout(const Capabilities& caps, const Shape& w) {
+  const bool ohwi = w.size() == 4 && coopmat_gemm_available(caps) && w[2] * w[3] > 1 && w[1] % 16 == 0;
+  return ohwi ? ConvWeightLayout::kOHWI : ConvWeightLayout::kOIHW;
+}
+
 bool conv2d_b_in_words(int64_t w, int64_t kw, const Conv2dParams& params) {
   return params.stride_w == 1 && w % 8 == 0 && ((kw == 3 && params.pad_w == 1) || (kw == 1 && params.pad_w == 0));
 }
 
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,
-              const Arg& out, const Conv2dParams& p, const Epilogue& epilogue, GemmPath path) {
-  RECON_ASSIGN_OR_RETURN(Shape want, conv2d_output_shape(input.shape(), weight.shape(), p));
+              const Arg& out, const Conv2dParams& p, const Epilogue& epilogue, GemmPath path, ConvWeightLayout layout) {
+  const Shape wshape = oihw_shape(weight.shape(), layout);
+  Result<Shape> shape = conv2d_output_shape(input.shape(), wshape, p);
+  if (!shape.is_ok() && layout == ConvWeightLayout::kOHWI) {
+    return shape.status().with_context("weight stored [Cout,KH,KW,Cin] as " + shape_string(weight.shape()));
+  }
+  RECON_ASSIGN_OR_RETURN(Shape want, std::move(shape));
   if (out.shape() != want) {
     return invalid_argument("conv2d: output " + shape_string(out.shape()) + " should be " + shape_string(want));
   }
@@ -119,7 +137,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     return invalid_argument("conv2d: all operands must share one dtype");
   }
   const int64_t batch = want[0], cin = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
-  const int64_t cout = want[1], ho = want[2], wo = want[3], kh = weight.shape()[2], kw = weight.shape()[3];
+  const int64_t cout = want[1], ho = want[2], wo = want[3], kh = wshape[2], kw = wshape[3];
   if (operands_overlap(out, input) || operands_overlap(out, weight)) {
     return invalid_argument("conv2d: the output overlaps the input or the weights");
   }
@@ -132,9 +150,10 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     return invalid_argument("conv2d: residual " + shape_string(epilogue.residual->shape()) + " differs from output " +
                             shape_string(want));
   }
-  if (pointwise(weight.shape(), p)) {
+  if (pointwise(wshape, p)) {
     if (path == GemmPath::kAuto && batch > 0 && cin > 0 && h * w > 0) {
-      RECON_ASSIGN_OR_RETURN(const bool done, try_pointwise_few(g, caps, input, weight, bias, out, p, epilogue));
+      RECON_ASSIGN_OR_RETURN(const bool done,
+                             try_pointwise_few(g, caps, input, weight, wshape, bias, out, p, epilogue));
       if (done) return Status::ok();
     }
     // Pointwise: out[b] (Cout × HW) = W (Cout × Cin) · in[b] (Cin × HW), weights broadcast.
@@ -197,12 +216,14 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   std::vector<uint32_t> spec;
   for (uint32_t s : tiling.spec()) spec.push_back(s);
   for (int64_t v : {kh, kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w}) spec.push_back(static_cast<uint32_t>(v));
+  const size_t vec_out_at = spec.size() + 1;
   if (tiling.coopmat) {
     spec.push_back(vec_a ? 1 : 0);  // VEC_A
     spec.push_back(0);              // VEC_OUT: set per dispatch below
     spec.push_back(0);              // VEC_B: likewise
     spec.push_back(0);              // ALIGNED: likewise
   }
+  spec.push_back(layout == ConvWeightLayout::kOHWI ? static_cast<uint32_t>(cin) : 0u);  // TAP_CIN
   const bool words_b = conv2d_b_in_words(w, kw, p);
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
@@ -231,7 +252,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.flags = flags;
     if (tiling.coopmat) {
       // 16-byte epilogue stores: output and residual rows start at multiples of 8.
-      const size_t at = spec.size() - 3;  // VEC_OUT, VEC_B, ALIGNED
+      const size_t at = vec_out_at;  // VEC_OUT, VEC_B, ALIGNED
       spec[at] = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
       spec[at + 1] = words_b && win.offset % 8 == 0;
       spec[at + 2] = spec[at + 1] && vec_a && tiling.whole_tiles(cout, npix, k);

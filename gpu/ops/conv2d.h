@@ -1,8 +1,9 @@
 // 2-D convolution (PyTorch Conv2d semantics) as an implicit GEMM with a fused epilogue:
 //   out[b,o,y,x] = act(bias[o] + Σ_{c,i,j} W[o,c,i,j]·in'[b,c,y·sh−ph+i, x·sw−pw+j]) + R[b,o,y,x]
-// NCHW activations, OIHW weights as PyTorch stores them, zero padding, any kernel size and
-// stride; in' = relu(in) when input_relu (DPT's ResidualConvUnit convolves relu(x) and adds x:
-// conv2d(x, input_relu) then conv2d(…, residual = x) needs no separate ReLU pass).
+// NCHW activations, OIHW weights as PyTorch stores them (or tap by tap, ConvWeightLayout), zero
+// padding, any kernel size and stride; in' = relu(in) when input_relu (DPT's ResidualConvUnit
+// convolves relu(x) and adds x: conv2d(x, input_relu) then conv2d(…, residual = x) needs no
+// separate ReLU pass).
 // GEMM view: M = Cout, N = Ho·Wo (per image), K = Cin·KH·KW; the weights are A, the input is
 // gathered into B on the fly (shaders/conv2d*.comp on the tile loops of matmul.h). 1×1 stride-1
 // unpadded convolutions without input_relu run as a batched matmul instead (weights broadcast),
@@ -27,6 +28,17 @@
 #include "gpu/ops/matmul.h"
 
 namespace recon::gpu::ops {
+
+// How a convolution's weights are stored. kOIHW is PyTorch's [Cout, Cin, KH, KW]: the GEMM's K runs
+// (c, ky, kx). kOHWI, [Cout, KH, KW, Cin], runs K tap by tap, (ky, kx, c): with Cin a multiple of
+// the tensor-core K slice every slice is one tap, so a subgroup's gathered rows share one shift and
+// one bounds check (conv2d_prefers_ohwi). Both paths take both; 1×1 weights are the same bytes.
+enum class ConvWeightLayout : uint8_t { kOIHW, kOHWI };
+
+// The layout to store fp16 weights of shape [Cout, Cin, KH, KW] in for the automatic path on this
+// device: kOHWI where the tensor-core path runs them, the kernel has more than one tap and Cin is a
+// multiple of 16; else kOIHW.
+ConvWeightLayout conv2d_preferred_layout(const Capabilities& caps, const Shape& oihw_weight);
 
 struct Conv2dParams {
   int64_t stride_h = 1, stride_w = 1;
@@ -54,10 +66,11 @@ bool conv2d_pointwise_few(const Shape& input, const Shape& weight, DType dtype, 
 // words. The dispatch also needs the input window to start at a multiple of 8 elements.
 bool conv2d_b_in_words(int64_t w, int64_t kw, const Conv2dParams& params);
 
-// input [B, Cin, H, W], weight [Cout, Cin, KH, KW], bias [Cout] or none, out [B, Cout, Ho, Wo];
-// the residual (in `epilogue`) is shaped like out and may be out itself. One dtype (f32/f16).
+// input [B, Cin, H, W], weight [Cout, Cin, KH, KW] (or [Cout, KH, KW, Cin] for kOHWI), bias [Cout]
+// or none, out [B, Cout, Ho, Wo]; the residual (in `epilogue`) is shaped like out and may be out
+// itself. One dtype (f32/f16).
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight, const std::optional<Arg>& bias,
               const Arg& out, const Conv2dParams& params = {}, const Epilogue& epilogue = {},
-              GemmPath path = GemmPath::kAuto);
+              GemmPath path = GemmPath::kAuto, ConvWeightLayout layout = ConvWeightLayout::kOIHW);
 
 }  // namespace recon::gpu::ops

@@ -15,11 +15,11 @@ using Shape = std::vector<std::int64_t>;
 
 class CatalogBuilder {
  public:
-  void add(std::string name, Shape shape, std::string alias_of = {}) {
-    specs_.push_back(WeightSpec{std::move(name), std::move(shape), std::move(alias_of)});
+  void add(std::string name, Shape shape, std::string alias_of = {}, WeightKind kind = WeightKind::kOther) {
+    specs_.push_back(WeightSpec{std::move(name), std::move(shape), std::move(alias_of), kind});
   }
   void linear(const std::string& prefix, std::int64_t in, std::int64_t out) {
-    add(prefix + ".weight", {out, in});
+    add(prefix + ".weight", {out, in}, {}, WeightKind::kLinear);
     add(prefix + ".bias", {out});
   }
   void norm(const std::string& prefix, std::int64_t dim) {
@@ -27,11 +27,11 @@ class CatalogBuilder {
     add(prefix + ".bias", {dim});
   }
   void conv(const std::string& prefix, std::int64_t in, std::int64_t out, std::int64_t k, bool bias = true) {
-    add(prefix + ".weight", {out, in, k, k});
+    add(prefix + ".weight", {out, in, k, k}, {}, WeightKind::kConv);
     if (bias) add(prefix + ".bias", {out});
   }
   void conv_transpose(const std::string& prefix, std::int64_t in, std::int64_t out, std::int64_t k) {
-    add(prefix + ".weight", {in, out, k, k});
+    add(prefix + ".weight", {in, out, k, k}, {}, WeightKind::kConvTranspose);
     add(prefix + ".bias", {out});
   }
   std::vector<WeightSpec> take() { return std::move(specs_); }
@@ -66,11 +66,11 @@ void add_head(CatalogBuilder& b, const std::string& head, const Mast3rConfig& c)
   const std::int64_t f = c.dpt_feature_dim;
   const auto& ld = c.dpt_layer_dims;
   for (int i = 0; i < 4; ++i) {
-    b.add(dpt + ".scratch.layer" + std::to_string(i + 1) + "_rn.weight", {f, ld[i], 3, 3});
+    b.add(dpt + ".scratch.layer" + std::to_string(i + 1) + "_rn.weight", {f, ld[i], 3, 3}, {}, WeightKind::kConv);
   }
   for (int i = 0; i < 4; ++i) {
     b.add(dpt + ".scratch.layer_rn." + std::to_string(i) + ".weight", {f, ld[i], 3, 3},
-          dpt + ".scratch.layer" + std::to_string(i + 1) + "_rn.weight");
+          dpt + ".scratch.layer" + std::to_string(i + 1) + "_rn.weight", WeightKind::kConv);
   }
   for (int r = 1; r <= 4; ++r) {
     const std::string p = dpt + ".scratch.refinenet" + std::to_string(r);

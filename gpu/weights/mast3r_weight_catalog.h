@@ -20,10 +20,16 @@
 
 namespace recon::gpu {
 
+// The module a weight tensor belongs to, where it decides how the tensor may be laid out on the
+// device (Mast3rWeights transposes linear weights and reorders convolution taps for the tensor
+// cores; a transposed convolution's weight keeps PyTorch's layout).
+enum class WeightKind { kOther, kLinear, kConv, kConvTranspose };
+
 struct WeightSpec {
   std::string name;
   std::vector<std::int64_t> shape;
   std::string alias_of;  // for `…layer_rn.N.weight`: the canonical `…layerN+1_rn.weight`; else empty
+  WeightKind kind = WeightKind::kOther;  // of a `….weight`; biases and norms are kOther
 };
 
 // In state_dict order, aliases included (1017 entries for the default config). The unused

@@ -82,6 +82,35 @@ TEST(Mast3rWeightCatalog, ParameterCountsMatchTheSpec) {
   EXPECT_EQ(with_aliases, 695274376u);
 }
 
+// The module kind decides the device layout: every rank-2 weight is an nn.Linear's, every rank-4
+// one a convolution's, transposed only in the two upsampling reassembly stages of each DPT.
+TEST(Mast3rWeightCatalog, EveryWeightNamesItsModuleKind) {
+  int linear = 0, conv = 0, transposed = 0;
+  for (const WeightSpec& w : mast3r_weight_catalog(Mast3rConfig{})) {
+    SCOPED_TRACE(w.name);
+    const bool weight = w.name.ends_with(".weight");
+    if (w.kind == WeightKind::kLinear) {
+      ++linear;
+      EXPECT_TRUE(weight && w.shape.size() == 2);
+    } else if (w.kind == WeightKind::kConv) {
+      ++conv;
+      EXPECT_TRUE(weight && w.shape.size() == 4);
+    } else if (w.kind == WeightKind::kConvTranspose) {
+      ++transposed;
+      EXPECT_TRUE(w.name.find(".act_postprocess.0.1.") != std::string::npos ||
+                  w.name.find(".act_postprocess.1.1.") != std::string::npos);
+    } else {
+      EXPECT_TRUE(!weight || (w.shape.size() != 2 && w.shape.size() != 4));
+    }
+  }
+  // Encoder 24×4 + decoder_embed + 2 decoders × 12 × 8 + 2 heads × 2 local-feature fc.
+  EXPECT_EQ(linear, 96 + 1 + 192 + 4);
+  // patch_embed + per head: 4 layer_rn (and their 4 aliases), 4 × (out_conv + 4 RCU convs),
+  // head.0/2/4, act_postprocess 0.0, 1.0, 2.0, 3.0, 3.1.
+  EXPECT_EQ(conv, 1 + 2 * (8 + 20 + 3 + 5));
+  EXPECT_EQ(transposed, 4);
+}
+
 TEST(Mast3rWeightCatalog, EightAliasesPointAtCanonicalEntriesOfTheSameShape) {
   const std::vector<WeightSpec> catalog = mast3r_weight_catalog(Mast3rConfig{});
   std::map<std::string, const WeightSpec*> by_name;

@@ -74,7 +74,7 @@ Status Mast3rEncoder::build_all() {
     RECON_RETURN_IF_ERROR(ops::cast(g, image_, image));
   }
   RECON_ASSIGN_OR_RETURN(Tensor patches, alloc(dt, {B, C, gh, gw}));
-  RECON_RETURN_IF_ERROR(mast3r::conv2d(g, caps, image, w_.at("patch_embed.proj.weight"),
+  RECON_RETURN_IF_ERROR(mast3r::conv2d(g, caps, image, w_.conv("patch_embed.proj.weight"),
                                        &w_.at("patch_embed.proj.bias"), patches, static_cast<int>(p), 0));
   RECON_ASSIGN_OR_RETURN(Tensor x, alloc(dt, {B, N, C}));
   RECON_RETURN_IF_ERROR(ops::nchw_to_tokens(g, patches, x));

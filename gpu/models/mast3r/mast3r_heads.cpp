@@ -24,6 +24,7 @@ Status Mast3rForward::build_head(int v) {
   const std::string dp = hp + "dpt.";
   const std::string sfx = "_" + std::to_string(v + 1);
   auto W = [&](const std::string& name) -> const Tensor& { return w_.at(name); };
+  auto Conv = [&](const std::string& name) { return w_.conv(name); };
   using mast3r::Act;
   const DType hd = w_.head_dtype();
 
@@ -45,7 +46,7 @@ Status Mast3rForward::build_head(int v) {
     RECON_RETURN_IF_ERROR(ops::tokens_to_nchw(*graph_, head_tokens[i], map));
     const std::string ap = dp + "act_postprocess." + std::to_string(i) + ".";
     RECON_ASSIGN_OR_RETURN(Tensor proj, alloc(hd, {B, dims[i], h, w}));
-    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, map, W(ap + "0.weight"), &W(ap + "0.bias"), proj, 1, 0));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, map, Conv(ap + "0.weight"), &W(ap + "0.bias"), proj, 1, 0));
     Tensor act = proj;
     if (i == 0 || i == 1) {
       const int k = i == 0 ? 4 : 2;
@@ -54,22 +55,22 @@ Status Mast3rForward::build_head(int v) {
           mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k));
     } else if (i == 3) {
       RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], (h + 1) / 2, (w + 1) / 2}));
-      RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, 2, 1));
+      RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, proj, Conv(ap + "1.weight"), &W(ap + "1.bias"), act, 2, 1));
     }
     taps_.emplace_back("dpt_act" + std::to_string(i) + sfx, act);
     RECON_ASSIGN_OR_RETURN(rn[i],
                            alloc(hd, {B, F, act.shape()[2], act.shape()[3]}, "dpt_rn" + std::to_string(i) + sfx));
     RECON_RETURN_IF_ERROR(mast3r::conv2d(
-        *graph_, caps, act, W(dp + "scratch.layer" + std::to_string(i + 1) + "_rn.weight"), nullptr, rn[i], 1, 1));
+        *graph_, caps, act, Conv(dp + "scratch.layer" + std::to_string(i + 1) + "_rn.weight"), nullptr, rn[i], 1, 1));
   }
 
   // ResidualConvUnit: x + conv2(relu(conv1(relu(x)))); the skip uses the un-ReLU'd x.
   auto rcu = [&](const std::string& prefix, const Tensor& x, const Tensor& out) -> Status {
     RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(hd, x.shape()));
-    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, x, W(prefix + "conv1.weight"), &W(prefix + "conv1.bias"), mid,
-                                         1, 1, Act::kRelu, nullptr, /*input_relu=*/true));
+    RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, x, Conv(prefix + "conv1.weight"), &W(prefix + "conv1.bias"),
+                                         mid, 1, 1, Act::kRelu, nullptr, /*input_relu=*/true));
     const Arg skip = x;
-    return mast3r::conv2d(*graph_, caps, mid, W(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1,
+    return mast3r::conv2d(*graph_, caps, mid, Conv(prefix + "conv2.weight"), &W(prefix + "conv2.bias"), out, 1, 1,
                           Act::kNone, &skip);
   };
   // Fusion block: s = a (+ RCU1(b)); s = RCU2(s); s = up×2(s); out_conv(s).
@@ -89,7 +90,7 @@ Status Mast3rForward::build_head(int v) {
     RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, r2, up));
     RECON_ASSIGN_OR_RETURN(Tensor out, alloc(hd, up.shape()));
     RECON_RETURN_IF_ERROR(
-        mast3r::conv2d(*graph_, caps, up, W(prefix + "out_conv.weight"), &W(prefix + "out_conv.bias"), out, 1, 0));
+        mast3r::conv2d(*graph_, caps, up, Conv(prefix + "out_conv.weight"), &W(prefix + "out_conv.bias"), out, 1, 0));
     return out;
   };
 
@@ -114,15 +115,15 @@ Status Mast3rForward::build_head(int v) {
   const Shape& s1 = path1.shape();
   RECON_ASSIGN_OR_RETURN(Tensor h0, alloc(hd, {B, half, s1[2], s1[3]}));
   RECON_RETURN_IF_ERROR(
-      mast3r::conv2d(*graph_, caps, path1, W(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
+      mast3r::conv2d(*graph_, caps, path1, Conv(dp + "head.0.weight"), &W(dp + "head.0.bias"), h0, 1, 1));
   RECON_ASSIGN_OR_RETURN(Tensor h1, alloc(hd, {B, half, H, Wd}));
   RECON_RETURN_IF_ERROR(mast3r::upsample2x(*graph_, h0, h1));
   RECON_ASSIGN_OR_RETURN(Tensor h2, alloc(hd, {B, last, H, Wd}));
   RECON_RETURN_IF_ERROR(
-      mast3r::conv2d(*graph_, caps, h1, W(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));
+      mast3r::conv2d(*graph_, caps, h1, Conv(dp + "head.2.weight"), &W(dp + "head.2.bias"), h2, 1, 1, Act::kRelu));
   RECON_ASSIGN_OR_RETURN(Tensor dpt_out, alloc(hd, {B, 4, H, Wd}, "dpt_out" + sfx));
   RECON_RETURN_IF_ERROR(
-      mast3r::conv2d(*graph_, caps, h2, W(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
+      mast3r::conv2d(*graph_, caps, h2, Conv(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
   RECON_ASSIGN_OR_RETURN(view.dpt_raw, as_dtype(dpt_out, DType::kF32));  // the output activations read fp32
 
   // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2 → pixel shuffle.

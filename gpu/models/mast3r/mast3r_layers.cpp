@@ -37,13 +37,14 @@ Status linear_rope(Graph& g, const Capabilities& caps, const Arg& x, const Linea
   return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, e, ops::GemmPath::kAuto, w.layout);
 }
 
-Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const ConvWeight& w, const Tensor* b, const Arg& out,
               int stride, int padding, Act act, const Arg* residual, bool input_relu) {
   ops::Conv2dParams params;
   params.stride_h = params.stride_w = stride;
   params.pad_h = params.pad_w = padding;
   params.input_relu = input_relu;
-  return ops::conv2d(g, caps, x, w, optional_arg(b), out, params, epilogue(act, residual));
+  return ops::conv2d(g, caps, x, w.tensor, optional_arg(b), out, params, epilogue(act, residual), ops::GemmPath::kAuto,
+                     w.layout);
 }
 
 Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,

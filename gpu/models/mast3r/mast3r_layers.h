@@ -23,9 +23,10 @@ Status linear(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeig
 Status linear_rope(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b,
                    const Arg& out, const ops::RopeGrid& grid, int64_t heads, int64_t head_dim);
 
-// NCHW convolution, weights OIHW (nn.Conv2d), zero padding. `residual` as for linear;
-// `input_relu` convolves relu(x) (the ResidualConvUnit's pre-activation) without a separate pass.
-Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b, const Arg& out,
+// NCHW convolution, w nn.Conv2d's weight as Mast3rWeights uploaded it (OIHW or tap by tap), zero
+// padding. `residual` as for linear; `input_relu` convolves relu(x) (the ResidualConvUnit's
+// pre-activation) without a separate pass.
+Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const ConvWeight& w, const Tensor* b, const Arg& out,
               int stride, int padding, Act act = Act::kNone, const Arg* residual = nullptr, bool input_relu = false);
 
 // NCHW transposed convolution with stride = kernel, weights (in, out, k, k) (nn.ConvTranspose2d).

@@ -21,11 +21,6 @@ bool is_head(const std::string& name) {
   return name.rfind("downstream_head", 0) == 0;
 }
 
-// Every rank-2 weight of MASt3R belongs to an nn.Linear ([out, in]).
-bool is_linear_weight(const std::string& name, const Shape& shape) {
-  return shape.size() == 2 && name.ends_with(".weight");
-}
-
 // [rows, cols] → [cols, rows], in blocks that stay in cache.
 void transpose(const uint16_t* in, int64_t rows, int64_t cols, uint16_t* out) {
   constexpr int64_t kBlock = 64;
@@ -34,6 +29,15 @@ void transpose(const uint16_t* in, int64_t rows, int64_t cols, uint16_t* out) {
       for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r) {
         for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c) out[c * rows + r] = in[r * cols + c];
       }
+    }
+  }
+}
+
+// [Cout, Cin, taps] → [Cout, taps, Cin].
+void taps_first(const uint16_t* in, int64_t cout, int64_t cin, int64_t taps, uint16_t* out) {
+  for (int64_t o = 0; o < cout; ++o) {
+    for (int64_t c = 0; c < cin; ++c) {
+      for (int64_t t = 0; t < taps; ++t) out[(o * taps + t) * cin + c] = in[(o * cin + c) * taps + t];
     }
   }
 }
@@ -71,6 +75,7 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
   const bool transpose_linear = ops::coopmat_gemm_available(rt.caps());
   std::vector<float> f32;
   std::vector<uint16_t> f16, f16_t;
+  const uint64_t range = rt.caps().max_storage_buffer_range;
   for (const WeightSpec& spec : mast3r_weight_catalog(w->config_)) {
     if (!spec.alias_of.empty() || unused_at_inference(spec.name)) continue;
     const TensorInfo* info = map.find(file, spec.name);
@@ -81,13 +86,19 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
     if (half) {
       f16.resize(info->numel());
       RECON_RETURN_IF_ERROR(file.copy_as_f16(info->name, f16.data()));
-      if (transpose_linear && is_linear_weight(spec.name, shape) &&
-          f16.size() * 2 <= rt.caps().max_storage_buffer_range) {
+      if (transpose_linear && spec.kind == WeightKind::kLinear && f16.size() * 2 <= range) {
         f16_t.resize(f16.size());
         transpose(f16.data(), shape[0], shape[1], f16_t.data());
         t = Tensor::from_host(rt, DType::kF16, {shape[1], shape[0]}, f16_t.data(), f16_t.size() * 2,
                               MemoryRole::kWeights);
         w->in_out_.insert(spec.name);
+      } else if (spec.kind == WeightKind::kConv &&
+                 ops::conv2d_preferred_layout(rt.caps(), shape) == ops::ConvWeightLayout::kOHWI) {
+        f16_t.resize(f16.size());
+        taps_first(f16.data(), shape[0], shape[1], shape[2] * shape[3], f16_t.data());
+        t = Tensor::from_host(rt, DType::kF16, {shape[0], shape[2], shape[3], shape[1]}, f16_t.data(), f16_t.size() * 2,
+                              MemoryRole::kWeights);
+        w->ohwi_.insert(spec.name);
       } else {
         t = Tensor::from_host(rt, DType::kF16, shape, f16.data(), f16.size() * 2, MemoryRole::kWeights);
       }
@@ -111,6 +122,11 @@ const Tensor& Mast3rWeights::at(std::string_view name) const {
     std::abort();
   }
   return it->second;
+}
+
+ConvWeight Mast3rWeights::conv(std::string_view name) const {
+  const bool ohwi = ohwi_.count(std::string(name)) > 0;
+  return {at(name), ohwi ? ops::ConvWeightLayout::kOHWI : ops::ConvWeightLayout::kOIHW};
 }
 
 LinearWeight Mast3rWeights::linear(std::string_view name) const {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "gpu/ops/conv2d.h"
 #include "gpu/ops/linear.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
@@ -30,6 +31,12 @@ struct LinearWeight {
   ops::WeightLayout layout;
 };
 
+// A convolution's weight as uploaded, with the layout to pass to ops::conv2d.
+struct ConvWeight {
+  const Tensor& tensor;
+  ops::ConvWeightLayout layout;
+};
+
 class Mast3rWeights {
  public:
   // In kF16, the encoder and decoder are stored in fp16; the heads stay fp32, as the official
@@ -41,11 +48,15 @@ class Mast3rWeights {
   DType trunk_dtype() const { return precision_ == Precision::kF32 ? DType::kF32 : DType::kF16; }
   DType head_dtype() const { return precision_ == Precision::kF16Heads ? DType::kF16 : DType::kF32; }
   // The tensor of a catalog name (canonical spelling). Asking for a name that is not loaded is a
-  // programming error and aborts. Linear weights may be stored transposed: read them with linear().
+  // programming error and aborts. Linear and convolution weights may be stored in another layout:
+  // read them with linear() and conv().
   const Tensor& at(std::string_view name) const;
   // A linear layer's weight (a rank-2 "….weight"). On devices with the tensor-core GEMM, fp16
   // linear weights are uploaded transposed, [in, out], the layout that path reads fastest.
   LinearWeight linear(std::string_view name) const;
+  // A convolution's weight (a rank-4 "….weight" of an nn.Conv2d). fp16 weights the tensor-core
+  // path runs tap by tap (ops::conv2d_preferred_layout) are uploaded [Cout, KH, KW, Cin].
+  ConvWeight conv(std::string_view name) const;
   size_t device_bytes() const { return device_bytes_; }
   size_t tensor_count() const { return tensors_.size(); }
 
@@ -55,6 +66,7 @@ class Mast3rWeights {
   Precision precision_ = Precision::kF32;
   std::unordered_map<std::string, Tensor> tensors_;
   std::unordered_set<std::string> in_out_;  // linear weights uploaded [in, out]
+  std::unordered_set<std::string> ohwi_;    // convolution weights uploaded [Cout, KH, KW, Cin]
   size_t device_bytes_ = 0;
 };
 

@@ -50,6 +50,7 @@ struct Case {
   Activation act = Activation::kNone;
   int residual = 0;  // 0 none, 1 separate, 2 the output itself
   std::string name;
+  ops::ConvWeightLayout layout = ops::ConvWeightLayout::kOIHW;
 };
 
 Case make(std::string name, int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw,
@@ -84,13 +85,24 @@ class Conv2dTest : public recon::gpu::testing::GpuTest {
     const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
     const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
 
+    if (c.layout == ops::ConvWeightLayout::kOHWI) {  // the same (rounded) values, stored tap by tap
+      std::vector<float> ohwi(hw.size());
+      for (int64_t o = 0; o < c.cout; ++o)
+        for (int64_t ci = 0; ci < c.cin; ++ci)
+          for (int64_t t = 0; t < c.kh * c.kw; ++t) {
+            ohwi[(o * c.kh * c.kw + t) * c.cin + ci] = hw[(o * c.cin + ci) * c.kh * c.kw + t];
+          }
+      wt = upload_f32(rt(), d, {c.cout, c.kh, c.kw, c.cin}, ohwi);
+    }
+
     ops::Epilogue ep;
     ep.activation = c.act;
     if (tr) ep.residual = *tr;
     std::optional<Arg> bias_arg;
     if (tb) bias_arg = *tb;
     Graph g(rt());
-    Status s = ops::conv2d(g, caps_override ? *caps_override : rt().caps(), in, wt, bias_arg, out, p, ep, path);
+    Status s =
+        ops::conv2d(g, caps_override ? *caps_override : rt().caps(), in, wt, bias_arg, out, p, ep, path, c.layout);
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     dispatches_ = g.dispatch_count();
     ASSERT_TRUE(g.run().is_ok());
@@ -153,6 +165,15 @@ TEST_P(Conv2dDtypeTest, Mast3rConfigurationsMatchFloat64) {
   for (const Case& c : mast3r_cases()) check(c, GetParam(), GemmPath::kScalar, seed += 10);
 }
 
+// K tap by tap: the weights stored [Cout, KH, KW, Cin].
+TEST_P(Conv2dDtypeTest, TapMajorWeightsMatchFloat64) {
+  uint32_t seed = 210;
+  for (Case c : mast3r_cases()) {
+    c.layout = ops::ConvWeightLayout::kOHWI;
+    check(c, GetParam(), GemmPath::kScalar, seed += 10);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
@@ -185,6 +206,9 @@ TEST_F(Conv2dTest, MisuseIsInvalidArgument) {
             StatusCode::kInvalidArgument);  // Cin
   EXPECT_EQ(ops::conv2d(g, caps, in, t(DType::kF16, {5, 4, 3, 3}), std::nullopt, out).code(),
             StatusCode::kInvalidArgument);  // dtype
+  EXPECT_EQ(
+      ops::conv2d(g, caps, in, w, std::nullopt, out, {}, {}, GemmPath::kAuto, ops::ConvWeightLayout::kOHWI).code(),
+      StatusCode::kInvalidArgument);  // [5, 4, 3, 3] read as [Cout, KH, KW, Cin] takes 3 channels
   EXPECT_EQ(ops::conv2d(g, caps, t(DType::kF32, {4, 8, 8}), w, std::nullopt, out).code(),
             StatusCode::kInvalidArgument);  // rank
   EXPECT_EQ(ops::conv2d(g, caps, in, w, Arg(t(DType::kF32, {4})), out).code(), StatusCode::kInvalidArgument);
@@ -228,10 +252,38 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   // Whole 64×64×32 tiles (K 288, 128 pixels, 64 channels): loads without bounds checks.
   words.push_back(make("3x3 pad 1 on relu(x), whole tiles", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
   words.back().params.input_relu = true, words.back().residual = 1;
+  // K tap by tap, with Cin a multiple of 16 (one tap per slice, as the model runs it) and not.
+  words.push_back(make("3x3 pad 1, whole tiles, K tap by tap", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
+  words.back().params.input_relu = true, words.back().residual = 1;
+  words.back().layout = ops::ConvWeightLayout::kOHWI;
+  words.push_back(make("3x3 pad 1, 48 channels, 24x40, K tap by tap", 1, 48, 24, 40, 40, 3, 3, 1, 1, 1, 1));
+  words.back().act = Activation::kRelu, words.back().layout = ops::ConvWeightLayout::kOHWI;
+  words.push_back(make("3x3 pad 1, 13 channels, K tap by tap", 2, 13, 5, 16, 17, 3, 3, 1, 1, 1, 1));
+  words.back().layout = ops::ConvWeightLayout::kOHWI;
   for (const Case& c : words) {
     ASSERT_TRUE(ops::conv2d_b_in_words(c.w, c.kw, c.params)) << c.name;
     check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
   }
+  for (Case c : mast3r_cases()) {  // element gathers, K tap by tap
+    c.layout = ops::ConvWeightLayout::kOHWI;
+    check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
+  }
+}
+
+TEST(Conv2dPreferredLayout, TapByTapOnTensorCoresForManyTapsOfWholeSlices) {
+  Capabilities caps;
+  EXPECT_EQ(ops::conv2d_preferred_layout(caps, {128, 128, 3, 3}), ops::ConvWeightLayout::kOIHW);  // no coopmat
+  caps.nv_cooperative_matrix = caps.storage_16bit = caps.shader_float16 = true;
+  caps.subgroup_size = 32;
+  caps.max_workgroup_invocations = 1024;
+  caps.max_compute_shared_memory = 49152;
+  caps.coopmat_shapes.push_back({16, 16, 16, "f16", "f16", "f32", "f32", "NV subgroup"});
+  ASSERT_TRUE(ops::coopmat_gemm_available(caps)) << "update the capabilities this test sets";
+  EXPECT_EQ(ops::conv2d_preferred_layout(caps, {128, 128, 3, 3}), ops::ConvWeightLayout::kOHWI);
+  EXPECT_EQ(ops::conv2d_preferred_layout(caps, {256, 96, 3, 3}), ops::ConvWeightLayout::kOHWI);
+  EXPECT_EQ(ops::conv2d_preferred_layout(caps, {256, 24, 3, 3}), ops::ConvWeightLayout::kOIHW);    // Cin % 16
+  EXPECT_EQ(ops::conv2d_preferred_layout(caps, {1024, 3, 16, 16}), ops::ConvWeightLayout::kOIHW);  // patch_embed
+  EXPECT_EQ(ops::conv2d_preferred_layout(caps, {4, 128, 1, 1}), ops::ConvWeightLayout::kOIHW);     // one tap
 }
 
 TEST(Conv2dBInWords, OnlyUnitStrideAlongXWithinOneElementAndWholeWords) {
@@ -317,11 +369,14 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
   struct Tile {
-    uint32_t bm, bn, bk, wm, wn, prefetch, b_words;
+    uint32_t bm, bn, bk, wm, wn, prefetch, b_words, aligned, tap_major;
   };
-  const Tile tiles[] = {{128, 128, 16, 2, 4, 2, 0}, {128, 128, 16, 2, 4, 1, 1}, {128, 128, 16, 2, 4, 2, 1},
-                        {128, 128, 32, 2, 4, 1, 1}, {128, 128, 32, 2, 4, 2, 1}, {64, 64, 32, 2, 2, 2, 1},
-                        {64, 64, 16, 2, 2, 2, 1}};
+  // The first five at BK = 16 step from element gathers to the model's tile (words, two slices in
+  // flight, whole tiles) and then K ordered tap by tap (ConvWeightLayout::kOHWI).
+  const Tile tiles[] = {
+      {128, 128, 16, 2, 4, 2, 0, 0, 0}, {128, 128, 16, 2, 4, 1, 1, 0, 0}, {128, 128, 16, 2, 4, 2, 1, 0, 0},
+      {128, 128, 16, 2, 4, 2, 1, 1, 0}, {128, 128, 16, 2, 4, 2, 1, 1, 1}, {128, 128, 16, 2, 4, 2, 1, 0, 1},
+      {128, 128, 32, 2, 4, 2, 1, 1, 1}, {64, 64, 16, 2, 2, 2, 1, 0, 0},   {64, 64, 16, 2, 2, 2, 1, 0, 1}};
   struct Case {
     const char* what;
     uint32_t cin, cout, h, w, batch;
@@ -340,9 +395,12 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
     Tensor wt = upload_f32(rt(), DType::kF16, {c.cout, c.cin, 3, 3}, random_floats(int64_t{c.cout} * k, 2));
     Tensor out = Tensor::empty(rt(), DType::kF16, {images, c.cout, c.h, c.w}).value();
     for (const Tile& t : tiles) {
-      // The GEMM core's constants (gemm_coopmat.glsl), then KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B.
+      // The GEMM core's constants (gemm_coopmat.glsl), then KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B,
+      // ALIGNED, TAP_CIN.
+      if (t.aligned && (c.cout % t.bm != 0 || npix % t.bn != 0 || k % t.bk != 0)) continue;
       std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch};
-      spec.insert(spec.end(), {3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, t.b_words});
+      spec.insert(spec.end(), {3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, t.b_words, t.aligned,
+                               t.tap_major ? c.cin : 0u});
       const ConvBenchPush push{c.cin, c.h, c.w, c.cout, c.h, c.w, k, c.cin * npix, c.cout * npix, 0, 0, 0, 0, 0, 0};
       constexpr int kReps = 10;
       Graph g(rt());
@@ -361,8 +419,9 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
       }
       if (!ok) continue;  // shared memory beyond the device's limit
       const double best = seconds_per_dispatch(g, kReps);
-      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u B %s: %7.1f us  %6.1f TFLOP/s\n", c.what, c.batch,
-                  t.bm, t.bn, t.bk, t.prefetch, t.b_words ? "words" : "elems", best * 1e6,
+      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u B %s%s K %s: %7.1f us  %6.1f TFLOP/s\n", c.what,
+                  c.batch, t.bm, t.bn, t.bk, t.prefetch, t.b_words ? "words" : "elems", t.aligned ? " aligned" : "",
+                  t.tap_major ? "(ky,kx,c)" : "(c,ky,kx)", best * 1e6,
                   2.0 * c.batch * c.cout * k * npix / best * 1e-12);
     }
   }
