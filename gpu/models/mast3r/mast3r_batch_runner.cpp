@@ -81,7 +81,9 @@ Status Mast3rBatchRunner::finish_previous(Graph& graph) {
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.graph == &graph; });
   if (it == pending_.end()) return Status::ok();
   RECON_RETURN_IF_ERROR(graph.wait(it->value));
-  *it->timings = graph.timings();
+  const StageTimes times = graph.timings();
+  if (!it->append) it->timings->clear();
+  it->timings->insert(it->timings->end(), times.begin(), times.end());
   if (it->done_ms != nullptr) *it->done_ms = elapsed_ms();
   pending_.erase(it);
   return Status::ok();
@@ -115,7 +117,7 @@ Status Mast3rBatchRunner::submit_encode(std::span<const ImageSource> images, Enc
   how.after = after;
   RECON_ASSIGN_OR_RETURN(uint64_t value, e.graph().submit(how));
   encode_values_.push_back(value);
-  pending_.push_back({&e.graph(), value, &step.timings, nullptr});
+  pending_.push_back({&e.graph(), value, &step.timings, nullptr, false});
   return Status::ok();
 }
 
@@ -149,21 +151,27 @@ Status Mast3rBatchRunner::submit_pair(const std::vector<EncodeStep>& encodes, Pa
   RECON_RETURN_IF_ERROR(end_commands(before));
   for (int v = 0; v < 2; ++v) f.enc_in(v).invalidate_host();  // written by the copies, not by the graph
 
-  const auto sources = f.outputs().list();
-  const auto targets = step.outputs.list();
-  RECON_ASSIGN_OR_RETURN(VkCommandBuffer after, begin_commands());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    RECON_ASSIGN_OR_RETURN(*targets[i], Tensor::empty(rt_, sources[i]->dtype(), sources[i]->shape()));
-    const VkBufferCopy region{sources[i]->offset(), targets[i]->offset(), sources[i]->bytes()};
-    vkCmdCopyBuffer(after, sources[i]->buffer(), targets[i]->buffer(), 1, &region);
-  }
-  mark_span_end(after);
-  RECON_RETURN_IF_ERROR(end_commands(after));
   how.before = before;
-  how.after = after;
   RECON_RETURN_IF_ERROR(finish_previous(f.graph()));
   RECON_ASSIGN_OR_RETURN(uint64_t value, f.graph().submit(how));
-  pending_.push_back({&f.graph(), value, &step.timings, &step.done_ms});
+  pending_.push_back({&f.graph(), value, &step.timings, nullptr, false});
+
+  // The output activations write the step's own tensors. Same queue: the output graph's leading
+  // barrier orders it after the pair graph, and the pair graph's next run after it.
+  const auto targets = step.outputs.list();
+  const std::vector<Arg>& slots = f.output_slots();
+  for (size_t i = 0; i < targets.size(); ++i) {
+    RECON_ASSIGN_OR_RETURN(*targets[i], Tensor::empty(rt_, slots[i].dtype(), slots[i].shape()));
+  }
+  RECON_ASSIGN_OR_RETURN(VkCommandBuffer after, begin_commands());
+  mark_span_end(after);
+  RECON_RETURN_IF_ERROR(end_commands(after));
+  RECON_RETURN_IF_ERROR(finish_previous(f.output_graph()));
+  RECON_RETURN_IF_ERROR(f.bind_outputs(step.outputs));
+  GraphSubmit out;
+  out.after = after;
+  RECON_ASSIGN_OR_RETURN(value, f.output_graph().submit(out));
+  pending_.push_back({&f.output_graph(), value, &step.timings, &step.done_ms, true});
   return Status::ok();
 }
 

@@ -2,7 +2,8 @@
 // Mast3rEncoder) on the second compute queue (on the compute queue when there is only one), pair
 // steps (Mast3rForward on tokens the encoder steps produced) on the compute queue, ordered by the
 // graphs' timeline semaphores so that the encoder of the next images overlaps the decoder and heads
-// of the current pair. Copies in and out are small command buffers submitted with each graph run.
+// of the current pair; each pair step's output graph writes the step's own output tensors after
+// its pair graph. Copies in are small command buffers submitted with each graph run.
 // It decides nothing about grouping or order: the engine plans the steps; this runs them and
 // reports per-step GPU timings and the whole run's GPU span.
 #pragma once
@@ -40,7 +41,7 @@ struct PairStep {
   Mast3rForward* forward = nullptr;
   std::vector<std::array<TokenRow, 2>> rows;  // per batch row, view 1 and view 2 tokens
   int ready_after = 0;                        // the last encode step it reads (steps run in this order)
-  Mast3rOutputs outputs;                      // the step's own copies of the outputs (allocated by the run)
+  Mast3rOutputs outputs;                      // the step's own output tensors (allocated by the run)
   StageTimes timings;                         // filled by the run
   double done_ms = 0;                         // when the host saw it finish, from the run's start
 };
@@ -56,8 +57,8 @@ class Mast3rBatchRunner {
   // it reads are submitted, and waits for all of it.
   Status run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes, std::vector<PairStep>& pairs);
 
-  // After run(): GPU time from the first copy in to the last copy out, gaps between the graphs
-  // and the copies included (0 where the device has no timestamps). The steps' timings cover the
+  // After run(): GPU time from the first copy in to the end of the last step, gaps between the
+  // graphs and the copies included (0 where the device has no timestamps). The steps' timings cover the
   // graphs only; the caller's wall time minus this span is the host's share.
   double gpu_span_ms() const { return gpu_span_ms_; }
 
@@ -69,8 +70,8 @@ class Mast3rBatchRunner {
   Status finish_previous(Graph& graph);
   Result<VkCommandBuffer> begin_commands();
   Status end_commands(VkCommandBuffer cmd);
-  // Span timestamps: the run's first command buffer resets the pool and writes query 0; every
-  // copy-out command buffer writes the next query at its end.
+  // Span timestamps: the run's first command buffer resets the pool and writes query 0; the
+  // command buffer after each step's last graph writes the next query at its end.
   Status start_span(size_t command_buffers_out);
   void mark_span_start(VkCommandBuffer cmd);
   void mark_span_end(VkCommandBuffer cmd);
@@ -81,7 +82,8 @@ class Mast3rBatchRunner {
     Graph* graph;
     uint64_t value;
     StageTimes* timings;
-    double* done_ms;  // null for encode steps
+    double* done_ms;  // set when the step's last graph finishes; null for the others
+    bool append;      // the step's second graph: its timings follow the first one's
   };
 
   Runtime& rt_;

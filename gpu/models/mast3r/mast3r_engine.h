@@ -37,8 +37,8 @@ struct Mast3rResult {
   Mast3rOutputs tensors;                                 // this result's own device tensors (not reused by later calls)
   std::vector<std::pair<std::string, double>> stage_ms;  // GPU time per stage
   double gpu_ms = 0;                                     // sum of the stages
-  double wall_ms = 0;                                    // upload + run + copy-out, as the caller waits for it
-  // GPU time from the call's first copy in to its last copy out, gaps included (a batch's pairs
+  double wall_ms = 0;                                    // upload + run, as the caller waits for it
+  // GPU time from the call's first copy in to the end of its last graph, gaps included (a batch's pairs
   // share their call's span); wall_ms minus this is the host's share.
   double gpu_span_ms = 0;
 };
@@ -98,7 +98,7 @@ class Mast3rEngine {
   // images packed into `staging`, mapped host-visible memory the GPU copies from in the encoder's
   // own submission (no separate upload and wait). `staging` must live until that run completes.
   Result<std::vector<ImageSource>> place_images(std::span<const ImageU8View> images, PoolBuffer& staging);
-  // Runs the steps (Mast3rBatchRunner); returns the GPU span from first copy in to last copy out.
+  // Runs the steps (Mast3rBatchRunner); returns the GPU span from first copy in to the last graph's end.
   Result<double> run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
                      std::vector<PairStep>& pairs);
 

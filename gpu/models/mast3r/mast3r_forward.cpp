@@ -10,7 +10,7 @@ std::string ForwardShape::to_string() const {
 }
 
 Mast3rForward::Mast3rForward(Runtime& rt, const Mast3rWeights& w, const ForwardShape& s)
-    : rt_(rt), w_(w), shape_(s), graph_(std::make_unique<Graph>(rt)) {}
+    : rt_(rt), w_(w), shape_(s), graph_(std::make_unique<Graph>(rt)), output_graph_(std::make_unique<Graph>(rt)) {}
 
 Result<std::unique_ptr<Mast3rForward>> Mast3rForward::build(Runtime& rt, const Mast3rWeights& weights,
                                                             const ForwardShape& shape) {
@@ -67,9 +67,19 @@ Status Mast3rForward::build_all() {
   graph_->timestamp("heads");
   RECON_RETURN_IF_ERROR(build_head(0));
   RECON_RETURN_IF_ERROR(build_head(1));
-  graph_->timestamp("postprocess");
+  RECON_RETURN_IF_ERROR(add_output_slots());
+  output_graph_->timestamp("postprocess");
   RECON_RETURN_IF_ERROR(build_postprocess(0));
   RECON_RETURN_IF_ERROR(build_postprocess(1));
+  return Status::ok();
+}
+
+Status Mast3rForward::bind_outputs(const Mast3rOutputs& targets) {
+  const auto tensors = targets.list();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Status s = output_graph_->bind(output_slots_[i], *tensors[i]);
+    if (!s.is_ok()) return s.with_context(std::string("output ") + Mast3rOutputs::kNames[i]);
+  }
   return Status::ok();
 }
 

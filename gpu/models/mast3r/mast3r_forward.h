@@ -1,8 +1,10 @@
-// The pair side of the MASt3R forward as one recorded graph for a fixed (batch, view sizes): the two
-// views' encoder tokens in (Mast3rEncoder's output, copied into enc_in(v) before each run), the
-// decoder, both heads and the output activations, the eight outputs (spec §5.3) out; every
-// intermediate in pooled device memory owned here. Built once per shape and replayed; the engine
-// copies the outputs out after each run.
+// The pair side of the MASt3R forward for a fixed (batch, view sizes), as two recorded graphs:
+// graph() takes the two views' encoder tokens (Mast3rEncoder's output, copied into enc_in(v) before
+// each run) through the decoder and both heads; output_graph(), run after it on the same queue,
+// applies the output activations and writes the eight outputs (spec §5.3) straight into the
+// caller's tensors, bound to its slots per run (bind_outputs): each result gets its own tensors
+// without a copy, and a new set of tensors re-records only those two dispatches. Every intermediate
+// is in pooled device memory owned here. Built once per shape and replayed.
 #pragma once
 
 #include <array>
@@ -49,9 +51,14 @@ class Mast3rForward {
 
   const ForwardShape& shape() const { return shape_; }
   Graph& graph() { return *graph_; }
+  Graph& output_graph() { return *output_graph_; }
   // [B, N_v, enc_embed_dim] encoder tokens of view v (0 or 1) in the trunk dtype, written before each run.
   const Tensor& enc_in(int view) const { return views_[view].enc_in; }
-  const Mast3rOutputs& outputs() const { return outputs_; }
+  // The outputs' dtypes and shapes, in Mast3rOutputs::kNames order.
+  const std::vector<Arg>& output_slots() const { return output_slots_; }
+  // Binds the tensors output_graph()'s next run writes (each of its output_slots()' dtype and shape).
+  // The graph keeps them referenced until the next bind.
+  Status bind_outputs(const Mast3rOutputs& targets);
   // Intermediate tensors by tap name (as tests/reference names them), for debugging and tests.
   const Tensor* tap(const std::string& name) const;
   size_t activation_bytes() const { return activation_bytes_; }
@@ -64,13 +71,15 @@ class Mast3rForward {
   Status build_all();
   Status build_decoder();
   Status build_head(int view);
+  Status add_output_slots();
   Status build_postprocess(int view);
 
   Runtime& rt_;
   const Mast3rWeights& w_;
   ForwardShape shape_;
   std::unique_ptr<Graph> graph_;
-  Mast3rOutputs outputs_;
+  std::unique_ptr<Graph> output_graph_;
+  std::vector<Arg> output_slots_;  // output_graph_'s slots, in Mast3rOutputs::kNames order
   std::vector<std::pair<std::string, Tensor>> taps_;
   std::vector<Tensor> keep_;  // every intermediate, alive as long as the recorded graph
   size_t activation_bytes_ = 0;

@@ -157,14 +157,22 @@ Result<uint32_t> conf_kind(const ActivationMode& m) {
 }
 }  // namespace
 
+Status Mast3rForward::add_output_slots() {
+  const Mast3rConfig& c = w_.config();
+  const int64_t B = shape_.batch, D = c.desc_dim();
+  for (size_t i = 0; i < Mast3rOutputs::kNames.size(); ++i) {
+    const View& view = views_[i % 2];  // the names alternate between the views
+    const int64_t H = view.h * c.patch_size, W = view.w * c.patch_size;
+    Shape shape = i < 2 ? Shape{B, H, W, 3} : i >= 4 && i < 6 ? Shape{B, H, W, D} : Shape{B, H, W};
+    output_slots_.push_back(output_graph_->add_slot(Mast3rOutputs::kNames[i], DType::kF32, std::move(shape)));
+  }
+  return Status::ok();
+}
+
 Status Mast3rForward::build_postprocess(int v) {
   const Mast3rConfig& c = w_.config();
   View& view = views_[v];
   const int64_t B = shape_.batch, H = view.h * c.patch_size, W = view.w * c.patch_size, D = c.desc_dim();
-  RECON_ASSIGN_OR_RETURN(outputs_.pts3d[v], alloc(DType::kF32, {B, H, W, 3}));
-  RECON_ASSIGN_OR_RETURN(outputs_.conf[v], alloc(DType::kF32, {B, H, W}));
-  RECON_ASSIGN_OR_RETURN(outputs_.desc[v], alloc(DType::kF32, {B, H, W, D}));
-  RECON_ASSIGN_OR_RETURN(outputs_.desc_conf[v], alloc(DType::kF32, {B, H, W}));
   PostprocessPush push{};
   push.batch = static_cast<uint32_t>(B);
   push.height = static_cast<uint32_t>(H);
@@ -189,14 +197,15 @@ Status Mast3rForward::build_postprocess(int v) {
   // The shader stages CHUNK channels of 257 floats (256 pixels and a skew) in shared memory.
   const uint64_t fit = rt_.caps().max_compute_shared_memory / (257 * sizeof(float));
   const uint32_t spec[] = {static_cast<uint32_t>(std::max<uint64_t>(std::min<uint64_t>(D, fit), 3))};
-  return graph_->dispatch("mast3r_postprocess", spec,
-                          {{view.dpt_raw, Access::kRead},
-                           {view.local_raw, Access::kRead},
-                           {outputs_.pts3d[v], Access::kWrite},
-                           {outputs_.conf[v], Access::kWrite},
-                           {outputs_.desc[v], Access::kWrite},
-                           {outputs_.desc_conf[v], Access::kWrite}},
-                          push, Graph::grid_1d((pixels + 255) / 256));
+  // Slots in Mast3rOutputs::kNames order: pts3d, conf, desc, desc_conf, alternating views.
+  return output_graph_->dispatch("mast3r_postprocess", spec,
+                                 {{view.dpt_raw, Access::kRead},
+                                  {view.local_raw, Access::kRead},
+                                  {output_slots_[0 + v], Access::kWrite},
+                                  {output_slots_[2 + v], Access::kWrite},
+                                  {output_slots_[4 + v], Access::kWrite},
+                                  {output_slots_[6 + v], Access::kWrite}},
+                                 push, Graph::grid_1d((pixels + 255) / 256));
 }
 
 }  // namespace recon::gpu
