@@ -221,7 +221,6 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     spec.push_back(vec_a ? 1 : 0);  // VEC_A
     spec.push_back(0);              // VEC_OUT: set per dispatch below
     spec.push_back(0);              // VEC_B: likewise
-    spec.push_back(0);              // ALIGNED: likewise
   }
   spec.push_back(layout == ConvWeightLayout::kOHWI ? static_cast<uint32_t>(cin) : 0u);  // TAP_CIN
   const bool words_b = conv2d_b_in_words(w, kw, p);
@@ -252,10 +251,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.flags = flags;
     if (tiling.coopmat) {
       // 16-byte epilogue stores: output and residual rows start at multiples of 8.
-      const size_t at = vec_out_at;  // VEC_OUT, VEC_B, ALIGNED
+      const size_t at = vec_out_at;  // VEC_OUT, VEC_B
       spec[at] = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
       spec[at + 1] = words_b && win.offset % 8 == 0;
-      spec[at + 2] = spec[at + 1] && vec_a && tiling.whole_tiles(cout, npix, k);
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

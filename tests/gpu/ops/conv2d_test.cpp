@@ -2,8 +2,8 @@
 // patch-embedding configurations at small, odd sizes (1×1; 3×3 pad 1; 3×3 stride 2 pad 1;
 // 16×16 stride 16), other kernels (5×5, rectangular with unequal strides and padding), bias,
 // ReLU and the other activations, residual (also in place), relu on the input, batches, batch
-// splitting beyond maxStorageBufferRange, the tensor-core path where present (also with its B rows
-// read as 16-byte words), and misuse.
+// splitting beyond maxStorageBufferRange, weights stored tap by tap, the tensor-core path where
+// present (also with its B rows read as 16-byte words), and misuse.
 #include "gpu/ops/conv2d.h"
 
 #include <gtest/gtest.h>
@@ -249,7 +249,7 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   words.back().act = Activation::kGeluErf;
   words.push_back(make("1x1 on relu(x), width 24", 2, 10, 3, 24, 7, 1, 1, 1, 1, 0, 0));
   words.back().params.input_relu = true;
-  // Whole 64×64×32 tiles (K 288, 128 pixels, 64 channels): loads without bounds checks.
+  // Whole 64×64×32 tiles (K 288, 128 pixels, 64 channels).
   words.push_back(make("3x3 pad 1 on relu(x), whole tiles", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
   words.back().params.input_relu = true, words.back().residual = 1;
   // K tap by tap, with Cin a multiple of 16 (one tap per slice, as the model runs it) and not.
@@ -369,14 +369,13 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
   struct Tile {
-    uint32_t bm, bn, bk, wm, wn, prefetch, b_words, aligned, tap_major;
+    uint32_t bm, bn, bk, wm, wn, prefetch, b_words, tap_major;
   };
-  // The first five at BK = 16 step from element gathers to the model's tile (words, two slices in
-  // flight, whole tiles) and then K ordered tap by tap (ConvWeightLayout::kOHWI).
-  const Tile tiles[] = {
-      {128, 128, 16, 2, 4, 2, 0, 0, 0}, {128, 128, 16, 2, 4, 1, 1, 0, 0}, {128, 128, 16, 2, 4, 2, 1, 0, 0},
-      {128, 128, 16, 2, 4, 2, 1, 1, 0}, {128, 128, 16, 2, 4, 2, 1, 1, 1}, {128, 128, 16, 2, 4, 2, 1, 0, 1},
-      {128, 128, 32, 2, 4, 2, 1, 1, 1}, {64, 64, 16, 2, 2, 2, 1, 0, 0},   {64, 64, 16, 2, 2, 2, 1, 0, 1}};
+  // The first four at BK = 16 step from element gathers to the model's tile (words, two slices in
+  // flight, K ordered tap by tap: ConvWeightLayout::kOHWI).
+  const Tile tiles[] = {{128, 128, 16, 2, 4, 2, 0, 0}, {128, 128, 16, 2, 4, 1, 1, 0}, {128, 128, 16, 2, 4, 2, 1, 0},
+                        {128, 128, 16, 2, 4, 2, 1, 1}, {128, 128, 32, 2, 4, 2, 1, 1}, {64, 64, 16, 2, 2, 2, 1, 0},
+                        {64, 64, 16, 2, 2, 2, 1, 1}};
   struct Case {
     const char* what;
     uint32_t cin, cout, h, w, batch;
@@ -396,10 +395,9 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
     Tensor out = Tensor::empty(rt(), DType::kF16, {images, c.cout, c.h, c.w}).value();
     for (const Tile& t : tiles) {
       // The GEMM core's constants (gemm_coopmat.glsl), then KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B,
-      // ALIGNED, TAP_CIN.
-      if (t.aligned && (c.cout % t.bm != 0 || npix % t.bn != 0 || k % t.bk != 0)) continue;
+      // TAP_CIN.
       std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch};
-      spec.insert(spec.end(), {3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, t.b_words, t.aligned,
+      spec.insert(spec.end(), {3, 3, 1, 1, 1, 1, k % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, t.b_words,
                                t.tap_major ? c.cin : 0u});
       const ConvBenchPush push{c.cin, c.h, c.w, c.cout, c.h, c.w, k, c.cin * npix, c.cout * npix, 0, 0, 0, 0, 0, 0};
       constexpr int kReps = 10;
@@ -419,8 +417,8 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
       }
       if (!ok) continue;  // shared memory beyond the device's limit
       const double best = seconds_per_dispatch(g, kReps);
-      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u B %s%s K %s: %7.1f us  %6.1f TFLOP/s\n", c.what,
-                  c.batch, t.bm, t.bn, t.bk, t.prefetch, t.b_words ? "words" : "elems", t.aligned ? " aligned" : "",
+      std::printf("[sweep] conv %-23s batch %u tile %3ux%3ux%2u pf %u B %s K %s: %7.1f us  %6.1f TFLOP/s\n", c.what,
+                  c.batch, t.bm, t.bn, t.bk, t.prefetch, t.b_words ? "words" : "elems",
                   t.tap_major ? "(ky,kx,c)" : "(c,ky,kx)", best * 1e6,
                   2.0 * c.batch * c.cout * k * npix / best * 1e-12);
     }
