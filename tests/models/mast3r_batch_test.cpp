@@ -1,7 +1,8 @@
 // Pipelined batches of the MASt3R engine: infer_batch must give, for every pair, what infer() gives
 // on that pair alone (the independent per-pair path, itself checked against the PyTorch reference
 // in mast3r_golden_test.cpp), encode each distinct image once, and refuse bad input; encode() and
-// device-tensor image sources; and the graph submission options the pipeline is built on.
+// device-tensor image sources; host image packing; and the graph submission options the pipeline is
+// built on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "gpu/models/mast3r/image_packing.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/ops/elementwise_basic.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -263,6 +265,40 @@ TEST_F(Mast3rBatchTest, DeviceImageSourceGivesTheSameResultsAsHostBytes) {
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find("view 2 image 0: device source is"), std::string::npos) << r.status().message();
+  }
+}
+
+// A call's host images go into staging memory on several threads where they are large (one image
+// per thread at a time); strided rows and contiguous images alike arrive packed, nothing else written.
+TEST(ImagePacking, EveryImageArrivesPackedOnAnyNumberOfThreads) {
+  for (int count : {1, 3, 9}) {
+    SCOPED_TRACE(std::to_string(count) + " images");
+    std::vector<Image> images;
+    std::vector<std::vector<uint8_t>> sources;
+    std::vector<ImagePackJob> jobs;
+    size_t total = 0;
+    for (int i = 0; i < count; ++i) {
+      images.push_back(random_image(384 + 16 * i, 512, 60 + i));
+      total += images.back().pixels.size();
+    }
+    std::vector<uint8_t> packed(total + 1, 0xCD);  // one guard byte
+    size_t at = 0;
+    for (int i = 0; i < count; ++i) {
+      const Image& img = images[i];
+      const size_t row = static_cast<size_t>(img.width) * 3, stride = i % 2 == 1 ? row + 5 : row;
+      std::vector<uint8_t> src(stride * img.height, 0xAB);
+      for (int64_t y = 0; y < img.height; ++y) std::copy_n(img.pixels.data() + y * row, row, src.data() + y * stride);
+      sources.push_back(std::move(src));
+      jobs.push_back({sources.back().data(), img.height, img.width, stride, packed.data() + at});
+      at += img.pixels.size();
+    }
+    pack_images(jobs);
+    at = 0;
+    for (int i = 0; i < count; ++i) {
+      EXPECT_TRUE(std::equal(images[i].pixels.begin(), images[i].pixels.end(), packed.begin() + at)) << "image " << i;
+      at += images[i].pixels.size();
+    }
+    EXPECT_EQ(packed.back(), 0xCD);
   }
 }
 

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <numeric>
 #include <tuple>
+
+#include "gpu/models/mast3r/image_packing.h"
 
 namespace recon::gpu {
 
@@ -159,14 +160,16 @@ Result<std::vector<ImageSource>> Mast3rEngine::place_images(std::span<const Imag
     // Pack the host images contiguously ([H, W, 3] each) into mapped staging memory.
     RECON_ASSIGN_OR_RETURN(staging, rt_.pool(MemoryRole::kStaging).acquire(host_bytes));
     auto* packed = static_cast<uint8_t*>(staging.mapped());
+    std::vector<ImagePackJob> jobs;
     size_t offset = 0;
     for (size_t i = 0; i < images.size(); ++i) {
       const ImageU8View& img = images[i];
       if (img.device != nullptr) continue;
       sources[i] = {staging.buffer(), staging.offset() + offset};
-      const size_t row = static_cast<size_t>(img.width) * 3, stride = row_stride(img);
-      for (int64_t y = 0; y < img.height; ++y, offset += row) std::memcpy(packed + offset, img.data + y * stride, row);
+      jobs.push_back({img.data, img.height, img.width, row_stride(img), packed + offset});
+      offset += static_cast<size_t>(img.height * img.width * 3);
     }
+    pack_images(jobs);
   }
   for (size_t i = 0; i < images.size(); ++i) {
     if (images[i].device != nullptr) sources[i] = {images[i].device->buffer(), images[i].device->offset()};

@@ -90,8 +90,8 @@ class Mast3rForward {
     Tensor enc_in;                // [B, N, enc_dim], trunk dtype
     std::vector<Tensor> dec;      // dec[l], l = 0..L: decoder_embed output, then each layer's output
     Tensor dec_final;             // dec_norm(dec[L])
-    Tensor dpt_raw;               // [B, 4, H, W] fp32
-    Tensor local_raw;             // [B, D+1, H, W] fp32
+    Tensor dpt_raw;               // [B, 4, H, W], head dtype
+    Tensor local_tokens;          // [B, N, (D+1)·p²], head dtype: the local-feature MLP's output
   };
   std::array<View, 2> views_;
 };

@@ -1,7 +1,8 @@
 // The head and post-processing stages of Mast3rForward (spec §5): per view, the DPT (four hooked
 // decoder entries → reassemble → RefineNet fusion → head convs → 4 raw channels) and the local
-// feature MLP (concat(enc_out, dec_final) → fc1 GELU → fc2 → pixel shuffle → D+1 raw channels),
-// in fp32 as the official code runs them, then the output activations.
+// feature MLP (concat(enc_out, dec_final) → fc1 GELU → fc2 → (D+1)·p² raw features per token),
+// in fp32 as the official code runs them (fp16 in kF16Heads); then the output activations, which
+// read the local features in the pixel shuffle's order (shaders/mast3r_postprocess.comp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -124,9 +125,10 @@ Status Mast3rForward::build_head(int v) {
   RECON_ASSIGN_OR_RETURN(Tensor dpt_out, alloc(hd, {B, 4, H, Wd}, "dpt_out" + sfx));
   RECON_RETURN_IF_ERROR(
       mast3r::conv2d(*graph_, caps, h2, Conv(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
-  RECON_ASSIGN_OR_RETURN(view.dpt_raw, as_dtype(dpt_out, DType::kF32));  // the output activations read fp32
+  view.dpt_raw = dpt_out;
 
-  // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2 → pixel shuffle.
+  // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2; the output activations read the
+  // tokens in the pixel shuffle's order.
   const int64_t in = c.local_mlp_in(), hid = c.local_mlp_hidden(), outc = c.local_mlp_out();
   RECON_ASSIGN_OR_RETURN(Tensor cat, alloc(hd, {B, view.n, in}));
   RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(head_tokens[0]), Arg(head_tokens[3])}, 2, cat));
@@ -134,17 +136,16 @@ Status Mast3rForward::build_head(int v) {
   const std::string lp = hp + "head_local_features.";
   RECON_RETURN_IF_ERROR(
       mast3r::linear(*graph_, caps, cat, w_.linear(lp + "fc1.weight"), &W(lp + "fc1.bias"), mid, Act::kGelu));
-  RECON_ASSIGN_OR_RETURN(Tensor mlp, alloc(hd, {B, view.n, outc}, "local_mlp" + sfx));
-  RECON_RETURN_IF_ERROR(mast3r::linear(*graph_, caps, mid, w_.linear(lp + "fc2.weight"), &W(lp + "fc2.bias"), mlp));
-  RECON_ASSIGN_OR_RETURN(Tensor local, alloc(hd, {B, c.desc_dim() + 1, H, Wd}));
-  RECON_RETURN_IF_ERROR(mast3r::tokens_pixel_shuffle(*graph_, mlp, local, static_cast<int>(p)));
-  RECON_ASSIGN_OR_RETURN(view.local_raw, as_dtype(local, DType::kF32));
-  return Status::ok();
+  if (outc != (c.desc_dim() + 1) * p * p) {
+    return unimplemented("local features of " + std::to_string(outc) + " channels per token (desc_dim + 1 per pixel)");
+  }
+  RECON_ASSIGN_OR_RETURN(view.local_tokens, alloc(hd, {B, view.n, outc}, "local_mlp" + sfx));
+  return mast3r::linear(*graph_, caps, mid, w_.linear(lp + "fc2.weight"), &W(lp + "fc2.bias"), view.local_tokens);
 }
 
 namespace {
 struct PostprocessPush {
-  uint32_t batch, height, width, desc_dim;
+  uint32_t batch, grid_h, grid_w, desc_dim;
   uint32_t depth_mode, conf_kind, dconf_kind;
   float conf_vmin, conf_vmax, dconf_vmin, dconf_vmax;
 };
@@ -172,11 +173,17 @@ Status Mast3rForward::add_output_slots() {
 Status Mast3rForward::build_postprocess(int v) {
   const Mast3rConfig& c = w_.config();
   View& view = views_[v];
-  const int64_t B = shape_.batch, H = view.h * c.patch_size, W = view.w * c.patch_size, D = c.desc_dim();
+  const int64_t B = shape_.batch, P = c.patch_size, D = c.desc_dim();
+  const Capabilities& caps = rt_.caps();
+  const uint64_t group = static_cast<uint64_t>(P * P);  // a workgroup per token, an invocation per pixel
+  if (group > caps.max_workgroup_invocations || group > caps.max_workgroup_size[0]) {
+    return unimplemented("output activations for patches of " + std::to_string(P) + "×" + std::to_string(P) +
+                         " pixels: beyond the device's workgroup size");
+  }
   PostprocessPush push{};
   push.batch = static_cast<uint32_t>(B);
-  push.height = static_cast<uint32_t>(H);
-  push.width = static_cast<uint32_t>(W);
+  push.grid_h = static_cast<uint32_t>(view.h);
+  push.grid_w = static_cast<uint32_t>(view.w);
   push.desc_dim = static_cast<uint32_t>(D);
   const std::string& dm = c.depth_mode.mode;
   if (dm == "linear")
@@ -193,19 +200,21 @@ Status Mast3rForward::build_postprocess(int v) {
   push.conf_vmax = static_cast<float>(c.conf_mode.vmax);
   push.dconf_vmin = static_cast<float>(c.desc_conf_mode.vmin);
   push.dconf_vmax = static_cast<float>(c.desc_conf_mode.vmax);
-  const uint64_t pixels = static_cast<uint64_t>(B * H * W);
-  // The shader stages CHUNK channels of 257 floats (256 pixels and a skew) in shared memory.
-  const uint64_t fit = rt_.caps().max_compute_shared_memory / (257 * sizeof(float));
-  const uint32_t spec[] = {static_cast<uint32_t>(std::max<uint64_t>(std::min<uint64_t>(D, fit), 3))};
+  // The shader stages CHUNK channels of P² + 1 floats (a token's pixels and a skew) in shared memory.
+  const uint64_t fit = caps.max_compute_shared_memory / ((group + 1) * sizeof(float));
+  if (fit < 3) return unimplemented("output activations: a token's pts3d do not fit the device's shared memory");
+  const uint32_t spec[] = {static_cast<uint32_t>(std::min<uint64_t>(std::max<int64_t>(D, 3), fit)),
+                           static_cast<uint32_t>(group), static_cast<uint32_t>(P)};
+  const char* shader = w_.head_dtype() == DType::kF16 ? "mast3r_postprocess_f16" : "mast3r_postprocess_f32";
   // Slots in Mast3rOutputs::kNames order: pts3d, conf, desc, desc_conf, alternating views.
-  return output_graph_->dispatch("mast3r_postprocess", spec,
+  return output_graph_->dispatch(shader, spec,
                                  {{view.dpt_raw, Access::kRead},
-                                  {view.local_raw, Access::kRead},
+                                  {view.local_tokens, Access::kRead},
                                   {output_slots_[0 + v], Access::kWrite},
                                   {output_slots_[2 + v], Access::kWrite},
                                   {output_slots_[4 + v], Access::kWrite},
                                   {output_slots_[6 + v], Access::kWrite}},
-                                 push, Graph::grid_1d((pixels + 255) / 256));
+                                 push, Graph::grid_1d(static_cast<uint64_t>(B * view.n)));
 }
 
 }  // namespace recon::gpu

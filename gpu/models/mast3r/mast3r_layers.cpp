@@ -3,7 +3,6 @@
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/conv_transpose2d.h"
 #include "gpu/ops/linear.h"
-#include "gpu/ops/pixel_shuffle.h"
 #include "gpu/ops/upsample.h"
 
 namespace recon::gpu::mast3r {
@@ -57,10 +56,6 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const 
 
 Status upsample2x(Graph& g, const Arg& in, const Arg& out) {
   return ops::upsample_bilinear(g, in, out, /*align_corners=*/true);
-}
-
-Status tokens_pixel_shuffle(Graph& g, const Arg& in, const Arg& out, int r) {
-  return ops::pixel_shuffle_tokens(g, in, out, r);
 }
 
 }  // namespace recon::gpu::mast3r

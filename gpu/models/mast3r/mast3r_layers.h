@@ -36,8 +36,4 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const 
 // Bilinear ×2 upsampling with align_corners=True (every upsample in MASt3R), NCHW.
 Status upsample2x(Graph& g, const Arg& in, const Arg& out);
 
-// The local head's pixel shuffle straight from tokens: in [B, h·w, C·r²] → out [B, C, h·r, w·r],
-// out[b, c, r·ty+dy, r·tx+dx] = in[b, ty·w+tx, c·r²+dy·r+dx] (spec §5.2).
-Status tokens_pixel_shuffle(Graph& g, const Arg& in, const Arg& out, int r);
-
 }  // namespace recon::gpu::mast3r
