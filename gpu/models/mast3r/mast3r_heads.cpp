@@ -145,11 +145,11 @@ Status Mast3rForward::build_head(int v) {
 
 namespace {
 struct PostprocessPush {
-  uint32_t batch, grid_h, grid_w, desc_dim;
+  uint32_t batch, grid_h, grid_w;
   uint32_t depth_mode, conf_kind, dconf_kind;
   float conf_vmin, conf_vmax, dconf_vmin, dconf_vmax;
 };
-static_assert(sizeof(PostprocessPush) == 44, "mirrors Push in shaders/mast3r_postprocess.comp");
+static_assert(sizeof(PostprocessPush) == 40, "mirrors Push in shaders/mast3r_postprocess.comp");
 
 Result<uint32_t> conf_kind(const ActivationMode& m) {
   if (m.mode == "exp") return 0u;
@@ -184,7 +184,6 @@ Status Mast3rForward::build_postprocess(int v) {
   push.batch = static_cast<uint32_t>(B);
   push.grid_h = static_cast<uint32_t>(view.h);
   push.grid_w = static_cast<uint32_t>(view.w);
-  push.desc_dim = static_cast<uint32_t>(D);
   const std::string& dm = c.depth_mode.mode;
   if (dm == "linear")
     push.depth_mode = 0;
@@ -204,7 +203,7 @@ Status Mast3rForward::build_postprocess(int v) {
   const uint64_t fit = caps.max_compute_shared_memory / ((group + 1) * sizeof(float));
   if (fit < 3) return unimplemented("output activations: a token's pts3d do not fit the device's shared memory");
   const uint32_t spec[] = {static_cast<uint32_t>(std::min<uint64_t>(std::max<int64_t>(D, 3), fit)),
-                           static_cast<uint32_t>(group), static_cast<uint32_t>(P)};
+                           static_cast<uint32_t>(group), static_cast<uint32_t>(P), static_cast<uint32_t>(D)};
   const char* shader = w_.head_dtype() == DType::kF16 ? "mast3r_postprocess_f16" : "mast3r_postprocess_f32";
   // Slots in Mast3rOutputs::kNames order: pts3d, conf, desc, desc_conf, alternating views.
   return output_graph_->dispatch(shader, spec,
