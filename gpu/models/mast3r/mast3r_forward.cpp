@@ -67,7 +67,7 @@ Status Mast3rForward::build_all() {
   graph_->timestamp("heads");
   RECON_RETURN_IF_ERROR(build_head(0));
   RECON_RETURN_IF_ERROR(build_head(1));
-  RECON_RETURN_IF_ERROR(add_output_slots());
+  add_output_slots();
   output_graph_->timestamp("postprocess");
   RECON_RETURN_IF_ERROR(build_postprocess(0));
   RECON_RETURN_IF_ERROR(build_postprocess(1));

@@ -71,7 +71,7 @@ class Mast3rForward {
   Status build_all();
   Status build_decoder();
   Status build_head(int view);
-  Status add_output_slots();
+  void add_output_slots();
   Status build_postprocess(int view);
 
   Runtime& rt_;

@@ -158,7 +158,7 @@ Result<uint32_t> conf_kind(const ActivationMode& m) {
 }
 }  // namespace
 
-Status Mast3rForward::add_output_slots() {
+void Mast3rForward::add_output_slots() {
   const Mast3rConfig& c = w_.config();
   const int64_t B = shape_.batch, D = c.desc_dim();
   for (size_t i = 0; i < Mast3rOutputs::kNames.size(); ++i) {
@@ -167,7 +167,6 @@ Status Mast3rForward::add_output_slots() {
     Shape shape = i < 2 ? Shape{B, H, W, 3} : i >= 4 && i < 6 ? Shape{B, H, W, D} : Shape{B, H, W};
     output_slots_.push_back(output_graph_->add_slot(Mast3rOutputs::kNames[i], DType::kF32, std::move(shape)));
   }
-  return Status::ok();
 }
 
 Status Mast3rForward::build_postprocess(int v) {
