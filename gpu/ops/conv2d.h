@@ -32,7 +32,7 @@ namespace recon::gpu::ops {
 // How a convolution's weights are stored. kOIHW is PyTorch's [Cout, Cin, KH, KW]: the GEMM's K runs
 // (c, ky, kx). kOHWI, [Cout, KH, KW, Cin], runs K tap by tap, (ky, kx, c): with Cin a multiple of
 // the tensor-core K slice every slice is one tap, so a subgroup's gathered rows share one shift and
-// one bounds check (conv2d_prefers_ohwi). Both paths take both; 1×1 weights are the same bytes.
+// one bounds check (conv2d_preferred_layout). Both paths take both; 1×1 weights are the same bytes.
 enum class ConvWeightLayout : uint8_t { kOIHW, kOHWI };
 
 // The layout to store fp16 weights of shape [Cout, Cin, KH, KW] in for the automatic path on this

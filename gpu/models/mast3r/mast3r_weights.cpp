@@ -33,13 +33,9 @@ void transpose(const uint16_t* in, int64_t rows, int64_t cols, uint16_t* out) {
   }
 }
 
-// [Cout, Cin, taps] → [Cout, taps, Cin].
+// [Cout, Cin, taps] → [Cout, taps, Cin]: each output channel's [Cin, taps] block transposed.
 void taps_first(const uint16_t* in, int64_t cout, int64_t cin, int64_t taps, uint16_t* out) {
-  for (int64_t o = 0; o < cout; ++o) {
-    for (int64_t c = 0; c < cin; ++c) {
-      for (int64_t t = 0; t < taps; ++t) out[(o * taps + t) * cin + c] = in[(o * cin + c) * taps + t];
-    }
-  }
+  for (int64_t o = 0; o < cout; ++o) transpose(in + o * cin * taps, cin, taps, out + o * cin * taps);
 }
 
 }  // namespace
