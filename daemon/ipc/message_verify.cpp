@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "daemon/ipc/required_fields.h"
 #include "schema/protocol.h"
 
 namespace recon::daemon {
@@ -71,7 +72,9 @@ std::string version_range() {
 
 }  // namespace
 
-Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy, const VerifyLimits& limits) {
+Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy, const VerifyLimits& limits,
+                                            uint64_t* request_id) {
+  if (request_id != nullptr) *request_id = 0;
   RECON_RETURN_IF_ERROR(check_frame(private_copy, limits, "request", wire::RequestIdentifier()));
   flatbuffers::Verifier verifier(private_copy.data(), private_copy.size(), verifier_options(limits));
   if (!wire::VerifyRequestBuffer(verifier)) {
@@ -79,6 +82,7 @@ Result<const wire::Request*> verify_request(std::span<const uint8_t> private_cop
                             std::to_string(private_copy.size()) + " bytes)");
   }
   const wire::Request* request = wire::GetRequest(private_copy.data());
+  if (request_id != nullptr) *request_id = request->request_id();
   const uint32_t version = request->protocol_version();
   if (version == 0) return invalid_argument("request has no protocol_version");
   if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
@@ -91,6 +95,7 @@ Result<const wire::Request*> verify_request(std::span<const uint8_t> private_cop
     return unimplemented("unknown request type " + std::to_string(static_cast<unsigned>(type)) +
                          " (client newer than daemon?)");
   }
+  RECON_RETURN_IF_ERROR(check_required_fields(*request));
   return request;
 }
 
@@ -106,6 +111,9 @@ Result<const wire::Response*> verify_response(std::span<const uint8_t> private_c
   if (version == 0) return invalid_argument("response has no protocol_version");
   const wire::ResponseBody type = response->body_type();
   if (type == wire::ResponseBody::NONE) return invalid_argument("response has no body");
+  if (response->body() == nullptr && is_known(type, wire::EnumValuesResponseBody())) {
+    return invalid_argument(std::string("the ") + wire::EnumNameResponseBody(type) + " response's body is absent");
+  }
   if (type == wire::ResponseBody::Error) return response;  // readable at any version
   if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
     return unimplemented("daemon answered in protocol version " + std::to_string(version) + "; this client speaks " +
@@ -130,10 +138,12 @@ Status check_size_before_copy(std::span<const uint8_t> frame, const VerifyLimits
 
 }  // namespace
 
-Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t> frame, const VerifyLimits& limits) {
+Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t> frame, const VerifyLimits& limits,
+                                                        uint64_t* request_id) {
+  if (request_id != nullptr) *request_id = 0;
   RECON_RETURN_IF_ERROR(check_size_before_copy(frame, limits, "request"));
   std::vector<uint8_t> copy(frame.begin(), frame.end());  // operator new: 16-byte aligned
-  RECON_ASSIGN_OR_RETURN(const wire::Request* request, verify_request(copy, limits));
+  RECON_ASSIGN_OR_RETURN(const wire::Request* request, verify_request(copy, limits, request_id));
   return Verified<wire::Request>(std::move(copy), request);
 }
 

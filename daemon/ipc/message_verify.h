@@ -42,12 +42,19 @@ inline constexpr VerifyLimits kSideChannelLimits{64 << 10, 16, 1'000};
 // Checks size, alignment, file identifier "RCNQ", the FlatBuffers structure under `limits`,
 // protocol_version (0 → INVALID_ARGUMENT; outside [kMinProtocolVersion, kProtocolVersion] →
 // UNIMPLEMENTED) and the body type (NONE → INVALID_ARGUMENT; a type this build does not know →
-// UNIMPLEMENTED). Oversize → RESOURCE_EXHAUSTED. Everything else malformed → INVALID_ARGUMENT.
-Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy, const VerifyLimits& limits = {});
+// UNIMPLEMENTED), then that every field the verb needs is present (required_fields.h: a union type
+// set without its table, an absent id → INVALID_ARGUMENT naming the field). Oversize →
+// RESOURCE_EXHAUSTED. Everything else malformed → INVALID_ARGUMENT.
+// `request_id`, when given, receives the request's id as soon as the buffer's structure has
+// verified (0 before that): an answer to a request refused for its version, body or fields can
+// then name the request, which the client is waiting for.
+Result<const wire::Request*> verify_request(std::span<const uint8_t> private_copy, const VerifyLimits& limits = {},
+                                            uint64_t* request_id = nullptr);
 
 // The client's side: identifier "RCNA", same structure checks. An Error body is accepted at any
 // protocol version (a daemon that refuses our version still explains why); other bodies need a
-// version in [kMinProtocolVersion, kProtocolVersion].
+// version in [kMinProtocolVersion, kProtocolVersion]. A known body type without its table →
+// INVALID_ARGUMENT.
 Result<const wire::Response*> verify_response(std::span<const uint8_t> private_copy, const VerifyLimits& limits = {});
 
 // A private copy of a received frame together with the verified view into it: what the server
@@ -62,7 +69,8 @@ class Verified {
   std::span<const uint8_t> bytes() const { return bytes_; }
 
  private:
-  friend Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t>, const VerifyLimits&);
+  friend Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t>, const VerifyLimits&,
+                                                                  uint64_t*);
   friend Result<Verified<wire::Response>> copy_and_verify_response(std::span<const uint8_t>, const VerifyLimits&);
   Verified(std::vector<uint8_t> bytes, const Message* message) : bytes_(std::move(bytes)), message_(message) {}
 
@@ -72,8 +80,8 @@ class Verified {
 
 // Copies `frame` (e.g. zmq_msg_data of a received frame, any alignment) into private memory,
 // after refusing oversize frames without copying them, then verifies the copy.
-Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t> frame,
-                                                        const VerifyLimits& limits = {});
+Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t> frame, const VerifyLimits& limits = {},
+                                                        uint64_t* request_id = nullptr);
 Result<Verified<wire::Response>> copy_and_verify_response(std::span<const uint8_t> frame,
                                                           const VerifyLimits& limits = {});
 

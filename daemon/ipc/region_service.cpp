@@ -13,10 +13,10 @@ RegionService::RegionService(ShmRegistry& registry, RegionServiceOptions options
     : registry_(registry), options_(std::move(options)) {}
 
 std::vector<uint8_t> RegionService::handle(const SessionContext& session, ChannelMessage message) {
-  auto verified = verify_request(message.bytes, kSideChannelLimits);
-  if (!verified.is_ok()) return error_response(0, verified.status());
+  uint64_t request_id = 0;
+  auto verified = verify_request(message.bytes, kSideChannelLimits, &request_id);
+  if (!verified.is_ok()) return error_response(request_id, verified.status());
   const wire::Request* request = *verified;
-  const uint64_t request_id = request->request_id();
   const wire::RequestBody type = request->body_type();
   if (message.fd.valid() && type != wire::RequestBody::RegisterRegion) {
     // `message.fd` closes when `message` goes.

@@ -283,6 +283,21 @@ TEST(Client, DaemonErrorsKeepTheirCodeMessageAndRetryHint) {
   EXPECT_NO_THROW(client.infer(pair.a, pair.b).get()) << "one failed request does not break the client";
 }
 
+TEST(Client, AnAnswerWithoutItsBodyIsRefusedNotReadAndTheClientGoesOn) {
+  FakeDaemon daemon;
+  ConnectOptions options = daemon.connect_options();
+  options.timeout = 500ms;
+  Client client = Client::connect(options);
+  daemon.answer_next_without_body();
+  try {
+    (void)client.status();
+    FAIL() << "a StatusReport answer without its body was read";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.daemon_unavailable()) << e.what();  // unreadable answers are dropped: the call times out
+  }
+  EXPECT_NO_THROW((void)client.status()) << "the next answer is read as usual";
+}
+
 TEST(Client, RequestsWithoutAnAnswerTimeOutAsUnavailableAndTheirLateHandleIsReleased) {
   FakeDaemon daemon;
   Client client = Client::connect(daemon.connect_options());

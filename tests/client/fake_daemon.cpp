@@ -22,6 +22,7 @@
 #include "daemon/ipc/message_verify.h"
 #include "daemon/ipc/region_channel.h"
 #include "daemon/ipc/wire_convert.h"
+#include "schema/protocol.h"
 #include "schema/request_generated.h"
 #include "schema/response_generated.h"
 
@@ -91,6 +92,7 @@ struct FakeDaemon::State {
 
   mutable std::mutex mutex;  // guards the knobs and counters below
   std::optional<std::tuple<wire::ErrorCode, std::string, uint32_t>> fail_next;
+  bool bodyless_next = false;
   std::chrono::milliseconds infer_delay{0};
   bool swallow_infer = false;
   bool drop_sessions = false;
@@ -142,6 +144,11 @@ client::ConnectOptions FakeDaemon::connect_options() const {
 void FakeDaemon::fail_next(wire::ErrorCode code, const std::string& message, uint32_t retry_after_ms) {
   std::lock_guard lock(state_->mutex);
   state_->fail_next = std::make_tuple(code, message, retry_after_ms);
+}
+
+void FakeDaemon::answer_next_without_body() {
+  std::lock_guard lock(state_->mutex);
+  state_->bodyless_next = true;
 }
 
 void FakeDaemon::set_infer_delay(std::chrono::milliseconds delay) {
@@ -402,6 +409,16 @@ void FakeDaemon::run() {
         if (manager) ++s.counters.manager_requests;
         if (!request.is_ok()) {
           answer = daemon::error_response(0, request.status());
+        } else if (s.bodyless_next) {
+          s.bodyless_next = false;
+          flatbuffers::FlatBufferBuilder b(64);
+          wire::ResponseBuilder response(b);
+          response.add_protocol_version(wire::kProtocolVersion);
+          response.add_request_id((*request)->request_id());
+          // Success bodies share their request's union number.
+          response.add_body_type(static_cast<wire::ResponseBody>((*request)->body_type()));
+          b.Finish(response.Finish(), wire::ResponseIdentifier());
+          answer.assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
         } else if (s.fail_next) {
           const auto [code, message, retry] = *s.fail_next;
           s.fail_next.reset();

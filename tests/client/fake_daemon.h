@@ -35,6 +35,8 @@ class FakeDaemon {
   // ---- knobs (thread-safe) -----------------------------------------------------------------
   // The next ZeroMQ request of any kind is answered with this Error.
   void fail_next(wire::ErrorCode code, const std::string& message, uint32_t retry_after_ms = 0);
+  // The next ZeroMQ request is answered with its success type but no body (a hostile daemon).
+  void answer_next_without_body();
   // InferPair answers wait this long.
   void set_infer_delay(std::chrono::milliseconds delay);
   // InferPair requests are never answered (until reset).

@@ -51,6 +51,10 @@ Answer verify_answer(std::vector<uint8_t> bytes, const VerifyLimits& limits) {
   const wire::ResponseBody type = response->body_type();
   if (version == 0) throw unreadable("no protocol_version");
   if (type == wire::ResponseBody::NONE) throw unreadable("no body");
+  // A union type set without its table passes the verifier; every body_as_X() below would be null.
+  if (response->body() == nullptr && is_known(type, wire::EnumValuesResponseBody())) {
+    throw unreadable(std::string("a ") + wire::EnumNameResponseBody(type) + " answer without its body");
+  }
   if (type != wire::ResponseBody::Error) {
     if (version < wire::kMinProtocolVersion || version > wire::kProtocolVersion) {
       throw Error(ErrorCode::kUnimplemented, ErrorSource::kConnection,

@@ -248,6 +248,51 @@ TEST(MessageVerify, RefusesAMissingOrUnknownBody) {
   EXPECT_EQ(future.status().code(), StatusCode::kUnimplemented);
 }
 
+TEST(MessageVerify, RefusesEveryRequestTypeWhoseBodyIsAbsent) {
+  // The verifier accepts a union type without its table; verify_request must not.
+  for (const wire::RequestBody type : wire::EnumValuesRequestBody()) {
+    if (type == wire::RequestBody::NONE) continue;
+    auto request = verify_request(envelope(wire::kProtocolVersion, type, /*with_body=*/false));
+    ASSERT_FALSE(request.is_ok()) << wire::EnumNameRequestBody(type);
+    EXPECT_EQ(request.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(request.status().message(), std::string(wire::EnumNameRequestBody(type)) + " request's body is absent");
+  }
+}
+
+TEST(MessageVerify, RefusesAResponseWhoseBodyIsAbsent) {
+  for (const wire::ResponseBody type : {wire::ResponseBody::InferPairResult, wire::ResponseBody::Error,
+                                        wire::ResponseBody::StatusReport}) {
+    flatbuffers::FlatBufferBuilder b;
+    wire::ResponseBuilder response(b);
+    response.add_protocol_version(wire::kProtocolVersion);
+    response.add_request_id(3);
+    response.add_body_type(type);
+    wire::FinishResponseBuffer(b, response.Finish());
+    auto verified = verify_response(to_bytes(b));
+    ASSERT_FALSE(verified.is_ok()) << wire::EnumNameResponseBody(type);
+    EXPECT_EQ(verified.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(MessageVerify, ARequestThatPassesHasEveryFieldItsVerbNeeds) {
+  // Fetch with a handle and an inline destination passes; without the handle it does not.
+  flatbuffers::FlatBufferBuilder good;
+  const wire::Id128 handle(1, 2);
+  const auto destination = wire::CreateInlineDestination(good);
+  finish_request(good, 1, Id128{1, 1}, wire::RequestBody::Fetch,
+                 wire::CreateFetch(good, &handle, 0, wire::FetchDestination::InlineDestination, destination.Union())
+                     .Union());
+  EXPECT_TRUE(verify_request(to_bytes(good)).is_ok());
+  flatbuffers::FlatBufferBuilder bad;
+  const auto bad_destination = wire::CreateInlineDestination(bad);
+  finish_request(bad, 1, Id128{1, 1}, wire::RequestBody::Fetch,
+                 wire::CreateFetch(bad, nullptr, 0, wire::FetchDestination::InlineDestination, bad_destination.Union())
+                     .Union());
+  auto refused = verify_request(to_bytes(bad));
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().message(), "Fetch.handle is absent");
+}
+
 TEST(MessageVerify, RefusesAResponseOfferedAsARequestAndViceVersa) {
   auto request = verify_request(sample_response());
   ASSERT_FALSE(request.is_ok());
