@@ -69,6 +69,12 @@ void GpuWorker::loop() {
     beat();
     if (wait == Scheduler::Wait::kClosed) break;
     if (wait == Scheduler::Wait::kIdle) continue;
+    if (options_.skip_models && options_.skip_models() && skip_model_work(work)) {
+      const auto* batch = std::get_if<std::vector<InferJob>>(&work);
+      scheduler_.finished(device_.index(), batch != nullptr ? batch->size() : 1);
+      beat();
+      continue;
+    }
     if (auto* batch = std::get_if<std::vector<InferJob>>(&work)) {
       const size_t count = batch->size();
       run_batch(std::move(*batch));
@@ -92,6 +98,23 @@ void GpuWorker::loop() {
     beat();
   }
   running_ = false;
+}
+
+bool GpuWorker::skip_model_work(Work& work) {
+  const Status skipped = unavailable("model work is skipped (test hook)");
+  if (auto* batch = std::get_if<std::vector<InferJob>>(&work)) {
+    for (const InferJob& job : *batch) answer_error(job.reply, skipped);
+    return true;
+  }
+  if (auto* solo = std::get_if<SoloJob>(&work)) {
+    answer_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.reply; }, *solo), skipped);
+    return true;
+  }
+  if (auto* control = std::get_if<ControlJob>(&work); control != nullptr && control->reply) {
+    answer_error(*control->reply, skipped);
+    return true;
+  }
+  return false;  // fetches, and the start-up (a control job without a reply)
 }
 
 void GpuWorker::answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code, bool final) {

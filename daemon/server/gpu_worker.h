@@ -35,6 +35,10 @@ struct WorkerOptions {
   // Test hook: runs before every pair batch on the worker thread (e.g. to hold a request in
   // flight). Empty in the daemon.
   std::function<void()> before_batch;
+  // Test hook (the request fuzzer): while it returns true, every job that would run a model
+  // (pairs, InferBatch, Match, EncodeRetrieval, Warmup/LoadModel/UnloadModel) is answered
+  // UNAVAILABLE at once, without the device; fetches and the start-up still run. Empty in the daemon.
+  std::function<bool()> skip_models;
   // Image preparation on the GPU (image_input.h); false: on this thread's CPU.
   bool gpu_preprocess = true;
 };
@@ -67,6 +71,8 @@ class GpuWorker {
 
   void loop();
   void beat();
+  // skip_models: answers `work` without the device; false for work that runs anyway.
+  bool skip_model_work(Work& work);
   void run_batch(std::vector<InferJob> batch);
   // Runs `ready` (same key, an allowed batch size) on the engine and answers each pair.
   void run_engine(std::vector<Ready>& ready);

@@ -34,7 +34,8 @@ Server::Server(ServerOptions options, const Notifier* notifier)
       verify_limits_{static_cast<size_t>(options_.limits.max_message_bytes), 16, 100'000},
       registry_(options_.registry),
       store_(result_limits(options_.limits)),
-      sessions_(options_.limits.max_clients) {}
+      sessions_(SessionLimits{options_.limits.max_clients, options_.limits.max_remote_sessions,
+                              options_.limits.max_remote_sessions_per_peer}) {}
 
 Server::~Server() {
   // Workers must be gone before the scheduler and the stores they use.
@@ -75,6 +76,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   WorkerOptions worker_options;
   worker_options.max_batch = scheduling.max_batch;
   worker_options.before_batch = std::move(hooks.before_batch);
+  worker_options.skip_models = std::move(hooks.skip_models);
   worker_options.gpu_preprocess = options_.gpu_preprocess;
   if (!options_.gpu_preprocess) log_info("Images are prepared on the CPU (gpu_preprocess off)");
   before_startup_ = std::move(hooks.before_startup);
@@ -111,6 +113,9 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   };
   RECON_ASSIGN_OR_RETURN(ZmqRouter client, open_router(sockets.client, "client"));
   client_router_.emplace(std::move(client));
+  RECON_ASSIGN_OR_RETURN(ConnectionMonitor client_monitor,
+                         ConnectionMonitor::attach(*zmq_, *client_router_, "recon-connections-client"));
+  client_monitor_.emplace(std::move(client_monitor));
   RECON_ASSIGN_OR_RETURN(ZmqRouter manager, open_router(sockets.manager, "manager"));
   manager_router_.emplace(std::move(manager));
   if (!options_.tcp_endpoint.empty()) {
@@ -118,6 +123,9 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
     RECON_RETURN_IF_ERROR(tcp.bind(options_.tcp_endpoint));
     log_info("Serving remote clients on " + tcp.endpoint() + " (inline images only)");
     tcp_router_.emplace(std::move(tcp));
+    RECON_ASSIGN_OR_RETURN(ConnectionMonitor tcp_monitor,
+                           ConnectionMonitor::attach(*zmq_, *tcp_router_, "recon-connections-tcp"));
+    tcp_monitor_.emplace(std::move(tcp_monitor));
   }
   const std::string regions_path = sockets.regions.path;
   const bool regions_activated = sockets.regions.activated;
@@ -168,6 +176,9 @@ int Server::run(SignalFd* signals) {
         {tcp_router_ ? tcp_router_->handle() : nullptr, -1, static_cast<short>(tcp_router_ ? ZMQ_POLLIN : 0), 0});
     items.push_back({nullptr, regions_listening_ ? regions_listener_.fd() : -1,
                      static_cast<short>(regions_listening_ ? ZMQ_POLLIN : 0), 0});
+    items.push_back({client_monitor_->handle(), 0, ZMQ_POLLIN, 0});
+    items.push_back({tcp_monitor_ ? tcp_monitor_->handle() : nullptr, -1,
+                     static_cast<short>(tcp_monitor_ ? ZMQ_POLLIN : 0), 0});
     const size_t first_channel = items.size();
     for (const SideChannel& c : side_channels_) items.push_back({nullptr, c.channel.fd(), ZMQ_POLLIN, 0});
     const size_t first_metrics = items.size();
@@ -215,6 +226,8 @@ int Server::run(SignalFd* signals) {
       }
     }
     if (items[1].revents & ZMQ_POLLIN) deliver_outbox();
+    if (items[7].revents & ZMQ_POLLIN) watch_connections(ReplySocket::kClient);
+    if (tcp_monitor_ && (items[8].revents & ZMQ_POLLIN)) watch_connections(ReplySocket::kTcp);
     if (items[3].revents & ZMQ_POLLIN) drain_router(ReplySocket::kClient);
     if (items[4].revents & ZMQ_POLLIN) drain_router(ReplySocket::kManager);
     if (tcp_router_ && (items[5].revents & ZMQ_POLLIN)) drain_router(ReplySocket::kTcp);
@@ -298,6 +311,28 @@ void Server::on_timers(SteadyClock::time_point now) {
     end_session(client, "idle remote session");
   }
   metrics_http_.expire(now);
+}
+
+ConnectionMonitor* Server::monitor(ReplySocket socket) {
+  switch (socket) {
+    case ReplySocket::kClient:
+      return client_monitor_ ? &*client_monitor_ : nullptr;
+    case ReplySocket::kTcp:
+      return tcp_monitor_ ? &*tcp_monitor_ : nullptr;
+    case ReplySocket::kManager:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+void Server::watch_connections(ReplySocket socket) {
+  ConnectionMonitor* m = monitor(socket);
+  if (m == nullptr) return;
+  for (const ConnectionId& closed : m->drain()) {
+    for (ClientId client : sessions_.remote_on(static_cast<int>(socket), closed)) {
+      end_session(client, "its ZeroMQ connection closed");
+    }
+  }
 }
 
 ZmqRouter* Server::router(ReplySocket socket) {

@@ -15,7 +15,8 @@
 // a worker thread is still inside the GPU and the process must _exit).
 // A session whose side-channel connection closes (exit, crash, SIGKILL) loses its queued
 // requests, result handles and regions at once; a request of it that is running completes and
-// its result is dropped.
+// its result is dropped. A remote session (opened over ZeroMQ) ends the same way when the ZeroMQ
+// connection that opened it closes, or after limits.remote_session_idle without traffic.
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,7 @@
 #include "daemon/ipc/region_channel.h"
 #include "daemon/ipc/region_service.h"
 #include "daemon/ipc/shm_registry.h"
+#include "daemon/server/connection_monitor.h"
 #include "daemon/server/device.h"
 #include "daemon/server/gpu_worker.h"
 #include "daemon/server/metrics.h"
@@ -56,12 +58,21 @@ struct ServerSockets {
   Listener manager;  // AF_UNIX stream: ZeroMQ ipc://
 };
 
+// Where a ZeroMQ request came from: what the transport tells about the peer and its connection.
+struct RequestOrigin {
+  std::optional<PeerCredentials> peer;  // ipc:// peers (SO_PEERCRED)
+  std::string address;                  // libzmq's Peer-Address (tcp: the IP address)
+  int fd = -1;                          // the connection's descriptor (ConnectionMonitor)
+};
+
 // Test hooks; empty in the daemon.
 struct ServerHooks {
   // Runs on the worker thread before every pair batch (tests hold requests in flight with it).
   std::function<void()> before_batch;
   // Runs on the worker thread before loading the models (tests hold the daemon in WARMING).
   std::function<void()> before_startup;
+  // WorkerOptions::skip_models (the request fuzzer).
+  std::function<bool()> skip_models;
 };
 
 class Server {
@@ -105,7 +116,7 @@ class Server {
   void drain_router(ReplySocket socket);
   void on_request(ReplySocket socket, ZmqIncoming incoming);
   // An immediate answer, or nullopt when the request was queued (answered by a worker).
-  Result<std::optional<std::vector<uint8_t>>> dispatch(ReplySocket socket, const std::optional<PeerCredentials>& peer,
+  Result<std::optional<std::vector<uint8_t>>> dispatch(ReplySocket socket, const RequestOrigin& origin,
                                                        const wire::Request& request, ReplyTarget& target);
   Result<Session*> session_for(const wire::Request& request, ReplySocket socket,
                                const std::optional<PeerCredentials>& peer);
@@ -121,8 +132,11 @@ class Server {
   Result<std::optional<std::vector<uint8_t>>> on_fetch(const wire::Fetch& body, Session& session,
                                                        const ReplyTarget& target);
   Result<std::vector<uint8_t>> on_release(const wire::Release& body, Session& session, uint64_t request_id);
-  Result<std::vector<uint8_t>> on_open_remote_session(const wire::OpenSession& body,
-                                                      const std::optional<PeerCredentials>& peer, uint64_t request_id);
+  Result<std::vector<uint8_t>> on_open_remote_session(const wire::OpenSession& body, ReplySocket socket,
+                                                      const RequestOrigin& origin, uint64_t request_id);
+  ConnectionMonitor* monitor(ReplySocket socket);
+  // Ends the remote sessions whose ZeroMQ connections on `socket` closed since the last call.
+  void watch_connections(ReplySocket socket);
 
   // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
   Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);
@@ -159,6 +173,9 @@ class Server {
   std::optional<ZmqRouter> client_router_;
   std::optional<ZmqRouter> manager_router_;
   std::optional<ZmqRouter> tcp_router_;
+  // Connection ends on the sockets where remote sessions are opened (not the manager socket).
+  std::optional<ConnectionMonitor> client_monitor_;
+  std::optional<ConnectionMonitor> tcp_monitor_;
   RegionChannelListener regions_listener_;
   bool regions_listening_ = false;
   struct SideChannel {

@@ -155,6 +155,8 @@ ServerOptions server_options(const DaemonConfig& config, const ServerFlags& flag
   ServerOptions o;
   o.limits.max_queue = config.max_queue;
   o.limits.max_clients = config.max_clients;
+  o.limits.max_remote_sessions = config.max_remote_sessions;
+  o.limits.max_remote_sessions_per_peer = config.max_remote_sessions_per_peer;
   o.limits.max_handles_per_client = config.max_handles_per_client;
   o.limits.handle_ttl = config.handle_ttl;
   if (flags.max_result_bytes) o.limits.max_result_bytes_per_client = *flags.max_result_bytes;

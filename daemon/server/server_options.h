@@ -23,8 +23,13 @@ struct ServerLimits {
   uint32_t max_queue = 256;
   // Fetch requests waiting for the GPU over all clients.
   uint32_t max_fetch_queue = 256;
-  // Open sessions (side-channel connections plus remote sessions).
+  // Open local sessions (side-channel connections).
   uint32_t max_clients = 64;
+  // Sessions opened over ZeroMQ (OpenSession on the client socket or over tcp): in all, and per
+  // peer (a uid on the client socket, an IP address over tcp). Separate from max_clients, so that
+  // they never take a local client's slot.
+  uint32_t max_remote_sessions = 16;
+  uint32_t max_remote_sessions_per_peer = 4;
   // Live result handles per session, counting inferences queued or running for it (an InferBatch
   // counts one per pair).
   uint32_t max_handles_per_client = 256;
@@ -43,8 +48,8 @@ struct ServerLimits {
   uint64_t max_message_bytes = uint64_t{64} << 20;
   // Frames of one ZeroMQ message after the routing id: an optional empty delimiter (REQ) + body.
   uint32_t max_message_parts = 2;
-  // Remote (ZeroMQ-opened) sessions end after this long without a request or an answer, never
-  // while one of their requests is in flight.
+  // Remote (ZeroMQ-opened) sessions end when the connection that opened them closes, or after
+  // this long without a request or an answer, never while one of their requests is in flight.
   std::chrono::milliseconds remote_session_idle = std::chrono::minutes(10);
   // Concurrent connections to the metrics endpoint.
   uint32_t max_metrics_connections = 8;

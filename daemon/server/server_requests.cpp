@@ -57,7 +57,7 @@ void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
     return;
   }
   // The one copy the verifier and every handler read: the frame's memory is libzmq's.
-  auto verified = copy_and_verify_request(incoming.body.data(), verify_limits_);
+  auto verified = copy_and_verify_request(incoming.body.data(), verify_limits_, &target.request_id);
   if (!verified.is_ok()) {
     log_message(LogLevel::kDebug, "Refused a malformed request from pid " + std::to_string(target.peer_pid) + ": " +
                                       verified.status().to_string());
@@ -66,7 +66,8 @@ void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
   }
   const wire::Request& request = **verified;
   target.request_id = request.request_id();
-  auto answer = dispatch(socket, incoming.peer, request, target);
+  const RequestOrigin origin{incoming.peer, std::move(incoming.peer_address), incoming.source_fd};
+  auto answer = dispatch(socket, origin, request, target);
   if (!answer.is_ok()) {
     const StatusCode code = answer.status().code();
     const bool retry = code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted;
@@ -76,10 +77,10 @@ void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
   if (answer->has_value()) send_reply(target, **answer, StatusCode::kOk);
 }
 
-Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
-                                                             const std::optional<PeerCredentials>& peer,
+Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket, const RequestOrigin& origin,
                                                              const wire::Request& request, ReplyTarget& target) {
   using Answer = std::optional<std::vector<uint8_t>>;
+  const std::optional<PeerCredentials>& peer = origin.peer;
   const wire::RequestBody type = request.body_type();
   const char* name = wire::EnumNameRequestBody(type);
   const wire::DaemonState state = state_.load();
@@ -112,7 +113,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
   switch (type) {
     case wire::RequestBody::OpenSession: {
       RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> opened,
-                             on_open_remote_session(*request.body_as_OpenSession(), peer, target.request_id));
+                             on_open_remote_session(*request.body_as_OpenSession(), socket, origin, target.request_id));
       return Answer(std::move(opened));
     }
     case wire::RequestBody::RegisterRegion:
@@ -323,10 +324,22 @@ Result<std::vector<uint8_t>> Server::on_release(const wire::Release& body, Sessi
   return release_response(request_id, released, not_found);
 }
 
-Result<std::vector<uint8_t>> Server::on_open_remote_session(const wire::OpenSession& body,
-                                                            const std::optional<PeerCredentials>& peer,
-                                                            uint64_t request_id) {
-  RECON_ASSIGN_OR_RETURN(Session * session, sessions_.open(SessionKind::kRemote, peer.value_or(PeerCredentials{})));
+Result<std::vector<uint8_t>> Server::on_open_remote_session(const wire::OpenSession& body, ReplySocket socket,
+                                                            const RequestOrigin& origin, uint64_t request_id) {
+  // The monitor's events up to now, so that the connection's epoch is this connection's.
+  watch_connections(socket);
+  RemoteOrigin remote;
+  if (socket == ReplySocket::kTcp) {
+    remote.peer = "tcp peer " + (origin.address.empty() ? std::string("(unknown address)") : origin.address);
+  } else {
+    remote.peer = origin.peer ? "uid " + std::to_string(origin.peer->uid) : std::string("an unknown local peer");
+  }
+  remote.socket = static_cast<int>(socket);
+  if (const ConnectionMonitor* m = monitor(socket); m != nullptr && origin.fd >= 0) {
+    remote.connection = m->connection_of(origin.fd);
+  }
+  RECON_ASSIGN_OR_RETURN(Session * session,
+                         sessions_.open_remote(origin.peer.value_or(PeerCredentials{}), std::move(remote)));
   session->name = sanitize_client_name(body.client_name() ? body.client_name()->string_view() : "");
   store_.open_client(session->client);
   log_info("Opened remote session " + std::to_string(session->client) + " (" + session->name + ")");

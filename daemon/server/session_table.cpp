@@ -3,10 +3,32 @@
 
 namespace recon::daemon {
 
-Result<Session*> SessionTable::open(SessionKind kind, const PeerCredentials& peer) {
-  if (by_client_.size() >= max_sessions_) {
-    return resource_exhausted("the daemon serves at most " + std::to_string(max_sessions_) + " sessions");
+Result<Session*> SessionTable::open_local(const PeerCredentials& peer) {
+  const size_t local = by_client_.size() - remote_count_;
+  if (local >= limits_.max_local) {
+    return resource_exhausted("the daemon serves at most " + std::to_string(limits_.max_local) + " sessions");
   }
+  return add(SessionKind::kLocal, peer);
+}
+
+Result<Session*> SessionTable::open_remote(const PeerCredentials& peer, RemoteOrigin origin) {
+  if (remote_count_ >= limits_.max_remote) {
+    return resource_exhausted("the daemon serves at most " + std::to_string(limits_.max_remote) +
+                              " remote sessions (opened over ZeroMQ)");
+  }
+  const auto of_peer = remote_per_peer_.find(origin.peer);
+  if (of_peer != remote_per_peer_.end() && of_peer->second >= limits_.max_remote_per_peer) {
+    return resource_exhausted(origin.peer + " already has " + std::to_string(of_peer->second) +
+                              " remote sessions open, the most one peer may have");
+  }
+  RECON_ASSIGN_OR_RETURN(Session * session, add(SessionKind::kRemote, peer));
+  ++remote_per_peer_[origin.peer];
+  ++remote_count_;
+  session->origin = std::move(origin);
+  return session;
+}
+
+Result<Session*> SessionTable::add(SessionKind kind, const PeerCredentials& peer) {
   RECON_ASSIGN_OR_RETURN(const Id128 token, Id128::random());
   const ClientId client = next_client_++;
   Session& session = by_client_[client];
@@ -34,6 +56,13 @@ Session* SessionTable::find_client(ClientId client) {
 bool SessionTable::close(ClientId client) {
   auto it = by_client_.find(client);
   if (it == by_client_.end()) return false;
+  if (it->second.kind == SessionKind::kRemote) {
+    --remote_count_;
+    if (auto peer = remote_per_peer_.find(it->second.origin.peer);
+        peer != remote_per_peer_.end() && --peer->second == 0) {
+      remote_per_peer_.erase(peer);
+    }
+  }
   by_token_.erase(it->second.token);
   by_client_.erase(it);
   return true;
@@ -44,6 +73,17 @@ std::vector<ClientId> SessionTable::idle_remote(std::chrono::steady_clock::time_
   std::vector<ClientId> out;
   for (const auto& [client, session] : by_client_) {
     if (session.kind == SessionKind::kRemote && session.in_flight == 0 && now - session.last_used > idle) {
+      out.push_back(client);
+    }
+  }
+  return out;
+}
+
+std::vector<ClientId> SessionTable::remote_on(int socket, const ConnectionId& connection) const {
+  std::vector<ClientId> out;
+  for (const auto& [client, session] : by_client_) {
+    if (session.kind == SessionKind::kRemote && session.origin.socket == socket &&
+        session.origin.connection == connection) {
       out.push_back(client);
     }
   }

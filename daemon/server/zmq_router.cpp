@@ -136,7 +136,12 @@ Result<std::optional<ZmqIncoming>> ZmqRouter::receive() {
       in.too_many_parts = true;  // keep draining this message's frames, keep none of them
       continue;
     }
-    if (!in.peer) in.peer = parse_peer_address(zmq_msg_gets(frame.raw(), "Peer-Address"));
+    if (in.parts == 1) {
+      const char* address = zmq_msg_gets(frame.raw(), "Peer-Address");
+      if (address != nullptr) in.peer_address = address;
+      in.peer = parse_peer_address(address);
+      in.source_fd = zmq_msg_get(frame.raw(), ZMQ_SRCFD);
+    }
     if (!seen_body && frame.data().empty() && more && in.parts == 1) {
       in.envelope.delimiter = true;  // a REQ peer's empty delimiter
       continue;

@@ -74,6 +74,10 @@ struct ZmqIncoming {
   bool too_many_parts = false;
   // ipc:// peers only (uid/gid/pid at connect time); nullopt for tcp.
   std::optional<PeerCredentials> peer;
+  // libzmq's "Peer-Address" as it came (tcp: the peer's IP address).
+  std::string peer_address;
+  // The descriptor of the connection the message came in on (ZMQ_SRCFD; ConnectionMonitor).
+  int source_fd = -1;
 };
 
 // "…:uid:gid:pid" (libzmq's Peer-Address for ipc with SO_PEERCRED) → credentials.
