@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest reconctl.with_recond: `reconctl batch`, `match` and `retrieve` against the real recond on
 # the tests' tiny model and golden retrieval head, with the samples prepared to 64 px (64x48).
-# Checks exit codes, the files written, and the error exit code of a bad request.
+# Checks exit codes, the files written, the error exit code of a bad request, and that a full
+# daemon (every session slot held) is reported as a limit (exit 1), not as an absent daemon.
 #   reconctl_recond_test.sh RECOND RECONCTL SOURCE_DIR
 set -euo pipefail
 recond=$1
@@ -17,7 +18,7 @@ trap cleanup EXIT
 
 "$recond" --foreground --config /dev/null --socket-dir "$work/run" \
   --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
-  --pipeline-cache "$work/cache.bin" \
+  --max-clients 2 --pipeline-cache "$work/cache.bin" \
   --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" >"$work/recond.log" 2>&1 &
 pid=$!
 ctl() { "$reconctl" --socket-dir "$work/run" --timeout 300 "$@"; }
@@ -55,7 +56,31 @@ set -e
 test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/bad.txt"; exit 1; }
 grep -q "retrieval model" "$work/bad.txt"
 
+# Two side-channel connections fill --max-clients 2; reconctl must say what the daemon said.
+python3 - "$work/run/regions.sock" <<'PY' &
+import socket, sys, time
+held = []
+for _ in range(2):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    held.append(s)
+time.sleep(60)
+PY
+holder=$!
+for _ in $(seq 100); do
+  ctl status --json | python3 -c "import json,sys; sys.exit(json.load(sys.stdin)['sessions_open'] != 2)" && break
+  sleep 0.1
+done
+set +e
+ctl match "$a" "$b" --size 64 --out "$work/full" 2>"$work/full.txt"
+code=$?
+set -e
+kill "$holder"; wait "$holder" 2>/dev/null || true
+test "$code" = 1 || { echo "a full daemon: expected exit code 1, got $code"; cat "$work/full.txt"; exit 1; }
+grep -q "RESOURCE_EXHAUSTED" "$work/full.txt" || { cat "$work/full.txt"; exit 1; }
+grep -q "at most 2 sessions" "$work/full.txt" || { cat "$work/full.txt"; exit 1; }
+
 kill -TERM "$pid"
 wait "$pid"
 pid=
-echo "reconctl batch, match and retrieve against recond: ok"
+echo "reconctl batch, match, retrieve and a full daemon against recond: ok"

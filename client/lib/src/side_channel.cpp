@@ -72,6 +72,9 @@ Answer SideChannel::call(flatbuffers::FlatBufferBuilder& builder, uint64_t reque
   if (sent < 0) {
     const int err = errno;
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) {
+      // A daemon that refuses a connection sends its reason and closes at once, so our first
+      // request can fail to send while the reason waits unread: report the reason.
+      if (std::optional<Error> refusal = queued_refusal(what)) throw *refusal;
       throw connection_error("recond closed the session (stopped or restarted); connect again");
     }
     throw connection_error(std::string(what) + ": sendmsg on the regions socket: " + std::strerror(err));
@@ -102,6 +105,20 @@ Answer SideChannel::call(flatbuffers::FlatBufferBuilder& builder, uint64_t reque
     expect_body(answer, expected, what);
     return answer;
   }
+}
+
+std::optional<Error> SideChannel::queued_refusal(const char* what) {
+  pollfd poller{socket_.get(), POLLIN, 0};
+  if (::poll(&poller, 1, 0) <= 0 || (poller.revents & POLLIN) == 0) return std::nullopt;
+  try {
+    const Answer answer = receive(what);
+    if (answer.response->body_type() == wire::ResponseBody::Error) {
+      return error_from_wire(answer.response->body_as_Error());
+    }
+  } catch (const Error&) {
+    // Nothing readable was queued (only the end of the connection).
+  }
+  return std::nullopt;
 }
 
 Answer SideChannel::receive(const char* what) {

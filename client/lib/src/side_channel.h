@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,9 @@ class SideChannel {
   Answer call(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, int fd_to_pass, wire::ResponseBody expected,
               const char* what);
   Answer receive(const char* what);
+  // The Error a daemon queued before closing the connection (a full session table, a stop), if
+  // one is waiting to be read; nullopt otherwise. Never blocks.
+  std::optional<Error> queued_refusal(const char* what);
 
   std::mutex mutex_;  // one request/answer exchange at a time; guards next_request_id_
   UniqueFd socket_;
