@@ -2,7 +2,7 @@
 // (random operands, uploads, recording) drops its shader clock to idle — 345 MHz on an H200 where
 // the boost clock is 1980 (nvidia-smi dmon) — and raises it again only under sustained load, which
 // a bench's short timed loop need not give it: memory-bound ops timed straight after such a pause
-// ran 1.5–3× slower than the same kernels on a busy GPU (docs/PERFORMANCE.md, sixth session).
+// ran 1.5–3× slower than the same kernels on a busy GPU (docs/PERFORMANCE_LOG.md, 2026-11-22 13:50–15:07 UTC).
 #pragma once
 
 #include <chrono>

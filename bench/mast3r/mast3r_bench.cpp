@@ -1,6 +1,6 @@
 // recon_bench_mast3r: time per MASt3R pair on the device, fp32 and fp16, batch 1 and 8, and dump
 // one pair's outputs for the equality check against the PyTorch reference (mast3r_fullsize.py,
-// which also times PyTorch in the same session and prints the ratios). With --sequence N it also
+// which also times PyTorch in the same run and prints the ratios). With --sequence N it also
 // compares, per precision and in the same run, an N-image consecutive sequence through
 // infer_batch (each image encoded once, encoder overlapping the decoder) against the same N−1
 // pairs through infer one by one: pairs/s, GPU busy fraction and the speed-up.

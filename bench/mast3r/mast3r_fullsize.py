@@ -4,7 +4,7 @@ reference (tests/reference/mast3r_ref.py) on the same device, the same seeded ra
 official ViT-L/ViT-B configuration and the same 512x384 pair.
 
 It checks that recon's outputs equal the reference's (fp32 with TF32 off), and times both in the
-same session: recon (recon_bench_mast3r, Google Benchmark) in fp32 and fp16 at batch 1 and 8, and
+same run: recon (recon_bench_mast3r, Google Benchmark) in fp32 and fp16 at batch 1 and 8, and
 PyTorch eager on the reference in fp32 (TF32 off), fp16 autocast, and fp16 autocast at batch 8.
 With --sequence N, recon also runs an N-image consecutive sequence through infer_batch against the
 same pairs one by one (pairs/s, GPU busy fraction, speed-up; no PyTorch counterpart).
