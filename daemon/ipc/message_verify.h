@@ -70,7 +70,7 @@ class Verified {
 
  private:
   friend Result<Verified<wire::Request>> copy_and_verify_request(std::span<const uint8_t>, const VerifyLimits&,
-                                                                  uint64_t*);
+                                                                 uint64_t*);
   friend Result<Verified<wire::Response>> copy_and_verify_response(std::span<const uint8_t>, const VerifyLimits&);
   Verified(std::vector<uint8_t> bytes, const Message* message) : bytes_(std::move(bytes)), message_(message) {}
 

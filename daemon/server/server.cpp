@@ -177,8 +177,8 @@ int Server::run(SignalFd* signals) {
     items.push_back({nullptr, regions_listening_ ? regions_listener_.fd() : -1,
                      static_cast<short>(regions_listening_ ? ZMQ_POLLIN : 0), 0});
     items.push_back({client_monitor_->handle(), 0, ZMQ_POLLIN, 0});
-    items.push_back({tcp_monitor_ ? tcp_monitor_->handle() : nullptr, -1,
-                     static_cast<short>(tcp_monitor_ ? ZMQ_POLLIN : 0), 0});
+    items.push_back(
+        {tcp_monitor_ ? tcp_monitor_->handle() : nullptr, -1, static_cast<short>(tcp_monitor_ ? ZMQ_POLLIN : 0), 0});
     const size_t first_channel = items.size();
     for (const SideChannel& c : side_channels_) items.push_back({nullptr, c.channel.fd(), ZMQ_POLLIN, 0});
     const size_t first_metrics = items.size();

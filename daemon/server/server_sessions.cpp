@@ -16,8 +16,7 @@ void Server::accept_side_channels() {
     RegionChannel channel = std::move(accepted).value();
     PeerCredentials peer;
     if (auto credentials = channel.peer_credentials(); credentials.is_ok()) peer = *credentials;
-    auto session =
-        stopping_ ? Result<Session*>(unavailable("the daemon is stopping")) : sessions_.open_local(peer);
+    auto session = stopping_ ? Result<Session*>(unavailable("the daemon is stopping")) : sessions_.open_local(peer);
     if (!session.is_ok()) {
       // Tell the peer why before closing (its OpenSession would otherwise just see EOF).
       log_warning("Refusing a side-channel connection of pid " + std::to_string(peer.pid) + ": " +

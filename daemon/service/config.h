@@ -46,11 +46,11 @@ struct DaemonConfig {
   // [warmup]: every model is run once per resolution before READY=1.
   std::vector<Resolution> warmup;
   // [limits]: every client-controllable resource has one.
-  uint32_t max_queue = 256;              // queued requests over all clients
-  uint32_t max_clients = 64;             // concurrent local client sessions (side channel)
-  uint32_t max_remote_sessions = 16;     // sessions opened over ZeroMQ, all peers
-  uint32_t max_remote_sessions_per_peer = 4;
-  uint32_t max_regions_per_client = 64;  // registered shared-memory regions
+  uint32_t max_queue = 256;                   // queued requests over all clients
+  uint32_t max_clients = 64;                  // concurrent local client sessions (side channel)
+  uint32_t max_remote_sessions = 16;          // sessions opened over ZeroMQ, all peers
+  uint32_t max_remote_sessions_per_peer = 4;  // ... of one peer (a uid; an IP address over tcp)
+  uint32_t max_regions_per_client = 64;       // registered shared-memory regions
   uint64_t max_region_bytes = uint64_t{4} << 30;
   uint64_t max_client_bytes = uint64_t{8} << 30;                   // all regions of one client
   uint64_t max_total_region_bytes = uint64_t{32} << 30;            // all clients (pinned host memory)

@@ -31,13 +31,14 @@ class FuzzInput {
   }
   // A 32-bit value from the edges (0, 1, max, powers of two, the tiny model's sides) or anywhere.
   uint32_t edgy_u32() {
-    static constexpr uint32_t kEdges[] = {0, 1, 2, 3, 15, 16, 17, 47, 48, 49, 63, 64, 65, 192, 4095, 4096, 4097,
-                                          65535, 65536, 0x7fffffff, 0x80000000, 0xffffffff};
+    static constexpr uint32_t kEdges[] = {0,    1,     2,     3,          15,         16,        17,   47,
+                                          48,   49,    63,    64,         65,         192,       4095, 4096,
+                                          4097, 65535, 65536, 0x7fffffff, 0x80000000, 0xffffffff};
     return flag() ? pick(kEdges) : u32();
   }
   uint64_t edgy_u64() {
-    static constexpr uint64_t kEdges[] = {0, 1, 4095, 4096, 65536, uint64_t{1} << 32, uint64_t{1} << 62,
-                                          ~uint64_t{0}, ~uint64_t{0} - 4095};
+    static constexpr uint64_t kEdges[] = {
+        0, 1, 4095, 4096, 65536, uint64_t{1} << 32, uint64_t{1} << 62, ~uint64_t{0}, ~uint64_t{0} - 4095};
     return flag() ? pick(kEdges) : u64();
   }
   std::string text(size_t max_length) {

@@ -47,7 +47,9 @@ class Generator {
     out.bytes.assign(b_.GetBufferPointer(), b_.GetBufferPointer() + b_.GetSize());
     if (type == wire::RequestBody::RegisterRegion || in_.chance(3)) {
       const uint8_t attach = in_.byte() % 10;
-      out.attachment = attach < 6 ? Attachment::kSealedMemfd : attach < 8 ? Attachment::kUnsealedMemfd : Attachment::kNone;
+      out.attachment = attach < 6   ? Attachment::kSealedMemfd
+                       : attach < 8 ? Attachment::kUnsealedMemfd
+                                    : Attachment::kNone;
     }
     return out;
   }
@@ -91,7 +93,7 @@ class Generator {
   Offset<wire::Image> image() {
     if (in_.chance(3)) return wire::CreateImage(b_);  // no source at all
     const uint8_t source = in_.byte() % 10;
-    wire::ImageSource type = source < 5 ? wire::ImageSource::ImageRef
+    wire::ImageSource type = source < 5   ? wire::ImageSource::ImageRef
                              : source < 9 ? wire::ImageSource::InlineImage
                                           : static_cast<wire::ImageSource>(in_.byte());
     Offset<void> table;
@@ -166,8 +168,9 @@ class Generator {
   }
 
   float confidence() {
-    static constexpr float kValues[] = {0.0f, 0.5f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(),
-                                        std::numeric_limits<float>::quiet_NaN(), 1e30f};
+    static constexpr float kValues[] = {
+        0.0f, 0.5f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+        1e30f};
     return in_.pick(kValues);
   }
 
@@ -193,7 +196,8 @@ class Generator {
         Offset<flatbuffers::Vector<const wire::ImagePair*>> pairs;
         if (in_.flag()) {
           std::vector<wire::ImagePair> p;
-          for (size_t i = in_.below(6); i > 0; --i) p.emplace_back(in_.byte() % 7, in_.chance(90) ? in_.byte() % 7 : in_.edgy_u32());
+          for (size_t i = in_.below(6); i > 0; --i)
+            p.emplace_back(in_.byte() % 7, in_.chance(90) ? in_.byte() % 7 : in_.edgy_u32());
           pairs = b_.CreateVectorOfStructs(p);
         }
         return wire::CreateInferBatch(b_, model, list, pairs, in_.flag(), options(), in_.flag()).Union();

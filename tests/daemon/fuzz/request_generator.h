@@ -16,11 +16,11 @@ namespace recon::daemon::fuzz {
 
 // What the daemon under test holds, so that ids can be live ones.
 struct FuzzContext {
-  Id128 session;                // a live local session
-  std::vector<Id128> regions;   // regions of that session
-  uint64_t region_size = 0;     // the size of each
-  std::vector<Id128> handles;   // results made before fuzzing (some may be released by then)
-  uint32_t image_height = 0;    // the served model's native image size
+  Id128 session;               // a live local session
+  std::vector<Id128> regions;  // regions of that session
+  uint64_t region_size = 0;    // the size of each
+  std::vector<Id128> handles;  // results made before fuzzing (some may be released by then)
+  uint32_t image_height = 0;   // the served model's native image size
   uint32_t image_width = 0;
 };
 

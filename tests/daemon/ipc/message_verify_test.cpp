@@ -260,8 +260,8 @@ TEST(MessageVerify, RefusesEveryRequestTypeWhoseBodyIsAbsent) {
 }
 
 TEST(MessageVerify, RefusesAResponseWhoseBodyIsAbsent) {
-  for (const wire::ResponseBody type : {wire::ResponseBody::InferPairResult, wire::ResponseBody::Error,
-                                        wire::ResponseBody::StatusReport}) {
+  for (const wire::ResponseBody type :
+       {wire::ResponseBody::InferPairResult, wire::ResponseBody::Error, wire::ResponseBody::StatusReport}) {
     flatbuffers::FlatBufferBuilder b;
     wire::ResponseBuilder response(b);
     response.add_protocol_version(wire::kProtocolVersion);
@@ -279,15 +279,15 @@ TEST(MessageVerify, ARequestThatPassesHasEveryFieldItsVerbNeeds) {
   flatbuffers::FlatBufferBuilder good;
   const wire::Id128 handle(1, 2);
   const auto destination = wire::CreateInlineDestination(good);
-  finish_request(good, 1, Id128{1, 1}, wire::RequestBody::Fetch,
-                 wire::CreateFetch(good, &handle, 0, wire::FetchDestination::InlineDestination, destination.Union())
-                     .Union());
+  finish_request(
+      good, 1, Id128{1, 1}, wire::RequestBody::Fetch,
+      wire::CreateFetch(good, &handle, 0, wire::FetchDestination::InlineDestination, destination.Union()).Union());
   EXPECT_TRUE(verify_request(to_bytes(good)).is_ok());
   flatbuffers::FlatBufferBuilder bad;
   const auto bad_destination = wire::CreateInlineDestination(bad);
-  finish_request(bad, 1, Id128{1, 1}, wire::RequestBody::Fetch,
-                 wire::CreateFetch(bad, nullptr, 0, wire::FetchDestination::InlineDestination, bad_destination.Union())
-                     .Union());
+  finish_request(
+      bad, 1, Id128{1, 1}, wire::RequestBody::Fetch,
+      wire::CreateFetch(bad, nullptr, 0, wire::FetchDestination::InlineDestination, bad_destination.Union()).Union());
   auto refused = verify_request(to_bytes(bad));
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().message(), "Fetch.handle is absent");

@@ -23,7 +23,8 @@ constexpr const char* kReportedFrame =
 
 std::vector<uint8_t> from_hex(const std::string& hex) {
   std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return out;
 }
 
@@ -160,15 +161,13 @@ TEST_F(AbsentFields, AbsentFieldsInsideABodyAreNamed) {
     wire::ImageBuilder image(b);
     image.add_source_type(wire::ImageSource::ImageRef);
     const auto broken = image.Finish();
-    return with_body(id, session, wire::RequestBody::InferPair, b,
-                     wire::CreateInferPair(b, 0, broken, good).Union());
+    return with_body(id, session, wire::RequestBody::InferPair, b, wire::CreateInferPair(b, 0, broken, good).Union());
   });
   send("InferPair.image2.source.region_id", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
     const auto good = inline_image(b);
     const auto ref = wire::CreateImageRef(b, nullptr, 0, kTinyHeight, kTinyWidth, kTinyWidth * 3);
     const auto broken = wire::CreateImage(b, wire::ImageSource::ImageRef, ref.Union());
-    return with_body(id, session, wire::RequestBody::InferPair, b,
-                     wire::CreateInferPair(b, 0, good, broken).Union());
+    return with_body(id, session, wire::RequestBody::InferPair, b, wire::CreateInferPair(b, 0, good, broken).Union());
   });
   send("InferPair.image2", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
     const auto good = inline_image(b);
@@ -193,10 +192,10 @@ TEST_F(AbsentFields, AbsentFieldsInsideABodyAreNamed) {
   });
   send("Fetch.handle", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
     const auto inline_destination = wire::CreateInlineDestination(b);
-    return with_body(id, session, wire::RequestBody::Fetch, b,
-                     wire::CreateFetch(b, nullptr, 0, wire::FetchDestination::InlineDestination,
-                                       inline_destination.Union())
-                         .Union());
+    return with_body(
+        id, session, wire::RequestBody::Fetch, b,
+        wire::CreateFetch(b, nullptr, 0, wire::FetchDestination::InlineDestination, inline_destination.Union())
+            .Union());
   });
   const wire::Id128 some_handle(1, 2);
   send("Fetch.destination", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
@@ -215,8 +214,9 @@ TEST_F(AbsentFields, AbsentFieldsInsideABodyAreNamed) {
   {
     flatbuffers::FlatBufferBuilder b(64);
     const uint64_t id = (*manager)->next_id();
-    expect_refused(**manager, with_body(id, Id128{}, wire::RequestBody::UnloadModel, b, wire::CreateUnloadModel(b).Union()),
-                   id, "UnloadModel.name is absent", "UnloadModel.name");
+    expect_refused(**manager,
+                   with_body(id, Id128{}, wire::RequestBody::UnloadModel, b, wire::CreateUnloadModel(b).Union()), id,
+                   "UnloadModel.name is absent", "UnloadModel.name");
   }
   {
     flatbuffers::FlatBufferBuilder b(64);
