@@ -58,6 +58,14 @@ def summarise(rows):
 
 
 def print_summary(s, title):
+    if s["pairs"] == 1:
+        print(f"{title}:")
+        print(f"  depth AbsRel (view 1, median-scaled)  {s['abs_rel_mean']:.4f}   delta<1.25 {s['delta1_mean']:.3f}")
+        print(f"  camera 2 from the pointmaps (PnP)      rotation error {s['rot_deg_mean']:.2f} deg, "
+              f"translation direction {s['trans_deg_mean']:.1f} deg")
+        print(f"  matches within 3 px of the truth       {s['match_precision_mean'] * 100:.1f} % "
+              f"of {s['matches_mean']:.0f}")
+        return
     print(f"{title}: {s['pairs']} pairs")
     print(f"  depth AbsRel        mean {s['abs_rel_mean']:.4f}  median {s['abs_rel_median']:.4f}")
     print(f"  depth delta<1.25    mean {s['delta1_mean']:.4f}  median {s['delta1_median']:.4f}")
