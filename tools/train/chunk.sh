@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One training chunk on the GPU machine: resumes .train/run (when it holds a checkpoint) for MINUTES,
-# then copies the checkpoint shards and the loss log to OUT (they come back, and go into .train/run
-# for the next chunk). Extra arguments go to train.py.
+# One training chunk on a CUDA machine: resumes .train/run (when it holds a checkpoint) for MINUTES,
+# then copies the checkpoint shards and the loss log to OUT (from where they go back into .train/run
+# for the next chunk, wherever that runs). Extra arguments go to train.py.
 #   bash tools/train/chunk.sh MINUTES OUT [train.py arguments...]
 set -euo pipefail
 minutes=$1 out=$2
