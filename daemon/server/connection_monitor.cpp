@@ -15,8 +15,11 @@ Result<ConnectionMonitor> ConnectionMonitor::attach(const ZmqContext& context, c
     return internal_error(std::string("zmq_socket_monitor: ") + zmq_strerror(zmq_errno()));
   }
   void* socket = zmq_socket(context.get(), ZMQ_PAIR);
-  if (socket == nullptr) return internal_error(std::string("zmq_socket(PAIR): ") + zmq_strerror(zmq_errno()));
-  ConnectionMonitor monitor(socket);
+  if (socket == nullptr) {
+    (void)zmq_socket_monitor(router.handle(), nullptr, 0);
+    return internal_error(std::string("zmq_socket(PAIR): ") + zmq_strerror(zmq_errno()));
+  }
+  ConnectionMonitor monitor(router.handle(), socket);
   const int linger = 0;
   (void)zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof(linger));
   if (zmq_connect(socket, endpoint.c_str()) != 0) {
@@ -26,11 +29,14 @@ Result<ConnectionMonitor> ConnectionMonitor::attach(const ZmqContext& context, c
 }
 
 ConnectionMonitor::ConnectionMonitor(ConnectionMonitor&& other) noexcept
-    : socket_(std::exchange(other.socket_, nullptr)), epochs_(std::move(other.epochs_)) {}
+    : router_(std::exchange(other.router_, nullptr)),
+      socket_(std::exchange(other.socket_, nullptr)),
+      epochs_(std::move(other.epochs_)) {}
 
 ConnectionMonitor& ConnectionMonitor::operator=(ConnectionMonitor&& other) noexcept {
   if (this != &other) {
-    if (socket_ != nullptr) zmq_close(socket_);
+    close();
+    router_ = std::exchange(other.router_, nullptr);
     socket_ = std::exchange(other.socket_, nullptr);
     epochs_ = std::move(other.epochs_);
   }
@@ -38,7 +44,12 @@ ConnectionMonitor& ConnectionMonitor::operator=(ConnectionMonitor&& other) noexc
 }
 
 ConnectionMonitor::~ConnectionMonitor() {
-  if (socket_ != nullptr) zmq_close(socket_);
+  close();
+}
+
+void ConnectionMonitor::close() {
+  if (router_ != nullptr) (void)zmq_socket_monitor(std::exchange(router_, nullptr), nullptr, 0);
+  if (socket_ != nullptr) zmq_close(std::exchange(socket_, nullptr));
 }
 
 std::vector<ConnectionId> ConnectionMonitor::drain() {

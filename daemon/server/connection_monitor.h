@@ -29,7 +29,9 @@ struct ConnectionId {
 
 class ConnectionMonitor {
  public:
-  // Starts monitoring `router` through the inproc endpoint `name` (unique per context).
+  // Starts monitoring `router` through the inproc endpoint `name` (unique per context). The
+  // monitor must go before the router: it stops the monitoring first, so that libzmq never posts
+  // an event (the router's last disconnections) to a reader that is gone.
   static Result<ConnectionMonitor> attach(const ZmqContext& context, const ZmqRouter& router, const std::string& name);
   ConnectionMonitor() = default;
   ConnectionMonitor(ConnectionMonitor&& other) noexcept;
@@ -46,7 +48,10 @@ class ConnectionMonitor {
   ConnectionId connection_of(int fd) const;
 
  private:
-  explicit ConnectionMonitor(void* socket) : socket_(socket) {}
+  ConnectionMonitor(void* router, void* socket) : router_(router), socket_(socket) {}
+  void close();
+
+  void* router_ = nullptr;  // the monitored ROUTER (it outlives this object)
   void* socket_ = nullptr;  // ZMQ_PAIR connected to the router's monitor endpoint
   std::unordered_map<int, uint64_t> epochs_;
 };

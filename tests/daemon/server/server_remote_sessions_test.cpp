@@ -149,6 +149,20 @@ TEST(RemoteSessions, TcpPeersHaveATotalLimitAndEndWithTheirConnection) {
   EXPECT_TRUE(wait_for_status(**observer, [](const wire::StatusReport& r) { return r.sessions_open() == 1; }));
 }
 
+TEST(RemoteSessions, TheDaemonStopsCleanlyWithRemoteClientsStillConnected) {
+  ServerOptions options = remote_limits(4, 4, 4);
+  options.tcp_endpoint = "tcp://127.0.0.1:*";
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto local = TestClient::connect(harness->dir(), "remote", false);
+  auto tcp = TestClient::connect(harness->dir(), "tcp", false, harness->server().tcp_endpoint());
+  ASSERT_TRUE(local.is_ok() && tcp.is_ok());
+  ASSERT_EQ(open_remote(**local), StatusCode::kOk);
+  ASSERT_EQ(open_remote(**tcp), StatusCode::kOk);
+  // The connections outlive the daemon: its monitors and routers close under them.
+  EXPECT_EQ(harness->stop(), 0);
+}
+
 TEST(RemoteSessions, NoRemoteSessionsAtAllWhenTheLimitIsZero) {
   auto harness = ServerHarness::start(remote_limits(4, 0, 4));
   ASSERT_TRUE(harness->error().empty()) << harness->error();
