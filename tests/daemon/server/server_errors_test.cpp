@@ -237,12 +237,13 @@ TEST_F(RecondErrors, ManagementIsRefusedOnTheClientSocketAndForStrangers) {
   EXPECT_EQ(code_of(make_load(n, "x", "x.safetensors"), n), StatusCode::kPermissionDenied);
   n = client_->next_id();
   EXPECT_EQ(code_of(make_status(n, /*include_sessions=*/true), n), StatusCode::kPermissionDenied);
-  // Empty InferBatch and Match bodies are refused (server_batch_test.cpp has the details).
+  // Empty InferBatch and Match bodies are refused (server_batch_test.cpp has the details; a Match
+  // without its source handle is refused naming the field, server_absent_fields_test.cpp).
   n = client_->next_id();
   EXPECT_EQ(code_of(make_simple(n, client_->session(), wire::RequestBody::InferBatch), n),
             StatusCode::kInvalidArgument);
   n = client_->next_id();
-  EXPECT_EQ(code_of(make_simple(n, client_->session(), wire::RequestBody::Match), n), StatusCode::kNotFound);
+  EXPECT_EQ(code_of(make_simple(n, client_->session(), wire::RequestBody::Match), n), StatusCode::kInvalidArgument);
   // The manager socket serves management (we are root or the daemon's own user here).
   auto manager = TestClient::connect(harness_->dir(), "manager", false, "manager.sock");
   ASSERT_TRUE(manager.is_ok());
