@@ -44,8 +44,9 @@ struct Mast3rResult {
 };
 
 // How infer_batch groups its work. One pair's decoder and heads leave most of a large GPU idle
-// (docs/PERFORMANCE.md: batch 8 runs a pair in 0.63× the time of batch 1), so pairs run batched;
-// each batch size is another recorded graph per shape, with activations of its own.
+// (docs/PERFORMANCE.md: batch 8 runs a pair in about 0.65× the time of batch 1, fp16-heads on an
+// H200), so pairs run batched; each batch size is another recorded graph per shape, with
+// activations of its own.
 struct Mast3rBatchOptions {
   int64_t encode_chunk = 4;  // images of one size per encoder run, 1..64
   int64_t pair_batch = 4;    // pairs of one shape per decoder+heads run, 1..64
