@@ -64,8 +64,7 @@ void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
     reply_error(target, verified.status());
     return;
   }
-  const wire::Request& request = **verified;
-  target.request_id = request.request_id();
+  const wire::Request& request = **verified;  // its id is in target.request_id already
   const RequestOrigin origin{incoming.peer, std::move(incoming.peer_address), incoming.source_fd};
   auto answer = dispatch(socket, origin, request, target);
   if (!answer.is_ok()) {
