@@ -2,7 +2,8 @@
 """Writes the trained model of a checkpoint directory (train.py --dir) as one safetensors file that
 recon loads: official tensor names, float32, the config under "mast3r.config", and metadata saying
 what the model is (trained on recon's procedural scenes, not for real photographs), the generator
-version, the steps, the resolution and, when given, the evaluation figures (evaluate.py --json).
+version, the steps (with those of the model a run continued, train.py --init-weights), the resolution
+and, when given, the evaluation figures (evaluate.py --json).
 
   export.py --dir .train/run --out samples/demo-model.safetensors [--eval eval.json]
 """
@@ -30,20 +31,24 @@ def main():
     cfg = demo_model.DEMO_CONFIG if state.get("config", "demo") == "demo" else demo_model.TINY_CONFIG
     net = demo_model.build(cfg)
     checkpoint.load(args.dir, net)
+    init = state.get("init") or {"steps": 0, "seconds": 0.0}
     meta = {
         "recon.description": demo_model.DESCRIPTION,
         "recon.trained": "true",
         "recon.not_for": "real photographs: trained on recon's procedural scenes only",
         "recon.generator": state["generator"],
-        "recon.train_steps": state["step"],
+        "recon.train_steps": init["steps"] + state["step"],
         "recon.train_batch": state["batch"],
         "recon.train_pairs_rendered": state["scene_counter"],
-        "recon.train_seconds": round(state["seconds"], 1),
+        "recon.train_seconds": round(init["seconds"] + state["seconds"], 1),
         "recon.train_width": state["width"],
         "recon.train_height": state["height"],
         "recon.train_seeds": f"[{splits.TRAIN_FIRST}, {splits.TRAIN_FIRST + state['scene_counter']})",
         "recon.test_seeds": f"[{splits.TEST_FIRST}, {splits.TEST_FIRST + splits.TEST_COUNT}), sample {splits.SAMPLE_SEED}",
     }
+    if init["steps"]:
+        # a run started with train.py --init-weights: its steps continue the file it started from
+        meta["recon.train_continued_from_step"] = init["steps"]
     if args.eval:
         with open(args.eval) as f:
             meta["recon.eval"] = json.dumps(json.load(f)["summary"], sort_keys=True)

@@ -76,6 +76,13 @@ def save_safetensors(model, path, metadata):
     safetensors_io.save_file(tensors, path, meta)
 
 
+def load_weights_file(model, path):
+    """Copies the weights of a file written by save_safetensors into model; returns the file's metadata."""
+    tensors, meta = safetensors_io.load_file(path)
+    mast3r_ref.load_weights(model, tensors)
+    return meta
+
+
 def load_safetensors(path, device="cpu"):
     """(model, metadata) from a file written by save_safetensors (or any recon MASt3R file)."""
     tensors, meta = safetensors_io.load_file(path)

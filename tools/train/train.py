@@ -6,6 +6,11 @@ cosine decay to --total-steps) depends only on the step, so chunks of any length
 
   train.py --dir .train/run --minutes 9 --total-steps 20000      # starts, or resumes from .train/run
   train.py --dir /tmp/t --config tiny --width 64 --height 48 --batch 2 --steps 5 --device cpu
+  train.py --dir .train/ft --init-weights samples/demo-model.safetensors --warmup 100 ...   # continues
+
+--init-weights starts a new run (step 0, a fresh AdamW and schedule) from the weights of an exported
+model; its scenes continue after the ones that model was trained on, and export.py counts its steps
+and seconds on top of the model's.
 
 Data: pairs come from a pool on the device; each step renders --fresh new pairs into it (replacing
 the oldest) and draws the batch from the whole pool, so rendering costs a fraction of a step. The
@@ -75,6 +80,36 @@ class Pool:
         return {k: v[idx] for k, v in self.data.items()}
 
 
+def initialise(net, cfg, args):
+    """The optional changes to the random initialisation (--shared-offset-init, --tie-init)."""
+    if args.shared_offset_init:
+        # Random per-offset readouts give the same scene point, seen at different offsets of its
+        # patch in the two views, unrelated descriptors; one shared readout starts them equal at
+        # the patch level, and training refines them per pixel.
+        p = cfg.get("patch_size", 16)
+        for head in (net.downstream_head1, net.downstream_head2):
+            fc2 = head.head_local_features.fc2
+            with torch.no_grad():
+                w = fc2.weight.view(-1, p * p, fc2.weight.shape[1])
+                w.copy_(w[:, :1].expand_as(w) + 0.1 * w)
+                bias = fc2.bias.view(-1, p * p)
+                bias.copy_(bias[:, :1].expand_as(bias) + 0.1 * bias)
+    if args.tie_init:
+        # Independent random heads put the two views' descriptors in unrelated subspaces, where
+        # InfoNCE settles at its uniform value (every similarity ~0) and stays (seen in the first runs).
+        net.dec_blocks2.load_state_dict(net.dec_blocks.state_dict())
+        net.downstream_head2.load_state_dict(net.downstream_head1.state_dict())
+
+
+def start_from_weights(net, path):
+    """The state of a run that continues an exported model: its weights, step 0, and scene seeds after
+    the ones it was trained on (so the new pairs are new scenes)."""
+    meta = demo_model.load_weights_file(net, path)
+    return {"step": 0, "scene_counter": int(meta.get("recon.train_pairs_rendered", 0)),
+            "init": {"file": os.path.basename(path), "steps": int(meta.get("recon.train_steps", 0)),
+                     "seconds": float(meta.get("recon.train_seconds", 0.0))}}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dir", required=True, help="checkpoint and log directory (resumed from when it has one)")
@@ -98,6 +133,8 @@ def main():
     ap.add_argument("--tau", type=float, default=losses.TAU, help="InfoNCE temperature")
     ap.add_argument("--match-weight", type=float, default=1.0)
     ap.add_argument("--n-match", type=int, default=losses.N_MATCH, help="correspondences per pair in InfoNCE")
+    ap.add_argument("--init-weights", metavar="FILE",
+                    help="start from the weights of an exported model (export.py) instead of a random initialisation")
     ap.add_argument("--shared-offset-init", action="store_true",
                     help="start the local-feature MLP with one readout for all 16x16 pixel offsets of a patch")
     ap.add_argument("--tie-init", action="store_true",
@@ -121,25 +158,11 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     state = checkpoint.load(args.dir, net, opt, device=device)
-    if state is None:
+    if state is None and args.init_weights:
+        state = start_from_weights(net, args.init_weights)
+    elif state is None:
         state = {"step": 0, "scene_counter": 0}
-        if args.shared_offset_init:
-            # Random per-offset readouts give the same scene point, seen at different offsets of its
-            # patch in the two views, unrelated descriptors; one shared readout starts them equal at
-            # the patch level, and training refines them per pixel.
-            p = cfg.get("patch_size", 16)
-            for head in (net.downstream_head1, net.downstream_head2):
-                fc2 = head.head_local_features.fc2
-                with torch.no_grad():
-                    w = fc2.weight.view(-1, p * p, fc2.weight.shape[1])
-                    w.copy_(w[:, :1].expand_as(w) + 0.1 * w)
-                    bias = fc2.bias.view(-1, p * p)
-                    bias.copy_(bias[:, :1].expand_as(bias) + 0.1 * bias)
-        if args.tie_init:
-            # Independent random heads put the two views' descriptors in unrelated subspaces, where
-            # InfoNCE settles at its uniform value (every similarity ~0) and stays (seen in the first runs).
-            net.dec_blocks2.load_state_dict(net.dec_blocks.state_dict())
-            net.downstream_head2.load_state_dict(net.downstream_head1.state_dict())
+        initialise(net, cfg, args)
     step0 = state["step"]
     fwd = torch.compile(net) if args.compile else net
 
@@ -201,7 +224,8 @@ def main():
     logf.close()
     state = {"step": step, "scene_counter": pool.counter, "seconds": elapsed_before + time.time() - t_start,
              "generator": GENERATOR_VERSION, "width": args.width, "height": args.height, "config": args.config,
-             "batch": args.batch, "lr": args.lr, "total_steps": args.total_steps, "seed": args.seed}
+             "batch": args.batch, "pool": args.pool, "fresh": args.fresh, "lr": args.lr,
+             "total_steps": args.total_steps, "seed": args.seed, "init": state.get("init")}
     checkpoint.save(args.dir, net, opt, state)
     print(f"saved step {step} to {args.dir} ({time.time() - t_start:.0f} s in this call)", flush=True)
 
