@@ -11,35 +11,12 @@
 #include "gpu/log.h"
 
 namespace recon::daemon {
-namespace {
-
-std::vector<LogField> request_fields(const ReplyTarget& target) {
-  std::vector<LogField> fields{{std::string(kFieldRequestId), std::to_string(target.request_id)}};
-  if (target.peer_pid != 0) fields.push_back({std::string(kFieldClientPid), std::to_string(target.peer_pid)});
-  return fields;
-}
-
-// Client mistakes are the client's business (debug); the daemon's own failures are warnings.
-LogLevel level_for(StatusCode code) {
-  switch (code) {
-    case StatusCode::kInternal:
-    case StatusCode::kDataLoss:
-    case StatusCode::kResourceExhausted:
-      return LogLevel::kWarning;
-    default:
-      return LogLevel::kDebug;
-  }
-}
-
-}  // namespace
-
 GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, Metrics& metrics, Outbox& outbox,
                      WorkerOptions options)
     : device_(device),
       scheduler_(scheduler),
-      store_(store),
       metrics_(metrics),
-      outbox_(outbox),
+      sinks_{store, outbox, device.index()},
       options_(std::move(options)),
       input_{&device.runtime(), device.index(), options_.gpu_preprocess} {
   beat();
@@ -70,14 +47,14 @@ void GpuWorker::loop() {
     if (wait == Scheduler::Wait::kClosed) break;
     if (wait == Scheduler::Wait::kIdle) continue;
     if (options_.skip_models && options_.skip_models() && skip_model_work(work)) {
-      const auto* batch = std::get_if<std::vector<InferJob>>(&work);
-      scheduler_.finished(device_.index(), batch != nullptr ? batch->size() : 1);
+      const auto* pairs = std::get_if<std::vector<PairJob>>(&work);
+      scheduler_.finished(device_.index(), pairs != nullptr ? pairs->size() : 1);
       beat();
       continue;
     }
-    if (auto* batch = std::get_if<std::vector<InferJob>>(&work)) {
-      const size_t count = batch->size();
-      run_batch(std::move(*batch));
+    if (auto* pairs = std::get_if<std::vector<PairJob>>(&work)) {
+      const size_t count = pairs->size();
+      run_pairs(std::move(*pairs));
       scheduler_.finished(device_.index(), count);
     } else if (auto* fetch = std::get_if<FetchJob>(&work)) {
       run_fetch(std::move(*fetch));
@@ -86,7 +63,7 @@ void GpuWorker::loop() {
       run_control(std::move(*control));
       scheduler_.finished(device_.index(), 1);
     } else if (auto* solo = std::get_if<SoloJob>(&work)) {
-      if (auto* batch = std::get_if<BatchJob>(solo)) {
+      if (auto* batch = std::get_if<InferBatchJob>(solo)) {
         run_infer_batch(std::move(*batch));
       } else if (auto* retrieval = std::get_if<RetrievalJob>(solo)) {
         run_encode_retrieval(std::move(*retrieval));
@@ -102,28 +79,20 @@ void GpuWorker::loop() {
 
 bool GpuWorker::skip_model_work(Work& work) {
   const Status skipped = unavailable("model work is skipped (test hook)");
-  if (auto* batch = std::get_if<std::vector<InferJob>>(&work)) {
-    for (const InferJob& job : *batch) answer_error(job.reply, skipped);
+  if (auto* pairs = std::get_if<std::vector<PairJob>>(&work)) {
+    for (const PairJob& job : *pairs) responder(job.context).fail(skipped);
     return true;
   }
   if (auto* solo = std::get_if<SoloJob>(&work)) {
-    answer_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.reply; }, *solo), skipped);
+    responder(std::visit([](const auto& j) -> const RequestContext& { return j.context; }, *solo)).fail(skipped);
     return true;
   }
   if (auto* control = std::get_if<ControlJob>(&work); control != nullptr && control->reply) {
-    answer_error(*control->reply, skipped);
+    sinks_.outbox.push(
+        OutgoingReply{*control->reply, error_response(control->reply->request_id, skipped), skipped.code(), true});
     return true;
   }
   return false;  // fetches, and the start-up (a control job without a reply)
-}
-
-void GpuWorker::answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code, bool final) {
-  outbox_.push(OutgoingReply{target, std::move(bytes), code, final});
-}
-
-void GpuWorker::answer_error(const ReplyTarget& target, const Status& status) {
-  log_with_fields(level_for(status.code()), "Request failed: " + status.to_string(), request_fields(target));
-  answer(target, error_response(target.request_id, status), status.code());
 }
 
 Status GpuWorker::engine_missing(const std::string& model) const {
@@ -132,17 +101,13 @@ Status GpuWorker::engine_missing(const std::string& model) const {
               : not_found("model '" + model + "' is not loaded");
 }
 
-void GpuWorker::run_batch(std::vector<InferJob> batch) {
+void GpuWorker::run_pairs(std::vector<PairJob> pairs) {
   if (options_.before_batch) options_.before_batch();
   const auto picked = SteadyClock::now();
   std::vector<Ready> ready;
-  ready.reserve(batch.size());
-  for (InferJob& job : batch) {
-    if (job.deadline && picked > *job.deadline) {
-      answer_error(job.reply, unavailable("the request's deadline passed while it was queued"));
-      continue;
-    }
-    if (!store_.client_open(job.client)) continue;  // session ended: nobody holds its results
+  ready.reserve(pairs.size());
+  for (PairJob& job : pairs) {
+    if (!responder(job.context).may_start(picked)) continue;
     Ready r;
     r.picked = picked;
     Status status;
@@ -155,7 +120,7 @@ void GpuWorker::run_batch(std::vector<InferJob> batch) {
       }
     }
     if (!status.is_ok()) {
-      answer_error(job.reply, status);
+      responder(job.context).fail(status);
       continue;
     }
     r.input_ns = ns_between(picked, SteadyClock::now());
@@ -179,7 +144,7 @@ void GpuWorker::run_engine(std::vector<Ready>& ready) {
   gpu::Mast3rEngine* engine = device_.engine(key.model);
   if (engine == nullptr) {
     const Status status = engine_missing(key.model);
-    for (Ready& r : ready) answer_error(r.job.reply, status);
+    for (Ready& r : ready) responder(r.job.context).fail(status);
     return;
   }
   std::vector<gpu::ImageU8View> views[2];
@@ -203,7 +168,7 @@ void GpuWorker::run_engine(std::vector<Ready>& ready) {
       return;
     }
     const Status status = result.status().with_context("inference failed");
-    for (Ready& r : ready) answer_error(r.job.reply, status);
+    for (Ready& r : ready) responder(r.job.context).fail(status);
     return;
   }
   metrics_.record_execution(static_cast<uint32_t>(ready.size()));
@@ -212,34 +177,21 @@ void GpuWorker::run_engine(std::vector<Ready>& ready) {
 
 void GpuWorker::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch,
                             uint64_t compute_ns) {
-  InferJob& job = ready.job;
-  const auto output_start = SteadyClock::now();
-  StoredResult stored;
-  stored.device = device_.index();
-  stored.model = job.key.model;
-  stored.ttl_ms = job.ttl_ms;
+  PairJob& job = ready.job;
+  const Responder answer = responder(job.context);
+  const StageTimes times{ready.picked, ready.input_ns, compute_ns, static_cast<uint32_t>(batch), SteadyClock::now()};
   auto tensors = pair_tensors(result.tensors, index, job.outputs);
   if (!tensors.is_ok()) {
-    answer_error(job.reply, tensors.status());
+    answer.fail(tensors.status());
     return;
   }
-  stored.tensors = std::move(tensors).value();
-  RequestTimings& timings = stored.timings;
-  timings.queue_ns = ns_between(job.received, ready.picked);
-  timings.input_ns = ready.input_ns;
-  timings.compute_ns = compute_ns;
-  timings.batch_size = static_cast<uint32_t>(batch);
-  const auto now = SteadyClock::now();
-  timings.output_ns = ns_between(output_start, now);
-  timings.total_ns = ns_between(job.received, now);
-  const ReplyTarget reply = job.reply;
-  auto handle = store_.insert(std::move(job.reservation), std::move(stored));
+  auto handle = answer.store(std::move(job.reservation), job.key.model, std::move(tensors).value(), times);
   if (!handle.is_ok()) {
-    answer_error(reply, handle.status());
+    answer.fail(handle.status());
     return;
   }
   metrics_.record_timings((*handle)->timings);
-  answer(reply, infer_pair_response(reply.request_id, **handle), StatusCode::kOk);
+  answer.finish(infer_pair_response(answer.request_id(), **handle));
 }
 
 void GpuWorker::run_fetch(FetchJob job) {
@@ -266,26 +218,28 @@ void GpuWorker::run_fetch(FetchJob job) {
     bytes += t.bytes;
     ranges.push_back(range);
   }
+  const Responder answer = responder(job.context);
   if (Status copied = copy_tensors_to_host(device_.runtime(), copies); !copied.is_ok()) {
-    answer_error(job.reply, copied.with_context("fetching the tensors"));
+    answer.fail(copied.with_context("fetching the tensors"));
     return;
   }
   job.destination.reset();
   const uint64_t copy_ns = ns_between(start, SteadyClock::now());
-  const bool released = job.release && store_.release(job.client, result.id);
+  const bool released = job.release && sinks_.store.release(job.context.client(), result.id);
   metrics_.record_fetch(bytes, copy_ns);
-  answer(job.reply, fetch_response(job.reply.request_id, result, ranges, copy_ns, released), StatusCode::kOk);
+  answer.finish(fetch_response(answer.request_id(), result, ranges, copy_ns, released));
 }
 
 void GpuWorker::run_control(ControlJob job) {
   auto bytes = job.run(device_);
   if (!job.reply) return;
   if (bytes.is_ok()) {
-    answer(*job.reply, std::move(bytes).value(), StatusCode::kOk);
+    sinks_.outbox.push(OutgoingReply{*job.reply, std::move(bytes).value(), StatusCode::kOk, true});
   } else {
     log_with_fields(LogLevel::kWarning, job.what + " failed: " + bytes.status().to_string(),
-                    request_fields(*job.reply));
-    answer(*job.reply, error_response(job.reply->request_id, bytes.status()), bytes.status().code());
+                    request_log_fields(*job.reply));
+    sinks_.outbox.push(
+        OutgoingReply{*job.reply, error_response(job.reply->request_id, bytes.status()), bytes.status().code(), true});
   }
 }
 

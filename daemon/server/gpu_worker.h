@@ -1,5 +1,5 @@
-// GpuWorker: the one thread that drives one device. It takes work from the Scheduler — pair
-// batches, InferBatch and Match requests, fetches, control jobs (start-up, Warmup, LoadModel, UnloadModel) — runs it on
+// GpuWorker: the one thread that drives one device. It takes work from the Scheduler — batches of
+// pairs, InferBatch and Match requests, fetches, control jobs (start-up, Warmup, LoadModel, UnloadModel) — runs it on
 // the device's engines, stores results (ResultStore), records metrics and posts every answer to the Outbox. A failure
 // fails only the requests it concerns: a batch that runs out of device memory is retried pair by pair, and only the
 // pairs that still fail get RESOURCE_EXHAUSTED. Liveness: heartbeat() advances whenever the worker is idle or finishes
@@ -18,15 +18,12 @@
 #include "daemon/server/device.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/outbox.h"
+#include "daemon/server/responder.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
 #include "gpu/models/match/match.h"
 
 namespace recon::daemon {
-
-inline uint64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b) {
-  return b > a ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()) : 0;
-}
 
 struct WorkerOptions {
   uint32_t max_batch = 1;
@@ -63,7 +60,7 @@ class GpuWorker {
 
  private:
   struct Ready {
-    InferJob job;
+    PairJob job;
     std::array<ModelImage, 2> pixels;
     uint64_t input_ns = 0;
     SteadyClock::time_point picked;
@@ -73,13 +70,14 @@ class GpuWorker {
   void beat();
   // skip_models: answers `work` without the device; false for work that runs anyway.
   bool skip_model_work(Work& work);
-  void run_batch(std::vector<InferJob> batch);
+  // InferPair requests that the Scheduler batched (same BatchKey).
+  void run_pairs(std::vector<PairJob> pairs);
   // Runs `ready` (same key, an allowed batch size) on the engine and answers each pair.
   void run_engine(std::vector<Ready>& ready);
   void finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch, uint64_t compute_ns);
   // gpu_worker_batch.cpp: InferBatch; gpu_worker_match.cpp: Match; gpu_worker_retrieval.cpp:
   // EncodeRetrieval.
-  void run_infer_batch(BatchJob job);
+  void run_infer_batch(InferBatchJob job);
   void run_match(MatchJob job);
   // A recorded matcher for this shape and options, kept across requests (building one records a
   // graph and allocates its scratch: tens of ms, against ~2 ms to run it on a 512x384 pair).
@@ -87,16 +85,14 @@ class GpuWorker {
   void run_encode_retrieval(RetrievalJob job);
   void run_fetch(FetchJob job);
   void run_control(ControlJob job);
-  void answer(const ReplyTarget& target, std::vector<uint8_t> bytes, StatusCode code, bool final = true);
-  void answer_error(const ReplyTarget& target, const Status& status);
+  Responder responder(const RequestContext& context) const { return Responder(context, sinks_); }
   // Why device_.engine(model) is null: the model's state, or NOT_FOUND.
   Status engine_missing(const std::string& model) const;
 
   Device& device_;
   Scheduler& scheduler_;
-  ResultStore& store_;
   Metrics& metrics_;
-  Outbox& outbox_;
+  const AnswerSinks sinks_;
   const WorkerOptions options_;
   const InputPreparation input_;
   std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last; worker thread only

@@ -69,8 +69,9 @@ Result<gpu::FastMatcher*> GpuWorker::matcher_for(const gpu::MatchShape& shape, c
 }
 
 void GpuWorker::run_match(MatchJob job) {
+  const Responder answer = responder(job.context);
   const auto picked = SteadyClock::now();
-  if (!store_.client_open(job.client)) return;
+  if (!answer.may_start(picked)) return;
   const StoredResult& source = *job.source;
   const auto tensor_of = [&](const char* name) -> const gpu::Tensor* {
     const StoredTensor* t = source.find(name);
@@ -99,46 +100,36 @@ void GpuWorker::run_match(MatchJob job) {
   }();
   const uint64_t compute_ns = ns_between(start, SteadyClock::now());
   if (!host.is_ok()) {
-    answer_error(job.reply, host.status().with_context("matching"));
+    answer.fail(host.status().with_context("matching"));
     return;
   }
   const auto output_start = SteadyClock::now();
   const std::vector<size_t> rows = kept_rows(*host, job.min_confidence, job.max_matches);
 
-  StoredResult result;
-  result.device = device_.index();
-  result.model = "match";
-  result.ttl_ms = job.ttl_ms;
-  std::vector<Result<StoredTensor>> tensors;
-  tensors.push_back(upload_rows(rt, "matches_1", gpu::DType::kI32, host->xy_a, rows, 2));
-  tensors.push_back(upload_rows(rt, "matches_2", gpu::DType::kI32, host->xy_b, rows, 2));
-  if (maps.conf_a.defined()) tensors.push_back(upload_rows(rt, "match_conf", gpu::DType::kF32, host->conf, rows, 1));
+  std::vector<Result<StoredTensor>> uploaded;
+  uploaded.push_back(upload_rows(rt, "matches_1", gpu::DType::kI32, host->xy_a, rows, 2));
+  uploaded.push_back(upload_rows(rt, "matches_2", gpu::DType::kI32, host->xy_b, rows, 2));
+  if (maps.conf_a.defined()) uploaded.push_back(upload_rows(rt, "match_conf", gpu::DType::kF32, host->conf, rows, 1));
   if (maps.pts3d_a.defined()) {
-    tensors.push_back(upload_rows(rt, "pts3d_1", gpu::DType::kF32, host->pts3d_a, rows, 3));
-    tensors.push_back(upload_rows(rt, "pts3d_2", gpu::DType::kF32, host->pts3d_b, rows, 3));
+    uploaded.push_back(upload_rows(rt, "pts3d_1", gpu::DType::kF32, host->pts3d_a, rows, 3));
+    uploaded.push_back(upload_rows(rt, "pts3d_2", gpu::DType::kF32, host->pts3d_b, rows, 3));
   }
-  for (auto& t : tensors) {
+  std::vector<StoredTensor> tensors;
+  for (auto& t : uploaded) {
     if (!t.is_ok()) {
-      answer_error(job.reply, t.status().with_context("storing the matches"));
+      answer.fail(t.status().with_context("storing the matches"));
       return;
     }
-    result.tensors.push_back(std::move(t).value());
+    tensors.push_back(std::move(t).value());
   }
-  RequestTimings& t = result.timings;
-  t.queue_ns = ns_between(job.received, picked);
-  t.compute_ns = compute_ns;
-  t.batch_size = 1;
-  const auto now = SteadyClock::now();
-  t.output_ns = ns_between(output_start, now);
-  t.total_ns = ns_between(job.received, now);
-  const ReplyTarget reply = job.reply;
-  auto handle = store_.insert(std::move(job.reservation), std::move(result));
+  const StageTimes times{picked, 0, compute_ns, 1, output_start};
+  auto handle = answer.store(std::move(job.reservation), "match", std::move(tensors), times);
   if (!handle.is_ok()) {
-    answer_error(reply, handle.status());
+    answer.fail(handle.status());
     return;
   }
   metrics_.record_match(rows.size());
-  answer(reply, match_response(reply.request_id, **handle, static_cast<uint32_t>(rows.size())), StatusCode::kOk);
+  answer.finish(match_response(answer.request_id(), **handle, static_cast<uint32_t>(rows.size())));
 }
 
 }  // namespace recon::daemon

@@ -21,7 +21,7 @@ std::string model_name(const flatbuffers::String* name, const char* fallback) {
 }
 
 Result<InferSettings> infer_settings(const wire::InferOptions* options, const ModelInfo& model,
-                                     const ServerLimits& limits) {
+                                     const ServerLimits& limits, const ReplyTarget& target) {
   InferSettings s;
   s.rules.long_side = model.default_long_side;
   s.rules.max_inline_bytes = limits.max_message_bytes;
@@ -52,10 +52,11 @@ Result<InferSettings> infer_settings(const wire::InferOptions* options, const Mo
   }
   const auto max_ttl = static_cast<uint32_t>(limits.handle_ttl.count());
   const uint32_t asked_ttl = options != nullptr ? options->ttl_ms() : 0;
-  s.ttl_ms = asked_ttl == 0 ? max_ttl : std::min(asked_ttl, max_ttl);
-  s.received = SteadyClock::now();
+  s.context.reply = target;
+  s.context.ttl_ms = asked_ttl == 0 ? max_ttl : std::min(asked_ttl, max_ttl);
+  s.context.received = SteadyClock::now();
   if (options != nullptr && options->deadline_ms() > 0) {
-    s.deadline = s.received + std::chrono::milliseconds(options->deadline_ms());
+    s.context.deadline = s.context.received + std::chrono::milliseconds(options->deadline_ms());
   }
   return s;
 }

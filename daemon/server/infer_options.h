@@ -1,5 +1,6 @@
-// The InferOptions every inference request carries (InferPair, InferBatch), checked once at
-// admission against the model: output resolution, output names, precision, TTL and deadline.
+// The InferOptions every inference request carries (InferPair, InferBatch, EncodeRetrieval),
+// checked once at admission against the model: output resolution, output names, precision, TTL
+// and deadline.
 // Runs on the I/O thread; pure (no I/O, no state).
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include "daemon/server/device.h"
 #include "daemon/server/image_input.h"
+#include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/server_options.h"
 #include "gpu/status.h"
@@ -20,15 +22,13 @@ namespace recon::daemon {
 struct InferSettings {
   ImageRules rules;                  // how images are prepared (long side, required size)
   std::vector<std::string> outputs;  // empty = all
-  uint32_t ttl_ms = 0;               // the handle TTL (asked, capped by the daemon's)
-  SteadyClock::time_point received;
-  std::optional<SteadyClock::time_point> deadline;  // must have started by then
+  RequestContext context;            // `target`, the handle TTL (asked, capped by the daemon's), the deadline
 };
 
 // INVALID_ARGUMENT for a resolution that is not a multiple of the patch size (or too large) or
 // an unknown output; UNIMPLEMENTED for a precision other than the model's. `options` may be null.
 Result<InferSettings> infer_settings(const wire::InferOptions* options, const ModelInfo& model,
-                                     const ServerLimits& limits);
+                                     const ServerLimits& limits, const ReplyTarget& target);
 
 // The model a request names: empty = `fallback`.
 std::string model_name(const flatbuffers::String* name, const char* fallback);

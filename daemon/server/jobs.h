@@ -1,8 +1,9 @@
-// The units of work that travel from the I/O thread through the Scheduler to a GPU worker, and
-// where their answers go. A job owns everything its request needs until it is answered: region
-// leases (so client memory stays mapped), the handle reservation (so quotas count it), the
-// result it fetches from (shared_ptr: a concurrent Release cannot free it mid-copy). Dropping a
-// job at any point frees all of that (RAII). Plain data; no behaviour.
+// The units of work that travel from the I/O thread through the Scheduler to a GPU worker, each
+// with its RequestContext (where the answer goes, session, TTL, deadline). A job owns everything
+// its request needs until it is answered: region leases (so client memory stays mapped), the
+// handle reservation (so quotas count it), the result it fetches from (shared_ptr: a concurrent
+// Release cannot free it mid-copy). Dropping a job at any point frees all of that (RAII). Plain
+// data; no behaviour.
 #pragma once
 
 #include <array>
@@ -16,24 +17,13 @@
 
 #include "daemon/ipc/shm_registry.h"
 #include "daemon/server/image_input.h"
+#include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
-#include "daemon/server/zmq_router.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace recon::daemon {
 
 class Device;
-
-enum class ReplySocket { kClient, kManager, kTcp };
-
-// The peer and request an answer belongs to.
-struct ReplyTarget {
-  ReplySocket socket = ReplySocket::kClient;
-  ZmqEnvelope envelope;
-  uint64_t request_id = 0;
-  pid_t peer_pid = 0;   // for logs (0 = unknown)
-  ClientId client = 0;  // the session the answer belongs to (0: none), whose idle clock it restarts
-};
 
 // Same model and same input sizes: pairs that may share one engine call.
 struct BatchKey {
@@ -42,69 +32,55 @@ struct BatchKey {
   bool operator==(const BatchKey&) const = default;
 };
 
-struct InferJob {
-  ReplyTarget reply;
-  ClientId client = 0;
+// InferPair: one pair, which the Scheduler may run in one engine call with other sessions' pairs
+// of the same BatchKey.
+struct PairJob {
+  RequestContext context;
   BatchKey key;
   std::array<PendingImage, 2> images;
   std::vector<std::string> outputs;  // empty = all
-  uint32_t ttl_ms = 0;
-  SteadyClock::time_point received;
-  std::optional<SteadyClock::time_point> deadline;  // must have started by then
   HandleReservation reservation;
 };
 
 // InferBatch: many pairs over one image list, one engine call (Mast3rEngine::infer_batch). Each
 // pair becomes its own result handle, so the job holds one reservation per pair.
-struct BatchJob {
-  ReplyTarget reply;
-  ClientId client = 0;
+struct InferBatchJob {
+  RequestContext context;
   std::string model;
   std::vector<PendingImage> images;
-  std::vector<gpu::ImagePair> pairs;  // after `symmetric` doubling
-  std::vector<std::string> outputs;   // empty = all
-  uint32_t ttl_ms = 0;
-  bool stream = false;  // one answer per pair (the last final) instead of one at the end
-  SteadyClock::time_point received;
-  std::optional<SteadyClock::time_point> deadline;
+  std::vector<gpu::ImagePair> pairs;            // after `symmetric` doubling
+  std::vector<std::string> outputs;             // empty = all
+  bool stream = false;                          // one answer per pair (the last final) instead of one at the end
   std::vector<HandleReservation> reservations;  // one per pair
 };
 
 // Match: descriptor matching on the device that holds `source` (an InferPair/InferBatch result).
 struct MatchJob {
-  ReplyTarget reply;
-  ClientId client = 0;
+  RequestContext context;
   size_t device = 0;
   std::shared_ptr<const StoredResult> source;  // kept alive by the job: a Release cannot free it mid-match
   uint32_t max_matches = 0;                    // 0 = all
   uint32_t subsample = 8;
   float min_confidence = 0;
-  uint32_t ttl_ms = 0;
-  SteadyClock::time_point received;
   HandleReservation reservation;
 };
 
 // EncodeRetrieval: the backbone's encoder on every image (one size), then the retrieval head.
 struct RetrievalJob {
-  ReplyTarget reply;
-  ClientId client = 0;
+  RequestContext context;
   std::string model;     // the retrieval head
   std::string backbone;  // the mast3r model whose encoder feeds it
   std::vector<PendingImage> images;
   uint32_t top_k = 0;
-  uint32_t ttl_ms = 0;
-  SteadyClock::time_point received;
-  std::optional<SteadyClock::time_point> deadline;
   HandleReservation reservation;
 };
 
 // Requests that run alone (never batched with other sessions' pairs) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
-using SoloJob = std::variant<BatchJob, MatchJob, RetrievalJob>;
+using SoloJob = std::variant<InferBatchJob, MatchJob, RetrievalJob>;
 
 struct FetchJob {
-  ReplyTarget reply;
-  ClientId client = 0;
+  RequestContext context;
   size_t device = 0;
   std::shared_ptr<const StoredResult> result;
   std::vector<size_t> tensors;  // indices into result->tensors
@@ -112,7 +88,6 @@ struct FetchJob {
   RegionLease destination;
   std::vector<uint64_t> offsets;
   bool release = false;
-  SteadyClock::time_point received;
 };
 
 // Management work (start-up, Warmup, LoadModel, UnloadModel): runs on the device's worker and

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "daemon/ipc/unique_fd.h"
-#include "daemon/server/jobs.h"
+#include "daemon/server/request_context.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

@@ -8,8 +8,8 @@ namespace {
 
 template <typename Queued>
 void take_dropped(Queued& queued, DroppedJobs& dropped) {
-  if (auto* pair = std::get_if<InferJob>(&queued.job)) {
-    dropped.infer.push_back(std::move(*pair));
+  if (auto* pair = std::get_if<PairJob>(&queued.job)) {
+    dropped.pairs.push_back(std::move(*pair));
   } else {
     dropped.solo.push_back(std::move(std::get<SoloJob>(queued.job)));
   }
@@ -39,7 +39,7 @@ Scheduler::Scheduler(SchedulerOptions options, size_t devices, std::function<boo
       control_lanes_(devices),
       in_flight_(devices, 0) {}
 
-Status Scheduler::enqueue_locked(ClientId client, std::variant<InferJob, SoloJob> job) {
+Status Scheduler::enqueue_locked(ClientId client, std::variant<PairJob, SoloJob> job) {
   if (closed_) return unavailable("the daemon is stopping");
   if (pending_infer_ >= options_.max_queue) {
     ++rejected_full_;
@@ -53,9 +53,9 @@ Status Scheduler::enqueue_locked(ClientId client, std::variant<InferJob, SoloJob
   return Status::ok();
 }
 
-Status Scheduler::submit(InferJob job) {
+Status Scheduler::submit(PairJob job) {
   std::unique_lock lock(mutex_);
-  const ClientId client = job.client;
+  const ClientId client = job.context.client();
   RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
   lock.unlock();
   work_.notify_all();
@@ -64,7 +64,7 @@ Status Scheduler::submit(InferJob job) {
 
 Status Scheduler::submit(SoloJob job) {
   std::unique_lock lock(mutex_);
-  const ClientId client = std::visit([](const auto& j) { return j.client; }, job);
+  const ClientId client = std::visit([](const auto& j) { return j.context.client(); }, job);
   RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
   lock.unlock();
   work_.notify_all();
@@ -98,9 +98,9 @@ Status Scheduler::submit(ControlJob job, size_t device) {
 }
 
 bool Scheduler::runnable_on(const Queued& queued, size_t device) const {
-  if (const auto* pair = std::get_if<InferJob>(&queued.job)) return runnable_(device, pair->key.model);
+  if (const auto* pair = std::get_if<PairJob>(&queued.job)) return runnable_(device, pair->key.model);
   const SoloJob& solo = std::get<SoloJob>(queued.job);
-  if (const auto* batch = std::get_if<BatchJob>(&solo)) return runnable_(device, batch->model);
+  if (const auto* batch = std::get_if<InferBatchJob>(&solo)) return runnable_(device, batch->model);
   if (const auto* retrieval = std::get_if<RetrievalJob>(&solo)) return runnable_(device, retrieval->model);
   return std::get<MatchJob>(solo).device == device;  // matches run where their descriptors are
 }
@@ -135,9 +135,9 @@ std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyCl
     served_locked(ring_[head], 1);
     return work;
   }
-  const BatchKey key = std::get<InferJob>(first.job).key;
+  const BatchKey key = std::get<PairJob>(first.job).key;
   const auto same_key = [&](const Queued& q) {
-    const auto* pair = std::get_if<InferJob>(&q.job);
+    const auto* pair = std::get_if<PairJob>(&q.job);
     return pair != nullptr && pair->key == key;
   };
 
@@ -176,12 +176,12 @@ std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyCl
       }
     }
   }
-  std::vector<InferJob> batch;
+  std::vector<PairJob> batch;
   batch.reserve(size);
   for (size_t i = 0; i < prefixes.size(); ++i) {
     if (take[i] == 0) continue;
     auto& queue = per_client_[prefixes[i].first];
-    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<InferJob>(queue[n].job)));
+    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<PairJob>(queue[n].job)));
     served_locked(prefixes[i].first, take[i]);
   }
   return Work(std::move(batch));
@@ -206,7 +206,7 @@ Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, W
     }
     std::optional<SteadyClock::time_point> batch_wait;
     if (std::optional<Work> work = take_locked(device, batch_wait)) {
-      const auto* pairs = std::get_if<std::vector<InferJob>>(&*work);
+      const auto* pairs = std::get_if<std::vector<PairJob>>(&*work);
       in_flight_[device] += pairs != nullptr ? static_cast<uint32_t>(pairs->size()) : 1;
       out = std::move(*work);
       return Wait::kWork;
@@ -234,7 +234,7 @@ DroppedJobs Scheduler::drop_client(ClientId client) {
   }
   for (auto& lane : fetch_lanes_) {
     for (auto job = lane.begin(); job != lane.end();) {
-      if (job->client == client) {
+      if (job->context.client() == client) {
         dropped.fetch.push_back(std::move(*job));
         job = lane.erase(job);
         --pending_fetch_;

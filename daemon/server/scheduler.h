@@ -44,7 +44,7 @@ uint32_t batch_size_for(size_t available, uint32_t max_batch);
 // 1, 2, 4, ... < max_batch, and max_batch.
 std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch);
 
-using Work = std::variant<std::vector<InferJob>, FetchJob, ControlJob, SoloJob>;
+using Work = std::variant<std::vector<PairJob>, FetchJob, ControlJob, SoloJob>;
 
 struct SchedulerStats {
   uint32_t pending = 0;  // inference + fetch + control jobs waiting
@@ -58,11 +58,11 @@ struct SchedulerStats {
 // Jobs taken out of the queue without running (session ended, shutdown). Destroying them frees
 // their leases and reservations; the caller answers them first if it wants to.
 struct DroppedJobs {
-  std::vector<InferJob> infer;
+  std::vector<PairJob> pairs;
   std::vector<FetchJob> fetch;
   std::vector<ControlJob> control;
   std::vector<SoloJob> solo;
-  size_t size() const { return infer.size() + fetch.size() + control.size() + solo.size(); }
+  size_t size() const { return pairs.size() + fetch.size() + control.size() + solo.size(); }
 };
 
 class Scheduler {
@@ -74,7 +74,7 @@ class Scheduler {
 
   // RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after close(). On failure the job is
   // destroyed here (its leases and reservation freed).
-  Status submit(InferJob job);
+  Status submit(PairJob job);
   Status submit(SoloJob job);
   Status submit(FetchJob job);
   Status submit(ControlJob job, size_t device);
@@ -98,10 +98,10 @@ class Scheduler {
 
  private:
   struct Queued {
-    std::variant<InferJob, SoloJob> job;
+    std::variant<PairJob, SoloJob> job;
     SteadyClock::time_point enqueued;
   };
-  Status enqueue_locked(ClientId client, std::variant<InferJob, SoloJob> job);
+  Status enqueue_locked(ClientId client, std::variant<PairJob, SoloJob> job);
   bool runnable_on(const Queued& queued, size_t device) const;
   // Picks the next work for `device` under the lock: a solo job or a batch of pairs; nullopt when
   // nothing runnable is queued, or when the batch should wait for more pairs until `wait_until`.

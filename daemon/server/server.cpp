@@ -371,10 +371,10 @@ void Server::reply_error(const ReplyTarget& target, const Status& status, uint32
 }
 
 void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
-  for (const InferJob& job : dropped.infer) reply_error(job.reply, status, 1000);
-  for (const FetchJob& job : dropped.fetch) reply_error(job.reply, status, 1000);
+  for (const PairJob& job : dropped.pairs) reply_error(job.context.reply, status, 1000);
+  for (const FetchJob& job : dropped.fetch) reply_error(job.context.reply, status, 1000);
   for (const SoloJob& job : dropped.solo) {
-    reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.reply; }, job), status, 1000);
+    reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.context.reply; }, job), status, 1000);
   }
   for (const ControlJob& job : dropped.control) {
     if (job.reply) reply_error(*job.reply, status, 1000);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/ipc/message_verify.h"
@@ -33,6 +34,7 @@
 #include "daemon/server/connection_monitor.h"
 #include "daemon/server/device.h"
 #include "daemon/server/gpu_worker.h"
+#include "daemon/server/infer_options.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/metrics_http.h"
 #include "daemon/server/outbox.h"
@@ -120,7 +122,6 @@ class Server {
                                                        const wire::Request& request, ReplyTarget& target);
   Result<Session*> session_for(const wire::Request& request, ReplySocket socket,
                                const std::optional<PeerCredentials>& peer);
-  Result<ModelInfo> ready_model(const std::string& name) const;
   Result<std::optional<std::vector<uint8_t>>> on_infer_pair(const wire::InferPair& body, Session& session,
                                                             const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_infer_batch(const wire::InferBatch& body, Session& session,
@@ -137,6 +138,18 @@ class Server {
   ConnectionMonitor* monitor(ReplySocket socket);
   // Ends the remote sessions whose ZeroMQ connections on `socket` closed since the last call.
   void watch_connections(ReplySocket socket);
+
+  // ---- server_admission.cpp: what every inference verb checks before it is queued ----
+  Result<ModelInfo> ready_model(const std::string& name) const;
+  // The model a request names (empty: `kind`'s default, which has the kind's name) is ready and
+  // of `kind`, and the request's InferOptions hold for it.
+  Result<std::pair<ModelInfo, InferSettings>> admit_inference(const char* verb, const flatbuffers::String* model,
+                                                              const char* kind, const wire::InferOptions* options,
+                                                              const ReplyTarget& target) const;
+  // Every image of an image list (InferBatch, EncodeRetrieval: 1..max_batch_images of them).
+  Result<std::vector<PendingImage>> accept_images(const char* verb,
+                                                  const flatbuffers::Vector<flatbuffers::Offset<wire::Image>>* images,
+                                                  const Session& session, const ImageRules& rules);
 
   // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
   Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);

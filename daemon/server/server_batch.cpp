@@ -52,33 +52,15 @@ Result<std::vector<gpu::ImagePair>> batch_pairs(const wire::InferBatch& body, si
 
 Result<std::optional<std::vector<uint8_t>>> Server::on_infer_batch(const wire::InferBatch& body, Session& session,
                                                                    const ReplyTarget& target) {
-  const std::string model = model_name(body.model(), "mast3r");
-  RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(model));
-  if (info.kind != "mast3r") return invalid_argument("model '" + model + "' is a " + info.kind + " model");
-  RECON_ASSIGN_OR_RETURN(InferSettings settings, infer_settings(body.options(), info, options_.limits));
-  const size_t count = body.images() != nullptr ? body.images()->size() : 0;
-  if (count == 0) return invalid_argument("InferBatch has no images");
-  if (count > options_.limits.max_batch_images) {
-    return invalid_argument("InferBatch has " + std::to_string(count) + " images; at most " +
-                            std::to_string(options_.limits.max_batch_images) + " per request");
-  }
-  BatchJob job;
-  job.reply = target;
-  job.client = session.client;
-  job.model = model;
-  RECON_ASSIGN_OR_RETURN(job.pairs, batch_pairs(body, count, options_.limits.max_batch_pairs));
+  RECON_ASSIGN_OR_RETURN(auto admitted, admit_inference("InferBatch", body.model(), "mast3r", body.options(), target));
+  auto& [model, settings] = admitted;
+  InferBatchJob job;
+  job.context = std::move(settings.context);
+  job.model = model.name;
   job.outputs = std::move(settings.outputs);
-  job.ttl_ms = settings.ttl_ms;
   job.stream = body.stream();
-  job.received = settings.received;
-  job.deadline = settings.deadline;
-  job.images.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    const std::string which = "images[" + std::to_string(i) + "]";
-    RECON_ASSIGN_OR_RETURN(PendingImage image, accept_image(body.images()->Get(i), which.c_str(), session.client,
-                                                            registry_, settings.rules));
-    job.images.push_back(std::move(image));
-  }
+  RECON_ASSIGN_OR_RETURN(job.images, accept_images("InferBatch", body.images(), session, settings.rules));
+  RECON_ASSIGN_OR_RETURN(job.pairs, batch_pairs(body, job.images.size(), options_.limits.max_batch_pairs));
   // One handle per pair, all reserved now: a batch that cannot hold all its results is refused
   // before it runs (the reservations taken so far are returned when `job` goes).
   job.reservations.reserve(job.pairs.size());

@@ -38,15 +38,14 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_match(const wire::Match& 
                             " does not hold");
   }
   MatchJob job;
-  job.reply = target;
-  job.client = session.client;
+  job.context.reply = target;
+  job.context.ttl_ms = static_cast<uint32_t>(options_.limits.handle_ttl.count());
+  job.context.received = SteadyClock::now();
   job.device = source->device;
   job.max_matches =
       body.max_matches() == 0 ? options_.limits.max_matches : std::min(body.max_matches(), options_.limits.max_matches);
   job.subsample = subsample;
   job.min_confidence = min_confidence;
-  job.ttl_ms = static_cast<uint32_t>(options_.limits.handle_ttl.count());
-  job.received = SteadyClock::now();
   job.source = std::move(source);
   RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
   RECON_RETURN_IF_ERROR(scheduler_->submit(SoloJob(std::move(job))));

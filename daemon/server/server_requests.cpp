@@ -191,37 +191,18 @@ Result<Session*> Server::session_for(const wire::Request& request, ReplySocket s
   return session;
 }
 
-Result<ModelInfo> Server::ready_model(const std::string& name) const {
-  std::optional<ModelInfo> seen;
-  for (const auto& device : devices_) {
-    auto info = device->model(name);
-    if (!info) continue;
-    if (info->state == ModelState::kReady) return *info;
-    seen = info;
-  }
-  if (!seen) return not_found("model '" + name + "' is not loaded");
-  if (seen->state == ModelState::kFailed) return unavailable("model '" + name + "' failed: " + seen->error);
-  return unavailable("model '" + name + "' is " + model_state_name(seen->state));
-}
-
 Result<std::optional<std::vector<uint8_t>>> Server::on_infer_pair(const wire::InferPair& body, Session& session,
                                                                   const ReplyTarget& target) {
-  const std::string model = model_name(body.model(), "mast3r");
-  RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(model));
-  if (info.kind != "mast3r") return invalid_argument("model '" + model + "' is a " + info.kind + " model");
-  RECON_ASSIGN_OR_RETURN(InferSettings settings, infer_settings(body.options(), info, options_.limits));
-  InferJob job;
-  job.reply = target;
-  job.client = session.client;
+  RECON_ASSIGN_OR_RETURN(auto admitted, admit_inference("InferPair", body.model(), "mast3r", body.options(), target));
+  auto& [model, settings] = admitted;
+  PairJob job;
+  job.context = std::move(settings.context);
   job.outputs = std::move(settings.outputs);
-  job.ttl_ms = settings.ttl_ms;
-  job.received = settings.received;
-  job.deadline = settings.deadline;
   RECON_ASSIGN_OR_RETURN(job.images[0],
                          accept_image(body.image1(), "image1", session.client, registry_, settings.rules));
   RECON_ASSIGN_OR_RETURN(job.images[1],
                          accept_image(body.image2(), "image2", session.client, registry_, settings.rules));
-  job.key = BatchKey{model, job.images[0].target, job.images[1].target};
+  job.key = BatchKey{model.name, job.images[0].target, job.images[1].target};
   RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
   RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job)));
   return std::optional<std::vector<uint8_t>>();
@@ -232,11 +213,10 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& 
   RECON_ASSIGN_OR_RETURN(std::shared_ptr<const StoredResult> result,
                          store_.find(session.client, from_wire(body.handle())));
   FetchJob job;
-  job.reply = target;
-  job.client = session.client;
+  job.context.reply = target;
+  job.context.received = SteadyClock::now();
   job.device = result->device;
   job.release = body.release();
-  job.received = SteadyClock::now();
   job.result = result;
   if (body.tensors() == nullptr || body.tensors()->size() == 0) {
     for (size_t i = 0; i < result->tensors.size(); ++i) job.tensors.push_back(i);

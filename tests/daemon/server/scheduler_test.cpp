@@ -9,10 +9,10 @@
 namespace recon::daemon {
 namespace {
 
-InferJob job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
-  InferJob j;
-  j.client = client;
-  j.reply.request_id = id;
+PairJob job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
+  PairJob j;
+  j.context.reply.client = client;
+  j.context.reply.request_id = id;
   j.key = BatchKey{"mast3r", size, size};
   return j;
 }
@@ -24,7 +24,7 @@ Scheduler make(uint32_t max_queue = 16, uint32_t max_batch = 1, std::chrono::mic
 
 std::vector<uint64_t> ids(const Work& work) {
   std::vector<uint64_t> out;
-  for (const InferJob& j : std::get<std::vector<InferJob>>(work)) out.push_back(j.reply.request_id);
+  for (const PairJob& j : std::get<std::vector<PairJob>>(work)) out.push_back(j.context.reply.request_id);
   return out;
 }
 
@@ -55,15 +55,15 @@ TEST(Scheduler, ServesSessionsRoundRobin) {
 TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice) {
   Scheduler s(SchedulerOptions{16, 16, 4, {}}, 2, [](size_t, const std::string&) { return true; });
   ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
-  BatchJob batch;
-  batch.client = 1;
-  batch.reply.request_id = 2;
+  InferBatchJob batch;
+  batch.context.reply.client = 1;
+  batch.context.reply.request_id = 2;
   batch.model = "mast3r";
   ASSERT_TRUE(s.submit(SoloJob(std::move(batch))).is_ok());
   ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
   MatchJob match;
-  match.client = 2;
-  match.reply.request_id = 4;
+  match.context.reply.client = 2;
+  match.context.reply.request_id = 4;
   match.device = 1;
   ASSERT_TRUE(s.submit(SoloJob(std::move(match))).is_ok());
   EXPECT_EQ(s.stats().pending, 4u);
@@ -75,18 +75,18 @@ TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice)
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{1}));
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   ASSERT_TRUE(std::holds_alternative<SoloJob>(work));
-  EXPECT_EQ(std::get<BatchJob>(std::get<SoloJob>(work)).reply.request_id, 2u);
+  EXPECT_EQ(std::get<InferBatchJob>(std::get<SoloJob>(work)).context.reply.request_id, 2u);
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{3}));
   EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kIdle);
   ASSERT_EQ(s.next(1, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
-  EXPECT_EQ(std::get<MatchJob>(std::get<SoloJob>(work)).reply.request_id, 4u);
+  EXPECT_EQ(std::get<MatchJob>(std::get<SoloJob>(work)).context.reply.request_id, 4u);
 }
 
 TEST(Scheduler, DroppingASessionReturnsItsSoloJobs) {
   Scheduler s = make();
-  BatchJob batch;
-  batch.client = 5;
+  InferBatchJob batch;
+  batch.context.reply.client = 5;
   ASSERT_TRUE(s.submit(SoloJob(std::move(batch))).is_ok());
   const DroppedJobs dropped = s.drop_client(5);
   EXPECT_EQ(dropped.solo.size(), 1u);
@@ -132,13 +132,13 @@ TEST(Scheduler, FetchesRunBeforeQueuedInference) {
   Scheduler s = make();
   ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
   FetchJob fetch;
-  fetch.client = 1;
-  fetch.reply.request_id = 99;
+  fetch.context.reply.client = 1;
+  fetch.context.reply.request_id = 99;
   ASSERT_TRUE(s.submit(std::move(fetch)).is_ok());
   Work work;
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   ASSERT_TRUE(std::holds_alternative<FetchJob>(work));
-  EXPECT_EQ(std::get<FetchJob>(work).reply.request_id, 99u);
+  EXPECT_EQ(std::get<FetchJob>(work).context.reply.request_id, 99u);
 }
 
 TEST(Scheduler, DropsASessionsQueuedJobsAndClosesForShutdown) {
@@ -147,10 +147,10 @@ TEST(Scheduler, DropsASessionsQueuedJobsAndClosesForShutdown) {
   ASSERT_TRUE(s.submit(job(2, 2)).is_ok());
   ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
   DroppedJobs dropped = s.drop_client(1);
-  EXPECT_EQ(dropped.infer.size(), 2u);
+  EXPECT_EQ(dropped.pairs.size(), 2u);
   EXPECT_EQ(s.stats().pending, 1u);
   DroppedJobs rest = s.close();
-  EXPECT_EQ(rest.infer.size(), 1u);
+  EXPECT_EQ(rest.pairs.size(), 1u);
   EXPECT_EQ(s.submit(job(3, 4)).code(), StatusCode::kUnavailable);
   Work work;
   EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kClosed);

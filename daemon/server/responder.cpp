@@ -1,0 +1,74 @@
+// Responder: see responder.h.
+#include "daemon/server/responder.h"
+
+#include <utility>
+
+#include "daemon/ipc/wire_convert.h"
+#include "gpu/log.h"
+
+namespace recon::daemon {
+
+std::vector<LogField> request_log_fields(const ReplyTarget& target) {
+  std::vector<LogField> fields{{std::string(kFieldRequestId), std::to_string(target.request_id)}};
+  if (target.peer_pid != 0) fields.push_back({std::string(kFieldClientPid), std::to_string(target.peer_pid)});
+  return fields;
+}
+
+namespace {
+
+LogLevel level_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInternal:
+    case StatusCode::kDataLoss:
+    case StatusCode::kResourceExhausted:
+      return LogLevel::kWarning;
+    default:
+      return LogLevel::kDebug;
+  }
+}
+
+}  // namespace
+
+bool Responder::may_start(SteadyClock::time_point picked) const {
+  if (context_.deadline && picked > *context_.deadline) {
+    fail(unavailable("the request's deadline passed while it was queued"));
+    return false;
+  }
+  return sinks_.store.client_open(context_.client());
+}
+
+Result<std::shared_ptr<const StoredResult>> Responder::store(HandleReservation reservation, std::string model,
+                                                             std::vector<StoredTensor> tensors,
+                                                             const StageTimes& times) const {
+  StoredResult result;
+  result.device = sinks_.device;
+  result.model = std::move(model);
+  result.ttl_ms = context_.ttl_ms;
+  result.tensors = std::move(tensors);
+  RequestTimings& t = result.timings;
+  t.queue_ns = ns_between(context_.received, times.picked);
+  t.input_ns = times.input_ns;
+  t.compute_ns = times.compute_ns;
+  t.batch_size = times.batch_size;
+  const auto now = SteadyClock::now();
+  t.output_ns = ns_between(times.output_start, now);
+  t.total_ns = ns_between(context_.received, now);
+  return sinks_.store.insert(std::move(reservation), std::move(result));
+}
+
+void Responder::partial(std::vector<uint8_t> response) const {
+  sinks_.outbox.push(OutgoingReply{context_.reply, std::move(response), StatusCode::kOk, false});
+}
+
+void Responder::finish(std::vector<uint8_t> response) const {
+  sinks_.outbox.push(OutgoingReply{context_.reply, std::move(response), StatusCode::kOk, true});
+}
+
+void Responder::fail(const Status& status) const {
+  log_with_fields(level_for(status.code()), "Request failed: " + status.to_string(),
+                  request_log_fields(context_.reply));
+  sinks_.outbox.push(
+      OutgoingReply{context_.reply, error_response(context_.reply.request_id, status), status.code(), true});
+}
+
+}  // namespace recon::daemon
