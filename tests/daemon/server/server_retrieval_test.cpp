@@ -105,7 +105,8 @@ TEST(RecondRetrieval, RefusesBadRetrievalRequests) {
   id = c.next_id();
   expect(make_encode(id, c.session(), {a, tall}, 1), id, StatusCode::kInvalidArgument, "one size");
   id = c.next_id();
-  expect(make_encode(id, c.session(), {a, a}, 1, "mast3r"), id, StatusCode::kInvalidArgument, "not a retrieval model");
+  expect(make_encode(id, c.session(), {a, a}, 1, "mast3r"), id, StatusCode::kInvalidArgument,
+         "EncodeRetrieval needs a retrieval model");
   id = c.next_id();
   expect(make_infer_pair(id, c.session(), a, a, InferArgs{"retrieval"}), id, StatusCode::kInvalidArgument,
          "is a retrieval model");
