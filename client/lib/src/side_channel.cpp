@@ -131,10 +131,21 @@ Answer SideChannel::receive(const char* what) {
   reply.msg_iovlen = 1;
   reply.msg_control = in_control;
   reply.msg_controllen = sizeof(in_control);
+  // A daemon that closes with our request unread (a refused connection) leaves ECONNRESET
+  // pending, which Linux reports before the answers still queued: reading once more gets them
+  // (or the end of the connection).
   ssize_t received;
-  do {
+  bool reset_read = false;
+  for (;;) {
     received = ::recvmsg(socket_.get(), &reply, MSG_CMSG_CLOEXEC);
-  } while (received < 0 && errno == EINTR);
+    if (received >= 0) break;
+    if (errno == EINTR) continue;
+    if (errno == ECONNRESET && !reset_read) {
+      reset_read = true;
+      continue;
+    }
+    break;
+  }
   // The daemon never sends fds; close any that came anyway.
   if (received >= 0) {
     for (cmsghdr* h = CMSG_FIRSTHDR(&reply); h != nullptr; h = CMSG_NXTHDR(&reply, h)) {
