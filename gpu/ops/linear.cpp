@@ -12,8 +12,9 @@ Status linear(Graph& g, const Capabilities& caps, const Arg& x, const Arg& weigh
   const std::string what =
       shape_string(sx) + " x " + shape_string(sw) + (in_out ? "" : "^T") + " -> " + shape_string(so);
   if (sw.size() != 2 || sx.empty() || so.size() != sx.size()) {
-    return invalid_argument(std::string("linear: expects x [..., K], weight ") + (in_out ? "[K, N]" : "[N, K]") +
-                            ", out [..., N]; got " + what);
+    const char* expected = in_out ? "linear: expects x [..., K], weight [K, N], out [..., N]; got "
+                                  : "linear: expects x [..., K], weight [N, K], out [..., N]; got ";
+    return invalid_argument(expected + what);
   }
   const int64_t n = in_out ? sw[1] : sw[0], k = in_out ? sw[0] : sw[1];
   if (sx.back() != k || so.back() != n || !std::equal(sx.begin(), sx.end() - 1, so.begin())) {
