@@ -3,7 +3,16 @@
 
 #include <algorithm>
 
+#include "daemon/server/mast3r_instance.h"
+#include "daemon/server/match_instance.h"
+#include "daemon/server/retrieval_instance.h"
+
 namespace recon::daemon {
+
+Device::Device(size_t index, gpu::Runtime& runtime)
+    : index_(index), runtime_(runtime), matcher_(std::make_unique<MatchInstance>(runtime)) {}
+
+Device::~Device() = default;
 
 const char* model_state_name(ModelState state) {
   switch (state) {
@@ -38,28 +47,29 @@ Status Device::load_model(const std::string& name, const std::string& path, gpu:
   entry.path = path;
   entry.precision = precision;
   RECON_RETURN_IF_ERROR(begin_loading(std::move(entry)));
-  auto engine = gpu::Mast3rEngine::load(runtime_, path, precision);
+  auto instance = Mast3rInstance::load(runtime_, path, precision);
   std::lock_guard lock(mutex_);
   ModelInfo& info = catalog_[name];
-  if (!engine.is_ok()) {
+  if (!instance.is_ok()) {
     info.state = ModelState::kFailed;
-    info.error = engine.status().to_string();
-    return engine.status().with_context("loading model '" + name + "' from " + path);
+    info.error = instance.status().to_string();
+    return instance.status().with_context("loading model '" + name + "' from " + path);
   }
-  const gpu::Mast3rConfig& config = engine.value()->config();
+  const gpu::Mast3rConfig& config = instance.value()->engine().config();
   info.state = ModelState::kWarming;
-  info.weight_bytes = engine.value()->weights().device_bytes();
+  info.weight_bytes = instance.value()->weight_bytes();
   info.patch_size = static_cast<uint32_t>(config.patch_size);
   info.default_long_side = static_cast<uint32_t>(std::max(config.img_size[0], config.img_size[1]));
   info.desc_dim = static_cast<uint32_t>(config.desc_dim());
-  engines_[name] = std::move(engine).value();
+  instances_[name] = std::move(instance).value();
   return Status::ok();
 }
 
 Status Device::warm(const std::string& name, const gpu::ForwardShape& shape) {
-  auto it = engines_.find(name);
-  if (it == engines_.end()) return not_found("model '" + name + "' is not loaded");
-  RECON_RETURN_IF_ERROR(it->second->warmup(shape).with_context("warming '" + name + "' at " + shape.to_string()));
+  auto it = instances_.find(name);
+  auto* mast3r = it == instances_.end() ? nullptr : dynamic_cast<Mast3rInstance*>(it->second.get());
+  if (mast3r == nullptr) return not_found("model '" + name + "' is not loaded");
+  RECON_RETURN_IF_ERROR(mast3r->engine().warmup(shape).with_context("warming '" + name + "' at " + shape.to_string()));
   if (shape.view1 == shape.view2) {
     const ImageSize size{static_cast<uint32_t>(shape.view1.height), static_cast<uint32_t>(shape.view1.width)};
     std::lock_guard lock(mutex_);
@@ -85,16 +95,17 @@ Status Device::load_retrieval(const std::string& name, const std::string& path, 
   entry.backbone = backbone;
   RECON_RETURN_IF_ERROR(begin_loading(std::move(entry)));
   Status status;
-  auto backbone_engine = engines_.find(backbone);
-  auto runner = RetrievalRunner::load(runtime_, path);
-  if (backbone_engine == engines_.end()) {
+  auto found = instances_.find(backbone);
+  auto* backbone_instance = found == instances_.end() ? nullptr : dynamic_cast<Mast3rInstance*>(found->second.get());
+  auto runner = RetrievalInstance::load(runtime_, path);
+  if (backbone_instance == nullptr) {
     status = invalid_argument("its backbone model '" + backbone + "' is not loaded");
   } else if (!runner.is_ok()) {
     status = runner.status();
-  } else if (runner.value()->token_dim() != backbone_engine->second->config().enc_embed_dim) {
+  } else if (runner.value()->token_dim() != backbone_instance->engine().config().enc_embed_dim) {
     status = invalid_argument("the head takes " + std::to_string(runner.value()->token_dim()) +
                               "-wide tokens; the encoder of '" + backbone + "' gives " +
-                              std::to_string(backbone_engine->second->config().enc_embed_dim));
+                              std::to_string(backbone_instance->engine().config().enc_embed_dim));
   }
   std::lock_guard lock(mutex_);
   ModelInfo& info = catalog_[name];
@@ -109,40 +120,17 @@ Status Device::load_retrieval(const std::string& name, const std::string& path, 
   info.patch_size = encoder.patch_size;
   info.default_long_side = encoder.default_long_side;
   info.weight_bytes = runner.value()->weight_bytes();
-  retrievals_[name] = std::move(runner).value();
+  instances_[name] = std::move(runner).value();
   return Status::ok();
-}
-
-RetrievalRunner* Device::retrieval(const std::string& name) {
-  auto it = retrievals_.find(name);
-  return it == retrievals_.end() || !engine_ready(name) ? nullptr : it->second.get();
 }
 
 Status Device::unload_model(const std::string& name) {
-  if (retrievals_.erase(name) != 0) {
-    std::lock_guard lock(mutex_);
-    catalog_.erase(name);
-    return Status::ok();
-  }
-  auto it = engines_.find(name);
-  if (it == engines_.end()) {
-    std::lock_guard lock(mutex_);
-    if (catalog_.erase(name) != 0) return Status::ok();  // a failed load leaves only a catalog entry
-    return not_found("model '" + name + "' is not loaded");
-  }
-  engines_.erase(it);  // weights return to the pool; results made by it keep their own tensors
+  // Weights return to the pool; results made by the model keep their own tensors.
+  const bool had_instance = instances_.erase(name) != 0;
   std::lock_guard lock(mutex_);
-  catalog_.erase(name);
+  // A failed load leaves only a catalog entry.
+  if (catalog_.erase(name) == 0 && !had_instance) return not_found("model '" + name + "' is not loaded");
   return Status::ok();
-}
-
-gpu::Mast3rEngine* Device::engine(const std::string& name) {
-  auto it = engines_.find(name);
-  if (it == engines_.end()) return nullptr;
-  std::lock_guard lock(mutex_);
-  auto info = catalog_.find(name);
-  if (info == catalog_.end() || info->second.state != ModelState::kReady) return nullptr;
-  return it->second.get();
 }
 
 std::optional<ModelInfo> Device::model(const std::string& name) const {
@@ -152,7 +140,7 @@ std::optional<ModelInfo> Device::model(const std::string& name) const {
   return it->second;
 }
 
-bool Device::engine_ready(const std::string& name) const {
+bool Device::model_ready(const std::string& name) const {
   std::lock_guard lock(mutex_);
   auto it = catalog_.find(name);
   return it != catalog_.end() && it->second.state == ModelState::kReady;

@@ -1,7 +1,8 @@
 // Device: one GPU as the server sees it — its gpu::Runtime and the models loaded on it (one
-// Mast3rEngine each), plus a catalog of their states that any thread may read (admission,
-// status). Engines are created, warmed, run and destroyed only by the device's worker thread
-// (gpu_worker.h); the catalog is the only part other threads touch.
+// ModelInstance each, model_instance.h, plus the device's MatchInstance), and a catalog of their
+// states that any thread may read (admission, status). Instances are created, warmed, run and
+// destroyed only by the device's worker thread (gpu_worker.h); the catalog is the only part other
+// threads touch.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,8 @@
 #include <vector>
 
 #include "daemon/server/image_size.h"
-#include "daemon/server/retrieval_runner.h"
-#include "gpu/models/mast3r/mast3r_engine.h"
+#include "daemon/server/model_instance.h"
+#include "gpu/models/mast3r/mast3r_forward.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 
@@ -43,9 +44,12 @@ struct ModelInfo {
   std::string backbone;  // kind "retrieval": the mast3r model whose encoder feeds it
 };
 
+class MatchInstance;
+
 class Device {
  public:
-  Device(size_t index, gpu::Runtime& runtime) : index_(index), runtime_(runtime) {}
+  Device(size_t index, gpu::Runtime& runtime);
+  ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -59,20 +63,24 @@ class Device {
   // Builds and runs the graph of one shape; adds the resolution to the catalog when the two
   // views share a size.
   Status warm(const std::string& name, const gpu::ForwardShape& shape);
-  // Destroys the engine (the caller has finished every job on it).
+  // Destroys the instance (the caller has finished every job on it).
   Status unload_model(const std::string& name);
   // A retrieval head on the encoder of the loaded mast3r model `backbone` (kind "retrieval",
   // ready at once: it has no graph to warm). INVALID_ARGUMENT when the backbone is not loaded or
   // its token width differs from the head's.
   Status load_retrieval(const std::string& name, const std::string& path, const std::string& backbone);
-  // nullptr when absent or not ready.
-  gpu::Mast3rEngine* engine(const std::string& name);
-  RetrievalRunner* retrieval(const std::string& name);
+  // The instance of a ready model of kind `Kind`; nullptr when absent, not ready or of another kind.
+  template <class Kind>
+  Kind* ready(const std::string& name) {
+    auto it = instances_.find(name);
+    return it == instances_.end() || !model_ready(name) ? nullptr : dynamic_cast<Kind*>(it->second.get());
+  }
+  MatchInstance& matcher() { return *matcher_; }
 
   // ---- any thread ----
   void set_state(const std::string& name, ModelState state, const std::string& error = {});
   std::optional<ModelInfo> model(const std::string& name) const;
-  bool engine_ready(const std::string& name) const;
+  bool model_ready(const std::string& name) const;
   std::vector<ModelInfo> models() const;
   uint64_t weight_bytes() const;
 
@@ -81,8 +89,8 @@ class Device {
   Status begin_loading(ModelInfo info);
   const size_t index_;
   gpu::Runtime& runtime_;
-  std::map<std::string, std::unique_ptr<gpu::Mast3rEngine>> engines_;   // worker thread only
-  std::map<std::string, std::unique_ptr<RetrievalRunner>> retrievals_;  // worker thread only
+  std::map<std::string, std::unique_ptr<ModelInstance>> instances_;  // worker thread only
+  std::unique_ptr<MatchInstance> matcher_;                           // worker thread only
 
   mutable std::mutex mutex_;  // guards catalog_
   std::map<std::string, ModelInfo> catalog_;

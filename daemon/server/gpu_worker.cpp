@@ -5,8 +5,10 @@
 
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/fetch_copy.h"
-#include "daemon/server/pair_outputs.h"
+#include "daemon/server/mast3r_instance.h"
+#include "daemon/server/match_instance.h"
 #include "daemon/server/responses.h"
+#include "daemon/server/retrieval_instance.h"
 #include "daemon/service/journal_log.h"
 #include "gpu/log.h"
 
@@ -18,7 +20,8 @@ GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, M
       metrics_(metrics),
       sinks_{store, outbox, device.index()},
       options_(std::move(options)),
-      input_{&device.runtime(), device.index(), options_.gpu_preprocess} {
+      input_{&device.runtime(), device.index(), options_.gpu_preprocess},
+      context_{sinks_, metrics_, input_, options_} {
   beat();
 }
 
@@ -63,13 +66,7 @@ void GpuWorker::loop() {
       run_control(std::move(*control));
       scheduler_.finished(device_.index(), 1);
     } else if (auto* solo = std::get_if<SoloJob>(&work)) {
-      if (auto* batch = std::get_if<InferBatchJob>(solo)) {
-        run_infer_batch(std::move(*batch));
-      } else if (auto* retrieval = std::get_if<RetrievalJob>(solo)) {
-        run_encode_retrieval(std::move(*retrieval));
-      } else {
-        run_match(std::move(std::get<MatchJob>(*solo)));
-      }
+      run_solo(std::move(*solo));
       scheduler_.finished(device_.index(), 1);
     }
     beat();
@@ -80,11 +77,12 @@ void GpuWorker::loop() {
 bool GpuWorker::skip_model_work(Work& work) {
   const Status skipped = unavailable("model work is skipped (test hook)");
   if (auto* pairs = std::get_if<std::vector<PairJob>>(&work)) {
-    for (const PairJob& job : *pairs) responder(job.context).fail(skipped);
+    for (const PairJob& job : *pairs) context_.responder(job.context).fail(skipped);
     return true;
   }
   if (auto* solo = std::get_if<SoloJob>(&work)) {
-    responder(std::visit([](const auto& j) -> const RequestContext& { return j.context; }, *solo)).fail(skipped);
+    context_.responder(std::visit([](const auto& j) -> const RequestContext& { return j.context; }, *solo))
+        .fail(skipped);
     return true;
   }
   if (auto* control = std::get_if<ControlJob>(&work); control != nullptr && control->reply) {
@@ -95,103 +93,42 @@ bool GpuWorker::skip_model_work(Work& work) {
   return false;  // fetches, and the start-up (a control job without a reply)
 }
 
-Status GpuWorker::engine_missing(const std::string& model) const {
+Status GpuWorker::model_missing(const std::string& model) const {
   const auto info = device_.model(model);
   return info ? unavailable("model '" + model + "' is " + model_state_name(info->state))
               : not_found("model '" + model + "' is not loaded");
 }
 
 void GpuWorker::run_pairs(std::vector<PairJob> pairs) {
-  if (options_.before_batch) options_.before_batch();
-  const auto picked = SteadyClock::now();
-  std::vector<Ready> ready;
-  ready.reserve(pairs.size());
-  for (PairJob& job : pairs) {
-    if (!responder(job.context).may_start(picked)) continue;
-    Ready r;
-    r.picked = picked;
-    Status status;
-    for (int v = 0; v < 2 && status.is_ok(); ++v) {
-      auto pixels = materialize(job.images[v], input_);
-      if (pixels.is_ok()) {
-        r.pixels[v] = std::move(pixels).value();
-      } else {
-        status = pixels.status().with_context(v == 0 ? "image1" : "image2");
-      }
-    }
-    if (!status.is_ok()) {
-      responder(job.context).fail(status);
-      continue;
-    }
-    r.input_ns = ns_between(picked, SteadyClock::now());
-    r.job = std::move(job);
-    ready.push_back(std::move(r));
+  const std::string& model = pairs.front().key.model;  // a batch shares its key
+  Mast3rInstance* instance = device_.ready<Mast3rInstance>(model);
+  if (instance == nullptr) {
+    const Status missing = model_missing(model);
+    for (const PairJob& job : pairs) context_.responder(job.context).fail(missing);
+    return;
   }
-  // Run in the batch sizes that have recorded graphs.
-  size_t begin = 0;
-  while (begin < ready.size()) {
-    const size_t n = batch_size_for(ready.size() - begin, options_.max_batch);
-    std::vector<Ready> chunk;
-    for (size_t i = begin; i < begin + n; ++i) chunk.push_back(std::move(ready[i]));
-    run_engine(chunk);
-    begin += n;
-  }
+  instance->run_pairs(std::move(pairs), context_);
 }
 
-void GpuWorker::run_engine(std::vector<Ready>& ready) {
-  if (ready.empty()) return;
-  const BatchKey& key = ready.front().job.key;
-  gpu::Mast3rEngine* engine = device_.engine(key.model);
-  if (engine == nullptr) {
-    const Status status = engine_missing(key.model);
-    for (Ready& r : ready) responder(r.job.context).fail(status);
-    return;
-  }
-  std::vector<gpu::ImageU8View> views[2];
-  for (Ready& r : ready) {
-    for (int v = 0; v < 2; ++v) views[v].push_back(r.pixels[v].view());
-  }
-  const auto start = SteadyClock::now();
-  auto result = engine->infer(views[0], views[1]);
-  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
-  if (!result.is_ok()) {
-    if (result.status().code() == StatusCode::kResourceExhausted && ready.size() > 1) {
-      // Out of device memory at this batch size: each pair on its own, so that only the pairs
-      // that cannot run at all fail.
-      log_warning("Batch of " + std::to_string(ready.size()) + " pairs ran out of device memory (" +
-                  result.status().message() + "); retrying them one by one");
-      for (Ready& r : ready) {
-        std::vector<Ready> single;
-        single.push_back(std::move(r));
-        run_engine(single);
-      }
-      return;
+void GpuWorker::run_solo(SoloJob job) {
+  if (auto* batch = std::get_if<InferBatchJob>(&job)) {
+    if (Mast3rInstance* instance = device_.ready<Mast3rInstance>(batch->model)) {
+      instance->run_infer_batch(std::move(*batch), context_);
+    } else {
+      context_.responder(batch->context).fail(model_missing(batch->model));
     }
-    const Status status = result.status().with_context("inference failed");
-    for (Ready& r : ready) responder(r.job.context).fail(status);
-    return;
+  } else if (auto* retrieval = std::get_if<RetrievalJob>(&job)) {
+    Mast3rInstance* backbone = device_.ready<Mast3rInstance>(retrieval->backbone);
+    RetrievalInstance* head = device_.ready<RetrievalInstance>(retrieval->model);
+    if (backbone != nullptr && head != nullptr) {
+      head->run(std::move(*retrieval), *backbone, context_);
+    } else {
+      context_.responder(retrieval->context)
+          .fail(model_missing(backbone == nullptr ? retrieval->backbone : retrieval->model));
+    }
+  } else {
+    device_.matcher().run(std::move(std::get<MatchJob>(job)), context_);
   }
-  metrics_.record_execution(static_cast<uint32_t>(ready.size()));
-  for (size_t b = 0; b < ready.size(); ++b) finish_pair(ready[b], *result, b, ready.size(), compute_ns);
-}
-
-void GpuWorker::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch,
-                            uint64_t compute_ns) {
-  PairJob& job = ready.job;
-  const Responder answer = responder(job.context);
-  const StageTimes times{ready.picked, ready.input_ns, compute_ns, static_cast<uint32_t>(batch), SteadyClock::now()};
-  auto tensors = pair_tensors(result.tensors, index, job.outputs);
-  if (!tensors.is_ok()) {
-    answer.fail(tensors.status());
-    return;
-  }
-  auto handle = answer.store(std::move(job.reservation), job.key.model, std::move(tensors).value(), times);
-  if (!handle.is_ok()) {
-    answer.fail(handle.status());
-    return;
-  }
-  metrics_.record_timings((*handle)->timings);
-  answer.finish(infer_pair_response(answer.request_id(), **handle));
 }
 
 void GpuWorker::run_fetch(FetchJob job) {
@@ -218,7 +155,7 @@ void GpuWorker::run_fetch(FetchJob job) {
     bytes += t.bytes;
     ranges.push_back(range);
   }
-  const Responder answer = responder(job.context);
+  const Responder answer = context_.responder(job.context);
   if (Status copied = copy_tensors_to_host(device_.runtime(), copies); !copied.is_ok()) {
     answer.fail(copied.with_context("fetching the tensors"));
     return;

@@ -18,27 +18,11 @@
 #include "daemon/server/device.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/outbox.h"
-#include "daemon/server/responder.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
-#include "gpu/models/match/match.h"
+#include "daemon/server/worker_context.h"
 
 namespace recon::daemon {
-
-struct WorkerOptions {
-  uint32_t max_batch = 1;
-  // How long the worker sleeps between heartbeats when idle.
-  std::chrono::milliseconds idle_tick{250};
-  // Test hook: runs before every pair batch on the worker thread (e.g. to hold a request in
-  // flight). Empty in the daemon.
-  std::function<void()> before_batch;
-  // Test hook (the request fuzzer): while it returns true, every job that would run a model
-  // (pairs, InferBatch, Match, EncodeRetrieval, Warmup/LoadModel/UnloadModel) is answered
-  // UNAVAILABLE at once, without the device; fetches and the start-up still run. Empty in the daemon.
-  std::function<bool()> skip_models;
-  // Image preparation on the GPU (image_input.h); false: on this thread's CPU.
-  bool gpu_preprocess = true;
-};
 
 class GpuWorker {
  public:
@@ -59,35 +43,18 @@ class GpuWorker {
   }
 
  private:
-  struct Ready {
-    PairJob job;
-    std::array<ModelImage, 2> pixels;
-    uint64_t input_ns = 0;
-    SteadyClock::time_point picked;
-  };
-
   void loop();
   void beat();
   // skip_models: answers `work` without the device; false for work that runs anyway.
   bool skip_model_work(Work& work);
-  // InferPair requests that the Scheduler batched (same BatchKey).
+  // The model instances run the inference requests (mast3r_instance.h, retrieval_instance.h,
+  // match_instance.h); the worker finds the instance, or fails the request saying why.
   void run_pairs(std::vector<PairJob> pairs);
-  // Runs `ready` (same key, an allowed batch size) on the engine and answers each pair.
-  void run_engine(std::vector<Ready>& ready);
-  void finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch, uint64_t compute_ns);
-  // gpu_worker_batch.cpp: InferBatch; gpu_worker_match.cpp: Match; gpu_worker_retrieval.cpp:
-  // EncodeRetrieval.
-  void run_infer_batch(InferBatchJob job);
-  void run_match(MatchJob job);
-  // A recorded matcher for this shape and options, kept across requests (building one records a
-  // graph and allocates its scratch: tens of ms, against ~2 ms to run it on a 512x384 pair).
-  Result<gpu::FastMatcher*> matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options);
-  void run_encode_retrieval(RetrievalJob job);
+  void run_solo(SoloJob job);
   void run_fetch(FetchJob job);
   void run_control(ControlJob job);
-  Responder responder(const RequestContext& context) const { return Responder(context, sinks_); }
-  // Why device_.engine(model) is null: the model's state, or NOT_FOUND.
-  Status engine_missing(const std::string& model) const;
+  // Why a request's model has no ready instance here: its state, or NOT_FOUND.
+  Status model_missing(const std::string& model) const;
 
   Device& device_;
   Scheduler& scheduler_;
@@ -95,7 +62,7 @@ class GpuWorker {
   const AnswerSinks sinks_;
   const WorkerOptions options_;
   const InputPreparation input_;
-  std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last; worker thread only
+  const WorkerContext context_;  // what the instances use of this worker
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<SteadyClock::rep> heartbeat_{0};

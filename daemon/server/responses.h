@@ -10,6 +10,7 @@
 #include "daemon/ipc/id128.h"
 #include "daemon/server/device.h"
 #include "daemon/server/result_store.h"
+#include "gpu/models/mast3r/mast3r_batch_plan.h"
 #include "schema/response_generated.h"
 
 namespace recon::daemon {

@@ -66,9 +66,9 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
       std::make_unique<Scheduler>(scheduling, devices_.size(), [this](size_t device, const std::string& model) {
         // A device runs a model it has ready; a model no device has ready goes to any worker, which
         // answers it (rather than leaving it queued forever).
-        if (devices_[device]->engine_ready(model)) return true;
+        if (devices_[device]->model_ready(model)) return true;
         for (const auto& d : devices_) {
-          if (d->engine_ready(model)) return false;
+          if (d->model_ready(model)) return false;
         }
         return true;
       });

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/ipc/wire_convert.h"
-#include "daemon/server/retrieval_runner.h"
+#include "daemon/server/retrieval_instance.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 #include "tests/daemon/server/test_expect.h"
@@ -62,9 +62,9 @@ TEST(RecondRetrieval, EncodeRetrievalEqualsTheEncoderAndHeadInProcess) {
   for (const ImageArg& image : images) views.push_back({image.pixels.data(), kH, kW, 0});
   auto tokens = (*engine)->encode(views);
   ASSERT_TRUE(tokens.is_ok()) << tokens.status().to_string();
-  auto head = RetrievalRunner::load(harness->runtime(), kRetrievalHead);
+  auto head = RetrievalInstance::load(harness->runtime(), kRetrievalHead);
   ASSERT_TRUE(head.is_ok()) << head.status().to_string();
-  auto expected = (*head)->run(*tokens, 2);
+  auto expected = (*head)->retrieve(*tokens, 2);
   ASSERT_TRUE(expected.is_ok()) << expected.status().to_string();
   for (uint32_t i = 0; i < 8; ++i) {
     EXPECT_EQ(result->pairs()->Get(i)->first(), expected->pairs[i].first);

@@ -1,13 +1,13 @@
-// GpuWorker: Match — the official fast reciprocal nearest-neighbour matcher
-// (gpu/models/match/match.h) on the descriptors a result handle already holds in device memory.
-// The descriptors never leave the device; the (small) match list is read back once to apply
-// min_confidence and max_matches, and stored as new device tensors behind a new handle:
+// MatchInstance: see match_instance.h. The descriptors never leave the device; the (small) match
+// list is read back once to apply min_confidence and max_matches, and stored as new device tensors
+// behind a new handle:
 // matches_1/matches_2 i32 [K, 2] (x, y), match_conf f32 [K] = sqrt(desc_conf_1 · desc_conf_2) and
 // pts3d_1/pts3d_2 f32 [K, 3] (when the source holds those maps).
+#include "daemon/server/match_instance.h"
+
 #include <algorithm>
 #include <numeric>
 
-#include "daemon/server/gpu_worker.h"
 #include "daemon/server/responses.h"
 
 namespace recon::daemon {
@@ -52,14 +52,19 @@ Result<StoredTensor> upload_rows(gpu::Runtime& rt, const char* name, gpu::DType 
 
 }  // namespace
 
-Result<gpu::FastMatcher*> GpuWorker::matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options) {
+MatchInstance::MatchInstance(gpu::Runtime& runtime) : runtime_(runtime) {}
+
+MatchInstance::~MatchInstance() = default;
+
+Result<gpu::FastMatcher*> MatchInstance::matcher_for(const gpu::MatchShape& shape,
+                                                     const gpu::FastMatchOptions& options) {
   constexpr size_t kKept = 8;  // shapes × options a daemon serves at once; each holds a few MiB of scratch
   auto it = std::find_if(matchers_.begin(), matchers_.end(), [&](const auto& m) {
     return m->shape() == shape && m->options().subsample == options.subsample &&
            m->options().max_iter == options.max_iter && m->options().border == options.border;
   });
   if (it == matchers_.end()) {
-    RECON_ASSIGN_OR_RETURN(auto made, gpu::FastMatcher::create(device_.runtime(), shape, options));
+    RECON_ASSIGN_OR_RETURN(auto made, gpu::FastMatcher::create(runtime_, shape, options));
     if (matchers_.size() == kKept) matchers_.erase(matchers_.begin());
     matchers_.push_back(std::move(made));
   } else {
@@ -68,8 +73,8 @@ Result<gpu::FastMatcher*> GpuWorker::matcher_for(const gpu::MatchShape& shape, c
   return matchers_.back().get();
 }
 
-void GpuWorker::run_match(MatchJob job) {
-  const Responder answer = responder(job.context);
+void MatchInstance::run(MatchJob job, const WorkerContext& worker) {
+  const Responder answer = worker.responder(job.context);
   const auto picked = SteadyClock::now();
   if (!answer.may_start(picked)) return;
   const StoredResult& source = *job.source;
@@ -88,7 +93,7 @@ void GpuWorker::run_match(MatchJob job) {
   }
   gpu::FastMatchOptions options;
   options.subsample = static_cast<int>(job.subsample);
-  gpu::Runtime& rt = device_.runtime();
+  gpu::Runtime& rt = runtime_;
   const auto start = SteadyClock::now();
   auto host = [&]() -> Result<gpu::HostMatches> {
     RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape,
@@ -128,7 +133,7 @@ void GpuWorker::run_match(MatchJob job) {
     answer.fail(handle.status());
     return;
   }
-  metrics_.record_match(rows.size());
+  worker.metrics.record_match(rows.size());
   answer.finish(match_response(answer.request_id(), **handle, static_cast<uint32_t>(rows.size())));
 }
 

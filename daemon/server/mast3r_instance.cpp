@@ -1,0 +1,179 @@
+// Mast3rInstance: see mast3r_instance.h.
+#include "daemon/server/mast3r_instance.h"
+
+#include <utility>
+
+#include "daemon/server/pair_outputs.h"
+#include "daemon/server/responses.h"
+#include "daemon/server/scheduler.h"
+#include "gpu/log.h"
+
+namespace recon::daemon {
+
+Result<std::unique_ptr<Mast3rInstance>> Mast3rInstance::load(gpu::Runtime& rt, const std::string& path,
+                                                             gpu::Precision precision) {
+  RECON_ASSIGN_OR_RETURN(std::unique_ptr<gpu::Mast3rEngine> engine, gpu::Mast3rEngine::load(rt, path, precision));
+  return std::unique_ptr<Mast3rInstance>(new Mast3rInstance(std::move(engine)));
+}
+
+uint64_t Mast3rInstance::weight_bytes() const {
+  return engine_->weights().device_bytes();
+}
+
+void Mast3rInstance::run_pairs(std::vector<PairJob> pairs, const WorkerContext& worker) {
+  if (worker.options.before_batch) worker.options.before_batch();
+  const auto picked = SteadyClock::now();
+  std::vector<Ready> ready;
+  ready.reserve(pairs.size());
+  for (PairJob& job : pairs) {
+    if (!worker.responder(job.context).may_start(picked)) continue;
+    Ready r;
+    r.picked = picked;
+    Status status;
+    for (int v = 0; v < 2 && status.is_ok(); ++v) {
+      auto pixels = materialize(job.images[v], worker.input);
+      if (pixels.is_ok()) {
+        r.pixels[v] = std::move(pixels).value();
+      } else {
+        status = pixels.status().with_context(v == 0 ? "image1" : "image2");
+      }
+    }
+    if (!status.is_ok()) {
+      worker.responder(job.context).fail(status);
+      continue;
+    }
+    r.input_ns = ns_between(picked, SteadyClock::now());
+    r.job = std::move(job);
+    ready.push_back(std::move(r));
+  }
+  // Run in the batch sizes that have recorded graphs.
+  size_t begin = 0;
+  while (begin < ready.size()) {
+    const size_t n = batch_size_for(ready.size() - begin, worker.options.max_batch);
+    std::vector<Ready> chunk;
+    for (size_t i = begin; i < begin + n; ++i) chunk.push_back(std::move(ready[i]));
+    run_engine(chunk, worker);
+    begin += n;
+  }
+}
+
+void Mast3rInstance::run_engine(std::vector<Ready>& ready, const WorkerContext& worker) {
+  if (ready.empty()) return;
+  std::vector<gpu::ImageU8View> views[2];
+  for (Ready& r : ready) {
+    for (int v = 0; v < 2; ++v) views[v].push_back(r.pixels[v].view());
+  }
+  const auto start = SteadyClock::now();
+  auto result = engine_->infer(views[0], views[1]);
+  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
+  if (!result.is_ok()) {
+    if (result.status().code() == StatusCode::kResourceExhausted && ready.size() > 1) {
+      // Out of device memory at this batch size: each pair on its own, so that only the pairs
+      // that cannot run at all fail.
+      log_warning("Batch of " + std::to_string(ready.size()) + " pairs ran out of device memory (" +
+                  result.status().message() + "); retrying them one by one");
+      for (Ready& r : ready) {
+        std::vector<Ready> single;
+        single.push_back(std::move(r));
+        run_engine(single, worker);
+      }
+      return;
+    }
+    const Status status = result.status().with_context("inference failed");
+    for (Ready& r : ready) worker.responder(r.job.context).fail(status);
+    return;
+  }
+  worker.metrics.record_execution(static_cast<uint32_t>(ready.size()));
+  for (size_t b = 0; b < ready.size(); ++b) finish_pair(ready[b], *result, b, ready.size(), compute_ns, worker);
+}
+
+void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch,
+                                 uint64_t compute_ns, const WorkerContext& worker) {
+  PairJob& job = ready.job;
+  const Responder answer = worker.responder(job.context);
+  const StageTimes times{ready.picked, ready.input_ns, compute_ns, static_cast<uint32_t>(batch), SteadyClock::now()};
+  auto tensors = pair_tensors(result.tensors, index, job.outputs);
+  if (!tensors.is_ok()) {
+    answer.fail(tensors.status());
+    return;
+  }
+  auto handle = answer.store(std::move(job.reservation), job.key.model, std::move(tensors).value(), times);
+  if (!handle.is_ok()) {
+    answer.fail(handle.status());
+    return;
+  }
+  worker.metrics.record_timings((*handle)->timings);
+  answer.finish(infer_pair_response(answer.request_id(), **handle));
+}
+
+// InferBatch: copy out every image once, one Mast3rEngine::infer_batch call for all pairs, then one
+// result handle per pair. The handles are all-or-nothing: when one cannot be stored (quota, session
+// gone) the ones stored before it are released and the request fails, except when streaming, where
+// the pairs already answered stay and the error ends the stream.
+void Mast3rInstance::run_infer_batch(InferBatchJob job, const WorkerContext& worker) {
+  if (worker.options.before_batch) worker.options.before_batch();
+  const Responder answer = worker.responder(job.context);
+  const auto picked = SteadyClock::now();
+  if (!answer.may_start(picked)) return;
+  auto pixels = materialize_all(job.images, worker.input);
+  if (!pixels.is_ok()) {
+    answer.fail(pixels.status());
+    return;
+  }
+  std::vector<gpu::ImageU8View> views;
+  for (const ModelImage& image : *pixels) views.push_back(image.view());  // they point into *pixels
+  const uint64_t input_ns = ns_between(picked, SteadyClock::now());
+
+  const auto start = SteadyClock::now();
+  auto results = engine_->infer_batch(views, job.pairs);
+  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
+  pixels->clear();  // releases the leases
+  if (!results.is_ok()) {
+    answer.fail(results.status().with_context("batch inference failed"));
+    return;
+  }
+  if (results->size() != job.pairs.size()) {
+    answer.fail(internal_error("the engine returned " + std::to_string(results->size()) + " results for " +
+                               std::to_string(job.pairs.size()) + " pairs"));
+    return;
+  }
+  worker.metrics.record_execution(static_cast<uint32_t>(job.pairs.size()));
+  worker.metrics.record_batch(job.pairs.size());
+
+  std::vector<std::shared_ptr<const StoredResult>> stored;
+  stored.reserve(job.pairs.size());
+  for (size_t k = 0; k < job.pairs.size(); ++k) {
+    const StageTimes times{picked, input_ns, compute_ns, static_cast<uint32_t>(job.pairs.size()), SteadyClock::now()};
+    auto handle = [&]() -> Result<std::shared_ptr<const StoredResult>> {
+      RECON_ASSIGN_OR_RETURN(auto tensors, pair_tensors((*results)[k].tensors, 0, job.outputs));
+      (*results)[k] = gpu::Mast3rResult();  // the stored views keep the device memory alive
+      return answer.store(std::move(job.reservations[k]), job.model, std::move(tensors), times);
+    }();
+    if (!handle.is_ok()) {
+      if (!job.stream) {
+        for (const auto& s : stored) worker.sinks.store.release(job.context.client(), s->id);
+      }
+      answer.fail(handle.status().with_context("pair " + std::to_string(k)));
+      return;
+    }
+    stored.push_back(std::move(handle).value());
+    worker.metrics.record_timings(stored.back()->timings);
+    if (job.stream) {
+      const StoredResult* one[] = {stored.back().get()};
+      auto response = infer_batch_response(answer.request_id(), one, std::span(&job.pairs[k], 1),
+                                           static_cast<uint32_t>(k), k + 1 == job.pairs.size());
+      if (k + 1 == job.pairs.size()) {
+        answer.finish(std::move(response));
+      } else {
+        answer.partial(std::move(response));
+      }
+    }
+  }
+  if (!job.stream) {
+    std::vector<const StoredResult*> all;
+    for (const auto& s : stored) all.push_back(s.get());
+    answer.finish(infer_batch_response(answer.request_id(), all, job.pairs, 0, true));
+  }
+}
+
+}  // namespace recon::daemon

@@ -1,0 +1,33 @@
+// MatchInstance: descriptor matching on one device — the official fast reciprocal nearest-neighbour
+// matcher (gpu/models/match/match.h) on the descriptors a result handle already holds in device
+// memory. It has no weights; each device has one. A recorded matcher is kept per shape and options
+// (building one records a graph and allocates its scratch: tens of ms, against ~2 ms to run it on a
+// 512x384 pair). Worker thread only (model_instance.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "daemon/server/jobs.h"
+#include "daemon/server/model_instance.h"
+#include "daemon/server/worker_context.h"
+#include "gpu/models/match/match.h"
+
+namespace recon::daemon {
+
+class MatchInstance final : public ModelInstance {
+ public:
+  explicit MatchInstance(gpu::Runtime& runtime);
+  ~MatchInstance() override;
+
+  uint64_t weight_bytes() const override { return 0; }
+  void run(MatchJob job, const WorkerContext& worker);
+
+ private:
+  Result<gpu::FastMatcher*> matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options);
+
+  gpu::Runtime& runtime_;
+  std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last
+};
+
+}  // namespace recon::daemon

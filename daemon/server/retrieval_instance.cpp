@@ -1,0 +1,93 @@
+// RetrievalInstance: see retrieval_instance.h.
+#include "daemon/server/retrieval_instance.h"
+
+#include <filesystem>
+
+#include "daemon/server/mast3r_instance.h"
+#include "daemon/server/responses.h"
+#include "gpu/models/retrieval/retrieval.h"
+
+namespace recon::daemon {
+namespace {
+
+StoredTensor stored(const char* name, gpu::Tensor tensor) {
+  StoredTensor t;
+  t.name = name;
+  t.dtype = tensor.dtype();
+  t.shape.assign(tensor.shape().begin(), tensor.shape().end());
+  t.bytes = tensor.bytes();
+  t.tensor = std::move(tensor);
+  return t;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RetrievalInstance>> RetrievalInstance::load(gpu::Runtime& rt, const std::string& path) {
+  RECON_ASSIGN_OR_RETURN(std::unique_ptr<gpu::RetrievalModel> model, gpu::RetrievalModel::load(rt, path));
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  return std::unique_ptr<RetrievalInstance>(new RetrievalInstance(rt, std::move(model), ec ? 0 : bytes));
+}
+
+RetrievalInstance::RetrievalInstance(gpu::Runtime& rt, std::unique_ptr<gpu::RetrievalModel> model,
+                                     uint64_t weight_bytes)
+    : rt_(rt), model_(std::move(model)), weight_bytes_(weight_bytes) {}
+
+RetrievalInstance::~RetrievalInstance() = default;
+
+int64_t RetrievalInstance::token_dim() const {
+  return model_->config().dim;
+}
+
+Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, uint32_t top_k) {
+  RECON_ASSIGN_OR_RETURN(gpu::RetrievalOutput out, model_->encode(tokens));
+  RetrievalAnswer answer;
+  if (top_k > 0) {
+    RECON_ASSIGN_OR_RETURN(gpu::PairCandidates candidates, model_->top_pairs(out.global, static_cast<int>(top_k)));
+    RECON_ASSIGN_OR_RETURN(gpu::HostPairCandidates host, candidates.to_host(rt_));
+    for (int64_t i = 0; i < host.images; ++i) {
+      for (int64_t j = 0; j < host.k; ++j) {
+        const size_t at = static_cast<size_t>(i * host.k + j);
+        answer.pairs.emplace_back(static_cast<uint32_t>(i), static_cast<uint32_t>(host.indices[at]));
+        answer.scores.push_back(host.scores[at]);
+      }
+    }
+  }
+  answer.tensors.push_back(stored("embeddings", std::move(out.global)));
+  answer.tensors.push_back(stored("features", std::move(out.features)));
+  answer.tensors.push_back(stored("attention", std::move(out.attention)));
+  answer.tensors.push_back(stored("token_index", std::move(out.token_index)));
+  return answer;
+}
+
+void RetrievalInstance::run(RetrievalJob job, Mast3rInstance& backbone, const WorkerContext& worker) {
+  const Responder answer = worker.responder(job.context);
+  const auto picked = SteadyClock::now();
+  if (!answer.may_start(picked)) return;
+  auto pixels = materialize_all(job.images, worker.input);
+  if (!pixels.is_ok()) {
+    answer.fail(pixels.status());
+    return;
+  }
+  std::vector<gpu::ImageU8View> views;
+  for (const ModelImage& image : *pixels) views.push_back(image.view());  // they point into *pixels
+  const uint64_t input_ns = ns_between(picked, SteadyClock::now());
+  const auto start = SteadyClock::now();
+  auto tokens = backbone.engine().encode(views);
+  auto retrieved = tokens.is_ok() ? retrieve(*tokens, job.top_k) : Result<RetrievalAnswer>(tokens.status());
+  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
+  if (!retrieved.is_ok()) {
+    answer.fail(retrieved.status().with_context("retrieval"));
+    return;
+  }
+  const StageTimes times{picked, input_ns, compute_ns, static_cast<uint32_t>(job.images.size()), SteadyClock::now()};
+  auto handle = answer.store(std::move(job.reservation), job.model, std::move(retrieved->tensors), times);
+  if (!handle.is_ok()) {
+    answer.fail(handle.status());
+    return;
+  }
+  worker.metrics.record_retrieval(job.images.size());
+  answer.finish(encode_retrieval_response(answer.request_id(), **handle, retrieved->pairs, retrieved->scores));
+}
+
+}  // namespace recon::daemon

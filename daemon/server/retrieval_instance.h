@@ -1,0 +1,59 @@
+// RetrievalInstance: a loaded retrieval head (gpu/models/retrieval/retrieval.h) on one device, and
+// how EncodeRetrieval runs: its backbone's encoder on every image (one size, one batch), then the
+// head on the tokens; the embeddings and local features stay on the device behind one handle, the
+// candidate pairs go in the answer. Worker thread only (model_instance.h).
+// The model is forward-declared so that the daemon's headers do not pull in retrieval.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/server/jobs.h"
+#include "daemon/server/model_instance.h"
+#include "daemon/server/result_store.h"
+#include "daemon/server/worker_context.h"
+#include "gpu/runtime.h"
+#include "gpu/status.h"
+#include "gpu/tensor.h"
+
+namespace recon::gpu {
+class RetrievalModel;
+}
+
+namespace recon::daemon {
+
+struct RetrievalAnswer {
+  // "embeddings" f32 [N, D'] (unit rows), "features" f32 [N, K, D'], "attention" f32 [N, K],
+  // "token_index" i32 [N, K] (the K most attended tokens per image, best first).
+  std::vector<StoredTensor> tensors;
+  // With top_k > 0: for image i, rows [i·top_k, (i+1)·top_k) are its most similar others.
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::vector<float> scores;
+};
+
+class Mast3rInstance;
+
+class RetrievalInstance final : public ModelInstance {
+ public:
+  static Result<std::unique_ptr<RetrievalInstance>> load(gpu::Runtime& rt, const std::string& path);
+  ~RetrievalInstance() override;
+
+  // Width of the encoder tokens the head expects.
+  int64_t token_dim() const;
+  uint64_t weight_bytes() const override { return weight_bytes_; }
+
+  // EncodeRetrieval, on the encoder of `backbone`.
+  void run(RetrievalJob job, Mast3rInstance& backbone, const WorkerContext& worker);
+  // The head alone. tokens [N, T, D] (Mast3rEngine::encode); top_k 0 = no pairs, else 1 ≤ top_k < N.
+  Result<RetrievalAnswer> retrieve(const gpu::Tensor& tokens, uint32_t top_k);
+
+ private:
+  RetrievalInstance(gpu::Runtime& rt, std::unique_ptr<gpu::RetrievalModel> model, uint64_t weight_bytes);
+  gpu::Runtime& rt_;
+  std::unique_ptr<gpu::RetrievalModel> model_;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace recon::daemon

@@ -1,0 +1,40 @@
+// What a device's worker hands the model instances that run its requests: where answers and
+// results go, the metrics, how images are prepared, and the worker's options (test hooks, the
+// batch sizes it warmed).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+#include "daemon/server/image_input.h"
+#include "daemon/server/metrics.h"
+#include "daemon/server/responder.h"
+
+namespace recon::daemon {
+
+struct WorkerOptions {
+  uint32_t max_batch = 1;
+  // How long the worker sleeps between heartbeats when idle.
+  std::chrono::milliseconds idle_tick{250};
+  // Test hook: runs before every pair batch on the worker thread (e.g. to hold a request in
+  // flight). Empty in the daemon.
+  std::function<void()> before_batch;
+  // Test hook (the request fuzzer): while it returns true, every job that would run a model
+  // (pairs, InferBatch, Match, EncodeRetrieval, Warmup/LoadModel/UnloadModel) is answered
+  // UNAVAILABLE at once, without the device; fetches and the start-up still run. Empty in the daemon.
+  std::function<bool()> skip_models;
+  // Image preparation on the GPU (image_input.h); false: on this thread's CPU.
+  bool gpu_preprocess = true;
+};
+
+struct WorkerContext {
+  const AnswerSinks& sinks;
+  Metrics& metrics;
+  const InputPreparation& input;
+  const WorkerOptions& options;
+
+  Responder responder(const RequestContext& context) const { return Responder(context, sinks); }
+};
+
+}  // namespace recon::daemon
