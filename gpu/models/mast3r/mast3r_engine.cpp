@@ -51,12 +51,12 @@ bool same_source(const ImageU8View& a, const ImageU8View& b) {
 
 // Adds `times` to `sum` label by label (labels in first-seen order), scaled by `scale`.
 void accumulate(StageTimes& sum, const StageTimes& times, double scale = 1.0) {
-  for (const auto& [label, ms] : times) {
-    auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& s) { return s.first == label; });
+  for (const auto& stage : times) {  // not a structured binding: clang 14 cannot capture one
+    auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& s) { return s.first == stage.first; });
     if (it == sum.end()) {
-      sum.emplace_back(label, ms * scale);
+      sum.emplace_back(stage.first, stage.second * scale);
     } else {
-      it->second += ms * scale;
+      it->second += stage.second * scale;
     }
   }
 }
