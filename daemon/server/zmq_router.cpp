@@ -15,7 +15,9 @@ std::string zmq_error(const std::string& call) {
 template <typename T>
 Status set_option(void* socket, int option, T value, const char* name) {
   if (zmq_setsockopt(socket, option, &value, sizeof(value)) != 0) {
-    return internal_error(zmq_error(std::string("zmq_setsockopt(") + name + ")"));
+    std::string call = "zmq_setsockopt(";  // appended, not a chain of +: GCC 12 PR 105329
+    call.append(name).append(")");
+    return internal_error(zmq_error(call));
   }
   return Status::ok();
 }
