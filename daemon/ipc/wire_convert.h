@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "daemon/ipc/id128.h"
@@ -21,9 +22,14 @@ StatusCode from_wire(wire::ErrorCode code);
 inline wire::Id128 to_wire(const Id128& id) {
   return wire::Id128(id.lo, id.hi);
 }
-// nullptr (field absent) → the zero id, which names nothing.
+// nullptr (field absent) → the zero id, which names nothing. The bytes are copied, not read as a
+// struct in place: an id in a vector of a crafted buffer may be misaligned (message_verify.cpp
+// refuses the known case; this keeps any other one defined).
 inline Id128 from_wire(const wire::Id128* id) {
-  return id ? Id128{id->lo(), id->hi()} : Id128{};
+  if (id == nullptr) return Id128{};
+  uint64_t words[2];
+  std::memcpy(words, static_cast<const void*>(id), sizeof(words));
+  return Id128{flatbuffers::EndianScalar(words[0]), flatbuffers::EndianScalar(words[1])};
 }
 
 // The Status an Error body describes (never OK: a missing code reads as INTERNAL).
