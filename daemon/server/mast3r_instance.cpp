@@ -115,19 +115,14 @@ void Mast3rInstance::run_infer_batch(InferBatchJob job, const WorkerContext& wor
   const Responder answer = worker.responder(job.context);
   const auto picked = SteadyClock::now();
   if (!answer.may_start(picked)) return;
-  auto pixels = materialize_all(job.images, worker.input);
-  if (!pixels.is_ok()) {
-    answer.fail(pixels.status());
-    return;
-  }
-  std::vector<gpu::ImageU8View> views;
-  for (const ModelImage& image : *pixels) views.push_back(image.view());  // they point into *pixels
-  const uint64_t input_ns = ns_between(picked, SteadyClock::now());
+  std::optional<PreparedImages> images = prepare_images(job.images, worker, answer, picked);
+  if (!images) return;
+  const uint64_t input_ns = images->input_ns;
 
   const auto start = SteadyClock::now();
-  auto results = engine_->infer_batch(views, job.pairs);
+  auto results = engine_->infer_batch(images->views, job.pairs);
   const uint64_t compute_ns = ns_between(start, SteadyClock::now());
-  pixels->clear();  // releases the leases
+  images.reset();  // releases the leases
   if (!results.is_ok()) {
     answer.fail(results.status().with_context("batch inference failed"));
     return;

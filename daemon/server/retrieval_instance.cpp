@@ -64,16 +64,11 @@ void RetrievalInstance::run(RetrievalJob job, Mast3rInstance& backbone, const Wo
   const Responder answer = worker.responder(job.context);
   const auto picked = SteadyClock::now();
   if (!answer.may_start(picked)) return;
-  auto pixels = materialize_all(job.images, worker.input);
-  if (!pixels.is_ok()) {
-    answer.fail(pixels.status());
-    return;
-  }
-  std::vector<gpu::ImageU8View> views;
-  for (const ModelImage& image : *pixels) views.push_back(image.view());  // they point into *pixels
-  const uint64_t input_ns = ns_between(picked, SteadyClock::now());
+  std::optional<PreparedImages> images = prepare_images(job.images, worker, answer, picked);
+  if (!images) return;
+  const uint64_t input_ns = images->input_ns;
   const auto start = SteadyClock::now();
-  auto tokens = backbone.engine().encode(views);
+  auto tokens = backbone.engine().encode(images->views);
   auto retrieved = tokens.is_ok() ? retrieve(*tokens, job.top_k) : Result<RetrievalAnswer>(tokens.status());
   const uint64_t compute_ns = ns_between(start, SteadyClock::now());
   if (!retrieved.is_ok()) {

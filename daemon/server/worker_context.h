@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include "daemon/server/image_input.h"
 #include "daemon/server/metrics.h"
@@ -36,5 +38,18 @@ struct WorkerContext {
 
   Responder responder(const RequestContext& context) const { return Responder(context, sinks); }
 };
+
+// A request's images prepared for its model (image_input.h), the views an engine reads (they point
+// into `pixels`, which holds the leases until it is cleared) and the time the preparation took.
+struct PreparedImages {
+  std::vector<ModelImage> pixels;
+  std::vector<gpu::ImageU8View> views;
+  uint64_t input_ns = 0;
+};
+
+// Prepares every image of a request that a worker picked at `picked`; on failure answers the error
+// through `answer` and returns nullopt.
+std::optional<PreparedImages> prepare_images(std::vector<PendingImage>& images, const WorkerContext& worker,
+                                             const Responder& answer, SteadyClock::time_point picked);
 
 }  // namespace recon::daemon

@@ -1,0 +1,22 @@
+// WorkerContext helpers: see worker_context.h.
+#include "daemon/server/worker_context.h"
+
+#include <utility>
+
+namespace recon::daemon {
+
+std::optional<PreparedImages> prepare_images(std::vector<PendingImage>& images, const WorkerContext& worker,
+                                             const Responder& answer, SteadyClock::time_point picked) {
+  auto pixels = materialize_all(images, worker.input);
+  if (!pixels.is_ok()) {
+    answer.fail(pixels.status());
+    return std::nullopt;
+  }
+  PreparedImages prepared;
+  prepared.pixels = std::move(pixels).value();
+  for (const ModelImage& image : prepared.pixels) prepared.views.push_back(image.view());
+  prepared.input_ns = ns_between(picked, SteadyClock::now());
+  return prepared;
+}
+
+}  // namespace recon::daemon
