@@ -113,10 +113,9 @@ void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, 
 void Mast3rInstance::run_infer_batch(InferBatchJob job, const WorkerContext& worker) {
   if (worker.options.before_batch) worker.options.before_batch();
   const Responder answer = worker.responder(job.context);
-  const auto picked = SteadyClock::now();
-  if (!answer.may_start(picked)) return;
-  std::optional<PreparedImages> images = prepare_images(job.images, worker, answer, picked);
+  std::optional<PreparedImages> images = start_with_images(job.images, worker, answer);
   if (!images) return;
+  const auto picked = images->picked;
   const uint64_t input_ns = images->input_ns;
 
   const auto start = SteadyClock::now();

@@ -62,10 +62,9 @@ Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, u
 
 void RetrievalInstance::run(RetrievalJob job, Mast3rInstance& backbone, const WorkerContext& worker) {
   const Responder answer = worker.responder(job.context);
-  const auto picked = SteadyClock::now();
-  if (!answer.may_start(picked)) return;
-  std::optional<PreparedImages> images = prepare_images(job.images, worker, answer, picked);
+  std::optional<PreparedImages> images = start_with_images(job.images, worker, answer);
   if (!images) return;
+  const auto picked = images->picked;
   const uint64_t input_ns = images->input_ns;
   const auto start = SteadyClock::now();
   auto tokens = backbone.engine().encode(images->views);

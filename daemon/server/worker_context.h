@@ -40,16 +40,19 @@ struct WorkerContext {
 };
 
 // A request's images prepared for its model (image_input.h), the views an engine reads (they point
-// into `pixels`, which holds the leases until it is cleared) and the time the preparation took.
+// into `pixels`, which holds the leases until it is cleared), when the worker picked the request
+// and the time the preparation took.
 struct PreparedImages {
   std::vector<ModelImage> pixels;
   std::vector<gpu::ImageU8View> views;
+  SteadyClock::time_point picked;
   uint64_t input_ns = 0;
 };
 
-// Prepares every image of a request that a worker picked at `picked`; on failure answers the error
-// through `answer` and returns nullopt.
-std::optional<PreparedImages> prepare_images(std::vector<PendingImage>& images, const WorkerContext& worker,
-                                             const Responder& answer, SteadyClock::time_point picked);
+// The start of a request that takes a list of images (InferBatch, EncodeRetrieval): nullopt when
+// it may not start (Responder::may_start) or an image cannot be prepared (answered through
+// `answer`); else its images, prepared.
+std::optional<PreparedImages> start_with_images(std::vector<PendingImage>& images, const WorkerContext& worker,
+                                                const Responder& answer);
 
 }  // namespace recon::daemon
