@@ -27,8 +27,10 @@ TEST(RequestFuzz, SeededRandomRequestsOnEverySocketAreAllAnswered) {
   // Both kinds of answer were seen: the generator reaches past the verifier and the handlers.
   EXPECT_GT(fuzzer->errors(), 0u);
   EXPECT_GT(fuzzer->successes(), 0u);
-  std::printf("%ld requests: %llu successes, %llu errors\n", runs, static_cast<unsigned long long>(fuzzer->successes()),
-              static_cast<unsigned long long>(fuzzer->errors()));
+  std::printf("%ld requests: %llu successes, %llu errors; %llu answers over 1 s, the slowest %lld ms\n", runs,
+              static_cast<unsigned long long>(fuzzer->successes()), static_cast<unsigned long long>(fuzzer->errors()),
+              static_cast<unsigned long long>(fuzzer->slow_answers()),
+              static_cast<long long>(fuzzer->slowest_answer_ms()));
   for (const auto& [outcome, count] : fuzzer->outcomes()) {
     std::printf("  %-32s %llu\n", outcome.c_str(), static_cast<unsigned long long>(count));
   }

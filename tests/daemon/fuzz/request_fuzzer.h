@@ -5,8 +5,9 @@
 // costs a round trip, not an inference. Fetches and releases of the live results run for real.
 //
 // run_one() sends one request and requires an answer: a verified Response with the request's id
-// (or id 0 for a request too broken to read one), within a bound. Anything else, and any crash
-// or sanitizer report, is a finding: run_one aborts with the input's description.
+// (or id 0 for a request too broken to read one), within two minutes. Anything else, and any crash
+// or sanitizer report, is a finding: run_one aborts with the input's description. An answer that
+// takes over a second is reported and counted, not a finding.
 #pragma once
 
 #include <atomic>
@@ -35,6 +36,8 @@ class RequestFuzzer {
   uint64_t successes() const { return successes_; }
   uint64_t errors() const { return errors_; }
   const std::map<std::string, uint64_t>& outcomes() const { return outcomes_; }
+  uint64_t slow_answers() const { return slow_answers_; }
+  int64_t slowest_answer_ms() const { return slowest_answer_ms_; }
 
  private:
   RequestFuzzer() = default;
@@ -50,6 +53,8 @@ class RequestFuzzer {
   uint64_t successes_ = 0;
   uint64_t errors_ = 0;
   std::map<std::string, uint64_t> outcomes_;
+  uint64_t slow_answers_ = 0;
+  int64_t slowest_answer_ms_ = 0;
 };
 
 }  // namespace recon::daemon::fuzz
