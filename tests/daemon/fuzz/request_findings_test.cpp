@@ -1,15 +1,17 @@
 // What the long libFuzzer runs found (tests/daemon/fuzz/findings/, one fuzzer input per file),
-// replayed in CI without sanitizers. Each fixed finding gets an assertion of its own: the input
-// went unnoticed in a plain build (a misaligned read works on x86), so "the daemon stayed up" would
-// not fail without the fix. findings/unanswered-manager-request is not fixed and not replayed here:
-// it is answered at once on its own (docs/DAEMON.md §10); replay it with `fuzz_requests FILE`.
+// replayed in CI without sanitizers. Each fixed finding gets an assertion of its own: a misaligned
+// read works on x86, and the lost answer needed a signal at the wrong moment, so "the daemon stayed
+// up" would not fail without the fixes.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/time.h>
 
 #include <fstream>
 #include <iterator>
 #include <string>
 
 #include "daemon/ipc/message_verify.h"
+#include "tests/daemon/fuzz/request_fuzzer.h"
 #include "tests/daemon/fuzz/request_generator.h"
 
 namespace recon::daemon::fuzz {
@@ -49,6 +51,32 @@ TEST(RequestFuzzFindings, AReleaseWhoseHandlesAreMisalignedIsRefusedAtVerificati
     EXPECT_NE(verified.status().message().find("Release.handles is not aligned"), std::string::npos)
         << name << ": " << verified.status().to_string();
   }
+}
+
+// Found 2026-11-26 (twice, tens of minutes into runs): "no answer within 10 s", and then, with a
+// 2-minute bound, "no answer within 119999 ms (after 17 ms)". libFuzzer checks for slow inputs with
+// a periodic SIGALRM; when one landed while the fuzzer's test client waited in zmq_poll, the poll
+// returned EINTR and the client took it for a missing answer. The daemon had answered (the same
+// input alone is answered at once); the client now waits on for the time left. Here a timer
+// interrupts every millisecond; the daemon's own threads take some of the signals too.
+TEST(RequestFuzzFindings, ASignalWhileWaitingForAnAnswerIsNotAMissingAnswer) {
+  std::string error;
+  auto fuzzer = RequestFuzzer::start(&error);
+  ASSERT_NE(fuzzer, nullptr) << error;
+  struct sigaction action {};
+  action.sa_handler = [](int) {};
+  sigemptyset(&action.sa_mask);  // no SA_RESTART: an interrupted poll returns EINTR
+  struct sigaction previous {};
+  ASSERT_EQ(sigaction(SIGALRM, &action, &previous), 0);
+  const itimerval every_ms{{0, 1000}, {0, 1000}};
+  ASSERT_EQ(setitimer(ITIMER_REAL, &every_ms, nullptr), 0);
+  const std::vector<uint8_t> input = read_finding("unanswered-manager-request");
+  constexpr int kRuns = 300;
+  for (int i = 0; i < kRuns; ++i) fuzzer->run_one(input);  // aborts, with the request, on a finding
+  const itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  sigaction(SIGALRM, &previous, nullptr);
+  EXPECT_EQ(fuzzer->successes() + fuzzer->errors(), static_cast<uint64_t>(kRuns));
 }
 
 }  // namespace

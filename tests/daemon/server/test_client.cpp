@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <zmq.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -79,11 +81,24 @@ Status TestClient::send_frames(const std::vector<std::vector<uint8_t>>& frames) 
 }
 
 Result<Answer> TestClient::receive(int timeout_ms) {
-  zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
-  if (zmq_poll(&item, 1, timeout_ms) <= 0) return unavailable("no answer within " + std::to_string(timeout_ms) + " ms");
+  // A signal (libFuzzer's periodic SIGALRM, say) interrupts the poll: wait on for the time left.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+    const int ready = zmq_poll(&item, 1, std::max<long>(0, static_cast<long>(left.count())));
+    if (ready > 0) break;
+    if (ready == 0) return unavailable("no answer within " + std::to_string(timeout_ms) + " ms");
+    if (zmq_errno() != EINTR) return internal_error(std::string("zmq_poll: ") + zmq_strerror(zmq_errno()));
+  }
   zmq_msg_t msg;
   zmq_msg_init(&msg);
-  if (zmq_msg_recv(&msg, socket_, 0) < 0) return internal_error("zmq_msg_recv failed");
+  int received;
+  do {
+    received = zmq_msg_recv(&msg, socket_, 0);
+  } while (received < 0 && zmq_errno() == EINTR);
+  if (received < 0) return internal_error("zmq_msg_recv failed");
   const auto* data = static_cast<const uint8_t*>(zmq_msg_data(&msg));
   auto verified = copy_and_verify_response(std::span<const uint8_t>(data, zmq_msg_size(&msg)));
   const bool more = zmq_msg_more(&msg);
