@@ -29,12 +29,14 @@ int cmd_warmup(const Context& context) {
 }
 
 int cmd_load(const Context& context) {
-  const Args args(context.args, {"kind", "precision", "resolution"}, {"no-warm"});
-  if (args.positionals().size() != 2) throw UsageError("load takes NAME and PATH");
+  const Args args(context.args, {"kind", "version", "backbone", "precision", "resolution"}, {"no-warm"});
+  if (args.positionals().empty() || args.positionals().size() > 2) throw UsageError("load takes NAME [PATH]");
   LoadModelRequest request;
   request.name = args.positionals()[0];
-  request.weights = args.positionals()[1];
+  request.weights = args.positionals().size() == 2 ? args.positionals()[1] : request.name;
   request.kind = args.string_or("kind", "");
+  request.version = static_cast<uint32_t>(args.int_or("version", 0, 0, 999'999'999));
+  request.backbone = args.string_or("backbone", "");
   request.precision = parse_precision(args.string_or("precision", "default"));
   for (const std::string& r : args.values("resolution")) request.resolutions.push_back(parse_resolution(r));
   request.warm = !args.has("no-warm");

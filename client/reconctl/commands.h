@@ -25,7 +25,7 @@ int cmd_status(const Context& context);      // status [--json] [--sessions]
 int cmd_models(const Context& context);      // models [--json]
 int cmd_wait_ready(const Context& context);  // wait-ready [SECONDS]
 int cmd_warmup(const Context& context);      // warmup [--model NAME]... [RES...]
-int cmd_load(const Context& context);        // load NAME PATH [...]
+int cmd_load(const Context& context);        // load NAME [PATH] [...]
 int cmd_unload(const Context& context);      // unload NAME
 int cmd_infer(const Context& context);       // infer A B --out DIR [...]
 int cmd_bench(const Context& context);       // bench [A B] [--pairs N] [--concurrency C] [...]

@@ -28,9 +28,11 @@ Commands:
   warmup [--model NAME]... [WxH...]
                                  build pipelines and run the models once per resolution
                                  (default: every model at its configured resolutions)
-  load NAME PATH [--kind K] [--precision fp32|fp16|bf16] [--resolution WxH]... [--no-warm]
-                                 load a model; PATH is relative to the daemon's model
-                                 directory (recond --model-dir), no absolute paths or ".."
+  load NAME [PATH] [--version N] [--kind K] [--backbone NAME] [--precision fp32|fp16|bf16]
+       [--resolution WxH]... [--no-warm]
+                                 load a model from the daemon's model directory (recond
+                                 --model-dir): PATH (default NAME) is a model directory of
+                                 it (model.conf, versions 1, 2, ...) or a weights file
   unload NAME                    unload a model (in-flight requests finish first)
   infer A B --out DIR [--size N] [--model NAME] [--precision P] [--min-conf C]
                                  run one image pair: prepares A and B like the official loader

@@ -29,7 +29,7 @@ void write_model_json(JsonWriter& j, const ModelStatus& m) {
   j.key("resolutions").begin_array();
   for (const Resolution& r : m.resolutions) j.value(to_string(r));
   j.end_array();
-  j.key("weight_bytes").value(m.weight_bytes).key("error").value(m.error);
+  j.key("weight_bytes").value(m.weight_bytes).key("error").value(m.error).key("version").value(m.version);
   j.end_object();
 }
 
@@ -38,11 +38,12 @@ void write_model_json(JsonWriter& j, const ModelStatus& m) {
 std::string models_text(const std::vector<ModelStatus>& models) {
   if (models.empty()) return "no models loaded\n";
   Table table;
-  table.add_row({"MODEL", "KIND", "STATE", "PRECISION", "RESOLUTIONS", "WEIGHTS"});
+  table.add_row({"MODEL", "KIND", "VERSION", "STATE", "PRECISION", "RESOLUTIONS", "WEIGHTS"});
   std::string errors;
   for (const ModelStatus& m : models) {
-    table.add_row({m.name, m.kind.empty() ? m.name : m.kind, model_state_name(m.state), precision_name(m.precision),
-                   resolutions_text(m.resolutions), m.weight_bytes ? format_bytes(m.weight_bytes) : "-"});
+    table.add_row({m.name, m.kind.empty() ? m.name : m.kind, m.version ? std::to_string(m.version) : "-",
+                   model_state_name(m.state), precision_name(m.precision), resolutions_text(m.resolutions),
+                   m.weight_bytes ? format_bytes(m.weight_bytes) : "-"});
     if (!m.error.empty()) errors += "  " + m.name + ": " + m.error + "\n";
   }
   return table.render() + errors;

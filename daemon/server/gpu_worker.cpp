@@ -5,11 +5,11 @@
 
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/fetch_copy.h"
-#include "daemon/server/mast3r_instance.h"
-#include "daemon/server/match_instance.h"
 #include "daemon/server/responses.h"
-#include "daemon/server/retrieval_instance.h"
 #include "daemon/service/journal_log.h"
+#include "daemon/serving/mast3r/mast3r_instance.h"
+#include "daemon/serving/match/match_instance.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {

@@ -15,12 +15,12 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/server/device.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/outbox.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
 #include "daemon/server/worker_context.h"
+#include "daemon/serving/device.h"
 
 namespace recon::daemon {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "daemon/ipc/shm_registry.h"
-#include "daemon/server/image_size.h"
+#include "daemon/serving/image_size.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"

@@ -10,8 +10,10 @@ namespace {
 
 constexpr uint32_t kMaxResolutionSide = 4096;
 
-bool is_known_output(std::string_view name) {
-  return std::any_of(std::begin(kMast3rOutputs), std::end(kMast3rOutputs), [&](const char* n) { return name == n; });
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
 }
 
 }  // namespace
@@ -43,9 +45,10 @@ Result<InferSettings> infer_settings(const wire::InferOptions* options, const Mo
   }
   if (options != nullptr && options->outputs() != nullptr) {
     for (const flatbuffers::String* output : *options->outputs()) {
-      if (!is_known_output(output->string_view())) {
-        return invalid_argument("unknown output '" + output->str() +
-                                "' (MASt3R has pts3d_1/2, conf_1/2, desc_1/2, desc_conf_1/2)");
+      if (std::find(model.outputs.begin(), model.outputs.end(), output->string_view()) == model.outputs.end()) {
+        return invalid_argument("unknown output '" + output->str() + "' (model '" + model.name + "' has " +
+                                (model.outputs.empty() ? std::string("no choice of outputs") : joined(model.outputs)) +
+                                ")");
       }
       s.outputs.push_back(output->str());
     }

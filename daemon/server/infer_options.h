@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/device.h"
 #include "daemon/server/image_input.h"
 #include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/server_options.h"
+#include "daemon/serving/model.h"
 #include "gpu/status.h"
 #include "schema/request_generated.h"
 

@@ -51,7 +51,7 @@ flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBuffe
   for (const ImageSize& r : model.resolutions) resolutions.emplace_back(r.height, r.width);
   return wire::CreateModelStatusDirect(builder, model.name.c_str(), model.kind.c_str(), to_wire(model.state),
                                        to_wire(model.precision), &resolutions, model.weight_bytes,
-                                       model.error.empty() ? nullptr : model.error.c_str());
+                                       model.error.empty() ? nullptr : model.error.c_str(), model.version);
 }
 
 flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "daemon/ipc/id128.h"
-#include "daemon/server/device.h"
 #include "daemon/server/result_store.h"
+#include "daemon/serving/device.h"
 #include "gpu/models/mast3r/mast3r_batch_plan.h"
 #include "schema/response_generated.h"
 

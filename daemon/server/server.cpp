@@ -32,6 +32,7 @@ Server::Server(ServerOptions options, const Notifier* notifier)
       notifier_(notifier),
       manager_policy_{::getuid(), options_.manager_gid},
       verify_limits_{static_cast<size_t>(options_.limits.max_message_bytes), 16, 100'000},
+      repository_(options_.model_dir),
       registry_(options_.registry),
       store_(result_limits(options_.limits)),
       sessions_(SessionLimits{options_.limits.max_clients, options_.limits.max_remote_sessions,

@@ -32,7 +32,6 @@
 #include "daemon/ipc/region_service.h"
 #include "daemon/ipc/shm_registry.h"
 #include "daemon/server/connection_monitor.h"
-#include "daemon/server/device.h"
 #include "daemon/server/gpu_worker.h"
 #include "daemon/server/infer_options.h"
 #include "daemon/server/metrics.h"
@@ -44,11 +43,13 @@
 #include "daemon/server/server_options.h"
 #include "daemon/server/server_snapshot.h"
 #include "daemon/server/session_table.h"
-#include "daemon/server/warmup.h"
 #include "daemon/server/zmq_router.h"
 #include "daemon/service/notify.h"
 #include "daemon/service/signals.h"
 #include "daemon/service/socket_activation.h"
+#include "daemon/serving/device.h"
+#include "daemon/serving/model_repository.h"
+#include "daemon/serving/warmup.h"
 #include "gpu/runtime.h"
 
 namespace recon::daemon {
@@ -167,6 +168,7 @@ class Server {
   const Notifier* notifier_;
   const ManagerPolicy manager_policy_;
   const VerifyLimits verify_limits_;
+  const ModelRepository repository_;
   const SteadyClock::time_point started_ = SteadyClock::now();
   std::atomic<wire::DaemonState> state_{wire::DaemonState::STARTING};
 

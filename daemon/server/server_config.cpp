@@ -125,7 +125,7 @@ std::string server_flags_usage() {
          "  --max-total-result-bytes SIZE device bytes of all result handles (default 16GiB)\n"
          "  --max-message-bytes SIZE      largest ZeroMQ frame / request (default 64MiB)\n"
          "  --drain-timeout DURATION      on SIGTERM, wait this long for running work (default 20s)\n"
-         "  --model-dir PATH              directory LoadModel names are relative to (default: none)\n"
+         "  --model-dir PATH              the model repository LoadModel loads from (default: none)\n"
          "  --retrieval PATH              load a retrieval head (safetensors) as model 'retrieval'\n"
          "  --retrieval-backbone NAME     the mast3r model whose encoder feeds it (default: the first)\n"
          "  --socket-dir DIR              put client.sock, regions.sock and manager.sock in DIR\n";
@@ -170,16 +170,21 @@ ServerOptions server_options(const DaemonConfig& config, const ServerFlags& flag
   if (flags.batch_wait) o.batching.max_wait = *flags.batch_wait;
   if (flags.drain_timeout) o.drain_timeout = *flags.drain_timeout;
   if (flags.model_dir) o.model_dir = *flags.model_dir;
-  for (const ModelSource& m : config.models) o.models.push_back({m.name, m.path});
+  for (const ModelSource& m : config.models) {
+    ModelSpec spec;
+    spec.name = m.name;
+    spec.path = m.path;
+    o.models.push_back(std::move(spec));
+  }
   if (flags.retrieval) {
-    RetrievalSpec spec;
-    spec.path = *flags.retrieval;
-    if (flags.retrieval_backbone) {
-      spec.backbone = *flags.retrieval_backbone;
-    } else if (!o.models.empty()) {
-      spec.backbone = o.models.front().name;
-    }
-    o.retrieval.push_back(spec);
+    ModelSpec head;
+    head.name = "retrieval";
+    head.kind = "retrieval";
+    head.path = *flags.retrieval;
+    head.backbone = flags.retrieval_backbone ? *flags.retrieval_backbone
+                    : o.models.empty()       ? std::string("mast3r")
+                                             : o.models.front().name;
+    o.models.push_back(std::move(head));
   }
   o.precision = config.precision == Precision::kFp16 ? gpu::Precision::kF16 : gpu::Precision::kF32;
   for (const Resolution& r : config.warmup) o.warmup.push_back({r.height, r.width});

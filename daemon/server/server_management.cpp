@@ -2,11 +2,11 @@
 // LoadModel, UnloadModel. They are validated here, on the I/O thread, and run as control jobs on
 // device 0's worker (one device today), ahead of queued inferences.
 #include <chrono>
-#include <filesystem>
 
 #include "daemon/server/responses.h"
 #include "daemon/server/server.h"
 #include "daemon/service/config_values.h"
+#include "daemon/serving/model_kind.h"
 
 namespace recon::daemon {
 namespace {
@@ -23,6 +23,12 @@ Result<std::vector<ImageSize>> resolutions_from_wire(const flatbuffers::Vector<c
     out.push_back({r->height(), r->width()});
   }
   return out;
+}
+
+// A retrieval head, say, has no graph to warm: Warmup leaves it out.
+bool kind_warms(const std::string& kind) {
+  const ModelKind* row = find_model_kind(kind);
+  return row != nullptr && row->warms;
 }
 
 uint32_t elapsed_ms(std::chrono::steady_clock::time_point start) {
@@ -49,11 +55,11 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
   if (body.models() != nullptr && body.models()->size() > 0) {
     for (const flatbuffers::String* name : *body.models()) {
       RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(name->str()));
-      if (info.kind == "mast3r") names.push_back(name->str());  // a retrieval head has no graph to warm
+      if (kind_warms(info.kind)) names.push_back(name->str());
     }
   } else {
     for (const ModelInfo& m : devices_.front()->models()) {
-      if (m.state == ModelState::kReady && m.kind == "mast3r") names.push_back(m.name);
+      if (m.state == ModelState::kReady && kind_warms(m.kind)) names.push_back(m.name);
     }
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
@@ -78,29 +84,29 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
                                                                   const ReplyTarget& target) {
   const std::string name = body.name() ? body.name()->str() : std::string();
   RECON_RETURN_IF_ERROR(check_model_name(name).with_context("LoadModel.name"));
-  const std::string kind = body.kind() && body.kind()->size() > 0 ? body.kind()->str() : std::string("mast3r");
-  if (kind != "mast3r") return unimplemented("model kind '" + kind + "' is not supported by this daemon (only mast3r)");
-  if (options_.model_dir.empty()) {
-    return invalid_argument("this daemon has no model directory (--model-dir); it loads only its configured models");
-  }
   const std::string weights = body.weights() ? body.weights()->str() : std::string();
-  const std::filesystem::path relative(weights);
-  bool escapes = weights.empty() || relative.is_absolute();
-  for (const auto& part : relative) escapes = escapes || part == "..";
-  if (escapes) return invalid_argument("LoadModel.weights must be a relative path inside the model directory");
-  const std::string path = (std::filesystem::path(options_.model_dir) / relative).lexically_normal().string();
+  auto found = repository_.find(weights, name, body.version());
+  if (!found.is_ok()) return found.status().with_context("LoadModel.weights");
+  ModelSpec spec = std::move(found).value();
+  if (body.kind() != nullptr && body.kind()->size() > 0) spec.kind = body.kind()->str();
+  if (body.backbone() != nullptr && body.backbone()->size() > 0) spec.backbone = body.backbone()->str();
+  const ModelKind* kind = find_model_kind(spec.kind);
+  if (kind == nullptr || kind->load == nullptr) {
+    return unimplemented("model kind '" + spec.kind +
+                         "' is not supported by this daemon (kinds: " + loadable_model_kinds() + ")");
+  }
   if (auto existing = devices_.front()->model(name); existing && existing->state != ModelState::kFailed) {
     return invalid_argument("model '" + name + "' is already loaded; unload it first");
   }
-  gpu::Precision precision = options_.precision;
   switch (body.precision()) {
     case wire::Precision::DEFAULT:
+      if (!spec.precision) spec.precision = options_.precision;
       break;
     case wire::Precision::FP32:
-      precision = gpu::Precision::kF32;
+      spec.precision = gpu::Precision::kF32;
       break;
     case wire::Precision::FP16:
-      precision = gpu::Precision::kF16;
+      spec.precision = gpu::Precision::kF16;
       break;
     default:
       return unimplemented("precision " + std::string(wire::EnumNamePrecision(body.precision())) + " is not supported");
@@ -110,10 +116,10 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
   ControlJob job;
   job.reply = target;
   job.what = "LoadModel " + name;
-  job.run = [name, path, precision, plan, warm = body.warm(),
+  job.run = [name, spec, plan, warm = body.warm(),
              request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     const auto start = std::chrono::steady_clock::now();
-    RECON_RETURN_IF_ERROR(device.load_model(name, path, precision));
+    RECON_RETURN_IF_ERROR(device.load(spec));
     if (warm) {
       RECON_RETURN_IF_ERROR(warm_model(device, name, plan, nullptr));
     } else {
@@ -138,7 +144,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_unload_model(const wire::
   job.reply = target;
   job.what = "UnloadModel " + name;
   job.run = [name, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
-    RECON_RETURN_IF_ERROR(device.unload_model(name));
+    RECON_RETURN_IF_ERROR(device.unload(name));
     return unload_model_response(request_id);
   };
   RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));

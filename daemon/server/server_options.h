@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/ipc/shm_registry.h"
+#include "daemon/serving/model.h"
 #include "gpu/models/mast3r/mast3r_weights.h"
 
 namespace recon::daemon {
@@ -64,27 +65,14 @@ struct BatchingOptions {
   std::chrono::microseconds max_wait{0};
 };
 
-// A model to load at start.
-struct ModelSpec {
-  std::string name;
-  std::string path;
-};
-
-// A retrieval head to load at start, after the models: EncodeRetrieval runs the backbone's
-// encoder, then this head.
-struct RetrievalSpec {
-  std::string name = "retrieval";
-  std::string path;
-  std::string backbone = "mast3r";
-};
-
 struct ServerOptions {
   ServerLimits limits;
   RegistryLimits registry;
   BatchingOptions batching;
 
+  // Loaded at start, in this order (a retrieval head after its backbone).
   std::vector<ModelSpec> models;
-  std::vector<RetrievalSpec> retrieval;
+  // Of the models whose spec names none.
   gpu::Precision precision = gpu::Precision::kF32;
   // Warm-up resolutions as (height, width); each model is run once per resolution and batch size.
   struct Resolution {
@@ -93,7 +81,7 @@ struct ServerOptions {
     bool operator==(const Resolution&) const = default;
   };
   std::vector<Resolution> warmup;
-  // Where LoadModel's relative weight names are looked up ("" = LoadModel refused).
+  // The model repository (model_repository.h) LoadModel loads from ("" = LoadModel refused).
   std::string model_dir;
   // Write the pipeline cache right after warm-up.
   bool save_pipeline_cache = true;

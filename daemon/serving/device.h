@@ -1,8 +1,8 @@
 // Device: one GPU as the server sees it — its gpu::Runtime and the models loaded on it (one
-// ModelInstance each, model_instance.h, plus the device's MatchInstance), and a catalog of their
-// states that any thread may read (admission, status). Instances are created, warmed, run and
-// destroyed only by the device's worker thread (gpu_worker.h); the catalog is the only part other
-// threads touch.
+// ModelInstance each, made by its kind's row in model_kind.h, plus the device's MatchInstance), and
+// a catalog of their states that any thread may read (admission, status). Instances are created,
+// warmed, run and destroyed only by the device's worker thread (daemon/server/gpu_worker.h); the
+// catalog is the only part other threads touch.
 #pragma once
 
 #include <cstdint>
@@ -13,36 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/image_size.h"
-#include "daemon/server/model_instance.h"
-#include "gpu/models/mast3r/mast3r_forward.h"
+#include "daemon/serving/image_size.h"
+#include "daemon/serving/model.h"
+#include "daemon/serving/model_instance.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {
-
-// Output names of a MASt3R pair (DESIGN.md §4), in the order results list them.
-inline constexpr const char* kMast3rOutputs[] = {"pts3d_1", "pts3d_2", "conf_1",      "conf_2",
-                                                 "desc_1",  "desc_2",  "desc_conf_1", "desc_conf_2"};
-
-enum class ModelState { kLoading, kWarming, kReady, kFailed, kUnloading };
-const char* model_state_name(ModelState state);
-
-// What the I/O thread knows about a model (a copy: no engine pointer).
-struct ModelInfo {
-  std::string name;
-  std::string kind = "mast3r";
-  std::string path;
-  ModelState state = ModelState::kLoading;
-  gpu::Precision precision = gpu::Precision::kF32;
-  std::vector<ImageSize> resolutions;  // warmed (view 1 = view 2 = this size)
-  uint64_t weight_bytes = 0;
-  std::string error;  // why kFailed
-  uint32_t patch_size = 16;
-  uint32_t default_long_side = 512;  // max(img_size): the official loader's "size"
-  uint32_t desc_dim = 24;
-  std::string backbone;  // kind "retrieval": the mast3r model whose encoder feeds it
-};
 
 class MatchInstance;
 
@@ -57,23 +34,24 @@ class Device {
   gpu::Runtime& runtime() { return runtime_; }
 
   // ---- worker thread only ----
-  // Loads weights and makes the model known (state kWarming until mark_ready). A name already
-  // present → INVALID_ARGUMENT. Failures leave a kFailed entry behind (status shows why).
-  Status load_model(const std::string& name, const std::string& path, gpu::Precision precision);
-  // Builds and runs the graph of one shape; adds the resolution to the catalog when the two
-  // views share a size.
-  Status warm(const std::string& name, const gpu::ForwardShape& shape);
+  // Loads `spec` through its kind's row and makes the model known: state kWarming (the caller
+  // warms it, warmup.h, or marks it ready). An unknown kind, or a name already present (and not
+  // failed) → INVALID_ARGUMENT. A failed load leaves a kFailed entry behind (status shows why).
+  Status load(const ModelSpec& spec);
+  // ModelInstance::warm of `name`; the size joins the catalog's warmed resolutions.
+  Status warm(const std::string& name, ImageSize size, uint32_t batch);
   // Destroys the instance (the caller has finished every job on it).
-  Status unload_model(const std::string& name);
-  // A retrieval head on the encoder of the loaded mast3r model `backbone` (kind "retrieval",
-  // ready at once: it has no graph to warm). INVALID_ARGUMENT when the backbone is not loaded or
-  // its token width differs from the head's.
-  Status load_retrieval(const std::string& name, const std::string& path, const std::string& backbone);
-  // The instance of a ready model of kind `Kind`; nullptr when absent, not ready or of another kind.
+  Status unload(const std::string& name);
+  // The instance of a loaded model of kind `Kind` (in any state), or only of a ready one; nullptr
+  // when absent, not ready or of another kind.
+  template <class Kind>
+  Kind* loaded(const std::string& name) {
+    auto it = instances_.find(name);
+    return it == instances_.end() ? nullptr : dynamic_cast<Kind*>(it->second.get());
+  }
   template <class Kind>
   Kind* ready(const std::string& name) {
-    auto it = instances_.find(name);
-    return it == instances_.end() || !model_ready(name) ? nullptr : dynamic_cast<Kind*>(it->second.get());
+    return model_ready(name) ? loaded<Kind>(name) : nullptr;
   }
   MatchInstance& matcher() { return *matcher_; }
 
@@ -86,7 +64,7 @@ class Device {
 
  private:
   // Enters `info` in the catalog as loading, unless a model of its name is there and has not failed.
-  Status begin_loading(ModelInfo info);
+  Status begin_loading(const ModelInfo& info);
   const size_t index_;
   gpu::Runtime& runtime_;
   std::map<std::string, std::unique_ptr<ModelInstance>> instances_;  // worker thread only

@@ -1,6 +1,6 @@
 // Official output-size arithmetic: see image_size.h. Mirrors tools/io/official_resize.cpp line by
 // line; tests/daemon/server/image_input_test.cpp checks the two agree.
-#include "daemon/server/image_size.h"
+#include "daemon/serving/image_size.h"
 
 #include <algorithm>
 #include <cmath>

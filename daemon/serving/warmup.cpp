@@ -1,6 +1,7 @@
 // Model loading and warm-up: see warmup.h.
-#include "daemon/server/warmup.h"
+#include "daemon/serving/warmup.h"
 
+#include "daemon/serving/model_kind.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {
@@ -24,6 +25,13 @@ std::string join_sizes(const std::vector<ImageSize>& sizes) {
 
 Status warm_model(Device& device, const std::string& name, const WarmupPlan& plan, const Notifier* notifier,
                   bool set_states) {
+  const std::optional<ModelInfo> info = device.model(name);
+  if (!info) return not_found("model '" + name + "' is not loaded");
+  const ModelKind* kind = find_model_kind(info->kind);
+  if (kind == nullptr || !kind->warms) {
+    if (set_states) device.set_state(name, ModelState::kReady);
+    return Status::ok();
+  }
   if (set_states) device.set_state(name, ModelState::kWarming);
   const size_t steps = plan.resolutions.size() * plan.batch_sizes.size();
   size_t step = 0;
@@ -34,11 +42,7 @@ Status warm_model(Device& device, const std::string& name, const WarmupPlan& pla
                "warming " + name + " " + std::to_string(step) + "/" + std::to_string(steps) + ": " + r.to_string() +
                    " batch " + std::to_string(batch),
                plan.step_timeout);
-      gpu::ForwardShape shape;
-      shape.batch = batch;
-      shape.view1 = {r.height, r.width};
-      shape.view2 = shape.view1;
-      Status status = device.warm(name, shape);
+      Status status = device.warm(name, r, batch);
       if (!status.is_ok()) {
         if (set_states) device.set_state(name, ModelState::kFailed, status.to_string());
         return status;
@@ -52,19 +56,21 @@ Status warm_model(Device& device, const std::string& name, const WarmupPlan& pla
 Result<std::string> start_device(Device& device, const ServerOptions& options, const WarmupPlan& plan,
                                  const Notifier* notifier) {
   std::string summary;
-  for (const ModelSpec& model : options.models) {
-    progress(notifier, "loading " + model.name + " from " + model.path, plan.step_timeout);
-    RECON_RETURN_IF_ERROR(device.load_model(model.name, model.path, options.precision));
+  for (ModelSpec model : options.models) {
+    if (!model.precision) model.precision = options.precision;
+    const std::string on = model.backbone.empty() ? std::string() : " on " + model.backbone;
+    progress(notifier, "loading " + model.name + " from " + model.path + on, plan.step_timeout);
+    RECON_RETURN_IF_ERROR(device.load(model));
     RECON_RETURN_IF_ERROR(warm_model(device, model.name, plan, notifier));
-    std::string batches;
-    for (uint32_t b : plan.batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
-    summary +=
-        (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " + batches + ")";
-  }
-  for (const RetrievalSpec& head : options.retrieval) {
-    progress(notifier, "loading " + head.name + " from " + head.path + " on " + head.backbone, plan.step_timeout);
-    RECON_RETURN_IF_ERROR(device.load_retrieval(head.name, head.path, head.backbone));
-    summary += (summary.empty() ? "" : "; ") + head.name + " on " + head.backbone;
+    const ModelKind* kind = find_model_kind(model.kind);
+    if (kind != nullptr && kind->warms) {
+      std::string batches;
+      for (uint32_t b : plan.batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
+      summary += (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " +
+                 batches + ")";
+    } else {
+      summary += (summary.empty() ? "" : "; ") + model.name + on;
+    }
   }
   if (options.save_pipeline_cache) {
     gpu::PipelineCache& cache = device.runtime().pipeline_cache();

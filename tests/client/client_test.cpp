@@ -428,6 +428,15 @@ TEST(Client, ManagementCallsUseTheManagerSocket) {
   request.name = "second";
   request.weights = "second.safetensors";
   EXPECT_EQ(client.load_model(request).model.name, "second");
+  EXPECT_EQ(daemon.counters().last_load, "second.safetensors  0 ");
+  // A model directory of the repository, by default the model's name.
+  LoadModelRequest head;
+  head.name = "head";
+  head.kind = "retrieval";
+  head.version = 3;
+  head.backbone = "mast3r";
+  EXPECT_EQ(client.load_model(head).model.name, "head");
+  EXPECT_EQ(daemon.counters().last_load, "head retrieval 3 mast3r");
   EXPECT_NO_THROW(client.unload_model("second"));
   try {
     client.unload_model("second");
@@ -435,7 +444,7 @@ TEST(Client, ManagementCallsUseTheManagerSocket) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
   }
-  EXPECT_EQ(daemon.counters().manager_requests, 4);
+  EXPECT_EQ(daemon.counters().manager_requests, 5);
 }
 
 TEST(Client, ControlConnectionsCannotCreateBuffersOrInfer) {

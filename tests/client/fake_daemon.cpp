@@ -599,7 +599,11 @@ void FakeDaemon::run() {
             }
             case wire::RequestBody::LoadModel: {
               if (!manager_only()) break;
-              const std::string name = r->body_as_LoadModel()->name()->str();
+              const wire::LoadModel* load = r->body_as_LoadModel();
+              const std::string name = load->name()->str();
+              const auto text = [](const flatbuffers::String* t) { return t != nullptr ? t->str() : std::string("-"); };
+              s.counters.last_load = text(load->weights()) + " " + text(load->kind()) + " " +
+                                     std::to_string(load->version()) + " " + text(load->backbone());
               s.model_names.push_back(name);
               const auto body = wire::CreateLoadModelResult(b, model_status(b, name), 7);
               daemon::finish_response(b, id, wire::ResponseBody::LoadModelResult, body.Union());

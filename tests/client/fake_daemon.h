@@ -52,6 +52,7 @@ class FakeDaemon {
     int status_requests = 0, manager_requests = 0;
     std::vector<std::string> last_fetch_names;
     std::string last_client_name;
+    std::string last_load;           // the last LoadModel as "weights kind version backbone"
     uint32_t last_region_seals = 0;  // F_GET_SEALS of the last registered memfd
   };
   Counters counters() const;

@@ -250,16 +250,16 @@ WarmupReport Client::warmup(std::span<const std::string> models, std::span<const
 
 LoadModelReport Client::load_model(const LoadModelRequest& request, std::chrono::milliseconds timeout) {
   if (request.name.empty()) throw invalid("load_model needs a model name");
-  if (request.weights.empty()) throw invalid("load_model needs a weights file");
   detail::Core& c = core();
   flatbuffers::FlatBufferBuilder builder(256);
   const auto name = builder.CreateString(request.name);
   const auto kind = builder.CreateString(request.kind);
-  const auto weights = builder.CreateString(request.weights);
+  const auto weights = builder.CreateString(request.weights.empty() ? request.name : request.weights);
   const auto res = to_wire(request.resolutions);
   const auto res_vector = builder.CreateVectorOfStructs(res);
+  const auto backbone = builder.CreateString(request.backbone);
   const auto body = wire::CreateLoadModel(builder, name, kind, weights, static_cast<wire::Precision>(request.precision),
-                                          res_vector, request.warm);
+                                          res_vector, request.warm, request.version, backbone);
   const uint64_t request_id = c.next_request_id();
   detail::finish_request(builder, request_id, {}, wire::RequestBody::LoadModel, body.Union());
   const detail::Answer answer =

@@ -28,6 +28,7 @@ ModelStatus model_from_wire(const wire::ModelStatus* m) {
   }
   out.weight_bytes = m->weight_bytes();
   out.error = str(m->error());
+  out.version = m->version();
   return out;
 }
 

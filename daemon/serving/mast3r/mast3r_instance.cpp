@@ -1,19 +1,37 @@
 // Mast3rInstance: see mast3r_instance.h.
-#include "daemon/server/mast3r_instance.h"
+#include "daemon/serving/mast3r/mast3r_instance.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "daemon/server/pair_outputs.h"
 #include "daemon/server/responses.h"
 #include "daemon/server/scheduler.h"
+#include "daemon/serving/device.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {
 
-Result<std::unique_ptr<Mast3rInstance>> Mast3rInstance::load(gpu::Runtime& rt, const std::string& path,
-                                                             gpu::Precision precision) {
-  RECON_ASSIGN_OR_RETURN(std::unique_ptr<gpu::Mast3rEngine> engine, gpu::Mast3rEngine::load(rt, path, precision));
-  return std::unique_ptr<Mast3rInstance>(new Mast3rInstance(std::move(engine)));
+Result<std::unique_ptr<ModelInstance>> Mast3rInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
+  RECON_ASSIGN_OR_RETURN(std::unique_ptr<gpu::Mast3rEngine> engine,
+                         gpu::Mast3rEngine::load(device.runtime(), spec.path, info.precision));
+  const gpu::Mast3rConfig& config = engine->config();
+  info.outputs.assign(std::begin(kMast3rOutputs), std::end(kMast3rOutputs));
+  info.patch_size = static_cast<uint32_t>(config.patch_size);
+  info.default_long_side = static_cast<uint32_t>(std::max(config.img_size[0], config.img_size[1]));
+  info.desc_dim = static_cast<uint32_t>(config.desc_dim());
+  auto instance = std::unique_ptr<Mast3rInstance>(new Mast3rInstance(std::move(engine)));
+  info.weight_bytes = instance->weight_bytes();
+  return std::unique_ptr<ModelInstance>(std::move(instance));
+}
+
+Status Mast3rInstance::warm(ImageSize size, uint32_t batch) {
+  gpu::ForwardShape shape;
+  shape.batch = batch;
+  shape.view1 = {size.height, size.width};
+  shape.view2 = shape.view1;
+  return engine_->warmup(shape).with_context("warming at " + shape.to_string());
 }
 
 uint64_t Mast3rInstance::weight_bytes() const {

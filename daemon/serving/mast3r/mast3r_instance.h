@@ -12,19 +12,28 @@
 #include <vector>
 
 #include "daemon/server/jobs.h"
-#include "daemon/server/model_instance.h"
 #include "daemon/server/worker_context.h"
+#include "daemon/serving/model.h"
+#include "daemon/serving/model_instance.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace recon::daemon {
 
+class Device;
+
+// Output names of a MASt3R pair (DESIGN.md §4), in the order results list them.
+inline constexpr const char* kMast3rOutputs[] = {"pts3d_1", "pts3d_2", "conf_1",      "conf_2",
+                                                 "desc_1",  "desc_2",  "desc_conf_1", "desc_conf_2"};
+
 class Mast3rInstance final : public ModelInstance {
  public:
-  static Result<std::unique_ptr<Mast3rInstance>> load(gpu::Runtime& rt, const std::string& path,
-                                                      gpu::Precision precision);
+  // ModelKind::load: the weights at spec.path, in spec.precision.
+  static Result<std::unique_ptr<ModelInstance>> load(const ModelSpec& spec, Device& device, ModelInfo& info);
 
   gpu::Mast3rEngine& engine() { return *engine_; }
   uint64_t weight_bytes() const override;
+  // The engine's graph for `batch` pairs with both views of `size`.
+  Status warm(ImageSize size, uint32_t batch) override;
 
   void run_pairs(std::vector<PairJob> pairs, const WorkerContext& worker);
   void run_infer_batch(InferBatchJob job, const WorkerContext& worker);

@@ -3,7 +3,7 @@
 // behind a new handle:
 // matches_1/matches_2 i32 [K, 2] (x, y), match_conf f32 [K] = sqrt(desc_conf_1 · desc_conf_2) and
 // pts3d_1/pts3d_2 f32 [K, 3] (when the source holds those maps).
-#include "daemon/server/match_instance.h"
+#include "daemon/serving/match/match_instance.h"
 
 #include <algorithm>
 #include <numeric>

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "daemon/server/jobs.h"
-#include "daemon/server/model_instance.h"
 #include "daemon/server/worker_context.h"
+#include "daemon/serving/model_instance.h"
 #include "gpu/models/match/match.h"
 
 namespace recon::daemon {

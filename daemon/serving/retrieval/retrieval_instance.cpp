@@ -1,10 +1,11 @@
 // RetrievalInstance: see retrieval_instance.h.
-#include "daemon/server/retrieval_instance.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
 
 #include <filesystem>
 
-#include "daemon/server/mast3r_instance.h"
 #include "daemon/server/responses.h"
+#include "daemon/serving/device.h"
+#include "daemon/serving/mast3r/mast3r_instance.h"
 #include "gpu/models/retrieval/retrieval.h"
 
 namespace recon::daemon {
@@ -22,7 +23,28 @@ StoredTensor stored(const char* name, gpu::Tensor tensor) {
 
 }  // namespace
 
-Result<std::unique_ptr<RetrievalInstance>> RetrievalInstance::load(gpu::Runtime& rt, const std::string& path) {
+Result<std::unique_ptr<ModelInstance>> RetrievalInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
+  if (spec.backbone.empty()) return invalid_argument("a retrieval model needs a backbone (a mast3r model)");
+  auto* backbone = device.loaded<Mast3rInstance>(spec.backbone);
+  const std::optional<ModelInfo> encoder = device.model(spec.backbone);
+  if (backbone == nullptr || !encoder) {
+    return invalid_argument("its backbone model '" + spec.backbone + "' is not loaded");
+  }
+  RECON_ASSIGN_OR_RETURN(std::unique_ptr<RetrievalInstance> head, open(device.runtime(), spec.path));
+  const int64_t encoder_dim = backbone->engine().config().enc_embed_dim;
+  if (head->token_dim() != encoder_dim) {
+    return invalid_argument("the head takes " + std::to_string(head->token_dim()) + "-wide tokens; the encoder of '" +
+                            spec.backbone + "' gives " + std::to_string(encoder_dim));
+  }
+  // Its images go through the backbone's encoder: the backbone's image rules and precision.
+  info.precision = encoder->precision;
+  info.patch_size = encoder->patch_size;
+  info.default_long_side = encoder->default_long_side;
+  info.weight_bytes = head->weight_bytes();
+  return std::unique_ptr<ModelInstance>(std::move(head));
+}
+
+Result<std::unique_ptr<RetrievalInstance>> RetrievalInstance::open(gpu::Runtime& rt, const std::string& path) {
   RECON_ASSIGN_OR_RETURN(std::unique_ptr<gpu::RetrievalModel> model, gpu::RetrievalModel::load(rt, path));
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(path, ec);

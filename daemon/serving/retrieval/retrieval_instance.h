@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "daemon/server/jobs.h"
-#include "daemon/server/model_instance.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/worker_context.h"
+#include "daemon/serving/model.h"
+#include "daemon/serving/model_instance.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 #include "gpu/tensor.h"
@@ -33,11 +34,16 @@ struct RetrievalAnswer {
   std::vector<float> scores;
 };
 
+class Device;
 class Mast3rInstance;
 
 class RetrievalInstance final : public ModelInstance {
  public:
-  static Result<std::unique_ptr<RetrievalInstance>> load(gpu::Runtime& rt, const std::string& path);
+  // ModelKind::load: the head at spec.path on the encoder of the loaded mast3r model spec.backbone.
+  // INVALID_ARGUMENT when the backbone is not loaded or its token width differs from the head's.
+  static Result<std::unique_ptr<ModelInstance>> load(const ModelSpec& spec, Device& device, ModelInfo& info);
+  // The head alone, from its file.
+  static Result<std::unique_ptr<RetrievalInstance>> open(gpu::Runtime& rt, const std::string& path);
   ~RetrievalInstance() override;
 
   // Width of the encoder tokens the head expects.

@@ -261,9 +261,13 @@ class Generator {
       case wire::RequestBody::LoadModel: {
         const auto name = maybe_string({"extra", "mast3r", "", "a/b", "../x"});
         const auto kind = maybe_string({"mast3r", "onnx", "retrieval", ""});
-        const auto weights = maybe_string({"model.safetensors", "../etc/passwd", "/abs", ""});
+        const auto weights = maybe_string({"model.safetensors", "../etc/passwd", "/abs", "", "tiny", "."});
         const auto precision = static_cast<wire::Precision>(in_.byte() % 6);
-        return wire::CreateLoadModel(b_, name, kind, weights, precision, resolutions(2), in_.flag()).Union();
+        const auto sizes = resolutions(2);
+        const bool warm = in_.flag();
+        const uint32_t version = in_.chance(20) ? in_.edgy_u32() : 0;
+        const auto backbone = maybe_string({"mast3r", "", "nope"});
+        return wire::CreateLoadModel(b_, name, kind, weights, precision, sizes, warm, version, backbone).Union();
       }
       case wire::RequestBody::UnloadModel:
         // Never the served model: unloading it would end the run's coverage of inference.

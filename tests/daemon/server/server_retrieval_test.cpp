@@ -3,9 +3,13 @@
 // equal the engine's encode() followed by the same head in-process, and bad requests get typed
 // errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "daemon/ipc/wire_convert.h"
-#include "daemon/server/retrieval_instance.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 #include "tests/daemon/server/test_expect.h"
@@ -33,7 +37,12 @@ std::vector<uint8_t> make_encode(uint64_t id, const Id128& session, const std::v
 
 ServerOptions with_retrieval() {
   ServerOptions options = tiny_options();
-  options.retrieval.push_back(RetrievalSpec{"retrieval", kRetrievalHead, "mast3r"});
+  ModelSpec head;
+  head.name = "retrieval";
+  head.kind = "retrieval";
+  head.path = kRetrievalHead;
+  head.backbone = "mast3r";
+  options.models.push_back(head);
   return options;
 }
 
@@ -62,7 +71,7 @@ TEST(RecondRetrieval, EncodeRetrievalEqualsTheEncoderAndHeadInProcess) {
   for (const ImageArg& image : images) views.push_back({image.pixels.data(), kH, kW, 0});
   auto tokens = (*engine)->encode(views);
   ASSERT_TRUE(tokens.is_ok()) << tokens.status().to_string();
-  auto head = RetrievalInstance::load(harness->runtime(), kRetrievalHead);
+  auto head = RetrievalInstance::open(harness->runtime(), kRetrievalHead);
   ASSERT_TRUE(head.is_ok()) << head.status().to_string();
   auto expected = (*head)->retrieve(*tokens, 2);
   ASSERT_TRUE(expected.is_ok()) << expected.status().to_string();
@@ -110,6 +119,54 @@ TEST(RecondRetrieval, RefusesBadRetrievalRequests) {
   id = c.next_id();
   expect(make_infer_pair(id, c.session(), a, a, InferArgs{"retrieval"}), id, StatusCode::kInvalidArgument,
          "is a retrieval model");
+}
+
+// A retrieval head loaded at run time from the model repository: its model.conf gives the kind and
+// the backbone, the highest version directory wins, and the head then serves EncodeRetrieval like
+// one configured at start.
+TEST(RecondRetrieval, LoadModelTakesARetrievalHeadFromTheRepository) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("recon-retrieval-repository-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  for (const char* version : {"1", "2"}) {
+    std::filesystem::create_directories(root / "head" / version);
+    std::filesystem::create_symlink(kRetrievalHead, root / "head" / version / "projector.safetensors");
+  }
+  std::ofstream(root / "head" / "model.conf") << "kind = retrieval\nbackbone = mast3r\n";
+  ServerOptions options = tiny_options();
+  options.model_dir = root.string();
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto manager = TestClient::connect(harness->dir(), "manager", false, "manager.sock");
+  auto client = TestClient::connect(harness->dir(), "user");
+  ASSERT_TRUE(manager.is_ok() && client.is_ok());
+
+  const uint64_t load = (*manager)->next_id();
+  auto loaded = (*manager)->call(make_load(load, "head", "head"), load, 60'000);
+  ASSERT_TRUE(loaded.is_ok());
+  ASSERT_EQ(loaded->type(), wire::ResponseBody::LoadModelResult) << loaded->error_message();
+  const wire::ModelStatus* model = loaded->response->body_as_LoadModelResult()->model();
+  EXPECT_EQ(model->state(), wire::ModelState::READY);
+  EXPECT_EQ(model->kind()->str(), "retrieval");
+  EXPECT_EQ(model->version(), 2u);
+
+  const ImageArg a{{}, 0, kH, kW, 0, test_image(kH, kW, 3)};
+  const ImageArg b{{}, 0, kH, kW, 0, test_image(kH, kW, 4)};
+  const uint64_t id = (*client)->next_id();
+  auto encoded = (*client)->call(make_encode(id, (*client)->session(), {a, b}, 1, "head"), id);
+  ASSERT_TRUE(encoded.is_ok());
+  ASSERT_EQ(encoded->type(), wire::ResponseBody::EncodeRetrievalResult) << encoded->error_message();
+  EXPECT_EQ(encoded->response->body_as_EncodeRetrievalResult()->pairs()->size(), 2u);
+
+  // A head whose backbone is not loaded fails to load and says why.
+  std::ofstream(root / "head" / "model.conf") << "kind = retrieval\nbackbone = absent\n";
+  const uint64_t orphan = (*manager)->next_id();
+  auto refused = (*manager)->call(make_load(orphan, "orphan", "head"), orphan, 60'000);
+  ASSERT_TRUE(refused.is_ok());
+  EXPECT_EQ(refused->code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused->error_message().find("backbone model 'absent' is not loaded"), std::string::npos)
+      << refused->error_message();
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ struct ModelStatus {
   Precision precision = Precision::kDefault;
   std::vector<Resolution> resolutions;
   uint64_t weight_bytes = 0;
-  std::string error;  // why state is kFailed
+  std::string error;     // why state is kFailed
+  uint32_t version = 0;  // the model repository's version directory; 0 = none
 };
 
 struct QueueStats {
@@ -89,9 +90,13 @@ struct WarmupReport {
 };
 
 struct LoadModelRequest {
-  std::string name;     // what requests will call it ("mast3r")
-  std::string weights;  // relative to the daemon's model directory (recond --model-dir)
-  std::string kind;     // architecture; empty = same as name
+  std::string name;  // what requests will call it ("mast3r")
+  // Relative to the daemon's model directory (recond --model-dir): a model directory of the
+  // repository (docs/DAEMON.md) or a weights file; empty = `name`.
+  std::string weights;
+  std::string kind;      // "mast3r", "retrieval"; empty = the directory's model.conf, else mast3r
+  uint32_t version = 0;  // of a model directory; 0 = the highest
+  std::string backbone;  // kind "retrieval": the loaded mast3r model feeding it; empty = model.conf's
   Precision precision = Precision::kDefault;
   std::vector<Resolution> resolutions;
   bool warm = true;  // warm up before answering

@@ -1,0 +1,48 @@
+// The nouns of a served model that every thread may read: what to load (ModelSpec, from the
+// configuration, a LoadModel request or the model repository) and what is known about a loaded
+// one (ModelInfo: a copy of the device's catalog entry, never an engine pointer).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/serving/image_size.h"
+#include "gpu/models/mast3r/mast3r_weights.h"  // gpu::Precision
+
+namespace recon::daemon {
+
+enum class ModelState { kLoading, kWarming, kReady, kFailed, kUnloading };
+const char* model_state_name(ModelState state);
+
+struct ModelSpec {
+  std::string name;  // what requests call it
+  std::string path;  // its weights file
+  std::string kind = "mast3r";
+  uint32_t version = 0;                     // the repository's version directory it came from (0: none)
+  std::optional<gpu::Precision> precision;  // nullopt: the daemon's precision
+  std::string backbone;                     // kind "retrieval": the mast3r model whose encoder feeds it
+};
+
+struct ModelInfo {
+  std::string name;
+  std::string kind;
+  std::string path;
+  uint32_t version = 0;
+  std::string backbone;
+  ModelState state = ModelState::kLoading;
+  gpu::Precision precision = gpu::Precision::kF32;
+  std::vector<ImageSize> resolutions;  // warmed (view 1 = view 2 = this size)
+  uint64_t weight_bytes = 0;
+  std::string error;  // why kFailed
+  // What its requests may ask for: the names of the tensors a result of it holds (empty: any, the
+  // kind decides), and the image sides it accepts (multiples of patch_size; default_long_side is the
+  // official loader's "size", max(img_size)).
+  std::vector<std::string> outputs;
+  uint32_t patch_size = 16;
+  uint32_t default_long_side = 512;
+  uint32_t desc_dim = 24;
+};
+
+}  // namespace recon::daemon

@@ -1,0 +1,36 @@
+// ModelKind: the table. See model_kind.h.
+#include "daemon/serving/model_kind.h"
+
+#include <iterator>
+
+#include "daemon/serving/mast3r/mast3r_instance.h"
+#include "daemon/serving/match/match_instance.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
+
+namespace recon::daemon {
+namespace {
+
+constexpr ModelKind kKinds[] = {
+    {"mast3r", &Mast3rInstance::load, /*warms=*/true},
+    {"retrieval", &RetrievalInstance::load},
+    {"match", nullptr, /*warms=*/false, /*built_in=*/true},
+};
+
+}  // namespace
+
+const ModelKind* find_model_kind(std::string_view name) {
+  for (const ModelKind& kind : kKinds) {
+    if (kind.name == name) return &kind;
+  }
+  return nullptr;
+}
+
+std::string loadable_model_kinds() {
+  std::string out;
+  for (const ModelKind& kind : kKinds) {
+    if (kind.load != nullptr) out += (out.empty() ? "" : ", ") + std::string(kind.name);
+  }
+  return out;
+}
+
+}  // namespace recon::daemon

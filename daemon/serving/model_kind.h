@@ -1,0 +1,34 @@
+// ModelKind: the one table of the kinds of model recond serves. A row says how a model of the kind
+// is loaded on a device and whether it has graphs to warm; the code of each kind lives in its own
+// folder (mast3r/, retrieval/, match/). Adding a kind is its folder plus one row in model_kind.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "daemon/serving/model.h"
+#include "daemon/serving/model_instance.h"
+#include "gpu/status.h"
+
+namespace recon::daemon {
+
+class Device;
+
+struct ModelKind {
+  std::string_view name;
+  // Loads `spec` on `device` (its worker thread) and writes what requests need to know about it
+  // into `info` (weight bytes, outputs, image rules). Null for a built-in kind.
+  Result<std::unique_ptr<ModelInstance>> (*load)(const ModelSpec& spec, Device& device, ModelInfo& info);
+  // Whether ModelInstance::warm builds anything (Warmup requests and start-up warm it).
+  bool warms = false;
+  // Built in: every device has one instance, made with the device (no weights, not in the catalog).
+  bool built_in = false;
+};
+
+// The row of `name`; nullptr for an unknown kind.
+const ModelKind* find_model_kind(std::string_view name);
+// The kinds a LoadModel or the configuration may name, e.g. "mast3r, retrieval".
+std::string loadable_model_kinds();
+
+}  // namespace recon::daemon

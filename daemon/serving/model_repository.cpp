@@ -1,0 +1,147 @@
+// ModelRepository: see model_repository.h.
+#include "daemon/serving/model_repository.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "daemon/service/config_values.h"
+
+namespace recon::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uintmax_t kMaxConfBytes = 64 << 10;
+
+// model.conf, parsed: the keys it set.
+struct ModelConf {
+  std::string kind;
+  std::string weights;
+  std::string backbone;
+  std::optional<gpu::Precision> precision;
+};
+
+Result<ModelConf> read_model_conf(const fs::path& path) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return invalid_argument("cannot read " + path.string() + ": " + ec.message());
+  if (size > kMaxConfBytes) return invalid_argument(path.string() + " is larger than 64 KiB");
+  std::ifstream in(path);
+  if (!in) return invalid_argument("cannot open " + path.string());
+  ModelConf conf;
+  std::set<std::string> seen;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = path.string() + ":" + std::to_string(number) + ": ";
+    const std::string_view text = trim(line);
+    if (text.empty() || text.front() == '#') continue;
+    const size_t equals = text.find('=');
+    if (equals == std::string_view::npos) return invalid_argument(where + "expected key = value");
+    const std::string key(trim(text.substr(0, equals)));
+    const std::string value(trim(text.substr(equals + 1)));
+    if (!seen.insert(key).second) return invalid_argument(where + "'" + key + "' is given twice");
+    if (key == "kind") {
+      conf.kind = value;
+    } else if (key == "weights") {
+      conf.weights = value;
+    } else if (key == "backbone") {
+      RECON_RETURN_IF_ERROR(check_model_name(value).with_context(where + "backbone"));
+      conf.backbone = value;
+    } else if (key == "precision") {
+      auto precision = parse_precision(value);
+      if (!precision.is_ok()) return precision.status().with_context(where + "precision");
+      conf.precision = *precision == Precision::kFp16 ? gpu::Precision::kF16 : gpu::Precision::kF32;
+    } else {
+      return invalid_argument(where + "unknown key '" + key + "' (kind, weights, backbone, precision)");
+    }
+  }
+  return conf;
+}
+
+// A file name inside the directory it is looked up in: no separator, not "." or "..".
+bool is_plain_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+// The highest numbered subdirectory of `dir` (0: none), or `wanted` if it exists.
+Result<uint32_t> pick_version(const fs::path& dir, uint32_t wanted) {
+  uint32_t highest = 0;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.empty() || name.size() > 9 ||
+        name.find_first_not_of("0123456789") != std::string::npos || name.front() == '0') {
+      continue;
+    }
+    const auto number = static_cast<uint32_t>(std::stoul(name));
+    if (wanted != 0 && number == wanted) return wanted;
+    highest = std::max(highest, number);
+  }
+  if (ec) return invalid_argument("cannot list " + dir.string() + ": " + ec.message());
+  if (wanted != 0) return not_found("model directory " + dir.string() + " has no version " + std::to_string(wanted));
+  return highest;
+}
+
+// The one *.safetensors file of `dir`.
+Result<fs::path> only_weights_file(const fs::path& dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".safetensors") found.push_back(e.path());
+  }
+  if (ec) return invalid_argument("cannot list " + dir.string() + ": " + ec.message());
+  if (found.size() == 1) return found.front();
+  return invalid_argument(dir.string() + " holds " + std::to_string(found.size()) +
+                          " .safetensors files; name one with `weights =` in model.conf");
+}
+
+}  // namespace
+
+Result<ModelSpec> ModelRepository::find(const std::string& entry, const std::string& name, uint32_t version) const {
+  if (!enabled()) {
+    return invalid_argument("this daemon has no model directory (--model-dir); it loads only its configured models");
+  }
+  const fs::path relative(entry);
+  bool escapes = entry.empty() || relative.is_absolute();
+  for (const auto& part : relative) escapes = escapes || part == "..";
+  if (escapes) return invalid_argument("'" + entry + "' must be a relative path inside the model directory");
+  if (relative.lexically_normal() == ".") return invalid_argument("'" + entry + "' names the model directory itself");
+  const fs::path path = (fs::path(root_) / relative).lexically_normal();
+  ModelSpec spec;
+  spec.name = name;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    if (version != 0) return invalid_argument("'" + entry + "' is a weights file; only a model directory has versions");
+    spec.path = path.string();
+    return spec;
+  }
+  if (!fs::is_directory(path, ec)) return not_found("the model directory has no '" + entry + "'");
+
+  ModelConf conf;
+  if (fs::exists(path / "model.conf", ec)) {
+    RECON_ASSIGN_OR_RETURN(conf, read_model_conf(path / "model.conf"));
+  }
+  if (!conf.kind.empty()) spec.kind = conf.kind;
+  spec.backbone = conf.backbone;
+  spec.precision = conf.precision;
+  RECON_ASSIGN_OR_RETURN(spec.version, pick_version(path, version));
+  const fs::path dir = spec.version == 0 ? path : path / std::to_string(spec.version);
+  if (conf.weights.empty()) {
+    RECON_ASSIGN_OR_RETURN(const fs::path weights, only_weights_file(dir));
+    spec.path = weights.string();
+  } else {
+    if (!is_plain_name(conf.weights)) {
+      return invalid_argument((path / "model.conf").string() +
+                              ": weights must be a file name in the version directory");
+    }
+    spec.path = (dir / conf.weights).string();
+    if (!fs::is_regular_file(spec.path, ec)) return not_found("model weights " + spec.path + " do not exist");
+  }
+  return spec;
+}
+
+}  // namespace recon::daemon
