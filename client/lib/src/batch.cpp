@@ -5,8 +5,9 @@
 
 namespace recon::client {
 
-BatchResult PendingBatch::get() {
-  auto [call, core] = pending_.take_over("PendingBatch");
+namespace detail {
+
+BatchResult Decode::batch(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
   detail::Answer answer = call->take();
   const auto round_trip = call->answered_at - call->sent_at;
   detail::expect_body(answer, wire::ResponseBody::InferBatchResult, "InferBatch");
@@ -35,4 +36,5 @@ BatchResult PendingBatch::get() {
   return out;
 }
 
+}  // namespace detail
 }  // namespace recon::client

@@ -110,7 +110,7 @@ PendingResult Client::infer(const ImageView& image1, const ImageView& image2, co
     if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
   };
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
-  return PendingResult(detail::PendingCall(core_, std::move(call)), PendingResult::Kind::kInferPair);
+  return PendingResult(detail::PendingCall(core_, std::move(call)), &detail::Decode::infer_pair, "PendingResult");
 }
 
 PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchOptions& batch,
@@ -155,7 +155,7 @@ PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchO
     }
   };
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
-  return PendingBatch(detail::PendingCall(core_, std::move(call)));
+  return PendingBatch(detail::PendingCall(core_, std::move(call)), &detail::Decode::batch, "PendingBatch");
 }
 
 PendingResult Client::match(const Result& source, const MatchOptions& options) {
@@ -179,7 +179,7 @@ PendingResult Client::match(const Result& source, const MatchOptions& options) {
     if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
   };
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
-  return PendingResult(detail::PendingCall(core_, std::move(call)), PendingResult::Kind::kMatch);
+  return PendingResult(detail::PendingCall(core_, std::move(call)), &detail::Decode::match, "PendingResult");
 }
 
 PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, const RetrievalOptions& options) {
@@ -210,7 +210,7 @@ PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, con
     if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
   };
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
-  return PendingRetrieval(detail::PendingCall(core_, std::move(call)));
+  return PendingRetrieval(detail::PendingCall(core_, std::move(call)), &detail::Decode::retrieval, "PendingRetrieval");
 }
 
 DaemonStatus Client::status(bool include_sessions) {

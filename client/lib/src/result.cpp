@@ -158,7 +158,7 @@ bool Result::released() const {
   return checked(state_).released();
 }
 
-// ---- PendingResult ------------------------------------------------------------------------------
+// ---- Pending<T>: the shared waiting part and the answers of infer and match --------------------
 
 namespace detail {
 
@@ -197,26 +197,34 @@ std::pair<std::shared_ptr<Call>, std::shared_ptr<Core>> PendingCall::take_over(c
   return {std::exchange(call_, nullptr), std::exchange(core_, nullptr)};
 }
 
-}  // namespace detail
+namespace {
 
-Result PendingResult::get() {
-  auto [call, core] = pending_.take_over("PendingResult");
-  detail::Answer answer = call->take();
-  const auto round_trip = call->answered_at - call->sent_at;
-  const wire::ResultHandle* handle = nullptr;
-  if (kind_ == Kind::kMatch) {
-    detail::expect_body(answer, wire::ResponseBody::MatchResult, "Match");
-    handle = answer.response->body_as_MatchResult()->handle();
-  } else {
-    detail::expect_body(answer, wire::ResponseBody::InferPairResult, "InferPair");
-    handle = answer.response->body_as_InferPairResult()->handle();
-  }
+// The state of the one handle an answer names, which is released when it cannot be read.
+std::unique_ptr<ResultState> one_handle(const std::shared_ptr<Core>& core, const wire::ResultHandle* handle,
+                                        std::chrono::nanoseconds round_trip) {
   try {
-    return Result(detail::ResultState::from_wire(core, handle, round_trip));
+    return ResultState::from_wire(core, handle, round_trip);
   } catch (...) {
-    if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
+    if (handle != nullptr && handle->id() != nullptr) core->release_async(from_wire(handle->id()));
     throw;
   }
 }
+
+}  // namespace
+
+Result Decode::infer_pair(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
+  Answer answer = call->take();
+  expect_body(answer, wire::ResponseBody::InferPairResult, "InferPair");
+  return Result(
+      one_handle(core, answer.response->body_as_InferPairResult()->handle(), call->answered_at - call->sent_at));
+}
+
+Result Decode::match(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
+  Answer answer = call->take();
+  expect_body(answer, wire::ResponseBody::MatchResult, "Match");
+  return Result(one_handle(core, answer.response->body_as_MatchResult()->handle(), call->answered_at - call->sent_at));
+}
+
+}  // namespace detail
 
 }  // namespace recon::client

@@ -5,8 +5,9 @@
 
 namespace recon::client {
 
-RetrievalResult PendingRetrieval::get() {
-  auto [call, core] = pending_.take_over("PendingRetrieval");
+namespace detail {
+
+RetrievalResult Decode::retrieval(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
   detail::Answer answer = call->take();
   const auto round_trip = call->answered_at - call->sent_at;
   detail::expect_body(answer, wire::ResponseBody::EncodeRetrievalResult, "EncodeRetrieval");
@@ -33,4 +34,5 @@ RetrievalResult PendingRetrieval::get() {
   return out;
 }
 
+}  // namespace detail
 }  // namespace recon::client

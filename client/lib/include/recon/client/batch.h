@@ -18,22 +18,7 @@ struct BatchResult {
   std::vector<Result> results;   // results[k] belongs to pairs[k]
 };
 
-// Destroying it before get() abandons the request; handles that still arrive are released.
-class RECON_CLIENT_API PendingBatch {
- public:
-  PendingBatch() = default;
-
-  bool valid() const { return pending_.valid(); }
-  bool ready() const { return pending_.ready(); }
-  bool wait_for(std::chrono::milliseconds timeout) const { return pending_.wait_for(timeout); }
-  // Blocks until the answer (or the request's timeout); returns every pair's Result or throws
-  // Error. Callable once.
-  BatchResult get();
-
- private:
-  friend class Client;
-  explicit PendingBatch(detail::PendingCall pending) : pending_(std::move(pending)) {}
-  detail::PendingCall pending_;
-};
+// Client::infer_batch's answer before it has arrived: pending.h.
+using PendingBatch = Pending<BatchResult>;
 
 }  // namespace recon::client

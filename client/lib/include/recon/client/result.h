@@ -1,6 +1,6 @@
 // Result: the answer to an inference (or a match), a handle to tensors that stay in the daemon's device memory
-// until fetched ("lazy retrieval"); PendingResult: a Result that has not arrived yet; TensorView:
-// a fetched tensor, viewed in place in the client's shared-memory output region (no copy).
+// until fetched ("lazy retrieval"); PendingResult: a Result that has not arrived yet (pending.h);
+// TensorView: a fetched tensor, viewed in place in the client's shared-memory output region (no copy).
 //
 // Lifetime (RAII): destroying a Result releases its handle on the daemon (a fire-and-forget
 // Release; the daemon would also free it at the handle's TTL or when the session ends) and frees
@@ -26,38 +26,13 @@
 
 #include "recon/client/error.h"
 #include "recon/client/export.h"
+#include "recon/client/pending.h"
 #include "recon/client/types.h"
 
 namespace recon::client {
 
 namespace detail {
-class Call;
-class Core;
 class ResultState;
-
-// The waiting part that PendingResult, PendingBatch and PendingRetrieval share: a request in
-// flight and the client core its answer needs. Destroying (or assigning over) it before
-// take_over() abandons the request: a handle that still arrives is released at once.
-class RECON_CLIENT_API PendingCall {
- public:
-  PendingCall() = default;
-  PendingCall(std::shared_ptr<Core> core, std::shared_ptr<Call> call);
-  PendingCall(PendingCall&&) noexcept = default;
-  PendingCall& operator=(PendingCall&&) noexcept;
-  ~PendingCall();
-
-  bool valid() const { return call_ != nullptr; }
-  bool ready() const;
-  bool wait_for(std::chrono::milliseconds timeout) const;
-  // Hands the call and its core to the owner's get(); throws Error (kInvalidArgument) naming
-  // `owner` when there is none (default-constructed, or get() called before).
-  std::pair<std::shared_ptr<Call>, std::shared_ptr<Core>> take_over(const char* owner);
-
- private:
-  void abandon() noexcept;
-  std::shared_ptr<Core> core_;
-  std::shared_ptr<Call> call_;
-};
 }  // namespace detail
 
 // A fetched tensor in shared memory. Valid while its Result lives.
@@ -140,34 +115,12 @@ class RECON_CLIENT_API Result {
 
  private:
   friend class Client;  // match() names the handle
-  friend class PendingResult;
-  friend class PendingBatch;
-  friend class PendingRetrieval;
+  friend struct detail::Decode;
   explicit Result(std::unique_ptr<detail::ResultState> state);
   std::unique_ptr<detail::ResultState> state_;
 };
 
-class RECON_CLIENT_API PendingResult {
- public:
-  PendingResult() = default;
-
-  // False once get() has been called (or for a default-constructed object).
-  bool valid() const { return pending_.valid(); }
-  // True when get() will not block.
-  bool ready() const { return pending_.ready(); }
-  // Waits up to `timeout`; true when ready.
-  bool wait_for(std::chrono::milliseconds timeout) const { return pending_.wait_for(timeout); }
-  // Blocks until the answer (or the request's timeout), then returns the Result or throws Error.
-  // Callable once.
-  Result get();
-
- private:
-  friend class Client;
-  // The answers a PendingResult waits for.
-  enum class Kind : uint8_t { kInferPair, kMatch };
-  PendingResult(detail::PendingCall pending, Kind kind) : pending_(std::move(pending)), kind_(kind) {}
-  detail::PendingCall pending_;
-  Kind kind_ = Kind::kInferPair;
-};
+// A Result that has not arrived yet (Client::infer, Client::match): pending.h.
+using PendingResult = Pending<Result>;
 
 }  // namespace recon::client

@@ -22,21 +22,7 @@ struct RetrievalResult {
   std::vector<float> scores;
 };
 
-// Destroying it before get() abandons the request; handles that still arrive are released.
-class RECON_CLIENT_API PendingRetrieval {
- public:
-  PendingRetrieval() = default;
-
-  bool valid() const { return pending_.valid(); }
-  bool ready() const { return pending_.ready(); }
-  bool wait_for(std::chrono::milliseconds timeout) const { return pending_.wait_for(timeout); }
-  // Blocks until the answer (or the request's timeout). Callable once.
-  RetrievalResult get();
-
- private:
-  friend class Client;
-  explicit PendingRetrieval(detail::PendingCall pending) : pending_(std::move(pending)) {}
-  detail::PendingCall pending_;
-};
+// Client::encode_retrieval's answer before it has arrived: pending.h.
+using PendingRetrieval = Pending<RetrievalResult>;
 
 }  // namespace recon::client
