@@ -116,6 +116,8 @@ def main():
         t_fp32 = cuda_time_ms(lambda: model(img1, img2))
         peak_fp32 = torch.cuda.max_memory_allocated() / 2**30
         with torch.autocast("cuda", dtype=torch.float16):
+            # PyTorch's own fp16 error, measured like recon's below: the yardstick for recon's fp16 modes.
+            autocast_out = {k: v.float().cpu().numpy() for k, v in model(img1, img2).items()}
             torch.cuda.reset_peak_memory_stats()
             t_fp16 = cuda_time_ms(lambda: model(img1, img2))
             peak_fp16 = torch.cuda.max_memory_allocated() / 2**30
@@ -146,14 +148,18 @@ def main():
         "ms_per_pair", "pairs_per_s", "gpu_ms_per_pair", "device_heap_used_GiB", "activations_GiB", "gpu_busy",
         "speedup_vs_pairwise", "second_queue")} for r in runs}
 
-    # 4. Equality: max |recon - ref| / max |ref| per output, and the worst descriptor cosine.
+    # 4. Equality: max |recon - ref| / max |ref| per output, and the worst descriptor cosine (and
+    # the same for PyTorch's own fp16 autocast).
     errors = {}
-    for prec in ("fp32", "fp16", "fp16-heads"):
+    for prec in ("fp32", "fp16", "fp16-heads", "pytorch-fp16-autocast"):
         for name in OUTPUTS:
             path = os.path.join(dump_dir, f"{prec}_{name}.f32")
-            if not os.path.exists(path):
+            if prec == "pytorch-fp16-autocast":
+                got = autocast_out[name].reshape(ref[name].shape)
+            elif os.path.exists(path):
+                got = np.fromfile(path, dtype=np.float32).reshape(ref[name].shape)
+            else:
                 continue
-            got = np.fromfile(path, dtype=np.float32).reshape(ref[name].shape)
             want = ref[name]
             errors[f"{prec}/{name}"] = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
             if name.startswith("desc_") and not name.startswith("desc_conf"):

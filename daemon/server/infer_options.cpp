@@ -8,8 +8,6 @@
 namespace recon::daemon {
 namespace {
 
-constexpr uint32_t kMaxResolutionSide = 4096;
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;

@@ -37,7 +37,15 @@ wire::ModelState to_wire(ModelState state) {
 }
 
 wire::Precision to_wire(gpu::Precision precision) {
-  return precision == gpu::Precision::kF16 ? wire::Precision::FP16 : wire::Precision::FP32;
+  switch (precision) {
+    case gpu::Precision::kF32:
+      return wire::Precision::FP32;
+    case gpu::Precision::kF16:
+      return wire::Precision::FP16;
+    case gpu::Precision::kF16Heads:
+      return wire::Precision::FP16_HEADS;
+  }
+  return wire::Precision::FP32;
 }
 
 flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferBuilder& builder,

@@ -186,7 +186,7 @@ ServerOptions server_options(const DaemonConfig& config, const ServerFlags& flag
                                              : o.models.front().name;
     o.models.push_back(std::move(head));
   }
-  o.precision = config.precision == Precision::kFp16 ? gpu::Precision::kF16 : gpu::Precision::kF32;
+  o.precision = gpu_precision(config.precision);
   for (const Resolution& r : config.warmup) o.warmup.push_back({r.height, r.width});
   if (config.tcp) o.tcp_endpoint = config.tcp->zmq_endpoint();
   if (config.metrics_port != 0) o.metrics_port = config.metrics_port;

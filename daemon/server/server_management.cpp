@@ -108,6 +108,9 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
     case wire::Precision::FP16:
       spec.precision = gpu::Precision::kF16;
       break;
+    case wire::Precision::FP16_HEADS:
+      spec.precision = gpu::Precision::kF16Heads;
+      break;
     default:
       return unimplemented("precision " + std::string(wire::EnumNamePrecision(body.precision())) + " is not supported");
   }

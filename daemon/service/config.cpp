@@ -104,7 +104,8 @@ constexpr Option kOptions[] = {
        return Status::ok();
      },
      [](const DaemonConfig& c) { return c.device; }},
-    {"gpu", "precision", "precision", "fp32|fp16", "activation and weight precision (fp16 accumulates in fp32)",
+    {"gpu", "precision", "precision", "fp32|fp16|fp16-heads",
+     "activation and weight precision (fp16 accumulates in fp32 and keeps the heads in fp32; fp16-heads does not)",
      [](DaemonConfig& c, std::string_view v, ApplyContext&) {
        RECON_ASSIGN_OR_RETURN(c.precision, parse_precision(v));
        return Status::ok();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/service/config_values.h"
 #include "daemon/serving/image_size.h"
 #include "gpu/models/mast3r/mast3r_weights.h"  // gpu::Precision
 
@@ -15,6 +16,9 @@ namespace recon::daemon {
 
 enum class ModelState { kLoading, kWarming, kReady, kFailed, kUnloading };
 const char* model_state_name(ModelState state);
+
+// The engines' precision of a configured one (recond.conf, model.conf).
+gpu::Precision gpu_precision(Precision precision);
 
 struct ModelSpec {
   std::string name;  // what requests call it

@@ -54,7 +54,7 @@ Result<ModelConf> read_model_conf(const fs::path& path) {
     } else if (key == "precision") {
       auto precision = parse_precision(value);
       if (!precision.is_ok()) return precision.status().with_context(where + "precision");
-      conf.precision = *precision == Precision::kFp16 ? gpu::Precision::kF16 : gpu::Precision::kF32;
+      conf.precision = gpu_precision(*precision);
     } else {
       return invalid_argument(where + "unknown key '" + key + "' (kind, weights, backbone, precision)");
     }

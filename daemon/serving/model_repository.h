@@ -11,7 +11,7 @@
 //   kind      = mast3r | retrieval      (default mast3r)
 //   weights   = FILE                    (default: the one *.safetensors file of the version)
 //   backbone  = MODEL                   (kind retrieval: the mast3r model whose encoder feeds it)
-//   precision = fp32 | fp16             (default: the daemon's)
+//   precision = fp32 | fp16 | fp16-heads (default: the daemon's)
 //
 // Nothing is cached: every lookup reads the directory, so a version dropped in is seen at once.
 // Any thread.

@@ -138,7 +138,7 @@ TEST(ConfigFile, BadValueNamesLineAndKey) {
   EXPECT_EQ(error_of(parse("[limits]\n\nmax_clients = 0\n")),
             "/etc/recon/recond.conf:3: max_clients: expected a whole number from 1 to 4096, got '0'");
   EXPECT_EQ(error_of(parse("[gpu]\nprecision = bf16\n")),
-            "/etc/recon/recond.conf:2: precision: expected fp32 or fp16, got 'bf16'");
+            "/etc/recon/recond.conf:2: precision: expected fp32, fp16 or fp16-heads, got 'bf16'");
   EXPECT_EQ(error_of(parse("[warmup]\nresolutions = 512x384, 500x300\n")),
             "/etc/recon/recond.conf:2: resolutions: width 500 of '500x300' is not a multiple of the 16-pixel "
             "patch size");

@@ -52,6 +52,8 @@ const char* precision_name(Precision precision) {
       return "fp16";
     case Precision::kBf16:
       return "bf16";
+    case Precision::kFp16Heads:
+      return "fp16-heads";
   }
   return "?";
 }

@@ -17,8 +17,8 @@ namespace {
 
 constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
 
-std::unique_ptr<gpu::Mast3rEngine> reference_engine(gpu::Runtime& rt) {
-  auto engine = gpu::Mast3rEngine::load(rt, kTinyModel, gpu::Precision::kF32);
+std::unique_ptr<gpu::Mast3rEngine> reference_engine(gpu::Runtime& rt, gpu::Precision precision = gpu::Precision::kF32) {
+  auto engine = gpu::Mast3rEngine::load(rt, kTinyModel, precision);
   EXPECT_TRUE(engine.is_ok()) << engine.status().to_string();
   return engine.is_ok() ? std::move(engine).value() : nullptr;
 }
@@ -112,6 +112,45 @@ TEST(RecondServer, InferPairThroughASealedMemfdThenFetchMatchesTheInProcessEngin
   auto rerelease = (*client)->call(make_release(rid, (*client)->session(), {result}), rid);
   ASSERT_TRUE(rerelease.is_ok());
   EXPECT_EQ(rerelease->code(), StatusCode::kNotFound);
+}
+
+// The fast precision (fp16 with the heads in fp16 too) served like the others: the status says
+// which, and the outputs are the in-process engine's at that precision, byte for byte.
+TEST(RecondServer, ServesFp16HeadsLikeTheInProcessEngine) {
+  ServerOptions options = tiny_options();
+  options.precision = gpu::Precision::kF16Heads;
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "fp16-heads");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  const uint64_t sid = (*client)->next_id();
+  auto status = (*client)->call(make_status(sid), sid);
+  ASSERT_TRUE(status.is_ok());
+  ASSERT_EQ(status->type(), wire::ResponseBody::StatusReport) << status->error_message();
+  EXPECT_EQ(status->response->body_as_StatusReport()->models()->Get(0)->precision(), wire::Precision::FP16_HEADS);
+
+  const auto a = test_image(kH, kW, 5), b = test_image(kH, kW, 6);
+  const ImageArg image1{{}, 0, kH, kW, 0, a};
+  const ImageArg image2{{}, 0, kH, kW, 0, b};
+  const uint64_t id = (*client)->next_id();
+  auto answer = (*client)->call(make_infer_pair(id, (*client)->session(), image1, image2), id);
+  ASSERT_TRUE(answer.is_ok());
+  ASSERT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+  const Id128 result = from_wire(answer->response->body_as_InferPairResult()->handle()->id());
+  const uint64_t fid = (*client)->next_id();
+  auto fetched = (*client)->call(make_fetch(fid, (*client)->session(), result, {}, std::nullopt), fid);
+  ASSERT_TRUE(fetched.is_ok());
+  ASSERT_EQ(fetched->type(), wire::ResponseBody::FetchResult) << fetched->error_message();
+  const TensorBytes served = inline_tensors(*fetched);
+
+  auto engine = reference_engine(harness->runtime(), gpu::Precision::kF16Heads);
+  ASSERT_NE(engine, nullptr);
+  const TensorBytes expected = engine_outputs(harness->runtime(), *engine, a, b, kH, kW);
+  ASSERT_EQ(expected.size(), 8u);
+  for (const auto& [name, bytes] : expected) {
+    ASSERT_TRUE(served.count(name)) << name;
+    EXPECT_EQ(served.at(name), bytes) << name << " differs from the in-process fp16-heads engine";
+  }
 }
 
 TEST(RecondServer, InlineImagesAndImagesNotAtModelSizeGiveTheOfficialResult) {

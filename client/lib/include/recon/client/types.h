@@ -21,8 +21,10 @@ RECON_CLIENT_API size_t dtype_size(DType dtype);
 RECON_CLIENT_API const char* dtype_name(DType dtype);
 
 // Same numbers as recon.wire.Precision. kDefault: the model's configured precision.
-enum class Precision : uint8_t { kDefault = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3 };
-RECON_CLIENT_API const char* precision_name(Precision precision);  // "default", "fp32", "fp16", "bf16"
+// kFp16 keeps the model's heads in fp32; kFp16Heads runs them in fp16 too.
+enum class Precision : uint8_t { kDefault = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3, kFp16Heads = 4 };
+// "default", "fp32", "fp16", "bf16", "fp16-heads"
+RECON_CLIENT_API const char* precision_name(Precision precision);
 
 // A model input size in pixels.
 struct Resolution {
