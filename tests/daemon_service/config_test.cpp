@@ -246,7 +246,7 @@ TEST(CommandLine, ErrorsNameTheFlag) {
   EXPECT_EQ(run({"--config", "/dev/null", "--model", "mast3r"}).status().message(),
             "--model: expected NAME=PATH, got 'mast3r'");
   EXPECT_EQ(run({"--config", "/dev/null", "--precision", "fp8"}).status().message(),
-            "--precision: expected fp32 or fp16, got 'fp8'");
+            "--precision: expected fp32, fp16 or fp16-heads, got 'fp8'");
   EXPECT_EQ(run({"--config", "/dev/null", "--foreground=yes"}).status().message(), "--foreground takes no value");
   EXPECT_EQ(run({"stray"}).status().message(), "unexpected argument 'stray': recond takes only --options (see --help)");
   EXPECT_EQ(run({"--config", "/dev/null", "--manager-socket", "/run/recon/client.sock"}).status().message(),
