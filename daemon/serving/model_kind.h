@@ -1,6 +1,8 @@
 // ModelKind: the one table of the kinds of model recond serves. A row says how a model of the kind
 // is loaded on a device and whether it has graphs to warm; the code of each kind lives in its own
-// folder (mast3r/, retrieval/, match/). Adding a kind is its folder plus one row in model_kind.cpp.
+// folder (mast3r/, retrieval/, match/). Loading, warming and unloading a new kind takes its folder
+// plus one row in model_kind.cpp; its requests still come through a verb of their own
+// (daemon/server) until the generic Infer request exists.
 #pragma once
 
 #include <memory>
