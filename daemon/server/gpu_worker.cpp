@@ -85,12 +85,11 @@ bool GpuWorker::skip_model_work(Work& work) {
         .fail(skipped);
     return true;
   }
-  if (auto* control = std::get_if<ControlJob>(&work); control != nullptr && control->reply) {
-    sinks_.outbox.push(
-        OutgoingReply{*control->reply, error_response(control->reply->request_id, skipped), skipped.code(), true});
+  if (auto* control = std::get_if<ControlJob>(&work); control != nullptr && control->context) {
+    context_.responder(*control->context).fail(skipped);
     return true;
   }
-  return false;  // fetches, and the start-up (a control job without a reply)
+  return false;  // fetches, and the start-up (a control job without a context)
 }
 
 Status GpuWorker::model_missing(const std::string& model) const {
@@ -169,15 +168,16 @@ void GpuWorker::run_fetch(FetchJob job) {
 
 void GpuWorker::run_control(ControlJob job) {
   auto bytes = job.run(device_);
-  if (!job.reply) return;
+  if (!job.context) return;
+  const Responder answer = context_.responder(*job.context);
   if (bytes.is_ok()) {
-    sinks_.outbox.push(OutgoingReply{*job.reply, std::move(bytes).value(), StatusCode::kOk, true});
-  } else {
-    log_with_fields(LogLevel::kWarning, job.what + " failed: " + bytes.status().to_string(),
-                    request_log_fields(*job.reply));
-    sinks_.outbox.push(
-        OutgoingReply{*job.reply, error_response(job.reply->request_id, bytes.status()), bytes.status().code(), true});
+    answer.finish(std::move(bytes).value());
+    return;
   }
+  // A management failure is the administrator's business whatever its code: a warning.
+  log_with_fields(LogLevel::kWarning, job.what + " failed: " + bytes.status().to_string(),
+                  request_log_fields(job.context->reply));
+  answer.fail(bytes.status());
 }
 
 }  // namespace recon::daemon

@@ -91,10 +91,11 @@ struct FetchJob {
 };
 
 // Management work (start-up, Warmup, LoadModel, UnloadModel): runs on the device's worker and
-// returns the whole success answer, or the Status the worker turns into an Error answer. Jobs
-// without `reply` (start-up) report through their own means (the Outbox's StartupDone).
+// returns the whole success answer, or the Status the worker turns into an Error answer; both
+// leave through the request's Responder. A job without a context (the start-up) reports through
+// its own means (the Outbox's StartupDone).
 struct ControlJob {
-  std::optional<ReplyTarget> reply;
+  std::optional<RequestContext> context;
   std::string what;  // for logs
   std::function<Result<std::vector<uint8_t>>(Device&)> run;
 };

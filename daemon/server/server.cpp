@@ -378,7 +378,7 @@ void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
     reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.context.reply; }, job), status, 1000);
   }
   for (const ControlJob& job : dropped.control) {
-    if (job.reply) reply_error(*job.reply, status, 1000);
+    if (job.context) reply_error(job.context->reply, status, 1000);
   }
 }
 

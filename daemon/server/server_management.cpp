@@ -31,6 +31,14 @@ bool kind_warms(const std::string& kind) {
   return row != nullptr && row->warms;
 }
 
+// A management request's context: no result handles (no TTL), no deadline.
+RequestContext management_context(const ReplyTarget& target) {
+  RequestContext context;
+  context.reply = target;
+  context.received = SteadyClock::now();
+  return context;
+}
+
 uint32_t elapsed_ms(std::chrono::steady_clock::time_point start) {
   return static_cast<uint32_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
@@ -65,7 +73,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
   ControlJob job;
-  job.reply = target;
+  job.context = management_context(target);
   job.what = "Warmup";
   job.run = [names, plan, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     const auto start = std::chrono::steady_clock::now();
@@ -117,7 +125,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
   ControlJob job;
-  job.reply = target;
+  job.context = management_context(target);
   job.what = "LoadModel " + name;
   job.run = [name, spec, plan, warm = body.warm(),
              request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
@@ -144,7 +152,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_unload_model(const wire::
   // runs one thing at a time), queued ones are answered UNAVAILABLE by the worker.
   devices_.front()->set_state(name, ModelState::kUnloading);
   ControlJob job;
-  job.reply = target;
+  job.context = management_context(target);
   job.what = "UnloadModel " + name;
   job.run = [name, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     RECON_RETURN_IF_ERROR(device.unload(name));
