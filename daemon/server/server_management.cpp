@@ -25,12 +25,6 @@ Result<std::vector<ImageSize>> resolutions_from_wire(const flatbuffers::Vector<c
   return out;
 }
 
-// A retrieval head, say, has no graph to warm: Warmup leaves it out.
-bool kind_warms(const std::string& kind) {
-  const ModelKind* row = find_model_kind(kind);
-  return row != nullptr && row->warms;
-}
-
 // A management request's context: no result handles (no TTL), no deadline.
 RequestContext management_context(const ReplyTarget& target) {
   RequestContext context;
@@ -63,11 +57,11 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
   if (body.models() != nullptr && body.models()->size() > 0) {
     for (const flatbuffers::String* name : *body.models()) {
       RECON_ASSIGN_OR_RETURN(const ModelInfo info, ready_model(name->str()));
-      if (kind_warms(info.kind)) names.push_back(name->str());
+      if (model_kind_warms(info.kind)) names.push_back(name->str());  // a retrieval head has no graph
     }
   } else {
     for (const ModelInfo& m : devices_.front()->models()) {
-      if (m.state == ModelState::kReady && kind_warms(m.kind)) names.push_back(m.name);
+      if (m.state == ModelState::kReady && model_kind_warms(m.kind)) names.push_back(m.name);
     }
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));

@@ -25,6 +25,11 @@ const ModelKind* find_model_kind(std::string_view name) {
   return nullptr;
 }
 
+bool model_kind_warms(std::string_view name) {
+  const ModelKind* kind = find_model_kind(name);
+  return kind != nullptr && kind->warms;
+}
+
 std::string loadable_model_kinds() {
   std::string out;
   for (const ModelKind& kind : kKinds) {

@@ -30,6 +30,8 @@ struct ModelKind {
 
 // The row of `name`; nullptr for an unknown kind.
 const ModelKind* find_model_kind(std::string_view name);
+// Whether models of kind `name` have graphs to warm (false for an unknown kind).
+bool model_kind_warms(std::string_view name);
 // The kinds a LoadModel or the configuration may name, e.g. "mast3r, retrieval".
 std::string loadable_model_kinds();
 

@@ -27,8 +27,7 @@ Status warm_model(Device& device, const std::string& name, const WarmupPlan& pla
                   bool set_states) {
   const std::optional<ModelInfo> info = device.model(name);
   if (!info) return not_found("model '" + name + "' is not loaded");
-  const ModelKind* kind = find_model_kind(info->kind);
-  if (kind == nullptr || !kind->warms) {
+  if (!model_kind_warms(info->kind)) {
     if (set_states) device.set_state(name, ModelState::kReady);
     return Status::ok();
   }
@@ -62,8 +61,7 @@ Result<std::string> start_device(Device& device, const ServerOptions& options, c
     progress(notifier, "loading " + model.name + " from " + model.path + on, plan.step_timeout);
     RECON_RETURN_IF_ERROR(device.load(model));
     RECON_RETURN_IF_ERROR(warm_model(device, model.name, plan, notifier));
-    const ModelKind* kind = find_model_kind(model.kind);
-    if (kind != nullptr && kind->warms) {
+    if (model_kind_warms(model.kind)) {
       std::string batches;
       for (uint32_t b : plan.batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
       summary += (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " +

@@ -23,6 +23,9 @@ TEST(ModelKind, TheTableNamesEveryKindOnce) {
   EXPECT_EQ(find_model_kind("onnx"), nullptr);
   EXPECT_EQ(find_model_kind(""), nullptr);
   EXPECT_EQ(loadable_model_kinds(), "mast3r, retrieval");
+  EXPECT_TRUE(model_kind_warms("mast3r"));
+  EXPECT_FALSE(model_kind_warms("retrieval"));
+  EXPECT_FALSE(model_kind_warms("onnx"));
 }
 
 }  // namespace
