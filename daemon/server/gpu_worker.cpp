@@ -6,7 +6,6 @@
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/fetch_copy.h"
 #include "daemon/server/responses.h"
-#include "daemon/service/journal_log.h"
 #include "daemon/serving/mast3r/mast3r_instance.h"
 #include "daemon/serving/match/match_instance.h"
 #include "daemon/serving/retrieval/retrieval_instance.h"
@@ -175,9 +174,7 @@ void GpuWorker::run_control(ControlJob job) {
     return;
   }
   // A management failure is the administrator's business whatever its code: a warning.
-  log_with_fields(LogLevel::kWarning, job.what + " failed: " + bytes.status().to_string(),
-                  request_log_fields(job.context->reply));
-  answer.fail(bytes.status());
+  answer.fail(bytes.status(), LogLevel::kWarning, job.what);
 }
 
 }  // namespace recon::daemon

@@ -65,8 +65,11 @@ void Responder::finish(std::vector<uint8_t> response) const {
 }
 
 void Responder::fail(const Status& status) const {
-  log_with_fields(level_for(status.code()), "Request failed: " + status.to_string(),
-                  request_log_fields(context_.reply));
+  fail(status, level_for(status.code()), "Request");
+}
+
+void Responder::fail(const Status& status, LogLevel level, const std::string& what) const {
+  log_with_fields(level, what + " failed: " + status.to_string(), request_log_fields(context_.reply));
   sinks_.outbox.push(
       OutgoingReply{context_.reply, error_response(context_.reply.request_id, status), status.code(), true});
 }

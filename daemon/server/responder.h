@@ -61,6 +61,8 @@ class Responder {
   void finish(std::vector<uint8_t> response) const;
   // An Error answer, logged (client mistakes at debug level, the daemon's own failures as warnings).
   void fail(const Status& status) const;
+  // The same, logged at `level` as "<what> failed: ...".
+  void fail(const Status& status, LogLevel level, const std::string& what) const;
 
  private:
   const RequestContext& context_;
