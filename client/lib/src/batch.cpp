@@ -27,7 +27,9 @@ BatchResult Decode::batch(std::shared_ptr<Call> call, std::shared_ptr<Core> core
     }
     for (const wire::ImagePair* p : *body->pairs()) out.pairs.push_back(ImagePair{p->first(), p->second()});
   } catch (...) {
-    for (size_t k = wrapped; k < count; ++k) {
+    // Handles before `wrapped` are released by their Results; the one from_wire failed on, by
+    // from_wire itself.
+    for (size_t k = wrapped + 1; k < count; ++k) {
       const wire::ResultHandle* handle = body->handles()->Get(k);
       if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
     }

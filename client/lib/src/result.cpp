@@ -197,32 +197,19 @@ std::pair<std::shared_ptr<Call>, std::shared_ptr<Core>> PendingCall::take_over(c
   return {std::exchange(call_, nullptr), std::exchange(core_, nullptr)};
 }
 
-namespace {
-
-// The state of the one handle an answer names, which is released when it cannot be read.
-std::unique_ptr<ResultState> one_handle(const std::shared_ptr<Core>& core, const wire::ResultHandle* handle,
-                                        std::chrono::nanoseconds round_trip) {
-  try {
-    return ResultState::from_wire(core, handle, round_trip);
-  } catch (...) {
-    if (handle != nullptr && handle->id() != nullptr) core->release_async(from_wire(handle->id()));
-    throw;
-  }
-}
-
-}  // namespace
-
+// ResultState::from_wire releases the handle itself when it cannot wrap it.
 Result Decode::infer_pair(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
   Answer answer = call->take();
   expect_body(answer, wire::ResponseBody::InferPairResult, "InferPair");
-  return Result(
-      one_handle(core, answer.response->body_as_InferPairResult()->handle(), call->answered_at - call->sent_at));
+  return Result(ResultState::from_wire(core, answer.response->body_as_InferPairResult()->handle(),
+                                       call->answered_at - call->sent_at));
 }
 
 Result Decode::match(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
   Answer answer = call->take();
   expect_body(answer, wire::ResponseBody::MatchResult, "Match");
-  return Result(one_handle(core, answer.response->body_as_MatchResult()->handle(), call->answered_at - call->sent_at));
+  return Result(ResultState::from_wire(core, answer.response->body_as_MatchResult()->handle(),
+                                       call->answered_at - call->sent_at));
 }
 
 }  // namespace detail

@@ -18,8 +18,8 @@ namespace recon::client::detail {
 
 class ResultState {
  public:
-  // From a verified InferPairResult's handle. Throws Error(kInternal) for an inconsistent one
-  // (the handle is released first).
+  // From a verified answer's handle. Throws Error(kInternal) for an inconsistent one, whose
+  // handle it releases itself (through the destructor of the state it was filling).
   static std::unique_ptr<ResultState> from_wire(std::shared_ptr<Core> core, const wire::ResultHandle* handle,
                                                 std::chrono::nanoseconds round_trip);
   ~ResultState();

@@ -14,12 +14,7 @@ RetrievalResult Decode::retrieval(std::shared_ptr<Call> call, std::shared_ptr<Co
   const wire::EncodeRetrievalResult* body = answer.response->body_as_EncodeRetrievalResult();
   const wire::ResultHandle* handle = body->handle();
   RetrievalResult out;
-  try {
-    out.outputs = Result(detail::ResultState::from_wire(core, handle, round_trip));
-  } catch (...) {
-    if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
-    throw;
-  }
+  out.outputs = Result(detail::ResultState::from_wire(core, handle, round_trip));  // releases it on failure
   const size_t pairs = body->pairs() != nullptr ? body->pairs()->size() : 0;
   const size_t scores = body->scores() != nullptr ? body->scores()->size() : 0;
   if (pairs != scores) {
