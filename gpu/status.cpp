@@ -22,6 +22,8 @@ const char* status_code_name(StatusCode code) {
       return "DATA_LOSS";
     case StatusCode::kUnimplemented:
       return "UNIMPLEMENTED";
+    case StatusCode::kCancelled:
+      return "CANCELLED";
   }
   return "UNKNOWN";
 }

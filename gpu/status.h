@@ -22,6 +22,7 @@ enum class StatusCode {
   kInternal,
   kDataLoss,       // corrupt or truncated files
   kUnimplemented,  // a feature the device or build lacks
+  kCancelled,      // the client cancelled it
 };
 
 const char* status_code_name(StatusCode code);
@@ -75,6 +76,9 @@ inline Status data_loss(std::string m) {
 }
 inline Status unimplemented(std::string m) {
   return {StatusCode::kUnimplemented, std::move(m)};
+}
+inline Status cancelled(std::string m) {
+  return {StatusCode::kCancelled, std::move(m)};
 }
 
 // A value or the Status saying why there is none.

@@ -87,6 +87,17 @@ Status check_required_fields(const wire::Request& request) {
     case wire::RequestBody::UnloadModel:
       if (request.body_as_UnloadModel()->name() == nullptr) return absent("UnloadModel.name");
       return Status::ok();
+    case wire::RequestBody::StartJob: {
+      const wire::StartJob* job = request.body_as_StartJob();
+      if (job->job() == nullptr) return absent("StartJob.job");
+      if (job->parameters() != nullptr) {
+        for (flatbuffers::uoffset_t i = 0; i < job->parameters()->size(); ++i) {
+          const wire::Parameter* p = job->parameters()->Get(i);
+          if (p->name() == nullptr) return absent("StartJob.parameters[" + std::to_string(i) + "].name");
+        }
+      }
+      return check_images(job->images(), "StartJob");
+    }
     default:
       // OpenSession, RegisterRegion, Release, GetStatus, Warmup: every field has a meaning when
       // absent (no name, the memfd's size, nothing to release, defaults).

@@ -18,6 +18,7 @@ RECON_SAME_CODE_(kUnavailable, UNAVAILABLE);
 RECON_SAME_CODE_(kInternal, INTERNAL);
 RECON_SAME_CODE_(kDataLoss, DATA_LOSS);
 RECON_SAME_CODE_(kUnimplemented, UNIMPLEMENTED);
+RECON_SAME_CODE_(kCancelled, CANCELLED);
 #undef RECON_SAME_CODE_
 
 wire::ErrorCode to_wire(StatusCode code) {
@@ -32,6 +33,7 @@ wire::ErrorCode to_wire(StatusCode code) {
     case StatusCode::kInternal:
     case StatusCode::kDataLoss:
     case StatusCode::kUnimplemented:
+    case StatusCode::kCancelled:
       return static_cast<wire::ErrorCode>(code);
   }
   return wire::ErrorCode::INTERNAL;
@@ -47,6 +49,7 @@ StatusCode from_wire(wire::ErrorCode code) {
     case wire::ErrorCode::INTERNAL:
     case wire::ErrorCode::DATA_LOSS:
     case wire::ErrorCode::UNIMPLEMENTED:
+    case wire::ErrorCode::CANCELLED:
       return static_cast<StatusCode>(code);
     case wire::ErrorCode::UNKNOWN:
       break;

@@ -80,6 +80,10 @@ bool GpuWorker::skip_model_work(Work& work) {
     return true;
   }
   if (auto* solo = std::get_if<SoloJob>(&work)) {
+    if (auto* step = std::get_if<DeviceStep>(solo)) {
+      step->drop(skipped);
+      return true;
+    }
     context_.responder(std::visit([](const auto& j) -> const RequestContext& { return j.context; }, *solo))
         .fail(skipped);
     return true;
@@ -124,6 +128,8 @@ void GpuWorker::run_solo(SoloJob job) {
       context_.responder(retrieval->context)
           .fail(model_missing(backbone == nullptr ? retrieval->backbone : retrieval->model));
     }
+  } else if (auto* step = std::get_if<DeviceStep>(&job)) {
+    step->run(device_, context_);
   } else {
     device_.matcher().run(std::move(std::get<MatchJob>(job)), context_);
   }

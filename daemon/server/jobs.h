@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -75,9 +76,61 @@ struct RetrievalJob {
   HandleReservation reservation;
 };
 
+struct WorkerContext;
+
+// One step of a long job's GPU work (JobContext::on_device): runs on a worker of a device where
+// `model` is ready (that of `device` when set), in the session's turn. `done` gets what the step returned, or why it
+// never ran when it is dropped (its session ended, shutdown: UNAVAILABLE), exactly once, so that the job waiting on it
+// always wakes.
+class DeviceStep {
+ public:
+  using Body = std::function<Status(Device&, const WorkerContext&)>;
+  using Done = std::function<void(const Status&)>;
+  DeviceStep(RequestContext context, std::string model, std::optional<size_t> device, Body body, Done done)
+      : context(std::move(context)),
+        model(std::move(model)),
+        device(device),
+        body_(std::move(body)),
+        done_(std::move(done)) {}
+  DeviceStep(DeviceStep&& other) noexcept
+      : context(std::move(other.context)),
+        model(std::move(other.model)),
+        device(other.device),
+        body_(std::move(other.body_)),
+        done_(std::exchange(other.done_, nullptr)) {}
+  DeviceStep& operator=(DeviceStep&& other) noexcept {
+    if (this != &other) {
+      drop(unavailable("the job's step was replaced unrun"));
+      context = std::move(other.context);
+      model = std::move(other.model);
+      device = other.device;
+      body_ = std::move(other.body_);
+      done_ = std::exchange(other.done_, nullptr);
+    }
+    return *this;
+  }
+  DeviceStep(const DeviceStep&) = delete;
+  ~DeviceStep() { drop(unavailable("the job's session ended or the daemon is stopping")); }
+
+  void run(Device& device, const WorkerContext& worker) {
+    if (done_) std::exchange(done_, nullptr)(body_(device, worker));
+  }
+  void drop(const Status& why) {
+    if (done_) std::exchange(done_, nullptr)(why);
+  }
+
+  RequestContext context;
+  std::string model;
+  std::optional<size_t> device;
+
+ private:
+  Body body_;
+  Done done_;
+};
+
 // Requests that run alone (never batched with other sessions' pairs) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
-using SoloJob = std::variant<InferBatchJob, MatchJob, RetrievalJob>;
+using SoloJob = std::variant<InferBatchJob, MatchJob, RetrievalJob, DeviceStep>;
 
 struct FetchJob {
   RequestContext context;

@@ -198,4 +198,23 @@ std::vector<uint8_t> unload_model_response(uint64_t request_id) {
   return to_bytes(builder);
 }
 
+std::vector<uint8_t> job_event_response(uint64_t request_id, const JobProgress& progress, uint64_t elapsed_ms,
+                                        const StoredResult* result, bool final) {
+  flatbuffers::FlatBufferBuilder builder(result != nullptr ? 1024 : 256);
+  const auto stage = builder.CreateString(progress.stage);
+  const auto message = progress.message.empty() ? 0 : builder.CreateString(progress.message);
+  const auto handle = result != nullptr ? build_result_handle(builder, *result) : 0;
+  const auto body =
+      wire::CreateJobEvent(builder, stage, progress.done, progress.total, progress.loss, message, elapsed_ms, handle);
+  finish_response(builder, request_id, wire::ResponseBody::JobEvent, body.Union(), final);
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> cancel_job_response(uint64_t request_id, bool cancelled) {
+  flatbuffers::FlatBufferBuilder builder(64);
+  const auto body = wire::CreateCancelJobResult(builder, cancelled);
+  finish_response(builder, request_id, wire::ResponseBody::CancelJobResult, body.Union());
+  return to_bytes(builder);
+}
+
 }  // namespace recon::daemon

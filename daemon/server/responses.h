@@ -10,6 +10,7 @@
 #include "daemon/ipc/id128.h"
 #include "daemon/server/result_store.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/jobs/job.h"
 #include "gpu/models/mast3r/mast3r_batch_plan.h"
 #include "schema/response_generated.h"
 
@@ -59,5 +60,10 @@ std::vector<uint8_t> unregister_region_response(uint64_t request_id, bool deferr
 std::vector<uint8_t> warmup_response(uint64_t request_id, const std::vector<ModelInfo>& models, uint32_t duration_ms);
 std::vector<uint8_t> load_model_response(uint64_t request_id, const ModelInfo& model, uint32_t duration_ms);
 std::vector<uint8_t> unload_model_response(uint64_t request_id);
+
+// A job's event: progress (`result` null, sent with final = false) or its end (with its outputs).
+std::vector<uint8_t> job_event_response(uint64_t request_id, const JobProgress& progress, uint64_t elapsed_ms,
+                                        const StoredResult* result, bool final);
+std::vector<uint8_t> cancel_job_response(uint64_t request_id, bool cancelled);
 
 }  // namespace recon::daemon

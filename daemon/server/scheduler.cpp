@@ -102,6 +102,9 @@ bool Scheduler::runnable_on(const Queued& queued, size_t device) const {
   const SoloJob& solo = std::get<SoloJob>(queued.job);
   if (const auto* batch = std::get_if<InferBatchJob>(&solo)) return runnable_(device, batch->model);
   if (const auto* retrieval = std::get_if<RetrievalJob>(&solo)) return runnable_(device, retrieval->model);
+  if (const auto* step = std::get_if<DeviceStep>(&solo)) {
+    return step->device ? *step->device == device : runnable_(device, step->model);
+  }
   return std::get<MatchJob>(solo).device == device;  // matches run where their descriptors are
 }
 

@@ -39,8 +39,10 @@ Server::Server(ServerOptions options, const Notifier* notifier)
                               options_.limits.max_remote_sessions_per_peer}) {}
 
 Server::~Server() {
-  // Workers must be gone before the scheduler and the stores they use.
+  // Workers must be gone before the scheduler and the stores they use; jobs before the workers
+  // (closing the scheduler drops the steps they wait on).
   if (scheduler_ && !scheduler_->closed()) answer_dropped(scheduler_->close(), unavailable("the daemon is stopping"));
+  jobs_.reset();
   if (!workers_stuck_) workers_.clear();
   for (const std::string& path : bound_socket_files_) ::unlink(path.c_str());
 }
@@ -89,6 +91,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   for (auto& device : devices_) {
     workers_.push_back(std::make_unique<GpuWorker>(*device, *scheduler_, store_, metrics_, *outbox_, worker_options));
   }
+  jobs_ = std::make_unique<JobRunner>(*scheduler_, store_, *outbox_, JobRunnerOptions{options_.limits.max_jobs});
 
   RegionServiceOptions region_options;
   region_options.server_version = options_.server_version;
@@ -253,7 +256,8 @@ int Server::run(SignalFd* signals) {
     }
 
     if (stopping_) {
-      const bool drained = std::none_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->running(); });
+      const bool drained = jobs_->running() == 0 &&
+                           std::none_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->running(); });
       if (drained) {
         for (auto& worker : workers_) worker->join();
         deliver_outbox();
@@ -287,6 +291,7 @@ void Server::begin_stop(const std::string& why) {
     (void)notifier_->extend_timeout(options_.drain_timeout + std::chrono::seconds(5));
   }
   answer_dropped(scheduler_->close(), unavailable("the daemon is stopping"));
+  jobs_->stop();  // each job stops at its next check or step (the closed scheduler refuses or drops it)
   // No new side-channel connections (under socket activation systemd keeps its own copy).
   regions_listening_ = false;
   regions_listener_ = RegionChannelListener();
@@ -375,6 +380,7 @@ void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
   for (const PairJob& job : dropped.pairs) reply_error(job.context.reply, status, 1000);
   for (const FetchJob& job : dropped.fetch) reply_error(job.context.reply, status, 1000);
   for (const SoloJob& job : dropped.solo) {
+    if (std::holds_alternative<DeviceStep>(job)) continue;  // its job answers, once it sees the step dropped
     reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.context.reply; }, job), status, 1000);
   }
   for (const ControlJob& job : dropped.control) {

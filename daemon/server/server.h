@@ -34,6 +34,7 @@
 #include "daemon/server/connection_monitor.h"
 #include "daemon/server/gpu_worker.h"
 #include "daemon/server/infer_options.h"
+#include "daemon/server/job_runner.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/metrics_http.h"
 #include "daemon/server/outbox.h"
@@ -131,6 +132,9 @@ class Server {
                                                                   const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_match(const wire::Match& body, Session& session,
                                                        const ReplyTarget& target);
+  // server_jobs.cpp: StartJob (admission of a long job; its answers come from the JobRunner).
+  Result<std::optional<std::vector<uint8_t>>> on_start_job(const wire::StartJob& body, Session& session,
+                                                           const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_fetch(const wire::Fetch& body, Session& session,
                                                        const ReplyTarget& target);
   Result<std::vector<uint8_t>> on_release(const wire::Release& body, Session& session, uint64_t request_id);
@@ -147,10 +151,10 @@ class Server {
   Result<std::pair<ModelInfo, InferSettings>> admit_inference(const char* verb, const flatbuffers::String* model,
                                                               const char* kind, const wire::InferOptions* options,
                                                               const ReplyTarget& target) const;
-  // Every image of an image list (InferBatch, EncodeRetrieval: 1..max_batch_images of them).
+  // Every image of an image list (InferBatch, EncodeRetrieval, StartJob: 1..max_images of them).
   Result<std::vector<PendingImage>> accept_images(const char* verb,
                                                   const flatbuffers::Vector<flatbuffers::Offset<wire::Image>>* images,
-                                                  const Session& session, const ImageRules& rules);
+                                                  const Session& session, const ImageRules& rules, uint32_t max_images);
 
   // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
   Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);
@@ -181,6 +185,7 @@ class Server {
   std::optional<Outbox> outbox_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::unique_ptr<GpuWorker>> workers_;
+  std::unique_ptr<JobRunner> jobs_;  // its threads wait on steps the scheduler hands to workers
   std::unique_ptr<RegionService> region_service_;
   SessionTable sessions_;
 

@@ -33,12 +33,12 @@ Result<std::pair<ModelInfo, InferSettings>> Server::admit_inference(const char* 
 
 Result<std::vector<PendingImage>> Server::accept_images(
     const char* verb, const flatbuffers::Vector<flatbuffers::Offset<wire::Image>>* images, const Session& session,
-    const ImageRules& rules) {
+    const ImageRules& rules, uint32_t max_images) {
   const size_t count = images != nullptr ? images->size() : 0;
   if (count == 0) return invalid_argument(std::string(verb) + " has no images");
-  if (count > options_.limits.max_batch_images) {
+  if (count > max_images) {
     return invalid_argument(std::string(verb) + " has " + std::to_string(count) + " images; at most " +
-                            std::to_string(options_.limits.max_batch_images) + " per request");
+                            std::to_string(max_images) + " per request");
   }
   std::vector<PendingImage> accepted;
   accepted.reserve(count);

@@ -59,7 +59,8 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_batch(const wire::I
   job.model = model.name;
   job.outputs = std::move(settings.outputs);
   job.stream = body.stream();
-  RECON_ASSIGN_OR_RETURN(job.images, accept_images("InferBatch", body.images(), session, settings.rules));
+  RECON_ASSIGN_OR_RETURN(job.images, accept_images("InferBatch", body.images(), session, settings.rules,
+                                                   options_.limits.max_batch_images));
   RECON_ASSIGN_OR_RETURN(job.pairs, batch_pairs(body, job.images.size(), options_.limits.max_batch_pairs));
   // One handle per pair, all reserved now: a batch that cannot hold all its results is refused
   // before it runs (the reservations taken so far are returned when `job` goes).

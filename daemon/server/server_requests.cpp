@@ -23,7 +23,8 @@ constexpr uint64_t kAnswerOverhead = 64 << 10;
 
 bool is_inference(wire::RequestBody type) {
   return type == wire::RequestBody::InferPair || type == wire::RequestBody::InferBatch ||
-         type == wire::RequestBody::EncodeRetrieval || type == wire::RequestBody::Match;
+         type == wire::RequestBody::EncodeRetrieval || type == wire::RequestBody::Match ||
+         type == wire::RequestBody::StartJob;
 }
 
 bool is_management(wire::RequestBody type) {
@@ -139,6 +140,15 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
     case wire::RequestBody::Match: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       return on_match(*request.body_as_Match(), *session, for_session(*session));
+    }
+    case wire::RequestBody::StartJob: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
+      return on_start_job(*request.body_as_StartJob(), *session, for_session(*session));
+    }
+    case wire::RequestBody::CancelJob: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
+      const bool cancelled = jobs_->cancel(session->client, request.body_as_CancelJob()->job_request_id());
+      return Answer(cancel_job_response(target.request_id, cancelled));
     }
     case wire::RequestBody::Fetch: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));

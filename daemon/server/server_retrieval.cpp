@@ -19,7 +19,8 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_encode_retrieval(const wi
   job.model = model.name;
   job.backbone = model.backbone;
   job.top_k = body.top_k();
-  RECON_ASSIGN_OR_RETURN(job.images, accept_images("EncodeRetrieval", body.images(), session, settings.rules));
+  RECON_ASSIGN_OR_RETURN(job.images, accept_images("EncodeRetrieval", body.images(), session, settings.rules,
+                                                   options_.limits.max_batch_images));
   const size_t count = job.images.size();
   if (body.top_k() >= count && body.top_k() > 0) {
     return invalid_argument("top_k " + std::to_string(body.top_k()) + " needs more than " + std::to_string(count) +

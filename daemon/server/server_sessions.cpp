@@ -80,6 +80,7 @@ void Server::end_session(ClientId client, const std::string& why) {
   if (session == nullptr) return;
   const PeerCredentials peer = session->peer;
   const std::string name = session->name;
+  jobs_->cancel_client(client);  // before the drop: a job's next step then does nothing
   DroppedJobs dropped = scheduler_->drop_client(client);
   const size_t queued = dropped.size();
   // The peer may still be connected over ZeroMQ (only its side channel went): tell it.

@@ -8,13 +8,13 @@ void Call::complete(Answer answer) {
   // Nobody waits for it any more (abandoned, or failed earlier: timed out): an answer that still
   // comes goes to the orphan handler, which releases what it holds.
   if (done_ || abandoned_) {
-    done_ = true;
+    done_ = done_ || answer.response->final();
     lock.unlock();
     run_orphan(answer);
     return;
   }
-  done_ = true;
-  answer_ = std::move(answer);
+  done_ = answer.response->final();
+  answers_.push_back(std::move(answer));
   lock.unlock();
   done_cv_.notify_all();
 }
@@ -30,33 +30,34 @@ void Call::fail(Error error) {
 
 Answer Call::take() {
   std::unique_lock lock(mutex_);
-  done_cv_.wait(lock, [this] { return done_; });
-  if (error_) throw *error_;
-  if (!answer_) throw Error(ErrorCode::kInternal, ErrorSource::kClient, "the answer was already taken");
-  Answer answer = std::move(*answer_);
-  answer_.reset();
+  done_cv_.wait(lock, [this] { return !answers_.empty() || done_; });
+  if (answers_.empty()) {
+    if (error_) throw *error_;
+    throw Error(ErrorCode::kInternal, ErrorSource::kClient, "the answer was already taken");
+  }
+  Answer answer = std::move(answers_.front());
+  answers_.pop_front();
   return answer;
 }
 
 bool Call::ready() const {
   std::lock_guard lock(mutex_);
-  return done_;
+  return !answers_.empty() || done_;
 }
 
 bool Call::wait_for(std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mutex_);
-  return done_cv_.wait_for(lock, timeout, [this] { return done_; });
+  return done_cv_.wait_for(lock, timeout, [this] { return !answers_.empty() || done_; });
 }
 
 void Call::abandon() noexcept {
   std::unique_lock lock(mutex_);
   if (abandoned_) return;
   abandoned_ = true;
-  if (!done_ || !answer_) return;
-  Answer answer = std::move(*answer_);
-  answer_.reset();
+  std::deque<Answer> untaken;
+  untaken.swap(answers_);
   lock.unlock();
-  run_orphan(answer);
+  for (const Answer& answer : untaken) run_orphan(answer);
 }
 
 void Call::run_orphan(const Answer& answer) noexcept {

@@ -213,6 +213,43 @@ PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, con
   return PendingRetrieval(detail::PendingCall(core_, std::move(call)), &detail::Decode::retrieval, "PendingRetrieval");
 }
 
+Job Client::start_job(std::span<const ImageView> images, const JobOptions& options) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot start a job");
+  if (images.empty()) throw invalid("start_job needs at least one image");
+  for (const ImageView& image : images) {
+    if (!image.valid()) throw invalid("start_job needs images from an ImageBuffer");
+  }
+  c.check_open();
+  flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
+  const auto job = builder.CreateString(options.job);
+  const auto model = builder.CreateString(options.model);
+  std::vector<flatbuffers::Offset<wire::Image>> refs;
+  for (const ImageView& image : images) refs.push_back(image_ref(builder, image, image.region_lo_, image.region_hi_));
+  const auto image_vector = builder.CreateVector(refs);
+  std::vector<flatbuffers::Offset<wire::Parameter>> parameters;
+  for (const auto& [name, value] : options.parameters) {
+    parameters.push_back(wire::CreateParameter(builder, builder.CreateString(name), builder.CreateString(value)));
+  }
+  const auto parameter_vector = builder.CreateVector(parameters);
+  InferOptions infer;
+  infer.resolution = options.resolution;
+  infer.ttl = options.ttl;
+  const auto infer_options = build_infer_options(builder, infer);
+  const auto body = wire::CreateStartJob(builder, job, model, image_vector, parameter_vector, infer_options);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, c.session(), wire::RequestBody::StartJob, body.Union());
+  std::weak_ptr<detail::Core> weak = core_;
+  auto orphan = [weak](const detail::Answer& answer) {
+    auto core = weak.lock();
+    if (!core || answer.response->body_type() != wire::ResponseBody::JobEvent) return;
+    const wire::ResultHandle* h = answer.response->body_as_JobEvent()->result();
+    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
+  };
+  auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
+  return Job(core_, std::move(call), request_id);
+}
+
 DaemonStatus Client::status(bool include_sessions) {
   detail::Core& c = core();
   flatbuffers::FlatBufferBuilder builder(128);

@@ -23,6 +23,8 @@ const char* error_code_name(ErrorCode code) {
       return "DATA_LOSS";
     case ErrorCode::kUnimplemented:
       return "UNIMPLEMENTED";
+    case ErrorCode::kCancelled:
+      return "CANCELLED";
   }
   return "INTERNAL";
 }

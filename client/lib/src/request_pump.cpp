@@ -206,7 +206,12 @@ void RequestPump::handle_frame(std::vector<uint8_t> payload) {
   const auto it = pending_.find(answer.response->request_id());
   if (it == pending_.end()) return;  // fire-and-forget answered after expiry, or a stray
   std::shared_ptr<Call> call = it->second.call;
-  if (answer.response->final()) pending_.erase(it);
+  if (answer.response->final()) {
+    pending_.erase(it);
+  } else if (it->second.timeout.count() > 0 && !it->second.late) {
+    // A stream (a job's events): the timeout bounds the silence between answers, not the whole.
+    it->second.deadline = std::chrono::steady_clock::now() + it->second.timeout;
+  }
   if (call) {
     call->answered_at = std::chrono::steady_clock::now();
     call->complete(std::move(answer));

@@ -86,7 +86,7 @@ void finish_request(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id
 
 Error error_from_wire(const wire::Error* error) {
   auto code = static_cast<uint8_t>(error->code());
-  if (code == 0 || code > static_cast<uint8_t>(ErrorCode::kUnimplemented))
+  if (code == 0 || code > static_cast<uint8_t>(ErrorCode::kCancelled))
     code = static_cast<uint8_t>(ErrorCode::kInternal);
   const std::string message = error->message() != nullptr ? error->message()->str() : std::string("(no message)");
   return Error(static_cast<ErrorCode>(code), ErrorSource::kDaemon, message, error->retry_after_ms());

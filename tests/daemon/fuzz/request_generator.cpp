@@ -269,6 +269,27 @@ class Generator {
         const auto backbone = maybe_string({"mast3r", "", "nope"});
         return wire::CreateLoadModel(b_, name, kind, weights, precision, sizes, warm, version, backbone).Union();
       }
+      case wire::RequestBody::StartJob: {
+        const auto job = maybe_string({"reconstruct", "", "nope"});
+        const auto model = maybe_string({"mast3r", "", "retrieval", "nope"});
+        const auto list = images(5);
+        // Short alignments only: a job runs to its end inside one exchange of the fuzzer.
+        static constexpr const char* kNames[] = {"pairs",    "niter1", "niter2",         "subsample", "optim",
+                                                 "min_conf", "lr1",    "pairs_per_step", "nope",      ""};
+        static constexpr const char* kValues[] = {"complete", "swin-1", "logwin-2", "oneref-0", "retrieval-2-2",
+                                                  "0",        "3",      "-1",       "x",        "1e9",
+                                                  "8",        "coarse", "nan",      ""};
+        std::vector<Offset<wire::Parameter>> parameters{
+            wire::CreateParameter(b_, b_.CreateString("niter1"), b_.CreateString("5")),
+            wire::CreateParameter(b_, b_.CreateString("niter2"), b_.CreateString("5"))};
+        for (size_t i = in_.below(4); i > 0; --i) {
+          const auto name = in_.chance(90) ? b_.CreateString(in_.pick(kNames)) : Offset<flatbuffers::String>();
+          parameters.push_back(wire::CreateParameter(b_, name, b_.CreateString(in_.pick(kValues))));
+        }
+        return wire::CreateStartJob(b_, job, model, list, b_.CreateVector(parameters), options()).Union();
+      }
+      case wire::RequestBody::CancelJob:
+        return wire::CreateCancelJob(b_, in_.chance(50) ? in_.byte() : in_.u64()).Union();
       case wire::RequestBody::UnloadModel:
         // Never the served model: unloading it would end the run's coverage of inference.
         return wire::CreateUnloadModel(b_, maybe_string({"nope", "", "retrieval"})).Union();

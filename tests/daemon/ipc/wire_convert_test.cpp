@@ -13,7 +13,7 @@ namespace {
 TEST(WireConvert, MapsEveryStatusCodeToItsErrorCodeAndBack) {
   for (StatusCode code : {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kPermissionDenied,
                           StatusCode::kResourceExhausted, StatusCode::kUnavailable, StatusCode::kInternal,
-                          StatusCode::kDataLoss, StatusCode::kUnimplemented}) {
+                          StatusCode::kDataLoss, StatusCode::kUnimplemented, StatusCode::kCancelled}) {
     EXPECT_EQ(from_wire(to_wire(code)), code) << status_code_name(code);
     EXPECT_STREQ(wire::EnumNameErrorCode(to_wire(code)), status_code_name(code));
   }

@@ -168,6 +168,33 @@ flatbuffers::Offset<wire::InferOptions> build_options(flatbuffers::FlatBufferBui
 
 }  // namespace
 
+std::vector<uint8_t> make_start_job(uint64_t id, const Id128& session, const std::string& job,
+                                    const std::vector<ImageArg>& images,
+                                    const std::vector<std::pair<std::string, std::string>>& parameters,
+                                    const InferArgs& args) {
+  size_t bytes = 1024;
+  for (const ImageArg& image : images) bytes += image.pixels.size() + 64;
+  flatbuffers::FlatBufferBuilder b(bytes);
+  std::vector<flatbuffers::Offset<wire::Image>> wire_images;
+  for (const ImageArg& image : images) wire_images.push_back(build_image(b, image));
+  std::vector<flatbuffers::Offset<wire::Parameter>> wire_parameters;
+  for (const auto& [name, value] : parameters) {
+    wire_parameters.push_back(wire::CreateParameterDirect(b, name.c_str(), value.c_str()));
+  }
+  const auto options = build_options(b, args);
+  const auto body = wire::CreateStartJobDirect(b, job.c_str(), args.model.empty() ? nullptr : args.model.c_str(),
+                                               &wire_images, &wire_parameters, options);
+  finish_request(b, id, session, wire::RequestBody::StartJob, body.Union());
+  return to_bytes(b);
+}
+
+std::vector<uint8_t> make_cancel_job(uint64_t id, const Id128& session, uint64_t job_request_id) {
+  flatbuffers::FlatBufferBuilder b(128);
+  const auto body = wire::CreateCancelJob(b, job_request_id);
+  finish_request(b, id, session, wire::RequestBody::CancelJob, body.Union());
+  return to_bytes(b);
+}
+
 std::vector<uint8_t> make_infer_batch(uint64_t id, const Id128& session, const std::vector<ImageArg>& images,
                                       const BatchArgs& args) {
   size_t bytes = 1024;

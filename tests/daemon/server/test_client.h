@@ -131,6 +131,11 @@ std::vector<uint8_t> make_warmup(uint64_t id, const std::vector<std::pair<uint32
 std::vector<uint8_t> make_unload(uint64_t id, const std::string& name);
 std::vector<uint8_t> make_load(uint64_t id, const std::string& name, const std::string& weights);
 std::vector<uint8_t> make_simple(uint64_t id, const Id128& session, wire::RequestBody type);
+std::vector<uint8_t> make_start_job(uint64_t id, const Id128& session, const std::string& job,
+                                    const std::vector<ImageArg>& images,
+                                    const std::vector<std::pair<std::string, std::string>>& parameters = {},
+                                    const InferArgs& args = {});
+std::vector<uint8_t> make_cancel_job(uint64_t id, const Id128& session, uint64_t job_request_id);
 
 Id128 handle_id(const Answer& answer);  // of an InferPairResult or a MatchResult
 

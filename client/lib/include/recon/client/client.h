@@ -24,6 +24,7 @@
 #include "recon/client/error.h"
 #include "recon/client/export.h"
 #include "recon/client/image_buffer.h"
+#include "recon/client/job.h"
 #include "recon/client/options.h"
 #include "recon/client/result.h"
 #include "recon/client/retrieval.h"
@@ -74,6 +75,11 @@ class RECON_CLIENT_API Client {
   // Retrieval embeddings of every image (and with top_k, the most similar pairs) from the
   // daemon's retrieval model on its MASt3R encoder. The images must be prepared to one size.
   PendingRetrieval encode_retrieval(std::span<const ImageView> images, const RetrievalOptions& options = {});
+
+  // Starts a long job on the daemon (JobOptions::job, e.g. "reconstruct" over these images) and
+  // returns at once; its events and its result come through the Job (job.h). The images must stay
+  // unchanged until the job ends.
+  Job start_job(std::span<const ImageView> images, const JobOptions& options = {});
 
   // The daemon's state, devices, models, queue, throughput and latency. With include_sessions
   // the request goes to the manager socket, which also lists each client session.

@@ -28,6 +28,7 @@ enum class ErrorCode : uint8_t {
   kInternal = 6,
   kDataLoss = 7,
   kUnimplemented = 8,
+  kCancelled = 9,
 };
 
 // "INVALID_ARGUMENT", "UNAVAILABLE", ... (the schema's spelling).

@@ -115,6 +115,7 @@ class RECON_CLIENT_API Result {
 
  private:
   friend class Client;  // match() names the handle
+  friend class Job;     // a job's final event carries its handle
   friend struct detail::Decode;
   explicit Result(std::unique_ptr<detail::ResultState> state);
   std::unique_ptr<detail::ResultState> state_;
