@@ -13,9 +13,10 @@
 
 namespace reconctl {
 
-std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string>& paths, int size, bool verbose) {
+std::vector<recon::io::PreparedImage> load_prepared_originals(const std::vector<std::string>& paths, int size,
+                                                              bool verbose) {
   if (size < 16 || size > 4096) throw UsageError("--size must be in 16..4096");
-  std::vector<recon::io::Image> out;
+  std::vector<recon::io::PreparedImage> out;
   for (size_t v = 0; v < paths.size(); ++v) {
     auto image = recon::io::load_rgb(paths[v]);
     if (!image.is_ok()) throw LocalFileError("cannot read " + paths[v] + ": " + image.status().message());
@@ -26,7 +27,15 @@ std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string
                   paths[v].c_str(), prepared->original_width, prepared->original_height, prepared->image.width,
                   prepared->image.height);
     }
-    out.push_back(std::move(prepared->image));
+    out.push_back(std::move(prepared).value());
+  }
+  return out;
+}
+
+std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string>& paths, int size, bool verbose) {
+  std::vector<recon::io::Image> out;
+  for (recon::io::PreparedImage& prepared : load_prepared_originals(paths, size, verbose)) {
+    out.push_back(std::move(prepared.image));
   }
   return out;
 }

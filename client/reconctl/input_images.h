@@ -10,10 +10,15 @@
 
 #include "recon/client/client.h"
 #include "tools/io/image_io.h"
+#include "tools/io/official_resize.h"
 
 namespace reconctl {
 
 // Throws LocalFileError for unreadable files and UsageError for a bad size.
+// The prepared images with how they were made from the originals (sizes, crop).
+std::vector<recon::io::PreparedImage> load_prepared_originals(const std::vector<std::string>& paths, int size,
+                                                              bool verbose);
+// Only the prepared pixels.
 std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string>& paths, int size, bool verbose);
 std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size, bool verbose);
 // A smooth, textured RGB picture of width x height (deterministic per seed).

@@ -52,6 +52,13 @@ Commands:
                                  retrieval embeddings of the images (one prepared size) and
                                  each image's K most similar others (default min(5, n-1)):
                                  the candidate pairs for a large scene
+  reconstruct IMG... --out DIR [--pairs GRAPH] [--size N] [--model NAME] [--subsample S]
+        [--iterations COARSE,FINE] [--min-conf C] [--colmap-points N] [--param NAME=VALUE]...
+                                 a scene from many images (the daemon's reconstruct job: the
+                                 pair graph, default complete, or swin-K, logwin-K, oneref-R;
+                                 pairwise inference and matching, the global alignment) with a
+                                 progress bar; writes cameras.json, a COLMAP model (sparse/0),
+                                 scene.ply, scene.png and per-image depth (depth/) to DIR
   bench [A B] [--pairs N] [--concurrency C] [--resolution WxH] [--size N] [--fetch]
         [--warmup N] [--model NAME] [--json]
                                  N pairs (default 20) with C in flight (default 1): pairs/s and
@@ -81,7 +88,7 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> by_name = {
       {"status", cmd_status}, {"models", cmd_models}, {"wait-ready", cmd_wait_ready}, {"warmup", cmd_warmup},
       {"load", cmd_load},     {"unload", cmd_unload}, {"infer", cmd_infer},           {"bench", cmd_bench},
-      {"batch", cmd_batch},   {"match", cmd_match},   {"retrieve", cmd_retrieve},
+      {"batch", cmd_batch},   {"match", cmd_match},   {"retrieve", cmd_retrieve},     {"reconstruct", cmd_reconstruct},
   };
   return by_name;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest reconctl.with_recond: `reconctl batch`, `match` and `retrieve` against the real recond on
+# ctest reconctl.with_recond: `reconctl batch`, `match`, `retrieve` and `reconstruct` against the real recond on
 # the tests' tiny model and golden retrieval head, with the samples prepared to 64 px (64x48).
 # Checks exit codes, the files written, the error exit code of a bad request, and that a full
 # daemon (every session slot held) is reported as a limit (exit 1), not as an absent daemon.
@@ -47,6 +47,25 @@ grep -q "MOST SIMILAR" "$work/retrieve.txt"
 ctl retrieve "$a" "$b" "$a" --size 64 --top-k 1 --json >"$work/retrieve.json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['pairs'])==3 and d['embedding_dim']==32" \
   "$work/retrieve.json"
+
+# A reconstruction of three views (random weights: the geometry is noise; the files are checked).
+ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --min-conf 0 --out "$work/scene" \
+  >"$work/scene.txt" 2>"$work/scene.err"
+grep -q "reconstructed .* of 3 cameras" "$work/scene.txt"
+grep -q "^align-fine" "$work/scene.err"  # the progress, one line per stage off a terminal
+for f in cameras.json scene.ply scene.png sparse/0/cameras.txt sparse/0/images.txt sparse/0/points3D.txt \
+         depth/view_a.npy depth/view_b.png; do
+  test -s "$work/scene/$f" || { echo "missing $f"; cat "$work/scene.txt" "$work/scene.err"; exit 1; }
+done
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['cameras'])==3 and d['cameras'][0]['width']==512" \
+  "$work/scene/cameras.json"
+# A parameter the job does not know: the daemon's INVALID_ARGUMENT, exit code 1.
+set +e
+ctl reconstruct "$a" "$b" --size 64 --param colour=blue --out "$work/bad-scene" 2>"$work/bad-scene.txt"
+code=$?
+set -e
+test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/bad-scene.txt"; exit 1; }
+grep -q "colour" "$work/bad-scene.txt"
 
 # The daemon refuses a pair request naming the retrieval model: exit code 1.
 set +e

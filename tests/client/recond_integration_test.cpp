@@ -207,5 +207,74 @@ TEST(LibreconWithRecond, InfersABatchMatchesAPairAndReleasesEverything) {
   EXPECT_EQ(recond.stop(), 0) << recond.log();
 }
 
+TEST(LibreconWithRecond, RunsAReconstructJobWithProgressAndCancelsOneItDrops) {
+  Recond recond;
+  ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
+  {
+    Client client = Client::connect(recond.options());
+    constexpr uint32_t kWidth = 64, kHeight = 48;
+    const uint64_t bytes = ImageBuffer::rgb_bytes(kWidth, kHeight);
+    ImageBuffer buffer = client.create_buffer(3 * bytes, "job");
+    for (uint64_t i = 0; i < 3 * bytes; ++i) buffer.data()[i] = static_cast<uint8_t>((i * 41 + i / 89) % 256);
+    const std::vector<ImageView> images = {buffer.view(0, kWidth, kHeight), buffer.view(bytes, kWidth, kHeight),
+                                           buffer.view(2 * bytes, kWidth, kHeight)};
+    JobOptions options;
+    options.parameters = {{"niter1", "10"}, {"niter2", "10"}};
+    Job job = client.start_job(images, options);
+    std::vector<std::string> stages;
+    while (auto event = job.next()) {
+      if (stages.empty() || stages.back() != event->stage) stages.push_back(event->stage);
+      EXPECT_LE(event->done, event->total == 0 ? event->done : event->total);
+    }
+    EXPECT_EQ(stages, (std::vector<std::string>{"pairs", "align-coarse", "align-fine", "outputs"}));
+    EXPECT_TRUE(job.finished());
+    Result& result = job.result();
+    EXPECT_EQ(result.model(), "reconstruct");
+    const auto poses = result.tensor("cam_to_world").as<float>();
+    ASSERT_EQ(poses.size(), 3u * 16);
+    for (float v : poses) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_EQ(result.tensor("pair_matches").shape()[0], 3u);
+
+    // A job dropped while it runs is cancelled: both job slots are free again right after.
+    options.parameters = {{"niter1", "100000"}, {"niter2", "100000"}};
+    {
+      Job dropped = client.start_job(images, options);
+      ASSERT_TRUE(dropped.next().has_value());
+    }
+    options.parameters = {{"niter1", "2"}, {"niter2", "2"}};
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    bool both_ran = false;
+    while (!both_ran && std::chrono::steady_clock::now() < deadline) {
+      Job first = client.start_job(images, options);
+      Job second = client.start_job(images, options);
+      try {
+        while (first.next()) {
+        }
+        while (second.next()) {
+        }
+        both_ran = true;
+      } catch (const Error& e) {
+        ASSERT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+    EXPECT_TRUE(both_ran) << "the dropped job still holds a slot";
+
+    // Cancelling ends the job with kCancelled.
+    options.parameters = {{"niter1", "100000"}, {"niter2", "100000"}};
+    Job cancelled = client.start_job(images, options);
+    ASSERT_TRUE(cancelled.next().has_value());
+    cancelled.cancel();
+    try {
+      while (cancelled.next()) {
+      }
+      ADD_FAILURE() << "a cancelled job finished";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCancelled) << e.what();
+    }
+  }
+  EXPECT_EQ(recond.stop(), 0) << recond.log();
+}
+
 }  // namespace
 }  // namespace recon::client

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "daemon/server/responses.h"
+#include "daemon/serving/stored_from_host.h"
 
 namespace recon::daemon {
 namespace {
@@ -38,16 +39,9 @@ Result<StoredTensor> upload_rows(gpu::Runtime& rt, const char* name, gpu::DType 
   std::vector<T> packed;
   packed.reserve(rows.size() * width);
   for (size_t r : rows) packed.insert(packed.end(), source.begin() + r * width, source.begin() + (r + 1) * width);
-  StoredTensor t;
-  t.name = name;
-  t.dtype = dtype;
-  t.shape = {rows.size()};
-  if (width > 1) t.shape.push_back(width);
-  t.bytes = packed.size() * sizeof(T);
-  if (t.bytes == 0) return t;  // no device buffer for an empty list
-  gpu::Shape shape(t.shape.begin(), t.shape.end());
-  RECON_ASSIGN_OR_RETURN(t.tensor, gpu::Tensor::from_host(rt, dtype, shape, packed.data(), t.bytes));
-  return t;
+  std::vector<uint64_t> shape{rows.size()};
+  if (width > 1) shape.push_back(width);
+  return stored_from_host(rt, name, dtype, std::move(shape), packed);
 }
 
 }  // namespace

@@ -22,10 +22,10 @@ class MatchInstance final : public ModelInstance {
 
   uint64_t weight_bytes() const override { return 0; }
   void run(MatchJob job, const WorkerContext& worker);
-
- private:
+  // A recorded matcher for this shape and options (kept for the next requests of the same kind).
   Result<gpu::FastMatcher*> matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options);
 
+ private:
   gpu::Runtime& runtime_;
   std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last
 };

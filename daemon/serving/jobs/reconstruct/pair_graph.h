@@ -1,6 +1,6 @@
 // PairGraph: which image pairs a reconstruction infers, built the way the official MASt3R-SfM demo
 // builds its scene graphs (mast3r/image_pairs.py `make_pairs`, mast3r/retrieval/graph.py
-// `make_pairs_fps`; ../shared/notes/sparse-ga-spec.md §2.1). The graph is named by a string:
+// `make_pairs_fps`; docs/SPARSE_GA_REFERENCE.md §2). The graph is named by a string:
 //
 //   complete               every pair: N(N-1)/2
 //   swin-W[-noncyclic]     each image with the W after it, wrapping around unless noncyclic (W = 3)

@@ -1,0 +1,155 @@
+// reconctl reconstruct's files: see reconstruct_output.h.
+#include "reconstruct_output.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "commands.h"
+#include "tools/io/result_writers.h"
+#include "tools/io/scene_picture.h"
+
+namespace reconctl {
+
+namespace fs = std::filesystem;
+using recon::client::Result;
+
+namespace {
+
+// Model-resolution pixels (centres at integer coordinates, as the daemon answers) → the original
+// image's pixels in COLMAP's convention (centres at +0.5): the official preparation resized the
+// image, then cropped it (tools/io/official_resize.h).
+struct PixelMap {
+  double sx = 1, sy = 1, ox = 0, oy = 0;
+  explicit PixelMap(const recon::io::PreparedImage& image)
+      : sx(static_cast<double>(image.original_width) / image.resized_width),
+        sy(static_cast<double>(image.original_height) / image.resized_height),
+        ox(image.crop_x + 0.5),
+        oy(image.crop_y + 0.5) {}
+  double x(double model_x) const { return (model_x + ox) * sx; }
+  double y(double model_y) const { return (model_y + oy) * sy; }
+};
+
+void check(const recon::Status& status) {
+  if (!status.is_ok()) throw LocalFileError(status.message());
+}
+
+}  // namespace
+
+recon::io::Scene scene_from_result(Result& result, const std::vector<recon::io::PreparedImage>& images,
+                                   const std::vector<std::string>& names) {
+  const auto cam_to_world = result.tensor("cam_to_world").as<float>();
+  const auto intrinsics = result.tensor("intrinsics").as<float>();
+  const auto component = result.tensor("component").as<int32_t>();
+  const auto points = result.tensor("points").as<float>();
+  const auto pixels = result.tensor("point_pixels").as<int32_t>();
+  const auto conf = result.tensor("point_conf").as<float>();
+  if (component.size() != images.size()) {
+    throw recon::client::Error(recon::client::ErrorCode::kInternal, recon::client::ErrorSource::kDaemon,
+                               "the reconstruction has " + std::to_string(component.size()) + " cameras for " +
+                                   std::to_string(images.size()) + " images");
+  }
+  recon::io::Scene scene;
+  std::vector<PixelMap> maps;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const PixelMap map(images[i]);
+    maps.push_back(map);
+    recon::io::SceneCamera camera;
+    camera.image_name = names[i];
+    camera.width = images[i].original_width;
+    camera.height = images[i].original_height;
+    const float* k = &intrinsics[9 * i];
+    camera.fx = k[0] * map.sx;
+    camera.fy = k[4] * map.sy;
+    camera.cx = map.x(k[2]);
+    camera.cy = map.y(k[5]);
+    std::copy(&cam_to_world[16 * i], &cam_to_world[16 * i] + 16, camera.cam_to_world.begin());
+    camera.component = component[i];
+    scene.cameras.push_back(camera);
+  }
+  for (size_t p = 0; p < conf.size(); ++p) {
+    const int image = pixels[3 * p];
+    if (image < 0 || static_cast<size_t>(image) >= images.size() || component[image] != 0) continue;
+    const int x = pixels[3 * p + 1], y = pixels[3 * p + 2];
+    const recon::io::Image& rgb = images[image].image;
+    if (x < 0 || y < 0 || x >= rgb.width || y >= rgb.height) continue;
+    recon::io::ScenePoint point;
+    point.x = points[3 * p];
+    point.y = points[3 * p + 1];
+    point.z = points[3 * p + 2];
+    const uint8_t* c = &rgb.pixels[(static_cast<size_t>(y) * rgb.width + x) * 3];
+    point.r = c[0];
+    point.g = c[1];
+    point.b = c[2];
+    point.confidence = conf[p];
+    point.track.push_back({image, static_cast<float>(maps[image].x(x)), static_cast<float>(maps[image].y(y))});
+    scene.points.push_back(std::move(point));
+  }
+  return scene;
+}
+
+ReconstructSummary write_reconstruction(Result& result, const std::vector<recon::io::PreparedImage>& images,
+                                        const std::vector<std::string>& paths, const std::string& out_dir,
+                                        size_t max_colmap_points) {
+  result.fetch();
+  std::vector<std::string> names;
+  for (const std::string& path : paths) names.push_back(fs::path(path).filename().string());
+  const recon::io::Scene scene = scene_from_result(result, images, names);
+
+  ReconstructSummary summary;
+  summary.cameras = scene.cameras.size();
+  for (const auto& camera : scene.cameras) {
+    summary.cameras_placed += camera.component == 0 ? 1 : 0;
+    summary.components = std::max(summary.components, camera.component + 1);
+  }
+  summary.points = scene.points.size();
+  std::error_code error;
+  const fs::path out(out_dir);
+  fs::create_directories(out / "sparse" / "0", error);
+  fs::create_directories(out / "depth", error);
+  if (error) throw LocalFileError("cannot create " + out_dir + ": " + error.message());
+
+  const auto written = [&](const fs::path& path) { summary.files.push_back(path.string()); };
+  check(recon::io::write_cameras_json((out / "cameras.json").string(), scene));
+  written(out / "cameras.json");
+
+  // COLMAP: the largest component's cameras (other components have frames of their own) and at
+  // most max_colmap_points points, evenly thinned.
+  recon::io::Scene colmap;
+  std::map<int, int> camera_index;
+  for (size_t i = 0; i < scene.cameras.size(); ++i) {
+    if (scene.cameras[i].component != 0) continue;
+    camera_index[static_cast<int>(i)] = static_cast<int>(colmap.cameras.size());
+    colmap.cameras.push_back(scene.cameras[i]);
+  }
+  const size_t stride = std::max<size_t>(1, (scene.points.size() + max_colmap_points - 1) / max_colmap_points);
+  for (size_t p = 0; p < scene.points.size(); p += stride) {
+    recon::io::ScenePoint point = scene.points[p];
+    for (auto& observation : point.track) observation.camera = camera_index.at(observation.camera);
+    colmap.points.push_back(std::move(point));
+  }
+  check(recon::io::write_colmap_text((out / "sparse" / "0").string(), colmap));
+  written(out / "sparse" / "0");
+
+  check(recon::io::write_scene_ply((out / "scene.ply").string(), scene));
+  written(out / "scene.ply");
+  check(recon::io::save_png((out / "scene.png").string(), recon::io::render_scene_overview(colmap, 1600, 600)));
+  written(out / "scene.png");
+
+  const auto hw = result.tensor("image_hw").as<int32_t>();
+  const auto depth = result.tensor("depth").as<float>();
+  size_t offset = 0;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const int h = hw[2 * i], w = hw[2 * i + 1];
+    const std::span<const float> map = depth.subspan(offset, static_cast<size_t>(h) * w);
+    offset += map.size();
+    const std::string stem = fs::path(names[i]).stem().string();
+    const int64_t shape[2] = {h, w};
+    check(recon::io::write_npy((out / "depth" / (stem + ".npy")).string(), shape, map));
+    check(recon::io::save_png((out / "depth" / (stem + ".png")).string(), recon::io::colorize(map, w, h, true)));
+  }
+  written(out / "depth");
+  return summary;
+}
+
+}  // namespace reconctl

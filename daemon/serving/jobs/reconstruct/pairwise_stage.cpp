@@ -1,0 +1,118 @@
+// The pairwise stage: see pairwise_stage.h.
+#include "daemon/serving/jobs/reconstruct/pairwise_stage.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "daemon/serving/match/match_instance.h"
+
+namespace recon::daemon {
+namespace {
+
+// One direction of one descriptor pair: seeds on `a`'s grid, walking to mutual nearest neighbours
+// in `b`; the official matcher runs with no border filter here.
+Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const gpu::Tensor& desc_a,
+                               const gpu::Tensor& desc_b, const gpu::Tensor& conf_a, const gpu::Tensor& conf_b,
+                               int subsample) {
+  gpu::MatchMaps maps;
+  maps.conf_a = conf_a;
+  maps.conf_b = conf_b;
+  gpu::FastMatchOptions options;
+  options.subsample = subsample;
+  options.border = 0;
+  RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(desc_a, desc_b, maps));
+  RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matcher_for(shape, options));
+  RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps));
+  RECON_ASSIGN_OR_RETURN(gpu::HostMatches host, result.to_host(rt));
+  return IndexMatches{std::move(host.idx_a), std::move(host.idx_b), std::move(host.conf)};
+}
+
+IndexMatches swapped(IndexMatches m) {
+  std::swap(m.idx_a, m.idx_b);
+  return m;
+}
+
+Result<OwnFramePrediction> download_own(gpu::Runtime& rt, uint32_t image, const gpu::Tensor& pts3d,
+                                        const gpu::Tensor& conf) {
+  OwnFramePrediction own;
+  own.image = image;
+  own.pts3d.resize(static_cast<size_t>(pts3d.numel()));
+  own.conf.resize(static_cast<size_t>(conf.numel()));
+  RECON_RETURN_IF_ERROR(pts3d.download(rt, own.pts3d.data(), own.pts3d.size() * sizeof(float)));
+  RECON_RETURN_IF_ERROR(conf.download(rt, own.conf.data(), own.conf.size() * sizeof(float)));
+  return own;
+}
+
+}  // namespace
+
+gpu::PairMatches merge_matches(std::span<const IndexMatches> runs, int image_a, int image_b, int width_a, int width_b) {
+  struct Row {
+    int64_t key;
+    size_t order;
+    float conf;
+    int32_t a, b;
+  };
+  std::vector<Row> rows;
+  for (const IndexMatches& run : runs) {
+    for (size_t i = 0; i < run.idx_a.size(); ++i) {
+      const int64_t key = (int64_t{run.idx_a[i]} << 32) | static_cast<uint32_t>(run.idx_b[i]);
+      rows.push_back(Row{key, rows.size(), run.conf.empty() ? 1.0f : run.conf[i], run.idx_a[i], run.idx_b[i]});
+    }
+  }
+  // Sorted by key, then by order of appearance: the first row of each key is its first occurrence.
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& x, const Row& y) { return x.key != y.key ? x.key < y.key : x.order < y.order; });
+  gpu::PairMatches out;
+  out.image_a = image_a;
+  out.image_b = image_b;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0 && rows[i].key == rows[i - 1].key) continue;
+    out.xy_a.push_back(rows[i].a % width_a);
+    out.xy_a.push_back(rows[i].a / width_a);
+    out.xy_b.push_back(rows[i].b % width_b);
+    out.xy_b.push_back(rows[i].b / width_b);
+    out.conf.push_back(rows[i].conf);
+  }
+  return out;
+}
+
+Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, MatchInstance& matcher, gpu::Runtime& rt,
+                                                 std::span<const gpu::ImageU8View> images,
+                                                 std::span<const ImagePairIndex> pairs, int subsample) {
+  // (a, b) for every pair, then (b, a): two passes of the decoder over the same encodings.
+  std::vector<gpu::ImagePair> directed;
+  for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b)});
+  for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(b), static_cast<int32_t>(a)});
+  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results, engine.infer_batch(images, directed));
+
+  std::vector<PairwiseOutput> outputs;
+  outputs.reserve(pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [a, b] = pairs[k];
+    const gpu::Mast3rOutputs& ab = results[k].tensors;                 // view 1 = a, view 2 = b, frame of a
+    const gpu::Mast3rOutputs& ba = results[pairs.size() + k].tensors;  // view 1 = b, view 2 = a, frame of b
+    // The official order: (desc11, desc21) both ways, then (desc12, desc22) both ways; 1 = a, 2 = b.
+    std::array<IndexMatches, 4> runs;
+    RECON_ASSIGN_OR_RETURN(runs[0],
+                           match_one(matcher, rt, ab.desc[0], ab.desc[1], ab.desc_conf[0], ab.desc_conf[1], subsample));
+    RECON_ASSIGN_OR_RETURN(IndexMatches back,
+                           match_one(matcher, rt, ab.desc[1], ab.desc[0], ab.desc_conf[1], ab.desc_conf[0], subsample));
+    runs[1] = swapped(std::move(back));
+    RECON_ASSIGN_OR_RETURN(runs[2],
+                           match_one(matcher, rt, ba.desc[1], ba.desc[0], ba.desc_conf[1], ba.desc_conf[0], subsample));
+    RECON_ASSIGN_OR_RETURN(back,
+                           match_one(matcher, rt, ba.desc[0], ba.desc[1], ba.desc_conf[0], ba.desc_conf[1], subsample));
+    runs[3] = swapped(std::move(back));
+
+    PairwiseOutput out;
+    out.matches = merge_matches(runs, static_cast<int>(a), static_cast<int>(b), static_cast<int>(images[a].width),
+                                static_cast<int>(images[b].width));
+    RECON_ASSIGN_OR_RETURN(out.own[0], download_own(rt, a, ab.pts3d[0], ab.conf[0]));
+    RECON_ASSIGN_OR_RETURN(out.own[1], download_own(rt, b, ba.pts3d[0], ba.conf[0]));
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+}  // namespace recon::daemon

@@ -1,0 +1,316 @@
+// recond in-process: long jobs (StartJob, JobEvent, CancelJob) with the reconstruct job on the demo
+// model (samples/, trained: its depths lie in front of the cameras) at 64x48, and on the tiny
+// random model, whose points fall behind the cameras. What is checked here is the job's life:
+// admission errors, events in order, one final answer with the job's tensors, a clear error for
+// geometry the alignment cannot use, cancellation, a session that ends mid-job, and another client
+// served while a job runs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "daemon/ipc/wire_convert.h"
+#include "tests/daemon/server/server_harness.h"
+#include "tests/daemon/server/test_client.h"
+#include "tests/daemon/server/test_expect.h"
+
+namespace recon::daemon::testing {
+namespace {
+
+constexpr uint32_t kH = kTinyHeight, kW = kTinyWidth;
+const std::string kDemoModel = kGoldenDir + "/../../samples/demo-model.safetensors";
+
+// The tests' size: the demo model's own would be 256 on the long side (slow on a CPU device).
+InferArgs at_test_size() {
+  InferArgs args;
+  args.resolution = std::make_pair(kH, kW);
+  return args;
+}
+
+ServerOptions demo_options() {
+  ServerOptions o = tiny_options();
+  o.models = {{"mast3r", kDemoModel}};
+  return o;
+}
+
+std::vector<ImageArg> images(uint32_t count, uint32_t seed = 40) {
+  std::vector<ImageArg> out;
+  for (uint32_t i = 0; i < count; ++i) out.push_back({{}, 0, kH, kW, 0, test_image(kH, kW, seed + i)});
+  return out;
+}
+
+// A short alignment: the plumbing, not the optimiser, is under test.
+const std::vector<std::pair<std::string, std::string>> kQuick = {
+    {"niter1", "20"}, {"niter2", "20"}, {"pairs_per_step", "1"}};
+
+struct JobRun {
+  std::vector<std::string> stages;  // in the order their first event came
+  std::vector<Answer> progress;
+  std::optional<Answer> final;
+};
+
+// Reads the answers of job `id` until its final one (other answers fail the test).
+JobRun read_job(TestClient& client, uint64_t id) {
+  JobRun run;
+  while (true) {
+    auto answer = client.receive(60'000);
+    if (!answer.is_ok()) {
+      ADD_FAILURE() << answer.status().to_string();
+      return run;
+    }
+    EXPECT_EQ(answer->response->request_id(), id);
+    if (answer->response->final()) {
+      run.final = std::move(answer).value();
+      return run;
+    }
+    EXPECT_EQ(answer->type(), wire::ResponseBody::JobEvent);
+    const std::string stage = answer->response->body_as_JobEvent()->stage()->str();
+    if (run.stages.empty() || run.stages.back() != stage) run.stages.push_back(stage);
+    run.progress.push_back(std::move(answer).value());
+  }
+}
+
+const wire::TensorInfo* tensor(const wire::ResultHandle* handle, const std::string& name) {
+  for (const wire::TensorInfo* t : *handle->tensors()) {
+    if (t->name()->str() == name) return t;
+  }
+  return nullptr;
+}
+
+std::vector<uint64_t> shape_of(const wire::TensorInfo* t) {
+  return t == nullptr ? std::vector<uint64_t>{} : std::vector<uint64_t>(t->shape()->begin(), t->shape()->end());
+}
+
+TEST(RecondJobs, ReconstructStreamsItsStagesThenAnswersItsTensors) {
+  auto harness = ServerHarness::start(demo_options());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+
+  const uint64_t id = c.next_id();
+  ASSERT_TRUE(
+      c.send_frames({make_start_job(id, c.session(), "reconstruct", images(4), kQuick, at_test_size())}).is_ok());
+  JobRun run = read_job(c, id);
+  ASSERT_TRUE(run.final.has_value());
+  ASSERT_EQ(run.final->type(), wire::ResponseBody::JobEvent) << run.final->error_message();
+  EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs", "align-coarse", "align-fine", "outputs"}));
+  // The pairs stage counts the complete graph's 6 pairs, ending at 6 of 6.
+  const wire::JobEvent* last_pairs = nullptr;
+  for (const Answer& a : run.progress) {
+    const wire::JobEvent* e = a.response->body_as_JobEvent();
+    if (e->stage()->str() == "pairs") last_pairs = e;
+  }
+  ASSERT_NE(last_pairs, nullptr);
+  EXPECT_EQ(last_pairs->done(), 6u);
+  EXPECT_EQ(last_pairs->total(), 6u);
+
+  const wire::ResultHandle* handle = run.final->response->body_as_JobEvent()->result();
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(handle->model()->str(), "reconstruct");
+  EXPECT_EQ(shape_of(tensor(handle, "cam_to_world")), (std::vector<uint64_t>{4, 4, 4}));
+  EXPECT_EQ(shape_of(tensor(handle, "intrinsics")), (std::vector<uint64_t>{4, 3, 3}));
+  EXPECT_EQ(shape_of(tensor(handle, "image_hw")), (std::vector<uint64_t>{4, 2}));
+  EXPECT_EQ(shape_of(tensor(handle, "depth")), (std::vector<uint64_t>{4 * kH * kW}));
+  EXPECT_EQ(shape_of(tensor(handle, "pair_matches")), (std::vector<uint64_t>{6, 3}));
+  EXPECT_EQ(shape_of(tensor(handle, "loss")), (std::vector<uint64_t>{40}));
+
+  // The poses are rigid: fetch them and check every rotation is orthonormal.
+  const uint64_t fetch_id = c.next_id();
+  const Id128 result_id = from_wire(handle->id());
+  auto fetched = c.call(make_fetch(fetch_id, c.session(), result_id, {"cam_to_world"}, std::nullopt), fetch_id);
+  ASSERT_TRUE(fetched.is_ok());
+  ASSERT_EQ(fetched->type(), wire::ResponseBody::FetchResult) << fetched->error_message();
+  const auto* data = fetched->response->body_as_FetchResult()->tensors()->Get(0)->data();
+  ASSERT_EQ(data->size(), 4u * 16 * sizeof(float));
+  const auto* m = reinterpret_cast<const float*>(data->data());
+  for (int i = 0; i < 4; ++i) {
+    const float* r = m + 16 * i;
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) {
+        const float dot = r[4 * 0 + a] * r[4 * 0 + b] + r[4 * 1 + a] * r[4 * 1 + b] + r[4 * 2 + a] * r[4 * 2 + b];
+        EXPECT_NEAR(dot, a == b ? 1.0f : 0.0f, 1e-4f) << "camera " << i;
+      }
+    }
+    EXPECT_EQ(r[12], 0.0f);
+    EXPECT_EQ(r[15], 1.0f);
+  }
+}
+
+TEST(RecondJobs, PointsBehindTheCamerasFailTheJobSayingSo) {
+  auto harness = ServerHarness::start();  // the tiny random model
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  const uint64_t id = c.next_id();
+  ASSERT_TRUE(
+      c.send_frames({make_start_job(id, c.session(), "reconstruct", images(3), kQuick, at_test_size())}).is_ok());
+  JobRun run = read_job(c, id);
+  ASSERT_TRUE(run.final.has_value());
+  EXPECT_EQ(run.final->code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(run.final->error_message().find("in front of the camera"), std::string::npos) << run.final->error_message();
+  EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs"}));
+}
+
+TEST(RecondJobs, RefusesAnUnknownJobABadParameterAndTooFewImages) {
+  auto harness = ServerHarness::start();
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+
+  const auto refused = [&](const std::string& job, const std::vector<ImageArg>& list,
+                           const std::vector<std::pair<std::string, std::string>>& parameters) {
+    const uint64_t id = c.next_id();
+    auto answer = c.call(make_start_job(id, c.session(), job, list, parameters), id);
+    EXPECT_TRUE(answer.is_ok());
+    return answer.is_ok() ? std::make_pair(answer->code(), answer->error_message())
+                          : std::make_pair(StatusCode::kOk, std::string());
+  };
+  auto [code, message] = refused("sculpt", images(3), {});
+  EXPECT_EQ(code, StatusCode::kNotFound);
+  EXPECT_NE(message.find("reconstruct"), std::string::npos) << message;  // names what exists
+
+  std::tie(code, message) = refused("reconstruct", images(3), {{"niter1", "many"}});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("niter1"), std::string::npos) << message;
+
+  std::tie(code, message) = refused("reconstruct", images(3), {{"colour", "blue"}});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("colour"), std::string::npos) << message;
+
+  std::tie(code, message) = refused("reconstruct", images(3), {{"pairs", "swin-0"}});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument) << message;
+
+  std::tie(code, message) = refused("reconstruct", images(1), {});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("at least 2"), std::string::npos) << message;
+}
+
+TEST(RecondJobs, CancelJobStopsTheJobWithCancelled) {
+  auto harness = ServerHarness::start(demo_options());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+
+  // Long enough to be running when the cancel arrives: many iterations.
+  const uint64_t id = c.next_id();
+  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", images(4),
+                                            {{"niter1", "100000"}, {"niter2", "100000"}}, at_test_size())})
+                  .is_ok());
+  // Wait for the first event, then cancel.
+  auto first = c.receive(60'000);
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+  const uint64_t cancel_id = c.next_id();
+  ASSERT_TRUE(c.send_frames({make_cancel_job(cancel_id, c.session(), id)}).is_ok());
+  bool cancel_answered = false;
+  std::optional<Answer> final;
+  while (!final || !cancel_answered) {
+    auto answer = c.receive(60'000);
+    ASSERT_TRUE(answer.is_ok()) << answer.status().to_string();
+    if (answer->response->request_id() == cancel_id) {
+      ASSERT_EQ(answer->type(), wire::ResponseBody::CancelJobResult);
+      EXPECT_TRUE(answer->response->body_as_CancelJobResult()->cancelled());
+      cancel_answered = true;
+    } else if (answer->response->final()) {
+      final = std::move(answer).value();
+    }
+  }
+  EXPECT_EQ(final->code(), StatusCode::kCancelled) << final->error_message();
+
+  // A second cancel of the finished job cancels nothing.
+  const uint64_t again = c.next_id();
+  auto answer = c.call(make_cancel_job(again, c.session(), id), again);
+  ASSERT_TRUE(answer.is_ok());
+  ASSERT_EQ(answer->type(), wire::ResponseBody::CancelJobResult);
+  EXPECT_FALSE(answer->response->body_as_CancelJobResult()->cancelled());
+}
+
+TEST(RecondJobs, AnotherClientIsServedWhileAJobRuns) {
+  auto harness = ServerHarness::start(demo_options());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto owner = TestClient::connect(harness->dir(), "job-owner");
+  auto other = TestClient::connect(harness->dir(), "other");
+  ASSERT_TRUE(owner.is_ok() && other.is_ok());
+
+  // 6 images, complete graph: 15 pairs, one device step each.
+  const uint64_t id = (*owner)->next_id();
+  ASSERT_TRUE(
+      (*owner)
+          ->send_frames({make_start_job(id, (*owner)->session(), "reconstruct", images(6), kQuick, at_test_size())})
+          .is_ok());
+  auto first = (*owner)->receive(60'000);
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+
+  // The other client's pair is answered while the job is still in its pairs stage.
+  const auto pair = images(2, 90);
+  const uint64_t pair_id = (*other)->next_id();
+  auto answer =
+      (*other)->call(make_infer_pair(pair_id, (*other)->session(), pair[0], pair[1], at_test_size()), pair_id);
+  ASSERT_TRUE(answer.is_ok());
+  EXPECT_EQ(answer->type(), wire::ResponseBody::InferPairResult) << answer->error_message();
+  JobRun run = read_job(**owner, id);
+  ASSERT_TRUE(run.final.has_value());
+  EXPECT_EQ(run.final->type(), wire::ResponseBody::JobEvent) << run.final->error_message();
+  // The pair was answered before the job's pairs stage ended: a pairs event came after it.
+  bool pairs_after = false;
+  for (const Answer& a : run.progress) {
+    const wire::JobEvent* e = a.response->body_as_JobEvent();
+    pairs_after = pairs_after || (e->stage()->str() == "pairs" && e->done() < e->total());
+  }
+  EXPECT_TRUE(pairs_after);
+}
+
+TEST(RecondJobs, AJobEndsWithItsSession) {
+  auto harness = ServerHarness::start(demo_options());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  const uint64_t id = c.next_id();
+  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", images(4),
+                                            {{"niter1", "100000"}, {"niter2", "100000"}}, at_test_size())})
+                  .is_ok());
+  auto first = c.receive(60'000);
+  ASSERT_TRUE(first.is_ok());
+  c.close_side_channel();  // the session ends
+
+  // The daemon stops the job: a new session may run one at once (max_jobs slots are free again).
+  auto next = TestClient::connect(harness->dir(), "after");
+  ASSERT_TRUE(next.is_ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool started = false;
+  while (!started && std::chrono::steady_clock::now() < deadline) {
+    std::vector<std::unique_ptr<TestClient>> keep;
+    for (uint32_t k = 0; k < 2; ++k) {  // both slots (max_jobs = 2) must be free
+      const uint64_t job = (*next)->next_id();
+      ASSERT_TRUE(
+          (*next)
+              ->send_frames({make_start_job(job, (*next)->session(), "reconstruct", images(2), kQuick, at_test_size())})
+              .is_ok());
+    }
+    int finished = 0, refused = 0;
+    while (finished + refused < 2) {
+      auto answer = (*next)->receive(60'000);
+      ASSERT_TRUE(answer.is_ok());
+      if (!answer->response->final()) continue;
+      if (answer->type() == wire::ResponseBody::JobEvent) {
+        ++finished;
+      } else {
+        EXPECT_EQ(answer->code(), StatusCode::kResourceExhausted) << answer->error_message();
+        ++refused;
+      }
+    }
+    started = refused == 0;
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(started) << "the ended session's job still holds a slot";
+}
+
+}  // namespace
+}  // namespace recon::daemon::testing
