@@ -3,6 +3,8 @@
 // Interrupting reconctl ends its session, which cancels the job on the daemon.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "args.h"
@@ -19,9 +21,10 @@ namespace reconctl {
 using namespace recon::client;
 
 int cmd_reconstruct(const Context& context) {
-  const Args args(context.args,
-                  {"out", "size", "model", "pairs", "subsample", "iterations", "min-conf", "colmap-points", "param"},
-                  {});
+  const Args args(
+      context.args,
+      {"out", "size", "resolution", "model", "pairs", "subsample", "iterations", "min-conf", "colmap-points", "param"},
+      {});
   const std::vector<std::string>& paths = args.positionals();
   if (paths.size() < 2) throw UsageError("reconstruct takes at least two images");
   const auto out_dir = args.value("out");
@@ -31,7 +34,12 @@ int cmd_reconstruct(const Context& context) {
 
   JobOptions job;
   job.job = "reconstruct";
+  // The silence between two events spans one device step (a few pairs): minutes on a CPU device.
+  if (context.connect.timeout.count() > 0) {
+    job.timeout = std::max<std::chrono::milliseconds>(context.connect.timeout, std::chrono::minutes(30));
+  }
   job.model = args.string_or("model", "");
+  if (const auto resolution = args.value("resolution")) job.resolution = parse_resolution(*resolution);
   if (const auto pairs = args.value("pairs")) job.parameters.emplace_back("pairs", *pairs);
   if (const auto subsample = args.value("subsample")) job.parameters.emplace_back("subsample", *subsample);
   if (const auto min_conf = args.value("min-conf")) job.parameters.emplace_back("min_conf", *min_conf);

@@ -48,8 +48,23 @@ ctl retrieve "$a" "$b" "$a" --size 64 --top-k 1 --json >"$work/retrieve.json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['pairs'])==3 and d['embedding_dim']==32" \
   "$work/retrieve.json"
 
-# A reconstruction of three views (random weights: the geometry is noise; the files are checked).
-ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --min-conf 0 --out "$work/scene" \
+# A reconstruction of three views. The tiny model's random weights put the points behind the
+# cameras: a clear error, exit code 1.
+set +e
+ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --out "$work/noise" 2>"$work/noise.txt"
+code=$?
+set -e
+test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/noise.txt"; exit 1; }
+grep -q "in front of the camera" "$work/noise.txt"
+# The demo model (trained) at 64x48 on a second daemon: the files.
+kill "$pid"; wait "$pid" 2>/dev/null || true
+"$recond" --foreground --config /dev/null --socket-dir "$work/run2" \
+  --model "mast3r=$source/samples/demo-model.safetensors" --warmup 64x48 --precision fp32 \
+  --pipeline-cache "$work/cache2.bin" >"$work/recond2.log" 2>&1 &
+pid=$!
+ctl2() { "$reconctl" --socket-dir "$work/run2" --timeout 300 "$@"; }
+if ! ctl2 wait-ready 600 --quiet; then cat "$work/recond2.log"; exit 1; fi
+ctl2 reconstruct "$a" "$b" "$a" --size 64 --resolution 64x48 --iterations 10,10 --min-conf 0 --out "$work/scene" \
   >"$work/scene.txt" 2>"$work/scene.err"
 grep -q "reconstructed .* of 3 cameras" "$work/scene.txt"
 grep -q "^align-fine" "$work/scene.err"  # the progress, one line per stage off a terminal
@@ -61,11 +76,18 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['camer
   "$work/scene/cameras.json"
 # A parameter the job does not know: the daemon's INVALID_ARGUMENT, exit code 1.
 set +e
-ctl reconstruct "$a" "$b" --size 64 --param colour=blue --out "$work/bad-scene" 2>"$work/bad-scene.txt"
+ctl2 reconstruct "$a" "$b" --size 64 --param colour=blue --out "$work/bad-scene" 2>"$work/bad-scene.txt"
 code=$?
 set -e
 test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/bad-scene.txt"; exit 1; }
 grep -q "colour" "$work/bad-scene.txt"
+kill "$pid"; wait "$pid" 2>/dev/null || true
+"$recond" --foreground --config /dev/null --socket-dir "$work/run" \
+  --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
+  --max-clients 2 --pipeline-cache "$work/cache.bin" \
+  --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" >"$work/recond.log" 2>&1 &
+pid=$!
+if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
 
 # The daemon refuses a pair request naming the retrieval model: exit code 1.
 set +e

@@ -25,14 +25,15 @@ namespace fs = std::filesystem;
 
 class Recond {
  public:
-  Recond() {
+  // `model`: the weights recond serves as "mast3r" (default: the tiny golden model).
+  explicit Recond(const std::string& model_path = RECON_GOLDEN_MODEL) {
     char tmpl[] = "/tmp/recon-recond-test-XXXXXX";
     if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp");
     dir_ = tmpl;
     const std::string log = dir_ + "/recond.log";
     pid_ = ::fork();
     if (pid_ == 0) {
-      const std::string model = std::string("mast3r=") + RECON_GOLDEN_MODEL;
+      const std::string model = "mast3r=" + model_path;
       const std::string sockets = dir_ + "/run";
       const std::string cache = dir_ + "/pipeline-cache.bin";
       std::freopen(log.c_str(), "w", stderr);
@@ -208,7 +209,10 @@ TEST(LibreconWithRecond, InfersABatchMatchesAPairAndReleasesEverything) {
 }
 
 TEST(LibreconWithRecond, RunsAReconstructJobWithProgressAndCancelsOneItDrops) {
-  Recond recond;
+  // The demo model (trained): the tiny model's random points lie behind the cameras.
+  Recond recond((fs::path(RECON_GOLDEN_MODEL).parent_path().parent_path().parent_path().parent_path() / "samples" /
+                 "demo-model.safetensors")
+                    .string());
   ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
   {
     Client client = Client::connect(recond.options());
@@ -219,6 +223,7 @@ TEST(LibreconWithRecond, RunsAReconstructJobWithProgressAndCancelsOneItDrops) {
     const std::vector<ImageView> images = {buffer.view(0, kWidth, kHeight), buffer.view(bytes, kWidth, kHeight),
                                            buffer.view(2 * bytes, kWidth, kHeight)};
     JobOptions options;
+    options.resolution = Resolution{kHeight, kWidth};  // not the demo model's 256
     options.parameters = {{"niter1", "10"}, {"niter2", "10"}};
     Job job = client.start_job(images, options);
     std::vector<std::string> stages;

@@ -218,6 +218,25 @@ RequestBodyUnion request_body(RequestBody type) {
       u.Set(std::move(b));
       break;
     }
+    case RequestBody::StartJob: {
+      StartJobT b;
+      b.job = "reconstruct";
+      b.images.push_back(region_image(0));
+      b.images.push_back(inline_image());
+      auto pairs = std::make_unique<ParameterT>();
+      pairs->name = "pairs";
+      pairs->value = "swin-3";
+      b.parameters.push_back(std::move(pairs));
+      b.options = options();
+      u.Set(std::move(b));
+      break;
+    }
+    case RequestBody::CancelJob: {
+      CancelJobT b;
+      b.job_request_id = 77;
+      u.Set(std::move(b));
+      break;
+    }
     case RequestBody::NONE:
       break;
   }
@@ -363,6 +382,24 @@ ResponseBodyUnion response_body(ResponseBody type) {
     case ResponseBody::UnloadModelResult:
       u.Set(UnloadModelResultT());
       break;
+    case ResponseBody::JobEvent: {
+      JobEventT b;
+      b.stage = "align-fine";
+      b.done = 120;
+      b.total = 300;
+      b.loss = 0.25f;
+      b.message = "pair (3, 7) has no matches: dropped";
+      b.elapsed_ms = 4200;
+      b.result = handle(5);
+      u.Set(std::move(b));
+      break;
+    }
+    case ResponseBody::CancelJobResult: {
+      CancelJobResultT b;
+      b.cancelled = true;
+      u.Set(std::move(b));
+      break;
+    }
     case ResponseBody::Error: {
       ErrorT b;
       b.code = ErrorCode::RESOURCE_EXHAUSTED;
