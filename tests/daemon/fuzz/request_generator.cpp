@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "daemon/ipc/wire_convert.h"
 #include "schema/protocol.h"
@@ -56,9 +57,13 @@ class Generator {
 
  private:
   wire::RequestBody body_type() {
-    if (in_.chance(3)) return static_cast<wire::RequestBody>(in_.byte());  // unknown (or NONE)
-    const auto& values = wire::EnumValuesRequestBody();
-    return values[1 + in_.below(std::size(values) - 1)];
+    // A byte as the type: mostly unknown (or NONE), and StartJob / CancelJob when it is 14 / 15.
+    if (in_.chance(3)) return static_cast<wire::RequestBody>(in_.byte());
+    // The 13 verbs before the long jobs, drawn as they were when the kept findings were made, so
+    // that those inputs still make the same requests (tests/daemon/fuzz/findings).
+    constexpr size_t kDrawnVerbs = 13;
+    static_assert(std::extent_v<std::remove_reference_t<decltype(wire::EnumValuesRequestBody())>> > kDrawnVerbs);
+    return wire::EnumValuesRequestBody()[1 + in_.below(kDrawnVerbs)];
   }
 
   // A live id from `live`, zero, random, or the session token (an id of the wrong kind).
