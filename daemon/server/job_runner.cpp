@@ -53,8 +53,10 @@ class JobRunner::Running final : public JobContext {
       const Status submitted = runner_.scheduler_.submit(SoloJob(std::move(device_step)));
       if (submitted.code() == StatusCode::kResourceExhausted) {
         // The step was dropped (its Done ran): wait for room like a client would, then ask again.
-        std::lock_guard lock(wait->mutex);
-        wait->status.reset();
+        {
+          std::lock_guard lock(wait->mutex);
+          wait->status.reset();
+        }
         std::this_thread::sleep_for(kQueueFullRetry);
         continue;
       }
@@ -84,7 +86,7 @@ class JobRunner::Running final : public JobContext {
   Status stopped() const {
     switch (stop.load()) {
       case Stop::kCancelled:
-        return cancelled_status();
+        return ::recon::cancelled("the job was cancelled");
       case Stop::kShutdown:
         return unavailable("the daemon is stopping");
       case Stop::kSessionEnded:
@@ -94,7 +96,6 @@ class JobRunner::Running final : public JobContext {
     }
     return Status::ok();
   }
-  static Status cancelled_status() { return ::recon::cancelled("the job was cancelled"); }
 
   JobTicket ticket;
   const SteadyClock::time_point started = SteadyClock::now();

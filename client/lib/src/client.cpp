@@ -41,6 +41,28 @@ flatbuffers::Offset<wire::InferOptions> build_infer_options(flatbuffers::FlatBuf
   return o.Finish();
 }
 
+// A request over an image list (infer_batch, encode_retrieval, start_job): at least one image,
+// each from an ImageBuffer. `call` names the method in the error.
+void check_image_list(std::span<const ImageView> images, const std::string& call) {
+  if (images.empty()) throw invalid(call + " needs at least one image");
+  for (const ImageView& image : images) {
+    if (!image.valid()) throw invalid(call + " needs images from an ImageBuffer");
+  }
+}
+
+// The orphan handler of a request whose answer carries one result handle (`handle_of`; called only
+// for an answer of type `body`): a late answer's handle is released at once. Weak: the Call lives
+// inside the Core's I/O thread, which must not keep the Core alive.
+detail::Call::OrphanHandler release_late_handle(std::weak_ptr<detail::Core> weak, wire::ResponseBody body,
+                                                const wire::ResultHandle* (*handle_of)(const wire::Response&)) {
+  return [weak = std::move(weak), body, handle_of](const detail::Answer& answer) {
+    auto core = weak.lock();
+    if (!core || answer.response->body_type() != body) return;
+    const wire::ResultHandle* h = handle_of(*answer.response);
+    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
+  };
+}
+
 std::vector<wire::Resolution> to_wire(std::span<const Resolution> resolutions) {
   std::vector<wire::Resolution> out;
   for (const Resolution& r : resolutions) out.emplace_back(r.height, r.width);
@@ -101,14 +123,8 @@ PendingResult Client::infer(const ImageView& image1, const ImageView& image2, co
   detail::finish_request(builder, request_id, c.session(), wire::RequestBody::InferPair, body.Union());
 
   // A handle that arrives after its PendingResult was dropped (or timed out) is released at once.
-  // Weak: the Call lives inside the Core's I/O thread, which must not keep the Core alive.
-  std::weak_ptr<detail::Core> weak = core_;
-  auto orphan = [weak](const detail::Answer& answer) {
-    auto core = weak.lock();
-    if (!core || answer.response->body_type() != wire::ResponseBody::InferPairResult) return;
-    const wire::ResultHandle* handle = answer.response->body_as_InferPairResult()->handle();
-    if (handle != nullptr && handle->id() != nullptr) core->release_async(detail::from_wire(handle->id()));
-  };
+  auto orphan = release_late_handle(core_, wire::ResponseBody::InferPairResult,
+                                    [](const wire::Response& r) { return r.body_as_InferPairResult()->handle(); });
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
   return PendingResult(detail::PendingCall(core_, std::move(call)), &detail::Decode::infer_pair, "PendingResult");
 }
@@ -117,10 +133,7 @@ PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchO
                                  const InferOptions& options) {
   detail::Core& c = core();
   if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
-  if (images.empty()) throw invalid("infer_batch needs at least one image");
-  for (const ImageView& image : images) {
-    if (!image.valid()) throw invalid("infer_batch needs images from an ImageBuffer");
-  }
+  check_image_list(images, "infer_batch");
   for (const ImagePair& p : batch.pairs) {
     if (p.first >= images.size() || p.second >= images.size()) {
       throw invalid("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
@@ -171,13 +184,8 @@ PendingResult Client::match(const Result& source, const MatchOptions& options) {
   const auto body = wire::CreateMatch(builder, &handle, options.max_matches, options.subsample, options.min_confidence);
   const uint64_t request_id = c.next_request_id();
   detail::finish_request(builder, request_id, c.session(), wire::RequestBody::Match, body.Union());
-  std::weak_ptr<detail::Core> weak = core_;
-  auto orphan = [weak](const detail::Answer& answer) {
-    auto core = weak.lock();
-    if (!core || answer.response->body_type() != wire::ResponseBody::MatchResult) return;
-    const wire::ResultHandle* h = answer.response->body_as_MatchResult()->handle();
-    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
-  };
+  auto orphan = release_late_handle(core_, wire::ResponseBody::MatchResult,
+                                    [](const wire::Response& r) { return r.body_as_MatchResult()->handle(); });
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
   return PendingResult(detail::PendingCall(core_, std::move(call)), &detail::Decode::match, "PendingResult");
 }
@@ -185,10 +193,7 @@ PendingResult Client::match(const Result& source, const MatchOptions& options) {
 PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, const RetrievalOptions& options) {
   detail::Core& c = core();
   if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot encode");
-  if (images.empty()) throw invalid("encode_retrieval needs at least one image");
-  for (const ImageView& image : images) {
-    if (!image.valid()) throw invalid("encode_retrieval needs images from an ImageBuffer");
-  }
+  check_image_list(images, "encode_retrieval");
   c.check_open();
   flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
   const auto model = builder.CreateString(options.model);
@@ -202,13 +207,9 @@ PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, con
   const auto body = wire::CreateEncodeRetrieval(builder, model, image_vector, infer_options, options.top_k);
   const uint64_t request_id = c.next_request_id();
   detail::finish_request(builder, request_id, c.session(), wire::RequestBody::EncodeRetrieval, body.Union());
-  std::weak_ptr<detail::Core> weak = core_;
-  auto orphan = [weak](const detail::Answer& answer) {
-    auto core = weak.lock();
-    if (!core || answer.response->body_type() != wire::ResponseBody::EncodeRetrievalResult) return;
-    const wire::ResultHandle* h = answer.response->body_as_EncodeRetrievalResult()->handle();
-    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
-  };
+  auto orphan = release_late_handle(core_, wire::ResponseBody::EncodeRetrievalResult, [](const wire::Response& r) {
+    return r.body_as_EncodeRetrievalResult()->handle();
+  });
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
   return PendingRetrieval(detail::PendingCall(core_, std::move(call)), &detail::Decode::retrieval, "PendingRetrieval");
 }
@@ -216,10 +217,7 @@ PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, con
 Job Client::start_job(std::span<const ImageView> images, const JobOptions& options) {
   detail::Core& c = core();
   if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot start a job");
-  if (images.empty()) throw invalid("start_job needs at least one image");
-  for (const ImageView& image : images) {
-    if (!image.valid()) throw invalid("start_job needs images from an ImageBuffer");
-  }
+  check_image_list(images, "start_job");
   c.check_open();
   flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
   const auto job = builder.CreateString(options.job);
@@ -239,13 +237,8 @@ Job Client::start_job(std::span<const ImageView> images, const JobOptions& optio
   const auto body = wire::CreateStartJob(builder, job, model, image_vector, parameter_vector, infer_options);
   const uint64_t request_id = c.next_request_id();
   detail::finish_request(builder, request_id, c.session(), wire::RequestBody::StartJob, body.Union());
-  std::weak_ptr<detail::Core> weak = core_;
-  auto orphan = [weak](const detail::Answer& answer) {
-    auto core = weak.lock();
-    if (!core || answer.response->body_type() != wire::ResponseBody::JobEvent) return;
-    const wire::ResultHandle* h = answer.response->body_as_JobEvent()->result();
-    if (h != nullptr && h->id() != nullptr) core->release_async(detail::from_wire(h->id()));
-  };
+  auto orphan = release_late_handle(core_, wire::ResponseBody::JobEvent,
+                                    [](const wire::Response& r) { return r.body_as_JobEvent()->result(); });
   auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
   return Job(core_, std::move(call), request_id);
 }
