@@ -21,10 +21,9 @@ namespace reconctl {
 using namespace recon::client;
 
 int cmd_reconstruct(const Context& context) {
-  const Args args(
-      context.args,
-      {"out", "size", "resolution", "model", "pairs", "subsample", "iterations", "min-conf", "colmap-points", "param"},
-      {});
+  const Args args(context.args,
+                  {"out", "size", "model", "pairs", "subsample", "iterations", "min-conf", "colmap-points", "param"},
+                  {});
   const std::vector<std::string>& paths = args.positionals();
   if (paths.size() < 2) throw UsageError("reconstruct takes at least two images");
   const auto out_dir = args.value("out");
@@ -39,7 +38,6 @@ int cmd_reconstruct(const Context& context) {
     job.timeout = std::max<std::chrono::milliseconds>(context.connect.timeout, std::chrono::minutes(30));
   }
   job.model = args.string_or("model", "");
-  if (const auto resolution = args.value("resolution")) job.resolution = parse_resolution(*resolution);
   if (const auto pairs = args.value("pairs")) job.parameters.emplace_back("pairs", *pairs);
   if (const auto subsample = args.value("subsample")) job.parameters.emplace_back("subsample", *subsample);
   if (const auto min_conf = args.value("min-conf")) job.parameters.emplace_back("min_conf", *min_conf);
@@ -56,6 +54,16 @@ int cmd_reconstruct(const Context& context) {
   }
 
   const std::vector<recon::io::PreparedImage> images = load_prepared_originals(paths, size, true);
+  // The images go up already prepared at --size; the daemon must use them as they are, not
+  // prepare them again at the model's own size (which it does when no resolution is named).
+  // Images of different aspects keep the daemon's choice; the outputs check it (image_hw).
+  const bool one_size = std::all_of(images.begin(), images.end(), [&](const recon::io::PreparedImage& image) {
+    return image.image.width == images[0].image.width && image.image.height == images[0].image.height;
+  });
+  if (one_size) {
+    job.resolution =
+        Resolution{static_cast<uint32_t>(images[0].image.height), static_cast<uint32_t>(images[0].image.width)};
+  }
   std::vector<recon::io::Image> pixels;
   for (const auto& image : images) pixels.push_back(image.image);
   Client client = Client::connect(context.connect);

@@ -52,7 +52,7 @@ Commands:
                                  retrieval embeddings of the images (one prepared size) and
                                  each image's K most similar others (default min(5, n-1)):
                                  the candidate pairs for a large scene
-  reconstruct IMG... --out DIR [--pairs GRAPH] [--size N] [--resolution WxH] [--model NAME] [--subsample S]
+  reconstruct IMG... --out DIR [--pairs GRAPH] [--size N] [--model NAME] [--subsample S]
         [--iterations COARSE,FINE] [--min-conf C] [--colmap-points N] [--param NAME=VALUE]...
                                  a scene from many images (the daemon's reconstruct job: the
                                  pair graph, default complete, or swin-K, logwin-K, oneref-R;

@@ -49,6 +49,19 @@ recon::io::Scene scene_from_result(Result& result, const std::vector<recon::io::
                                "the reconstruction has " + std::to_string(component.size()) + " cameras for " +
                                    std::to_string(images.size()) + " images");
   }
+  // Pixels map back to the originals through the preparation reconctl made: the daemon must have
+  // run every image at exactly that size.
+  const auto hw = result.tensor("image_hw").as<int32_t>();
+  for (size_t i = 0; i < images.size(); ++i) {
+    const recon::io::Image& prepared = images[i].image;
+    if (hw.size() != 2 * images.size() || hw[2 * i] != prepared.height || hw[2 * i + 1] != prepared.width) {
+      throw recon::client::Error(recon::client::ErrorCode::kInternal, recon::client::ErrorSource::kDaemon,
+                                 "the daemon ran image " + std::to_string(i) + " at another size than the " +
+                                     std::to_string(prepared.width) + "x" + std::to_string(prepared.height) +
+                                     " reconctl prepared (images of different shapes need the "
+                                     "model's own --size)");
+    }
+  }
   recon::io::Scene scene;
   std::vector<PixelMap> maps;
   for (size_t i = 0; i < images.size(); ++i) {
