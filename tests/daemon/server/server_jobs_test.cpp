@@ -237,11 +237,11 @@ TEST(RecondJobs, AnotherClientIsServedWhileAJobRuns) {
   auto other = TestClient::connect(harness->dir(), "other");
   ASSERT_TRUE(owner.is_ok() && other.is_ok());
 
-  // 6 images, complete graph: 15 pairs, one device step each.
+  // 4 images, complete graph: 6 pairs, one device step each.
   const uint64_t id = (*owner)->next_id();
   ASSERT_TRUE(
       (*owner)
-          ->send_frames({make_start_job(id, (*owner)->session(), "reconstruct", images(6), kQuick, at_test_size())})
+          ->send_frames({make_start_job(id, (*owner)->session(), "reconstruct", images(4), kQuick, at_test_size())})
           .is_ok());
   auto first = (*owner)->receive(60'000);
   ASSERT_TRUE(first.is_ok());
