@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <future>
 #include <optional>
 #include <string_view>
 
@@ -127,6 +128,12 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
                           options_.alignment.subsample);
   }
   std::vector<gpu::PairMatches> matched;
+  // A step's own-frame predictions go into the canonical views on another thread while the device
+  // runs the next step (~9 ms a prediction at 512x384 on one core: 15 % of a job on an H200 when
+  // it was in line). One accumulation at a time, in order; it is waited for before the next starts
+  // and before the views finish. Declared after `builders`, so that leaving early waits for it
+  // before the builders go.
+  std::future<void> accumulating;
   JobProgress progress{"pairs", 0, pairs_.size()};
   context.progress(progress);
   for (size_t first = 0; first < pairs_.size(); first += options_.pairs_per_step) {
@@ -142,8 +149,9 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       if (last) prepared.clear();  // the images' device memory and leases go with the last pair
       return Status::ok();
     }));
+    std::vector<OwnFramePrediction> own;
     for (PairwiseOutput& out : outputs) {
-      for (const OwnFramePrediction& own : out.own) builders[own.image].add(own.pts3d, own.conf);
+      for (OwnFramePrediction& prediction : out.own) own.push_back(std::move(prediction));
       if (out.matches.conf.empty()) {
         context.progress(JobProgress{"pairs", progress.done, progress.total, std::nanf(""),
                                      "pair (" + std::to_string(out.matches.image_a) + ", " +
@@ -151,11 +159,17 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       }
       matched.push_back(std::move(out.matches));
     }
+    if (accumulating.valid()) accumulating.get();
+    accumulating = std::async(std::launch::async, [&builders, own = std::move(own)] {
+      for (const OwnFramePrediction& prediction : own)
+        builders[prediction.image].add(prediction.pts3d, prediction.conf);
+    });
     progress.done += count;
     context.progress(progress);
     if (context.cancelled()) return cancelled("cancelled");
   }
 
+  if (accumulating.valid()) accumulating.get();
   std::vector<gpu::CanonicalView> canonical;
   canonical.reserve(n);
   for (size_t i = 0; i < n; ++i) {
