@@ -49,22 +49,22 @@ void GpuWorker::loop() {
     if (wait == Scheduler::Wait::kClosed) break;
     if (wait == Scheduler::Wait::kIdle) continue;
     if (options_.skip_models && options_.skip_models() && skip_model_work(work)) {
-      const auto* pairs = std::get_if<std::vector<PairJob>>(&work);
+      const auto* pairs = std::get_if<std::vector<PairWork>>(&work);
       scheduler_.finished(device_.index(), pairs != nullptr ? pairs->size() : 1);
       beat();
       continue;
     }
-    if (auto* pairs = std::get_if<std::vector<PairJob>>(&work)) {
+    if (auto* pairs = std::get_if<std::vector<PairWork>>(&work)) {
       const size_t count = pairs->size();
       run_pairs(std::move(*pairs));
       scheduler_.finished(device_.index(), count);
-    } else if (auto* fetch = std::get_if<FetchJob>(&work)) {
+    } else if (auto* fetch = std::get_if<FetchWork>(&work)) {
       run_fetch(std::move(*fetch));
       scheduler_.finished(device_.index(), 1);
-    } else if (auto* control = std::get_if<ControlJob>(&work)) {
+    } else if (auto* control = std::get_if<ControlWork>(&work)) {
       run_control(std::move(*control));
       scheduler_.finished(device_.index(), 1);
-    } else if (auto* solo = std::get_if<SoloJob>(&work)) {
+    } else if (auto* solo = std::get_if<SoloWork>(&work)) {
       run_solo(std::move(*solo));
       scheduler_.finished(device_.index(), 1);
     }
@@ -75,11 +75,11 @@ void GpuWorker::loop() {
 
 bool GpuWorker::skip_model_work(Work& work) {
   const Status skipped = unavailable("model work is skipped (test hook)");
-  if (auto* pairs = std::get_if<std::vector<PairJob>>(&work)) {
-    for (const PairJob& job : *pairs) context_.responder(job.context).fail(skipped);
+  if (auto* pairs = std::get_if<std::vector<PairWork>>(&work)) {
+    for (const PairWork& job : *pairs) context_.responder(job.context).fail(skipped);
     return true;
   }
-  if (auto* solo = std::get_if<SoloJob>(&work)) {
+  if (auto* solo = std::get_if<SoloWork>(&work)) {
     if (auto* step = std::get_if<DeviceStep>(solo)) {
       step->drop(skipped);
       return true;
@@ -88,7 +88,7 @@ bool GpuWorker::skip_model_work(Work& work) {
         .fail(skipped);
     return true;
   }
-  if (auto* control = std::get_if<ControlJob>(&work); control != nullptr && control->context) {
+  if (auto* control = std::get_if<ControlWork>(&work); control != nullptr && control->context) {
     context_.responder(*control->context).fail(skipped);
     return true;
   }
@@ -101,25 +101,25 @@ Status GpuWorker::model_missing(const std::string& model) const {
               : not_found("model '" + model + "' is not loaded");
 }
 
-void GpuWorker::run_pairs(std::vector<PairJob> pairs) {
+void GpuWorker::run_pairs(std::vector<PairWork> pairs) {
   const std::string& model = pairs.front().key.model;  // a batch shares its key
   Mast3rInstance* instance = device_.ready<Mast3rInstance>(model);
   if (instance == nullptr) {
     const Status missing = model_missing(model);
-    for (const PairJob& job : pairs) context_.responder(job.context).fail(missing);
+    for (const PairWork& job : pairs) context_.responder(job.context).fail(missing);
     return;
   }
   instance->run_pairs(std::move(pairs), context_);
 }
 
-void GpuWorker::run_solo(SoloJob job) {
-  if (auto* batch = std::get_if<InferBatchJob>(&job)) {
+void GpuWorker::run_solo(SoloWork job) {
+  if (auto* batch = std::get_if<InferBatchWork>(&job)) {
     if (Mast3rInstance* instance = device_.ready<Mast3rInstance>(batch->model)) {
       instance->run_infer_batch(std::move(*batch), context_);
     } else {
       context_.responder(batch->context).fail(model_missing(batch->model));
     }
-  } else if (auto* retrieval = std::get_if<RetrievalJob>(&job)) {
+  } else if (auto* retrieval = std::get_if<RetrievalWork>(&job)) {
     Mast3rInstance* backbone = device_.ready<Mast3rInstance>(retrieval->backbone);
     RetrievalInstance* head = device_.ready<RetrievalInstance>(retrieval->model);
     if (backbone != nullptr && head != nullptr) {
@@ -131,11 +131,11 @@ void GpuWorker::run_solo(SoloJob job) {
   } else if (auto* step = std::get_if<DeviceStep>(&job)) {
     step->run(device_, context_);
   } else {
-    device_.matcher().run(std::move(std::get<MatchJob>(job)), context_);
+    device_.matcher().run(std::move(std::get<MatchWork>(job)), context_);
   }
 }
 
-void GpuWorker::run_fetch(FetchJob job) {
+void GpuWorker::run_fetch(FetchWork job) {
   const auto start = SteadyClock::now();
   const StoredResult& result = *job.result;
   std::vector<std::vector<uint8_t>> inline_data(job.tensors.size());
@@ -171,7 +171,7 @@ void GpuWorker::run_fetch(FetchJob job) {
   answer.finish(fetch_response(answer.request_id(), result, ranges, copy_ns, released));
 }
 
-void GpuWorker::run_control(ControlJob job) {
+void GpuWorker::run_control(ControlWork job) {
   auto bytes = job.run(device_);
   if (!job.context) return;
   const Responder answer = context_.responder(*job.context);

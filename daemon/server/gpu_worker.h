@@ -49,10 +49,10 @@ class GpuWorker {
   bool skip_model_work(Work& work);
   // The model instances run the inference requests (mast3r_instance.h, retrieval_instance.h,
   // match_instance.h); the worker finds the instance, or fails the request saying why.
-  void run_pairs(std::vector<PairJob> pairs);
-  void run_solo(SoloJob job);
-  void run_fetch(FetchJob job);
-  void run_control(ControlJob job);
+  void run_pairs(std::vector<PairWork> pairs);
+  void run_solo(SoloWork job);
+  void run_fetch(FetchWork job);
+  void run_control(ControlWork job);
   // Why a request's model has no ready instance here: its state, or NOT_FOUND.
   Status model_missing(const std::string& model) const;
 

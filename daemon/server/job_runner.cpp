@@ -50,7 +50,7 @@ class JobRunner::Running final : public JobContext {
             wait->status = status;
             wait->done.notify_all();
           });
-      const Status submitted = runner_.scheduler_.submit(SoloJob(std::move(device_step)));
+      const Status submitted = runner_.scheduler_.submit(SoloWork(std::move(device_step)));
       if (submitted.code() == StatusCode::kResourceExhausted) {
         // The step was dropped (its Done ran): wait for room like a client would, then ask again.
         {

@@ -8,10 +8,10 @@ namespace {
 
 template <typename Queued>
 void take_dropped(Queued& queued, DroppedJobs& dropped) {
-  if (auto* pair = std::get_if<PairJob>(&queued.job)) {
+  if (auto* pair = std::get_if<PairWork>(&queued.job)) {
     dropped.pairs.push_back(std::move(*pair));
   } else {
-    dropped.solo.push_back(std::move(std::get<SoloJob>(queued.job)));
+    dropped.solo.push_back(std::move(std::get<SoloWork>(queued.job)));
   }
 }
 
@@ -39,7 +39,7 @@ Scheduler::Scheduler(SchedulerOptions options, size_t devices, std::function<boo
       control_lanes_(devices),
       in_flight_(devices, 0) {}
 
-Status Scheduler::enqueue_locked(ClientId client, std::variant<PairJob, SoloJob> job) {
+Status Scheduler::enqueue_locked(ClientId client, std::variant<PairWork, SoloWork> job) {
   if (closed_) return unavailable("the daemon is stopping");
   if (pending_infer_ >= options_.max_queue) {
     ++rejected_full_;
@@ -53,7 +53,7 @@ Status Scheduler::enqueue_locked(ClientId client, std::variant<PairJob, SoloJob>
   return Status::ok();
 }
 
-Status Scheduler::submit(PairJob job) {
+Status Scheduler::submit(PairWork job) {
   std::unique_lock lock(mutex_);
   const ClientId client = job.context.client();
   RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
@@ -62,7 +62,7 @@ Status Scheduler::submit(PairJob job) {
   return Status::ok();
 }
 
-Status Scheduler::submit(SoloJob job) {
+Status Scheduler::submit(SoloWork job) {
   std::unique_lock lock(mutex_);
   const ClientId client = std::visit([](const auto& j) { return j.context.client(); }, job);
   RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
@@ -71,7 +71,7 @@ Status Scheduler::submit(SoloJob job) {
   return Status::ok();
 }
 
-Status Scheduler::submit(FetchJob job) {
+Status Scheduler::submit(FetchWork job) {
   std::unique_lock lock(mutex_);
   if (closed_) return unavailable("the daemon is stopping");
   if (job.device >= fetch_lanes_.size()) return internal_error("fetch for an unknown device");
@@ -87,7 +87,7 @@ Status Scheduler::submit(FetchJob job) {
   return Status::ok();
 }
 
-Status Scheduler::submit(ControlJob job, size_t device) {
+Status Scheduler::submit(ControlWork job, size_t device) {
   std::unique_lock lock(mutex_);
   if (closed_) return unavailable("the daemon is stopping");
   if (device >= control_lanes_.size()) return internal_error("control job for an unknown device");
@@ -98,14 +98,14 @@ Status Scheduler::submit(ControlJob job, size_t device) {
 }
 
 bool Scheduler::runnable_on(const Queued& queued, size_t device) const {
-  if (const auto* pair = std::get_if<PairJob>(&queued.job)) return runnable_(device, pair->key.model);
-  const SoloJob& solo = std::get<SoloJob>(queued.job);
-  if (const auto* batch = std::get_if<InferBatchJob>(&solo)) return runnable_(device, batch->model);
-  if (const auto* retrieval = std::get_if<RetrievalJob>(&solo)) return runnable_(device, retrieval->model);
+  if (const auto* pair = std::get_if<PairWork>(&queued.job)) return runnable_(device, pair->key.model);
+  const SoloWork& solo = std::get<SoloWork>(queued.job);
+  if (const auto* batch = std::get_if<InferBatchWork>(&solo)) return runnable_(device, batch->model);
+  if (const auto* retrieval = std::get_if<RetrievalWork>(&solo)) return runnable_(device, retrieval->model);
   if (const auto* step = std::get_if<DeviceStep>(&solo)) {
     return step->device ? *step->device == device : runnable_(device, step->model);
   }
-  return std::get<MatchJob>(solo).device == device;  // matches run where their descriptors are
+  return std::get<MatchWork>(solo).device == device;  // matches run where their descriptors are
 }
 
 void Scheduler::served_locked(ClientId client, size_t taken) {
@@ -133,14 +133,14 @@ std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyCl
   }
   if (head == ring_.size()) return std::nullopt;
   Queued& first = per_client_[ring_[head]].front();
-  if (auto* solo = std::get_if<SoloJob>(&first.job)) {
+  if (auto* solo = std::get_if<SoloWork>(&first.job)) {
     Work work = std::move(*solo);
     served_locked(ring_[head], 1);
     return work;
   }
-  const BatchKey key = std::get<PairJob>(first.job).key;
+  const BatchKey key = std::get<PairWork>(first.job).key;
   const auto same_key = [&](const Queued& q) {
-    const auto* pair = std::get_if<PairJob>(&q.job);
+    const auto* pair = std::get_if<PairWork>(&q.job);
     return pair != nullptr && pair->key == key;
   };
 
@@ -179,12 +179,12 @@ std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyCl
       }
     }
   }
-  std::vector<PairJob> batch;
+  std::vector<PairWork> batch;
   batch.reserve(size);
   for (size_t i = 0; i < prefixes.size(); ++i) {
     if (take[i] == 0) continue;
     auto& queue = per_client_[prefixes[i].first];
-    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<PairJob>(queue[n].job)));
+    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<PairWork>(queue[n].job)));
     served_locked(prefixes[i].first, take[i]);
   }
   return Work(std::move(batch));
@@ -209,7 +209,7 @@ Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, W
     }
     std::optional<SteadyClock::time_point> batch_wait;
     if (std::optional<Work> work = take_locked(device, batch_wait)) {
-      const auto* pairs = std::get_if<std::vector<PairJob>>(&*work);
+      const auto* pairs = std::get_if<std::vector<PairWork>>(&*work);
       in_flight_[device] += pairs != nullptr ? static_cast<uint32_t>(pairs->size()) : 1;
       out = std::move(*work);
       return Wait::kWork;
@@ -261,12 +261,12 @@ DroppedJobs Scheduler::close() {
     ring_.clear();
     pending_infer_ = 0;
     for (auto& lane : fetch_lanes_) {
-      for (FetchJob& job : lane) dropped.fetch.push_back(std::move(job));
+      for (FetchWork& job : lane) dropped.fetch.push_back(std::move(job));
       lane.clear();
     }
     pending_fetch_ = 0;
     for (auto& lane : control_lanes_) {
-      for (ControlJob& job : lane) dropped.control.push_back(std::move(job));
+      for (ControlWork& job : lane) dropped.control.push_back(std::move(job));
       lane.clear();
     }
   }

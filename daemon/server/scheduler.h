@@ -1,14 +1,14 @@
 // Scheduler: the bounded queue between the I/O thread and the GPU workers.
-//  * Admission: at most max_queue inference jobs and max_fetch_queue fetch jobs wait at once;
+//  * Admission: at most max_queue inference items and max_fetch_queue fetch items wait at once;
 //    beyond that submit() answers RESOURCE_EXHAUSTED at once (the client retries), never blocks.
 //  * Fairness: each session has its own FIFO; workers serve the sessions round-robin, so a
 //    client that queues 200 pairs delays another client's next pair by at most one batch.
 //  * Batching: a worker takes the head pair of the next session and adds the heads of other
 //    sessions (then their next ones, round by round) with the same BatchKey, up to max_batch,
 //    optionally waiting max_wait for more; batch sizes are those batch_size_for() allows.
-//  * Solo jobs (InferBatch, Match) wait in their session's FIFO like pairs and count as one
+//  * Solo items (InferBatch, Match) wait in their session's FIFO like pairs and count as one
 //    request against max_queue; when one reaches the head of the served session it runs alone.
-//  * Lanes: fetch jobs (short, they free memory) and control jobs go to the worker of their
+//  * Lanes: fetch items (short, they free memory) and control items go to the worker of their
 //    device and run before queued inferences.
 //  * Shutdown: close() refuses new work and hands back everything queued (answered UNAVAILABLE
 //    by the caller); workers finish what they hold and then get "closed".
@@ -26,7 +26,7 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/server/jobs.h"
+#include "daemon/server/work_items.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {
@@ -44,24 +44,24 @@ uint32_t batch_size_for(size_t available, uint32_t max_batch);
 // 1, 2, 4, ... < max_batch, and max_batch.
 std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch);
 
-using Work = std::variant<std::vector<PairJob>, FetchJob, ControlJob, SoloJob>;
+using Work = std::variant<std::vector<PairWork>, FetchWork, ControlWork, SoloWork>;
 
 struct SchedulerStats {
-  uint32_t pending = 0;  // inference + fetch + control jobs waiting
+  uint32_t pending = 0;  // inference + fetch + control items waiting
   uint32_t pending_infer = 0;
-  uint32_t in_flight = 0;  // jobs (pairs) a worker holds
+  uint32_t in_flight = 0;  // items (pairs) a worker holds
   uint32_t capacity = 0;
   uint32_t oldest_wait_ms = 0;
   uint64_t rejected_full = 0;  // RESOURCE_EXHAUSTED answers
 };
 
-// Jobs taken out of the queue without running (session ended, shutdown). Destroying them frees
+// Items taken out of the queue without running (session ended, shutdown). Destroying them frees
 // their leases and reservations; the caller answers them first if it wants to.
 struct DroppedJobs {
-  std::vector<PairJob> pairs;
-  std::vector<FetchJob> fetch;
-  std::vector<ControlJob> control;
-  std::vector<SoloJob> solo;
+  std::vector<PairWork> pairs;
+  std::vector<FetchWork> fetch;
+  std::vector<ControlWork> control;
+  std::vector<SoloWork> solo;
   size_t size() const { return pairs.size() + fetch.size() + control.size() + solo.size(); }
 };
 
@@ -72,18 +72,18 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after close(). On failure the job is
+  // RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after close(). On failure the item is
   // destroyed here (its leases and reservation freed).
-  Status submit(PairJob job);
-  Status submit(SoloJob job);
-  Status submit(FetchJob job);
-  Status submit(ControlJob job, size_t device);
+  Status submit(PairWork job);
+  Status submit(SoloWork job);
+  Status submit(FetchWork job);
+  Status submit(ControlWork job, size_t device);
 
   enum class Wait { kWork, kIdle, kClosed };
   // Worker of `device`: the next unit of work, waiting at most `idle` (kIdle then, so the worker
   // can beat its heartbeat). kClosed once close() was called and nothing is left for it.
   Wait next(size_t device, std::chrono::milliseconds idle, Work& out);
-  // The worker finished `count` jobs it got from next().
+  // The worker finished `count` items it got from next().
   void finished(size_t device, size_t count);
 
   // Takes every queued job of `client` out (its session ended).
@@ -98,12 +98,12 @@ class Scheduler {
 
  private:
   struct Queued {
-    std::variant<PairJob, SoloJob> job;
+    std::variant<PairWork, SoloWork> job;
     SteadyClock::time_point enqueued;
   };
-  Status enqueue_locked(ClientId client, std::variant<PairJob, SoloJob> job);
+  Status enqueue_locked(ClientId client, std::variant<PairWork, SoloWork> job);
   bool runnable_on(const Queued& queued, size_t device) const;
-  // Picks the next work for `device` under the lock: a solo job or a batch of pairs; nullopt when
+  // Picks the next work for `device` under the lock: a solo item or a batch of pairs; nullopt when
   // nothing runnable is queued, or when the batch should wait for more pairs until `wait_until`.
   std::optional<Work> take_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until);
   // Takes the served session's head out and moves the session to the back of the ring.
@@ -118,8 +118,8 @@ class Scheduler {
   std::unordered_map<ClientId, std::deque<Queued>> per_client_;
   std::deque<ClientId> ring_;  // sessions with queued pairs, next to serve first
   uint32_t pending_infer_ = 0;
-  std::vector<std::deque<FetchJob>> fetch_lanes_;
-  std::vector<std::deque<ControlJob>> control_lanes_;
+  std::vector<std::deque<FetchWork>> fetch_lanes_;
+  std::vector<std::deque<ControlWork>> control_lanes_;
   uint32_t pending_fetch_ = 0;
   std::vector<uint32_t> in_flight_;
   uint64_t rejected_full_ = 0;

@@ -156,7 +156,7 @@ int Server::run(SignalFd* signals) {
   for (auto& worker : workers_) worker->start();
   WarmupPlan plan = plan_for({});
   for (auto& device : devices_) {
-    ControlJob startup;
+    ControlWork startup;
     startup.what = "start-up of device " + std::to_string(device->index());
     startup.run = [this, plan](Device& d) -> Result<std::vector<uint8_t>> {
       if (before_startup_) before_startup_();
@@ -377,13 +377,13 @@ void Server::reply_error(const ReplyTarget& target, const Status& status, uint32
 }
 
 void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
-  for (const PairJob& job : dropped.pairs) reply_error(job.context.reply, status, 1000);
-  for (const FetchJob& job : dropped.fetch) reply_error(job.context.reply, status, 1000);
-  for (const SoloJob& job : dropped.solo) {
+  for (const PairWork& job : dropped.pairs) reply_error(job.context.reply, status, 1000);
+  for (const FetchWork& job : dropped.fetch) reply_error(job.context.reply, status, 1000);
+  for (const SoloWork& job : dropped.solo) {
     if (std::holds_alternative<DeviceStep>(job)) continue;  // its job answers, once it sees the step dropped
     reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.context.reply; }, job), status, 1000);
   }
-  for (const ControlJob& job : dropped.control) {
+  for (const ControlWork& job : dropped.control) {
     if (job.context) reply_error(job.context->reply, status, 1000);
   }
 }

@@ -54,7 +54,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_batch(const wire::I
                                                                    const ReplyTarget& target) {
   RECON_ASSIGN_OR_RETURN(auto admitted, admit_inference("InferBatch", body.model(), "mast3r", body.options(), target));
   auto& [model, settings] = admitted;
-  InferBatchJob job;
+  InferBatchWork job;
   job.context = std::move(settings.context);
   job.model = model.name;
   job.outputs = std::move(settings.outputs);
@@ -73,7 +73,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_batch(const wire::I
     }
     job.reservations.push_back(std::move(reservation).value());
   }
-  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloJob(std::move(job))));
+  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloWork(std::move(job))));
   return std::optional<std::vector<uint8_t>>();
 }
 

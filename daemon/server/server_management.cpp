@@ -66,7 +66,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
-  ControlJob job;
+  ControlWork job;
   job.context = management_context(target);
   job.what = "Warmup";
   job.run = [names, plan, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
@@ -118,7 +118,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
-  ControlJob job;
+  ControlWork job;
   job.context = management_context(target);
   job.what = "LoadModel " + name;
   job.run = [name, spec, plan, warm = body.warm(),
@@ -145,7 +145,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_unload_model(const wire::
   // New requests for it are refused from now on; the one running finishes first (the worker
   // runs one thing at a time), queued ones are answered UNAVAILABLE by the worker.
   devices_.front()->set_state(name, ModelState::kUnloading);
-  ControlJob job;
+  ControlWork job;
   job.context = management_context(target);
   job.what = "UnloadModel " + name;
   job.run = [name, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {

@@ -37,7 +37,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_match(const wire::Match& 
     return invalid_argument("min_confidence needs desc_conf_1 and desc_conf_2, which handle " + source->id.to_string() +
                             " does not hold");
   }
-  MatchJob job;
+  MatchWork job;
   job.context.reply = target;
   job.context.ttl_ms = static_cast<uint32_t>(options_.limits.handle_ttl.count());
   job.context.received = SteadyClock::now();
@@ -48,7 +48,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_match(const wire::Match& 
   job.min_confidence = min_confidence;
   job.source = std::move(source);
   RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
-  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloJob(std::move(job))));
+  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloWork(std::move(job))));
   return std::optional<std::vector<uint8_t>>();
 }
 

@@ -205,7 +205,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_pair(const wire::In
                                                                   const ReplyTarget& target) {
   RECON_ASSIGN_OR_RETURN(auto admitted, admit_inference("InferPair", body.model(), "mast3r", body.options(), target));
   auto& [model, settings] = admitted;
-  PairJob job;
+  PairWork job;
   job.context = std::move(settings.context);
   job.outputs = std::move(settings.outputs);
   RECON_ASSIGN_OR_RETURN(job.images[0],
@@ -222,7 +222,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& 
                                                              const ReplyTarget& target) {
   RECON_ASSIGN_OR_RETURN(std::shared_ptr<const StoredResult> result,
                          store_.find(session.client, from_wire(body.handle())));
-  FetchJob job;
+  FetchWork job;
   job.context.reply = target;
   job.context.received = SteadyClock::now();
   job.device = result->device;

@@ -14,7 +14,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_encode_retrieval(const wi
   if (!settings.outputs.empty()) {
     return invalid_argument("EncodeRetrieval returns all of its outputs: leave options.outputs empty");
   }
-  RetrievalJob job;
+  RetrievalWork job;
   job.context = std::move(settings.context);
   job.model = model.name;
   job.backbone = model.backbone;
@@ -34,7 +34,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_encode_retrieval(const wi
     }
   }
   RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
-  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloJob(std::move(job))));
+  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloWork(std::move(job))));
   return std::optional<std::vector<uint8_t>>();
 }
 

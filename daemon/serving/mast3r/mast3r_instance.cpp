@@ -38,12 +38,12 @@ uint64_t Mast3rInstance::weight_bytes() const {
   return engine_->weights().device_bytes();
 }
 
-void Mast3rInstance::run_pairs(std::vector<PairJob> pairs, const WorkerContext& worker) {
+void Mast3rInstance::run_pairs(std::vector<PairWork> pairs, const WorkerContext& worker) {
   if (worker.options.before_batch) worker.options.before_batch();
   const auto picked = SteadyClock::now();
   std::vector<Ready> ready;
   ready.reserve(pairs.size());
-  for (PairJob& job : pairs) {
+  for (PairWork& job : pairs) {
     if (!worker.responder(job.context).may_start(picked)) continue;
     Ready r;
     r.picked = picked;
@@ -107,7 +107,7 @@ void Mast3rInstance::run_engine(std::vector<Ready>& ready, const WorkerContext& 
 
 void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch,
                                  uint64_t compute_ns, const WorkerContext& worker) {
-  PairJob& job = ready.job;
+  PairWork& job = ready.job;
   const Responder answer = worker.responder(job.context);
   const StageTimes times{ready.picked, ready.input_ns, compute_ns, static_cast<uint32_t>(batch), SteadyClock::now()};
   auto tensors = pair_tensors(result.tensors, index, job.outputs);
@@ -128,7 +128,7 @@ void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, 
 // result handle per pair. The handles are all-or-nothing: when one cannot be stored (quota, session
 // gone) the ones stored before it are released and the request fails, except when streaming, where
 // the pairs already answered stay and the error ends the stream.
-void Mast3rInstance::run_infer_batch(InferBatchJob job, const WorkerContext& worker) {
+void Mast3rInstance::run_infer_batch(InferBatchWork job, const WorkerContext& worker) {
   if (worker.options.before_batch) worker.options.before_batch();
   const Responder answer = worker.responder(job.context);
   std::optional<PreparedImages> images = start_with_images(job.images, worker, answer);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/jobs.h"
+#include "daemon/server/work_items.h"
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
@@ -35,12 +35,12 @@ class Mast3rInstance final : public ModelInstance {
   // The engine's graph for `batch` pairs with both views of `size`.
   Status warm(ImageSize size, uint32_t batch) override;
 
-  void run_pairs(std::vector<PairJob> pairs, const WorkerContext& worker);
-  void run_infer_batch(InferBatchJob job, const WorkerContext& worker);
+  void run_pairs(std::vector<PairWork> pairs, const WorkerContext& worker);
+  void run_infer_batch(InferBatchWork job, const WorkerContext& worker);
 
  private:
   struct Ready {
-    PairJob job;
+    PairWork job;
     std::array<ModelImage, 2> pixels;
     uint64_t input_ns = 0;
     SteadyClock::time_point picked;

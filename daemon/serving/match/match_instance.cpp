@@ -67,7 +67,7 @@ Result<gpu::FastMatcher*> MatchInstance::matcher_for(const gpu::MatchShape& shap
   return matchers_.back().get();
 }
 
-void MatchInstance::run(MatchJob job, const WorkerContext& worker) {
+void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
   const Responder answer = worker.responder(job.context);
   const auto picked = SteadyClock::now();
   if (!answer.may_start(picked)) return;

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/server/jobs.h"
+#include "daemon/server/work_items.h"
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model_instance.h"
 #include "gpu/models/match/match.h"
@@ -21,7 +21,7 @@ class MatchInstance final : public ModelInstance {
   ~MatchInstance() override;
 
   uint64_t weight_bytes() const override { return 0; }
-  void run(MatchJob job, const WorkerContext& worker);
+  void run(MatchWork job, const WorkerContext& worker);
   // A recorded matcher for this shape and options (kept for the next requests of the same kind).
   Result<gpu::FastMatcher*> matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options);
 

@@ -82,7 +82,7 @@ Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, u
   return answer;
 }
 
-void RetrievalInstance::run(RetrievalJob job, Mast3rInstance& backbone, const WorkerContext& worker) {
+void RetrievalInstance::run(RetrievalWork job, Mast3rInstance& backbone, const WorkerContext& worker) {
   const Responder answer = worker.responder(job.context);
   std::optional<PreparedImages> images = start_with_images(job.images, worker, answer);
   if (!images) return;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/jobs.h"
 #include "daemon/server/result_store.h"
+#include "daemon/server/work_items.h"
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
@@ -51,7 +51,7 @@ class RetrievalInstance final : public ModelInstance {
   uint64_t weight_bytes() const override { return weight_bytes_; }
 
   // EncodeRetrieval, on the encoder of `backbone`.
-  void run(RetrievalJob job, Mast3rInstance& backbone, const WorkerContext& worker);
+  void run(RetrievalWork job, Mast3rInstance& backbone, const WorkerContext& worker);
   // The head alone. tokens [N, T, D] (Mast3rEngine::encode); top_k 0 = no pairs, else 1 ≤ top_k < N.
   Result<RetrievalAnswer> retrieve(const gpu::Tensor& tokens, uint32_t top_k);
 

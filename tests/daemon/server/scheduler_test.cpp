@@ -9,8 +9,8 @@
 namespace recon::daemon {
 namespace {
 
-PairJob job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
-  PairJob j;
+PairWork job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
+  PairWork j;
   j.context.reply.client = client;
   j.context.reply.request_id = id;
   j.key = BatchKey{"mast3r", size, size};
@@ -24,7 +24,7 @@ Scheduler make(uint32_t max_queue = 16, uint32_t max_batch = 1, std::chrono::mic
 
 std::vector<uint64_t> ids(const Work& work) {
   std::vector<uint64_t> out;
-  for (const PairJob& j : std::get<std::vector<PairJob>>(work)) out.push_back(j.context.reply.request_id);
+  for (const PairWork& j : std::get<std::vector<PairWork>>(work)) out.push_back(j.context.reply.request_id);
   return out;
 }
 
@@ -55,17 +55,17 @@ TEST(Scheduler, ServesSessionsRoundRobin) {
 TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice) {
   Scheduler s(SchedulerOptions{16, 16, 4, {}}, 2, [](size_t, const std::string&) { return true; });
   ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
-  InferBatchJob batch;
+  InferBatchWork batch;
   batch.context.reply.client = 1;
   batch.context.reply.request_id = 2;
   batch.model = "mast3r";
-  ASSERT_TRUE(s.submit(SoloJob(std::move(batch))).is_ok());
+  ASSERT_TRUE(s.submit(SoloWork(std::move(batch))).is_ok());
   ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
-  MatchJob match;
+  MatchWork match;
   match.context.reply.client = 2;
   match.context.reply.request_id = 4;
   match.device = 1;
-  ASSERT_TRUE(s.submit(SoloJob(std::move(match))).is_ok());
+  ASSERT_TRUE(s.submit(SoloWork(std::move(match))).is_ok());
   EXPECT_EQ(s.stats().pending, 4u);
 
   Work work;
@@ -74,20 +74,20 @@ TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice)
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{1}));
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
-  ASSERT_TRUE(std::holds_alternative<SoloJob>(work));
-  EXPECT_EQ(std::get<InferBatchJob>(std::get<SoloJob>(work)).context.reply.request_id, 2u);
+  ASSERT_TRUE(std::holds_alternative<SoloWork>(work));
+  EXPECT_EQ(std::get<InferBatchWork>(std::get<SoloWork>(work)).context.reply.request_id, 2u);
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{3}));
   EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kIdle);
   ASSERT_EQ(s.next(1, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
-  EXPECT_EQ(std::get<MatchJob>(std::get<SoloJob>(work)).context.reply.request_id, 4u);
+  EXPECT_EQ(std::get<MatchWork>(std::get<SoloWork>(work)).context.reply.request_id, 4u);
 }
 
 TEST(Scheduler, DroppingASessionReturnsItsSoloJobs) {
   Scheduler s = make();
-  InferBatchJob batch;
+  InferBatchWork batch;
   batch.context.reply.client = 5;
-  ASSERT_TRUE(s.submit(SoloJob(std::move(batch))).is_ok());
+  ASSERT_TRUE(s.submit(SoloWork(std::move(batch))).is_ok());
   const DroppedJobs dropped = s.drop_client(5);
   EXPECT_EQ(dropped.solo.size(), 1u);
   EXPECT_EQ(s.stats().pending, 0u);
@@ -131,14 +131,14 @@ TEST(Scheduler, WaitsUpToMaxWaitToFillABatch) {
 TEST(Scheduler, FetchesRunBeforeQueuedInference) {
   Scheduler s = make();
   ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
-  FetchJob fetch;
+  FetchWork fetch;
   fetch.context.reply.client = 1;
   fetch.context.reply.request_id = 99;
   ASSERT_TRUE(s.submit(std::move(fetch)).is_ok());
   Work work;
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
-  ASSERT_TRUE(std::holds_alternative<FetchJob>(work));
-  EXPECT_EQ(std::get<FetchJob>(work).context.reply.request_id, 99u);
+  ASSERT_TRUE(std::holds_alternative<FetchWork>(work));
+  EXPECT_EQ(std::get<FetchWork>(work).context.reply.request_id, 99u);
 }
 
 TEST(Scheduler, DropsASessionsQueuedJobsAndClosesForShutdown) {

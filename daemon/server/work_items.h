@@ -1,9 +1,10 @@
-// The units of work that travel from the I/O thread through the Scheduler to a GPU worker, each
-// with its RequestContext (where the answer goes, session, TTL, deadline). A job owns everything
-// its request needs until it is answered: region leases (so client memory stays mapped), the
-// handle reservation (so quotas count it), the result it fetches from (shared_ptr: a concurrent
-// Release cannot free it mid-copy). Dropping a job at any point frees all of that (RAII). Plain
-// data; no behaviour.
+// The work items that travel from the I/O thread through the Scheduler to a GPU worker (…Work;
+// "jobs" are the long ones of daemon/serving/jobs/, whose device steps travel as DeviceStep), each
+// with its RequestContext (where the answer goes, session, TTL, deadline). A work item owns
+// everything its request needs until it is answered: region leases (so client memory stays
+// mapped), the handle reservation (so quotas count it), the result it fetches from (shared_ptr: a
+// concurrent Release cannot free it mid-copy). Dropping one at any point frees all of that (RAII).
+// Plain data; no behaviour.
 #pragma once
 
 #include <array>
@@ -35,7 +36,7 @@ struct BatchKey {
 
 // InferPair: one pair, which the Scheduler may run in one engine call with other sessions' pairs
 // of the same BatchKey.
-struct PairJob {
+struct PairWork {
   RequestContext context;
   BatchKey key;
   std::array<PendingImage, 2> images;
@@ -44,8 +45,8 @@ struct PairJob {
 };
 
 // InferBatch: many pairs over one image list, one engine call (Mast3rEngine::infer_batch). Each
-// pair becomes its own result handle, so the job holds one reservation per pair.
-struct InferBatchJob {
+// pair becomes its own result handle, so the item holds one reservation per pair.
+struct InferBatchWork {
   RequestContext context;
   std::string model;
   std::vector<PendingImage> images;
@@ -56,10 +57,10 @@ struct InferBatchJob {
 };
 
 // Match: descriptor matching on the device that holds `source` (an InferPair/InferBatch result).
-struct MatchJob {
+struct MatchWork {
   RequestContext context;
   size_t device = 0;
-  std::shared_ptr<const StoredResult> source;  // kept alive by the job: a Release cannot free it mid-match
+  std::shared_ptr<const StoredResult> source;  // kept alive by the item: a Release cannot free it mid-match
   uint32_t max_matches = 0;                    // 0 = all
   uint32_t subsample = 8;
   float min_confidence = 0;
@@ -67,7 +68,7 @@ struct MatchJob {
 };
 
 // EncodeRetrieval: the backbone's encoder on every image (one size), then the retrieval head.
-struct RetrievalJob {
+struct RetrievalWork {
   RequestContext context;
   std::string model;     // the retrieval head
   std::string backbone;  // the mast3r model whose encoder feeds it
@@ -130,9 +131,9 @@ class DeviceStep {
 
 // Requests that run alone (never batched with other sessions' pairs) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
-using SoloJob = std::variant<InferBatchJob, MatchJob, RetrievalJob, DeviceStep>;
+using SoloWork = std::variant<InferBatchWork, MatchWork, RetrievalWork, DeviceStep>;
 
-struct FetchJob {
+struct FetchWork {
   RequestContext context;
   size_t device = 0;
   std::shared_ptr<const StoredResult> result;
@@ -145,9 +146,9 @@ struct FetchJob {
 
 // Management work (start-up, Warmup, LoadModel, UnloadModel): runs on the device's worker and
 // returns the whole success answer, or the Status the worker turns into an Error answer; both
-// leave through the request's Responder. A job without a context (the start-up) reports through
+// leave through the request's Responder. An item without a context (the start-up) reports through
 // its own means (the Outbox's StartupDone).
-struct ControlJob {
+struct ControlWork {
   std::optional<RequestContext> context;
   std::string what;  // for logs
   std::function<Result<std::vector<uint8_t>>(Device&)> run;
