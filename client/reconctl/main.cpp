@@ -55,7 +55,8 @@ Commands:
   reconstruct IMG... --out DIR [--pairs GRAPH] [--size N] [--model NAME] [--subsample S]
         [--iterations COARSE,FINE] [--min-conf C] [--colmap-points N] [--param NAME=VALUE]...
                                  a scene from many images (the daemon's reconstruct job: the
-                                 pair graph, default complete, or swin-K, logwin-K, oneref-R;
+                                 pair graph, default complete, or swin-K, logwin-K, oneref-R,
+                                 retrieval-NA-K with a retrieval model loaded on the model;
                                  pairwise inference and matching, the global alignment) with a
                                  progress bar; writes cameras.json, a COLMAP model (sparse/0),
                                  scene.ply, scene.png and per-image depth (depth/) to DIR

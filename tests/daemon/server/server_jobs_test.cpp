@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "daemon/ipc/wire_convert.h"
+#include "daemon/serving/jobs/reconstruct/pair_graph.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
+#include "gpu/models/mast3r/mast3r_engine.h"
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 #include "tests/daemon/server/test_expect.h"
@@ -187,6 +190,103 @@ TEST(RecondJobs, RefusesAnUnknownJobABadParameterAndTooFewImages) {
   std::tie(code, message) = refused("reconstruct", images(1), {});
   EXPECT_EQ(code, StatusCode::kInvalidArgument);
   EXPECT_NE(message.find("at least 2"), std::string::npos) << message;
+
+  // A retrieval graph encodes the images together: one size; and no more key images than images.
+  std::vector<ImageArg> mixed = images(3);
+  mixed.push_back({{}, 0, kW, kH, 0, test_image(kW, kH, 9)});  // portrait: prepared to another size
+  std::tie(code, message) = refused("reconstruct", mixed, {{"pairs", "retrieval-2-2"}});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("encodes the images together"), std::string::npos) << message;
+  std::tie(code, message) = refused("reconstruct", images(3), {{"pairs", "retrieval-5-2"}});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("5 key images of 3"), std::string::npos) << message;
+}
+
+// pairs=retrieval-NA-K: the retrieval head on the tiny model's encoder (the golden projector)
+// chooses the pairs. The pairs stage then counts exactly the graph of the embeddings' cosine
+// similarities, computed here in process from the same encoder and head. (The tiny model's random
+// points fail the alignment afterwards: the job's end is another test's.)
+TEST(RecondJobs, ARetrievalGraphRunsThePairsTheRetrievalHeadChooses) {
+  const std::string head_path = kGoldenDir + "/retrieval/projector/model.safetensors";
+  ServerOptions options = tiny_options();
+  ModelSpec head_spec;
+  head_spec.name = "retrieval";
+  head_spec.kind = "retrieval";
+  head_spec.path = head_path;
+  head_spec.backbone = "mast3r";
+  options.models.push_back(head_spec);
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+
+  const std::vector<ImageArg> list = images(6);
+  const uint64_t id = c.next_id();
+  ASSERT_TRUE(
+      c.send_frames({make_start_job(id, c.session(), "reconstruct", list,
+                                    {{"pairs", "retrieval-2-2"}, {"niter1", "2"}, {"niter2", "2"}}, at_test_size())})
+          .is_ok());
+  JobRun run = read_job(c, id);
+  ASSERT_GE(run.stages.size(), 2u);
+  EXPECT_EQ(run.stages[0], "retrieval");
+  EXPECT_EQ(run.stages[1], "pairs");
+  uint64_t pairs_total = 0;
+  for (const Answer& a : run.progress) {
+    const wire::JobEvent* e = a.response->body_as_JobEvent();
+    if (e->stage()->str() == "pairs") pairs_total = e->total();
+  }
+
+  // In process: the same encoder and head, the cosine similarities, the graph.
+  auto engine = gpu::Mast3rEngine::load(harness->runtime(), kTinyModel, gpu::Precision::kF32);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  std::vector<gpu::ImageU8View> views;
+  for (const ImageArg& image : list) views.push_back({image.pixels.data(), kH, kW, 0});
+  auto tokens = (*engine)->encode(views);
+  ASSERT_TRUE(tokens.is_ok()) << tokens.status().to_string();
+  auto head = RetrievalInstance::open(harness->runtime(), head_path);
+  ASSERT_TRUE(head.is_ok()) << head.status().to_string();
+  auto answer = (*head)->retrieve(*tokens, 0);
+  ASSERT_TRUE(answer.is_ok()) << answer.status().to_string();
+  const StoredTensor& global = answer->tensors.at(0);
+  ASSERT_EQ(global.name, "embeddings");
+  const size_t n = list.size(), dim = static_cast<size_t>(global.shape.at(1));
+  std::vector<float> embeddings(n * dim);
+  ASSERT_TRUE(global.tensor.download(harness->runtime(), embeddings.data(), embeddings.size() * 4).is_ok());
+  std::vector<float> similarity(n * n);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (size_t d = 0; d < dim; ++d) dot += double{embeddings[i * dim + d]} * embeddings[j * dim + d];
+      similarity[i * n + j] = static_cast<float>(dot);
+    }
+  }
+  auto spec = parse_pair_graph("retrieval-2-2");
+  ASSERT_TRUE(spec.is_ok());
+  auto expected = make_pair_graph(*spec, static_cast<uint32_t>(n), similarity);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().to_string();
+  EXPECT_EQ(pairs_total, expected->size());
+  EXPECT_LT(expected->size(), n * (n - 1) / 2);  // fewer than the complete graph's
+}
+
+TEST(RecondJobs, ARetrievalGraphWithoutARetrievalModelFailsSayingSo) {
+  auto harness = ServerHarness::start();
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  for (const std::string& named : {std::string(), std::string("heads")}) {
+    std::vector<std::pair<std::string, std::string>> parameters = {{"pairs", "retrieval-2-2"}};
+    if (!named.empty()) parameters.emplace_back("retrieval_model", named);
+    const uint64_t id = c.next_id();
+    ASSERT_TRUE(
+        c.send_frames({make_start_job(id, c.session(), "reconstruct", images(3), parameters, at_test_size())}).is_ok());
+    JobRun run = read_job(c, id);
+    ASSERT_TRUE(run.final.has_value());
+    EXPECT_EQ(run.final->code(), StatusCode::kNotFound) << run.final->error_message();
+    EXPECT_NE(run.final->error_message().find(named.empty() ? "needs a retrieval model" : "'heads'"), std::string::npos)
+        << run.final->error_message();
+  }
 }
 
 TEST(RecondJobs, CancelJobStopsTheJobWithCancelled) {

@@ -13,6 +13,7 @@
 #include "daemon/serving/jobs/reconstruct/reconstruct_outputs.h"
 #include "daemon/serving/mast3r/mast3r_instance.h"
 #include "daemon/serving/match/match_instance.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
 #include "gpu/reconstruct/canonical_view.h"
 #include "gpu/reconstruct/dense_points.h"
 
@@ -20,7 +21,29 @@ namespace recon::daemon {
 namespace {
 
 constexpr const char* kParameters =
-    "pairs, subsample, niter1, lr1, niter2, lr2, optim, shared_intrinsics, min_conf, pairs_per_step";
+    "pairs, subsample, niter1, lr1, niter2, lr2, optim, shared_intrinsics, min_conf, pairs_per_step, "
+    "retrieval_model";
+
+// Images per encoder run of the retrieval step: the tokens of all of them at once would take
+// N·T·D floats (3 MB an image at 512x384 for ViT-L).
+constexpr size_t kRetrievalChunk = 16;
+
+// The retrieval head named `name`, or else the one loaded on `backbone`'s encoder.
+Result<RetrievalInstance*> retrieval_head(Device& device, const std::string& backbone, const std::string& name) {
+  for (const ModelInfo& info : device.models()) {
+    if (info.kind != "retrieval" || (name.empty() ? info.backbone != backbone : info.name != name)) continue;
+    if (info.backbone != backbone) {
+      return invalid_argument("retrieval_model '" + name + "' reads the encoder of '" + info.backbone + "', not of '" +
+                              backbone + "'");
+    }
+    RetrievalInstance* head = device.ready<RetrievalInstance>(info.name);
+    if (head == nullptr) return unavailable("retrieval model '" + info.name + "' is " + model_state_name(info.state));
+    return head;
+  }
+  return not_found(name.empty() ? "a retrieval pair graph needs a retrieval model on the encoder of '" + backbone +
+                                      "'; none is loaded (recond --retrieval, or LoadModel with kind retrieval)"
+                                : "retrieval_model '" + name + "' is not a loaded retrieval model");
+}
 
 template <typename T>
 Result<T> number(const std::string& name, const std::string& text, T low, T high) {
@@ -48,9 +71,6 @@ Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string,
   for (const auto& [name, value] : parameters) {
     if (name == "pairs") {
       RECON_ASSIGN_OR_RETURN(o.graph, parse_pair_graph(value));
-      if (o.graph.kind == PairGraphSpec::Kind::kRetrieval) {
-        return unimplemented("pairs=" + value + ": the reconstruct job does not run the retrieval head yet");
-      }
     } else if (name == "subsample") {
       RECON_ASSIGN_OR_RETURN(a.subsample, number<int>(name, value, 1, 16));
       if (16 % a.subsample != 0) return invalid_argument("parameter subsample=" + value + ": must divide 16");
@@ -78,6 +98,9 @@ Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string,
       RECON_ASSIGN_OR_RETURN(o.min_conf, number<float>(name, value, 0.0f, 1e6f));
     } else if (name == "pairs_per_step") {
       RECON_ASSIGN_OR_RETURN(o.pairs_per_step, number<uint32_t>(name, value, 1, 64));
+    } else if (name == "retrieval_model") {
+      if (value.empty()) return invalid_argument("parameter retrieval_model is empty");
+      o.retrieval_model = value;
     } else {
       return invalid_argument("unknown parameter '" + name + "'; the reconstruct job takes " + kParameters);
     }
@@ -96,13 +119,83 @@ Result<std::unique_ptr<Job>> ReconstructJob::create(JobInput input, const JobLim
                               ", not a multiple of subsample " + std::to_string(options.alignment.subsample));
     }
   }
-  RECON_ASSIGN_OR_RETURN(std::vector<ImagePairIndex> pairs, make_pair_graph(options.graph, images));
-  if (pairs.size() > limits.max_pairs) {
-    return invalid_argument("pairs=" + options.graph.to_string() + " makes " + std::to_string(pairs.size()) +
-                            " pairs of " + std::to_string(images) + " images; at most " +
-                            std::to_string(limits.max_pairs) + " per job (a window or retrieval graph scales)");
+  const PairGraphSpec& graph = options.graph;
+  if (graph.kind == PairGraphSpec::Kind::kRetrieval) {
+    // Its pairs come from the retrieval head in run(); what can be checked now is.
+    if (graph.key_images > images) {
+      return invalid_argument("pairs=" + graph.to_string() + ": " + std::to_string(graph.key_images) +
+                              " key images of " + std::to_string(images));
+    }
+    for (uint32_t i = 1; i < images; ++i) {
+      if (!(input.images[i].target == input.images[0].target)) {
+        return invalid_argument("pairs=" + graph.to_string() + " encodes the images together: images[" +
+                                std::to_string(i) + "] runs at " + input.images[i].target.to_string() +
+                                ", images[0] at " + input.images[0].target.to_string());
+      }
+    }
+    // At most: every pair among the key images, each other image with its key, and its K nearest.
+    const uint64_t keys = graph.key_images;
+    const uint64_t most = keys * (keys > 0 ? keys - 1 : 0) / 2 + uint64_t{images} * (1 + graph.neighbours);
+    if (most > limits.max_pairs) {
+      return invalid_argument("pairs=" + graph.to_string() + " can make " + std::to_string(most) + " pairs of " +
+                              std::to_string(images) + " images; at most " + std::to_string(limits.max_pairs) +
+                              " per job");
+    }
+    return std::unique_ptr<Job>(new ReconstructJob(std::move(input), std::move(options), {}, limits.max_pairs));
   }
-  return std::unique_ptr<Job>(new ReconstructJob(std::move(input), std::move(options), std::move(pairs)));
+  RECON_ASSIGN_OR_RETURN(std::vector<ImagePairIndex> pairs, make_pair_graph(graph, images));
+  if (pairs.size() > limits.max_pairs) {
+    return invalid_argument("pairs=" + graph.to_string() + " makes " + std::to_string(pairs.size()) + " pairs of " +
+                            std::to_string(images) + " images; at most " + std::to_string(limits.max_pairs) +
+                            " per job (a window or retrieval graph scales)");
+  }
+  return std::unique_ptr<Job>(
+      new ReconstructJob(std::move(input), std::move(options), std::move(pairs), limits.max_pairs));
+}
+
+Result<std::vector<ImagePairIndex>> ReconstructJob::retrieval_pairs(JobContext& context,
+                                                                    std::span<const gpu::ImageU8View> views,
+                                                                    size_t device_index) {
+  const size_t n = views.size();
+  context.progress(JobProgress{"retrieval", 0, n});
+  std::vector<float> embeddings;  // [n, dim], unit rows
+  size_t dim = 0;
+  RECON_RETURN_IF_ERROR(
+      context.on_device(input_.model, device_index, [&](Device& device, const WorkerContext&) -> Status {
+        Mast3rInstance* mast3r = device.ready<Mast3rInstance>(input_.model);
+        if (mast3r == nullptr) return unavailable("model '" + input_.model + "' is no longer ready");
+        RECON_ASSIGN_OR_RETURN(RetrievalInstance * head,
+                               retrieval_head(device, input_.model, options_.retrieval_model));
+        for (size_t first = 0; first < n; first += kRetrievalChunk) {
+          const auto chunk = views.subspan(first, std::min(kRetrievalChunk, n - first));
+          RECON_ASSIGN_OR_RETURN(const gpu::Tensor tokens, mast3r->engine().encode(chunk));
+          RECON_ASSIGN_OR_RETURN(const RetrievalAnswer answer, head->retrieve(tokens, 0));
+          const StoredTensor& global = answer.tensors.at(0);  // "embeddings" f32 [chunk, D]
+          dim = static_cast<size_t>(global.shape.at(1));
+          const size_t at = embeddings.size();
+          embeddings.resize(at + chunk.size() * dim);
+          RECON_RETURN_IF_ERROR(
+              global.tensor.download(device.runtime(), embeddings.data() + at, chunk.size() * dim * 4));
+        }
+        return Status::ok();
+      }));
+  std::vector<float> similarity(n * n);  // cosine: the rows are unit vectors
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (size_t d = 0; d < dim; ++d) dot += double{embeddings[i * dim + d]} * embeddings[j * dim + d];
+      similarity[i * n + j] = static_cast<float>(dot);
+    }
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<ImagePairIndex> pairs,
+                         make_pair_graph(options_.graph, static_cast<uint32_t>(n), similarity));
+  if (pairs.size() > max_pairs_) {
+    return invalid_argument("pairs=" + options_.graph.to_string() + " made " + std::to_string(pairs.size()) +
+                            " pairs; at most " + std::to_string(max_pairs_) + " per job");
+  }
+  context.progress(JobProgress{"retrieval", n, n, std::nanf(""),
+                               std::to_string(pairs.size()) + " pairs from the retrieval similarities"});
+  return pairs;
 }
 
 Result<JobOutput> ReconstructJob::run(JobContext& context) {
@@ -119,6 +212,9 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     device_index = device.index();
     return Status::ok();
   }));
+  if (options_.graph.kind == PairGraphSpec::Kind::kRetrieval) {
+    RECON_ASSIGN_OR_RETURN(pairs_, retrieval_pairs(context, views, device_index));
+  }
 
   // The pairwise stage, a few pairs per step; the canonical views accumulate as predictions come.
   std::vector<gpu::CanonicalViewBuilder> builders;

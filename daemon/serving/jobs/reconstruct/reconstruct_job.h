@@ -6,7 +6,11 @@
 // depth maps and points; the client writes the files people open (PLY, COLMAP, JSON).
 //
 // Parameters (all optional; StartJob.parameters):
-//   pairs=complete | swin-W[-noncyclic] | logwin-W[-noncyclic] | oneref-R   (pair_graph.h)
+//   pairs=complete | swin-W[-noncyclic] | logwin-W[-noncyclic] | oneref-R | retrieval-NA-K
+//                        (pair_graph.h); retrieval runs the retrieval head on the job's model's
+//                        encoder first and builds the graph from the embeddings' similarities
+//   retrieval_model=R    the retrieval head for pairs=retrieval-…; default: the one loaded on the
+//                        job's model (its backbone)
 //   subsample=8          anchor grid and matcher seeds (a divisor of 16)
 //   niter1=300 lr1=0.07  coarse stage (3D distances)
 //   niter2=300 lr2=0.01  fine stage (2D reprojection)
@@ -18,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,7 @@ struct ReconstructOptions {
   gpu::AlignmentOptions alignment;
   float min_conf = 1.5f;
   uint32_t pairs_per_step = 4;
+  std::string retrieval_model;  // empty: the retrieval head whose backbone is the job's model
 };
 
 // StartJob.parameters → options; INVALID_ARGUMENT naming the parameter that is wrong or unknown.
@@ -46,12 +52,18 @@ class ReconstructJob final : public Job {
   Result<JobOutput> run(JobContext& context) override;
 
  private:
-  ReconstructJob(JobInput input, ReconstructOptions options, std::vector<ImagePairIndex> pairs)
-      : input_(std::move(input)), options_(std::move(options)), pairs_(std::move(pairs)) {}
+  ReconstructJob(JobInput input, ReconstructOptions options, std::vector<ImagePairIndex> pairs, uint32_t max_pairs)
+      : input_(std::move(input)), options_(std::move(options)), pairs_(std::move(pairs)), max_pairs_(max_pairs) {}
+
+  // pairs=retrieval-NA-K: the retrieval head's embeddings of every image (one device step), their
+  // cosine similarities, the graph.
+  Result<std::vector<ImagePairIndex>> retrieval_pairs(JobContext& context, std::span<const gpu::ImageU8View> views,
+                                                      size_t device_index);
 
   JobInput input_;
   ReconstructOptions options_;
-  std::vector<ImagePairIndex> pairs_;
+  std::vector<ImagePairIndex> pairs_;  // known at creation, except for a retrieval graph
+  uint32_t max_pairs_ = 0;
 };
 
 }  // namespace recon::daemon
