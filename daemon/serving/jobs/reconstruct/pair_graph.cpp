@@ -2,10 +2,11 @@
 #include "daemon/serving/jobs/reconstruct/pair_graph.h"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <numeric>
 #include <set>
+
+#include "daemon/service/config_values.h"
 
 namespace recon::daemon {
 namespace {
@@ -25,13 +26,9 @@ std::vector<std::string_view> fields(std::string_view text) {
 }
 
 Result<uint32_t> number(std::string_view field, std::string_view what, uint32_t min) {
-  uint32_t value = 0;
-  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || error != std::errc() || end != field.data() + field.size() || value < min) {
-    return invalid_argument("pair graph: " + std::string(what) + " must be a whole number >= " + std::to_string(min) +
-                            ", got '" + std::string(field) + "'");
-  }
-  return value;
+  auto value = parse_uint(field, min, std::numeric_limits<uint32_t>::max());
+  if (!value.is_ok()) return value.status().with_context("pair graph: " + std::string(what));
+  return static_cast<uint32_t>(*value);
 }
 
 class PairSet {
