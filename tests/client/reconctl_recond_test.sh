@@ -22,6 +22,14 @@ trap cleanup EXIT
   --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" >"$work/recond.log" 2>&1 &
 pid=$!
 ctl() { "$reconctl" --socket-dir "$work/run" --timeout 300 "$@"; }
+# Runs a reconctl command that must fail with exit code 1 (what the daemon refused); its stderr
+# goes to the file $1.
+expect_exit1() {
+  local out=$1 code=0
+  shift
+  "$@" 2>"$out" || code=$?
+  test "$code" = 1 || { echo "$*: expected exit code 1, got $code"; cat "$out"; exit 1; }
+}
 if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
 
 a=$source/samples/view_a.png
@@ -50,11 +58,7 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['pairs
 
 # A reconstruction of three views. The tiny model's random weights put the points behind the
 # cameras: a clear error, exit code 1.
-set +e
-ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --out "$work/noise" 2>"$work/noise.txt"
-code=$?
-set -e
-test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/noise.txt"; exit 1; }
+expect_exit1 "$work/noise.txt" ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --out "$work/noise"
 grep -q "in front of the camera" "$work/noise.txt"
 # The demo model (trained) at 64x48 on a second daemon: the files.
 kill "$pid"; wait "$pid" 2>/dev/null || true
@@ -83,11 +87,7 @@ for c in cams:
     assert abs(c["cx"] - 256) < 32 and abs(c["cy"] - 192) < 32, (c["cx"], c["cy"])
 PY
 # A parameter the job does not know: the daemon's INVALID_ARGUMENT, exit code 1.
-set +e
-ctl2 reconstruct "$a" "$b" --size 64 --param colour=blue --out "$work/bad-scene" 2>"$work/bad-scene.txt"
-code=$?
-set -e
-test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/bad-scene.txt"; exit 1; }
+expect_exit1 "$work/bad-scene.txt" ctl2 reconstruct "$a" "$b" --size 64 --param colour=blue --out "$work/bad-scene"
 grep -q "colour" "$work/bad-scene.txt"
 kill "$pid"; wait "$pid" 2>/dev/null || true
 "$recond" --foreground --config /dev/null --socket-dir "$work/run" \
@@ -98,11 +98,7 @@ pid=$!
 if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
 
 # The daemon refuses a pair request naming the retrieval model: exit code 1.
-set +e
-ctl match "$a" "$b" --size 64 --model retrieval --out "$work/bad" 2>"$work/bad.txt"
-code=$?
-set -e
-test "$code" = 1 || { echo "expected exit code 1, got $code"; cat "$work/bad.txt"; exit 1; }
+expect_exit1 "$work/bad.txt" ctl match "$a" "$b" --size 64 --model retrieval --out "$work/bad"
 grep -q "retrieval model" "$work/bad.txt"
 
 # Two side-channel connections fill --max-clients 2; reconctl must say what the daemon said.

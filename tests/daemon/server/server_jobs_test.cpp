@@ -47,6 +47,21 @@ std::vector<ImageArg> images(uint32_t count, uint32_t seed = 40) {
 const std::vector<std::pair<std::string, std::string>> kQuick = {
     {"niter1", "20"}, {"niter2", "20"}, {"pairs_per_step", "1"}};
 
+// Sends StartJob for a reconstruction of 4 images and waits for its first event: the job is then
+// running. `id` gets its request id. Call through ASSERT_NO_FATAL_FAILURE.
+void start_running_job(TestClient& c, const std::vector<std::pair<std::string, std::string>>& parameters,
+                       uint64_t* id) {
+  *id = c.next_id();
+  ASSERT_TRUE(
+      c.send_frames({make_start_job(*id, c.session(), "reconstruct", images(4), parameters, at_test_size())}).is_ok());
+  auto first = c.receive(60'000);
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+}
+
+// So many iterations that the job runs until it is stopped.
+const std::vector<std::pair<std::string, std::string>> kEndless = {{"niter1", "100000"}, {"niter2", "100000"}};
+
 struct JobRun {
   std::vector<std::string> stages;  // in the order their first event came
   std::vector<Answer> progress;
@@ -296,15 +311,9 @@ TEST(RecondJobs, CancelJobStopsTheJobWithCancelled) {
   ASSERT_TRUE(client.is_ok());
   TestClient& c = **client;
 
-  // Long enough to be running when the cancel arrives: many iterations.
-  const uint64_t id = c.next_id();
-  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", images(4),
-                                            {{"niter1", "100000"}, {"niter2", "100000"}}, at_test_size())})
-                  .is_ok());
-  // Wait for the first event, then cancel.
-  auto first = c.receive(60'000);
-  ASSERT_TRUE(first.is_ok());
-  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+  // Running (its first event came) and long enough to be running when the cancel arrives.
+  uint64_t id = 0;
+  ASSERT_NO_FATAL_FAILURE(start_running_job(c, kEndless, &id));
   const uint64_t cancel_id = c.next_id();
   ASSERT_TRUE(c.send_frames({make_cancel_job(cancel_id, c.session(), id)}).is_ok());
   bool cancel_answered = false;
@@ -338,14 +347,8 @@ TEST(RecondJobs, AnotherClientIsServedWhileAJobRuns) {
   ASSERT_TRUE(owner.is_ok() && other.is_ok());
 
   // 4 images, complete graph: 6 pairs, one device step each.
-  const uint64_t id = (*owner)->next_id();
-  ASSERT_TRUE(
-      (*owner)
-          ->send_frames({make_start_job(id, (*owner)->session(), "reconstruct", images(4), kQuick, at_test_size())})
-          .is_ok());
-  auto first = (*owner)->receive(60'000);
-  ASSERT_TRUE(first.is_ok());
-  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+  uint64_t id = 0;
+  ASSERT_NO_FATAL_FAILURE(start_running_job(**owner, kQuick, &id));
 
   // The other client's pair is answered while the job is still in its pairs stage.
   const auto pair = images(2, 90);
@@ -372,12 +375,8 @@ TEST(RecondJobs, AJobEndsWithItsSession) {
   auto client = TestClient::connect(harness->dir(), "jobs");
   ASSERT_TRUE(client.is_ok());
   TestClient& c = **client;
-  const uint64_t id = c.next_id();
-  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", images(4),
-                                            {{"niter1", "100000"}, {"niter2", "100000"}}, at_test_size())})
-                  .is_ok());
-  auto first = c.receive(60'000);
-  ASSERT_TRUE(first.is_ok());
+  uint64_t id = 0;
+  ASSERT_NO_FATAL_FAILURE(start_running_job(c, kEndless, &id));
   c.close_side_channel();  // the session ends
 
   // The daemon stops the job: a new session may run one at once (max_jobs slots are free again).
