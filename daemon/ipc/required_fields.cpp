@@ -53,6 +53,38 @@ Status check_fetch(const wire::Fetch& fetch) {
   return Status::ok();
 }
 
+Status check_parameters(const flatbuffers::Vector<flatbuffers::Offset<wire::Parameter>>* parameters, const char* verb) {
+  if (parameters == nullptr) return Status::ok();
+  for (flatbuffers::uoffset_t i = 0; i < parameters->size(); ++i) {
+    if (parameters->Get(i)->name() == nullptr) {
+      return absent(std::string(verb) + ".parameters[" + std::to_string(i) + "].name");
+    }
+  }
+  return Status::ok();
+}
+
+Status check_infer(const wire::Infer& infer) {
+  if (infer.model() == nullptr) return absent("Infer.model");
+  RECON_RETURN_IF_ERROR(check_parameters(infer.parameters(), "Infer"));
+  if (infer.inputs() == nullptr) return Status::ok();  // the model's kind names what is missing
+  for (flatbuffers::uoffset_t i = 0; i < infer.inputs()->size(); ++i) {
+    const wire::NamedInput* input = infer.inputs()->Get(i);
+    const std::string field = "Infer.inputs[" + std::to_string(i) + "]";
+    if (input->name() == nullptr) return absent(field + ".name");
+    if (input->source_type() == wire::InputSource::NONE ||
+        known_but_missing(input->source_type(), input->source(), wire::EnumValuesInputSource())) {
+      return absent(field + ".source");
+    }
+    if (input->source_type() == wire::InputSource::Image) {
+      RECON_RETURN_IF_ERROR(check_image(input->source_as_Image(), field + ".source"));
+    }
+    if (const wire::ResultRef* ref = input->source_as_ResultRef(); ref != nullptr && ref->handle() == nullptr) {
+      return absent(field + ".source.handle");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status check_required_fields(const wire::Request& request) {
@@ -76,6 +108,8 @@ Status check_required_fields(const wire::Request& request) {
     case wire::RequestBody::Match:
       if (request.body_as_Match()->source() == nullptr) return absent("Match.source");
       return Status::ok();
+    case wire::RequestBody::Infer:
+      return check_infer(*request.body_as_Infer());
     case wire::RequestBody::Fetch:
       return check_fetch(*request.body_as_Fetch());
     case wire::RequestBody::LoadModel: {
@@ -90,12 +124,7 @@ Status check_required_fields(const wire::Request& request) {
     case wire::RequestBody::StartJob: {
       const wire::StartJob* job = request.body_as_StartJob();
       if (job->job() == nullptr) return absent("StartJob.job");
-      if (job->parameters() != nullptr) {
-        for (flatbuffers::uoffset_t i = 0; i < job->parameters()->size(); ++i) {
-          const wire::Parameter* p = job->parameters()->Get(i);
-          if (p->name() == nullptr) return absent("StartJob.parameters[" + std::to_string(i) + "].name");
-        }
-      }
+      RECON_RETURN_IF_ERROR(check_parameters(job->parameters(), "StartJob"));
       return check_images(job->images(), "StartJob");
     }
     default:

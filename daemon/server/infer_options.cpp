@@ -62,4 +62,17 @@ Result<InferSettings> infer_settings(const wire::InferOptions* options, const Mo
   return s;
 }
 
+Result<Parameters> request_parameters(const flatbuffers::Vector<flatbuffers::Offset<wire::Parameter>>* parameters,
+                                      const char* verb) {
+  Parameters out;
+  if (parameters == nullptr) return out;
+  for (const wire::Parameter* p : *parameters) {
+    const std::string name = p->name()->str();  // present: required_fields.cpp
+    if (!out.emplace(name, p->value() != nullptr ? p->value()->str() : std::string()).second) {
+      return invalid_argument(std::string(verb) + " names parameter '" + name + "' twice");
+    }
+  }
+  return out;
+}
+
 }  // namespace recon::daemon

@@ -14,6 +14,7 @@
 #include "daemon/server/result_store.h"
 #include "daemon/server/server_options.h"
 #include "daemon/serving/model.h"
+#include "daemon/serving/parameters.h"
 #include "gpu/status.h"
 #include "schema/request_generated.h"
 
@@ -29,6 +30,10 @@ struct InferSettings {
 // an unknown output; UNIMPLEMENTED for a precision other than the model's. `options` may be null.
 Result<InferSettings> infer_settings(const wire::InferOptions* options, const ModelInfo& model,
                                      const ServerLimits& limits, const ReplyTarget& target);
+
+// A request's parameters by name (Infer, StartJob); INVALID_ARGUMENT for a name given twice.
+Result<Parameters> request_parameters(const flatbuffers::Vector<flatbuffers::Offset<wire::Parameter>>* parameters,
+                                      const char* verb);
 
 // The model a request names: empty = `fallback`.
 std::string model_name(const flatbuffers::String* name, const char* fallback);

@@ -1,6 +1,7 @@
 // What every request carries from admission to its answer, whatever its verb: where the answer
 // goes, whose session it belongs to, how long its result handles live, when it arrived and by when
-// it must have started. Admission fills it once (Server::on_*); the worker's Responder reads it.
+// it must have started, and how a model's answer is written. Admission fills it once (Server::on_*); the
+// worker's Responder reads it.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +12,7 @@
 
 #include "daemon/ipc/shm_registry.h"
 #include "daemon/server/zmq_router.h"
+#include "daemon/serving/model_answer.h"
 
 namespace recon::daemon {
 
@@ -32,6 +34,9 @@ struct RequestContext {
   uint32_t ttl_ms = 0;  // of the result handles it makes
   SteadyClock::time_point received;
   std::optional<SteadyClock::time_point> deadline;  // must have started by then
+  // How a model's answer is written for the verb that asked (model requests only; set at
+  // admission, read by Responder::finish(const ModelAnswer&)).
+  AnswerRenderer render = nullptr;
 
   ClientId client() const { return reply.client; }
 };

@@ -64,6 +64,15 @@ void Responder::finish(std::vector<uint8_t> response) const {
   sinks_.outbox.push(OutgoingReply{context_.reply, std::move(response), StatusCode::kOk, true});
 }
 
+void Responder::finish(const ModelAnswer& answer) const {
+  // Every model request's admission names a renderer: one without is a bug in the daemon.
+  if (context_.render == nullptr) {
+    fail(internal_error("no answer renderer for this request"), LogLevel::kError, "Answering a model request");
+    return;
+  }
+  finish(context_.render(request_id(), answer));
+}
+
 void Responder::fail(const Status& status) const {
   fail(status, level_for(status.code()), "Request");
 }

@@ -59,6 +59,8 @@ class Responder {
   // A streamed answer; more follow, the last through finish().
   void partial(std::vector<uint8_t> response) const;
   void finish(std::vector<uint8_t> response) const;
+  // A model request's final answer, written by the renderer its admission chose.
+  void finish(const ModelAnswer& answer) const;
   // An Error answer, logged (client mistakes at debug level, the daemon's own failures as warnings).
   void fail(const Status& status) const;
   // The same, logged at `level` as "<what> failed: ...".

@@ -74,9 +74,17 @@ flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBuf
   return wire::CreateResultHandleDirect(builder, &id, &infos, timings, result.ttl_ms, result.model.c_str());
 }
 
-std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result) {
+std::vector<uint8_t> infer_response(uint64_t request_id, const ModelAnswer& answer) {
   flatbuffers::FlatBufferBuilder builder(1024);
-  const auto handle = build_result_handle(builder, result);
+  const auto handle = build_result_handle(builder, answer.result);
+  const auto body = wire::CreateInferResult(builder, handle);
+  finish_response(builder, request_id, wire::ResponseBody::InferResult, body.Union());
+  return to_bytes(builder);
+}
+
+std::vector<uint8_t> infer_pair_response(uint64_t request_id, const ModelAnswer& answer) {
+  flatbuffers::FlatBufferBuilder builder(1024);
+  const auto handle = build_result_handle(builder, answer.result);
   const auto body = wire::CreateInferPairResult(builder, handle);
   finish_response(builder, request_id, wire::ResponseBody::InferPairResult, body.Union());
   return to_bytes(builder);
@@ -98,11 +106,13 @@ std::vector<uint8_t> infer_batch_response(uint64_t request_id, std::span<const S
   return to_bytes(builder);
 }
 
-std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const StoredResult& result,
-                                               const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
-                                               const std::vector<float>& scores) {
+std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const ModelAnswer& answer) {
+  static const std::vector<std::pair<uint32_t, uint32_t>> kNoPairs;
+  static const std::vector<float> kNoScores;
+  const auto& pairs = answer.pairs != nullptr ? *answer.pairs : kNoPairs;
+  const auto& scores = answer.scores != nullptr ? *answer.scores : kNoScores;
   flatbuffers::FlatBufferBuilder builder(1024 + 12 * pairs.size());
-  const auto handle = build_result_handle(builder, result);
+  const auto handle = build_result_handle(builder, answer.result);
   std::vector<wire::ImagePair> wire_pairs;
   wire_pairs.reserve(pairs.size());
   for (const auto& [first, second] : pairs) wire_pairs.emplace_back(first, second);
@@ -111,10 +121,13 @@ std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const Stored
   return to_bytes(builder);
 }
 
-std::vector<uint8_t> match_response(uint64_t request_id, const StoredResult& result, uint32_t match_count) {
+std::vector<uint8_t> match_response(uint64_t request_id, const ModelAnswer& answer) {
+  // A match result's rows: matches_1 is [K, 2].
+  const StoredTensor* matches = answer.result.find("matches_1");
+  const uint64_t count = matches != nullptr && !matches->shape.empty() ? matches->shape.front() : 0;
   flatbuffers::FlatBufferBuilder builder(1024);
-  const auto handle = build_result_handle(builder, result);
-  const auto body = wire::CreateMatchResult(builder, handle, match_count);
+  const auto handle = build_result_handle(builder, answer.result);
+  const auto body = wire::CreateMatchResult(builder, handle, static_cast<uint32_t>(count));
   finish_response(builder, request_id, wire::ResponseBody::MatchResult, body.Union());
   return to_bytes(builder);
 }

@@ -11,6 +11,7 @@
 #include "daemon/server/result_store.h"
 #include "daemon/serving/device.h"
 #include "daemon/serving/jobs/job.h"
+#include "daemon/serving/model_answer.h"
 #include "gpu/models/mast3r/mast3r_batch_plan.h"
 #include "schema/response_generated.h"
 
@@ -28,15 +29,16 @@ flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBuffe
 flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,
                                                             const StoredResult& result);
 
-std::vector<uint8_t> infer_pair_response(uint64_t request_id, const StoredResult& result);
+// The renderers of a model's answer (AnswerRenderer), one per verb that asks a model for a result:
+// the generic Infer, and the released InferPair, EncodeRetrieval (with the answer's top-k pairs)
+// and Match (its match count is the rows of matches_1).
+std::vector<uint8_t> infer_response(uint64_t request_id, const ModelAnswer& answer);
+std::vector<uint8_t> infer_pair_response(uint64_t request_id, const ModelAnswer& answer);
+std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const ModelAnswer& answer);
+std::vector<uint8_t> match_response(uint64_t request_id, const ModelAnswer& answer);
 // `results[i]` is the handle of `pairs[i]`, which is pair `first_index + i` of the request.
 std::vector<uint8_t> infer_batch_response(uint64_t request_id, std::span<const StoredResult* const> results,
                                           std::span<const gpu::ImagePair> pairs, uint32_t first_index, bool final);
-// `pairs[i]` (image indices) has similarity `scores[i]`.
-std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const StoredResult& result,
-                                               const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
-                                               const std::vector<float>& scores);
-std::vector<uint8_t> match_response(uint64_t request_id, const StoredResult& result, uint32_t match_count);
 
 struct FetchedRange {
   size_t tensor = 0;                           // index into result.tensors

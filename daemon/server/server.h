@@ -50,6 +50,7 @@
 #include "daemon/service/socket_activation.h"
 #include "daemon/serving/device.h"
 #include "daemon/serving/model_repository.h"
+#include "daemon/serving/model_request.h"
 #include "daemon/serving/warmup.h"
 #include "gpu/runtime.h"
 
@@ -124,14 +125,22 @@ class Server {
                                                        const wire::Request& request, ReplyTarget& target);
   Result<Session*> session_for(const wire::Request& request, ReplySocket socket,
                                const std::optional<PeerCredentials>& peer);
+  // ---- server_model_requests.cpp: Infer, and the released verbs that are adapters onto it ----
+  Result<std::optional<std::vector<uint8_t>>> on_infer(const wire::Infer& body, Session& session,
+                                                       const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_infer_pair(const wire::InferPair& body, Session& session,
                                                             const ReplyTarget& target);
+  // server_batch.cpp
   Result<std::optional<std::vector<uint8_t>>> on_infer_batch(const wire::InferBatch& body, Session& session,
                                                              const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_encode_retrieval(const wire::EncodeRetrieval& body, Session& session,
                                                                   const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_match(const wire::Match& body, Session& session,
                                                        const ReplyTarget& target);
+  // A ready model of that name, or a built-in kind's (match) when none is loaded under it.
+  Result<ModelInfo> infer_model(const std::string& name) const;
+  // The model's kind admits the request; its work goes to the scheduler.
+  Status submit_model_request(ModelRequest request);
   // server_jobs.cpp: StartJob (admission of a long job; its answers come from the JobRunner).
   Result<std::optional<std::vector<uint8_t>>> on_start_job(const wire::StartJob& body, Session& session,
                                                            const ReplyTarget& target);

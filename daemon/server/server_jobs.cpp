@@ -4,26 +4,11 @@
 #include <map>
 #include <string>
 
+#include "daemon/server/infer_options.h"
 #include "daemon/server/server.h"
 #include "daemon/serving/jobs/job_kind.h"
 
 namespace recon::daemon {
-namespace {
-
-Result<std::map<std::string, std::string>> job_parameters(const wire::StartJob& body) {
-  std::map<std::string, std::string> parameters;
-  if (body.parameters() == nullptr) return parameters;
-  for (const wire::Parameter* p : *body.parameters()) {
-    const std::string name = p->name()->str();  // present: required_fields.cpp
-    if (!parameters.emplace(name, p->value() != nullptr ? p->value()->str() : std::string()).second) {
-      return invalid_argument("StartJob names parameter '" + name + "' twice");
-    }
-  }
-  return parameters;
-}
-
-}  // namespace
-
 Result<std::optional<std::vector<uint8_t>>> Server::on_start_job(const wire::StartJob& body, Session& session,
                                                                  const ReplyTarget& target) {
   const std::string name = body.job()->str();  // present: required_fields.cpp
@@ -37,7 +22,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_start_job(const wire::Sta
   input.model = model.name;
   RECON_ASSIGN_OR_RETURN(
       input.images, accept_images("StartJob", body.images(), session, settings.rules, options_.limits.max_job_images));
-  RECON_ASSIGN_OR_RETURN(input.parameters, job_parameters(body));
+  RECON_ASSIGN_OR_RETURN(input.parameters, request_parameters(body.parameters(), "StartJob"));
   const JobLimits limits{options_.limits.max_job_images, options_.limits.max_job_pairs};
   RECON_ASSIGN_OR_RETURN(std::unique_ptr<Job> job, kind->create(std::move(input), limits));
   JobTicket ticket;

@@ -24,7 +24,7 @@ constexpr uint64_t kAnswerOverhead = 64 << 10;
 bool is_inference(wire::RequestBody type) {
   return type == wire::RequestBody::InferPair || type == wire::RequestBody::InferBatch ||
          type == wire::RequestBody::EncodeRetrieval || type == wire::RequestBody::Match ||
-         type == wire::RequestBody::StartJob;
+         type == wire::RequestBody::StartJob || type == wire::RequestBody::Infer;
 }
 
 bool is_management(wire::RequestBody type) {
@@ -125,6 +125,10 @@ Result<std::optional<std::vector<uint8_t>>> Server::dispatch(ReplySocket socket,
           registry_.unregister_region(session->client, from_wire(request.body_as_UnregisterRegion()->region_id())));
       return Answer(unregister_region_response(target.request_id, deferred));
     }
+    case wire::RequestBody::Infer: {
+      RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
+      return on_infer(*request.body_as_Infer(), *session, for_session(*session));
+    }
     case wire::RequestBody::InferPair: {
       RECON_ASSIGN_OR_RETURN(Session * session, session_for(request, socket, peer));
       return on_infer_pair(*request.body_as_InferPair(), *session, for_session(*session));
@@ -199,23 +203,6 @@ Result<Session*> Server::session_for(const wire::Request& request, ReplySocket s
   }
   session->last_used = SteadyClock::now();
   return session;
-}
-
-Result<std::optional<std::vector<uint8_t>>> Server::on_infer_pair(const wire::InferPair& body, Session& session,
-                                                                  const ReplyTarget& target) {
-  RECON_ASSIGN_OR_RETURN(auto admitted, admit_inference("InferPair", body.model(), "mast3r", body.options(), target));
-  auto& [model, settings] = admitted;
-  PairWork job;
-  job.context = std::move(settings.context);
-  job.outputs = std::move(settings.outputs);
-  RECON_ASSIGN_OR_RETURN(job.images[0],
-                         accept_image(body.image1(), "image1", session.client, registry_, settings.rules));
-  RECON_ASSIGN_OR_RETURN(job.images[1],
-                         accept_image(body.image2(), "image2", session.client, registry_, settings.rules));
-  job.key = BatchKey{model.name, job.images[0].target, job.images[1].target};
-  RECON_ASSIGN_OR_RETURN(job.reservation, store_.reserve(session.client));
-  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job)));
-  return std::optional<std::vector<uint8_t>>();
 }
 
 Result<std::optional<std::vector<uint8_t>>> Server::on_fetch(const wire::Fetch& body, Session& session,

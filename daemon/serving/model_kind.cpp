@@ -11,9 +11,13 @@ namespace recon::daemon {
 namespace {
 
 constexpr ModelKind kKinds[] = {
-    {"mast3r", &Mast3rInstance::load, /*warms=*/true},
-    {"retrieval", &RetrievalInstance::load},
-    {"match", nullptr, /*warms=*/false, /*built_in=*/true},
+    {.name = "mast3r",
+     .load = &Mast3rInstance::load,
+     .admit = &Mast3rInstance::admit,
+     .inputs = "image1, image2",
+     .warms = true},
+    {.name = "retrieval", .load = &RetrievalInstance::load, .admit = &RetrievalInstance::admit, .inputs = "images"},
+    {.name = "match", .load = nullptr, .admit = &MatchInstance::admit, .inputs = "pair", .built_in = true},
 };
 
 }  // namespace

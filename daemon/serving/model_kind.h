@@ -1,8 +1,8 @@
 // ModelKind: the one table of the kinds of model recond serves. A row says how a model of the kind
-// is loaded on a device and whether it has graphs to warm; the code of each kind lives in its own
-// folder (mast3r/, retrieval/, match/). Loading, warming and unloading a new kind takes its folder
-// plus one row in model_kind.cpp; its requests still come through a verb of their own
-// (daemon/server) until the generic Infer request exists.
+// is loaded on a device, how its requests are admitted (which named inputs and parameters it
+// reads, and the work that makes) and whether it has graphs to warm; the code of each kind lives in
+// its own folder (mast3r/, retrieval/, match/). A new kind takes its folder plus one row in
+// model_kind.cpp: the generic Infer request reaches it with no change to the transport.
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
+#include "daemon/serving/model_request.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {
@@ -22,6 +23,11 @@ struct ModelKind {
   // Loads `spec` on `device` (its worker thread) and writes what requests need to know about it
   // into `info` (weight bytes, outputs, image rules). Null for a built-in kind.
   Result<std::unique_ptr<ModelInstance>> (*load)(const ModelSpec& spec, Device& device, ModelInfo& info);
+  // Reads a request's inputs and parameters (I/O thread), makes the work its instances run and
+  // submits it to the scheduler.
+  Status (*admit)(ModelRequest request, Scheduler& scheduler);
+  // The named inputs it reads, for messages and docs ("image1, image2").
+  std::string_view inputs;
   // Whether ModelInstance::warm builds anything (Warmup requests and start-up warm it).
   bool warms = false;
   // Built in: every device has one instance, made with the device (no weights, not in the catalog).

@@ -201,6 +201,19 @@ TEST(LibreconWithRecond, InfersABatchMatchesAPairAndReleasesEverything) {
       EXPECT_LT(static_cast<uint32_t>(xy.as<int32_t>()[2 * k]), kWidth);
       EXPECT_LT(static_cast<uint32_t>(xy.as<int32_t>()[2 * k + 1]), kHeight);
     }
+
+    // The generic request: the same pair by its named inputs, then its match by reference to it.
+    const std::vector<ModelInput> pair_inputs = {ModelInput::image("image1", images[0]),
+                                                 ModelInput::image("image2", images[2])};
+    Result generic = client.infer("mast3r", pair_inputs).get();
+    EXPECT_EQ(generic.tensor("pts3d_1").to_float(), b);
+    const std::vector<ModelInput> match_inputs = {ModelInput::result("pair", generic)};
+    Result generic_matches = client.infer("match", match_inputs, {{"subsample", "4"}}).get();
+    EXPECT_EQ(generic_matches.match_count(), count);
+    EXPECT_EQ(generic_matches.tensor("matches_2").as<int32_t>().size(), 2 * count);
+    const std::vector<ModelInput> misnamed = {ModelInput::result("source", generic)};
+    EXPECT_THROW(client.infer("match", misnamed).get(), Error);
+
     single.release();
     EXPECT_THROW(client.match(single), Error);
     EXPECT_THROW(client.infer_batch(std::span(images.data(), 1)).get(), Error);  // one image, no pairs

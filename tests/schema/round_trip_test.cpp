@@ -237,6 +237,28 @@ RequestBodyUnion request_body(RequestBody type) {
       u.Set(std::move(b));
       break;
     }
+    case RequestBody::Infer: {
+      InferT b;
+      b.model = "match";
+      auto image = std::make_unique<NamedInputT>();
+      image->name = "image1";
+      image->source.Set(std::move(*region_image(0)));
+      b.inputs.push_back(std::move(image));
+      auto pair = std::make_unique<NamedInputT>();
+      pair->name = "pair";
+      ResultRefT ref;
+      ref.handle = std::make_unique<Id128>(0x1234, 0x5678);
+      ref.tensor = "desc_1";
+      pair->source.Set(std::move(ref));
+      b.inputs.push_back(std::move(pair));
+      auto subsample = std::make_unique<ParameterT>();
+      subsample->name = "subsample";
+      subsample->value = "4";
+      b.parameters.push_back(std::move(subsample));
+      b.options = options();
+      u.Set(std::move(b));
+      break;
+    }
     case RequestBody::NONE:
       break;
   }
@@ -400,6 +422,12 @@ ResponseBodyUnion response_body(ResponseBody type) {
       u.Set(std::move(b));
       break;
     }
+    case ResponseBody::InferResult: {
+      InferResultT b;
+      b.handle = handle(0x77);
+      u.Set(std::move(b));
+      break;
+    }
     case ResponseBody::Error: {
       ErrorT b;
       b.code = ErrorCode::RESOURCE_EXHAUSTED;
@@ -483,9 +511,9 @@ INSTANTIATE_TEST_SUITE_P(EveryResponse, ResponseRoundTrip, ::testing::ValuesIn(a
                          [](const auto& info) { return std::string(EnumNameResponseBody(info.param)); });
 
 TEST(Schema, CoversEveryRequestWithAnAnswer) {
-  // 15 requests; 15 answers plus Error.
-  EXPECT_EQ(all_but_none(EnumValuesRequestBody()).size(), 15u);
-  EXPECT_EQ(all_but_none(EnumValuesResponseBody()).size(), 16u);
+  // 16 requests; 16 answers plus Error.
+  EXPECT_EQ(all_but_none(EnumValuesRequestBody()).size(), 16u);
+  EXPECT_EQ(all_but_none(EnumValuesResponseBody()).size(), 17u);
 }
 
 TEST(Schema, RequestsAndResponsesHaveDistinctIdentifiers) {

@@ -129,6 +129,56 @@ PendingResult Client::infer(const ImageView& image1, const ImageView& image2, co
   return PendingResult(detail::PendingCall(core_, std::move(call)), &detail::Decode::infer_pair, "PendingResult");
 }
 
+PendingResult Client::infer(std::string_view model, std::span<const ModelInput> inputs,
+                            const std::map<std::string, std::string>& parameters, const InferOptions& options) {
+  detail::Core& c = core();
+  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
+  if (model.empty()) throw invalid("infer needs a model name");
+  if (!options.model.empty() && options.model != model) {
+    throw invalid("infer names model '" + std::string(model) + "' and options.model '" + options.model + "'");
+  }
+  c.check_open();
+  flatbuffers::FlatBufferBuilder builder(1024 + 128 * inputs.size());
+  std::vector<flatbuffers::Offset<wire::NamedInput>> named;
+  for (const ModelInput& input : inputs) {
+    const auto name = builder.CreateString(input.name);
+    if ((input.image_view != nullptr) == (input.source != nullptr)) {
+      throw invalid("input '" + input.name + "' needs exactly one of an image and a result");
+    }
+    if (input.image_view != nullptr) {
+      const ImageView& view = *input.image_view;
+      if (!view.valid()) throw invalid("input '" + input.name + "' needs an image from an ImageBuffer");
+      const auto image = image_ref(builder, view, view.region_lo_, view.region_hi_);
+      named.push_back(wire::CreateNamedInput(builder, name, wire::InputSource::Image, image.Union()));
+      continue;
+    }
+    const Result& result = *input.source;
+    if (!result.valid()) throw invalid("input '" + input.name + "' needs a Result");
+    if (result.state_->released()) {
+      throw Error(ErrorCode::kNotFound, ErrorSource::kClient, "input '" + input.name + "' is a released result");
+    }
+    const wire::Id128 handle = detail::to_wire(result.state_->handle());
+    const auto ref =
+        wire::CreateResultRef(builder, &handle, input.tensor.empty() ? 0 : builder.CreateString(input.tensor));
+    named.push_back(wire::CreateNamedInput(builder, name, wire::InputSource::ResultRef, ref.Union()));
+  }
+  std::vector<flatbuffers::Offset<wire::Parameter>> wire_parameters;
+  for (const auto& [name, value] : parameters) {
+    wire_parameters.push_back(wire::CreateParameterDirect(builder, name.c_str(), value.c_str()));
+  }
+  const auto model_name = builder.CreateString(model.data(), model.size());
+  const auto input_vector = builder.CreateVector(named);
+  const auto parameter_vector = builder.CreateVector(wire_parameters);
+  const auto infer_options = build_infer_options(builder, options);
+  const auto body = wire::CreateInfer(builder, model_name, input_vector, parameter_vector, infer_options);
+  const uint64_t request_id = c.next_request_id();
+  detail::finish_request(builder, request_id, c.session(), wire::RequestBody::Infer, body.Union());
+  auto orphan = release_late_handle(core_, wire::ResponseBody::InferResult,
+                                    [](const wire::Response& r) { return r.body_as_InferResult()->handle(); });
+  auto call = c.start(detail::Target::kClient, builder, request_id, options.timeout, std::move(orphan));
+  return PendingResult(detail::PendingCall(core_, std::move(call)), &detail::Decode::infer, "PendingResult");
+}
+
 PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchOptions& batch,
                                  const InferOptions& options) {
   detail::Core& c = core();

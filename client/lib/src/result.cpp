@@ -198,6 +198,13 @@ std::pair<std::shared_ptr<Call>, std::shared_ptr<Core>> PendingCall::take_over(c
 }
 
 // ResultState::from_wire releases the handle itself when it cannot wrap it.
+Result Decode::infer(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
+  Answer answer = call->take();
+  expect_body(answer, wire::ResponseBody::InferResult, "Infer");
+  return Result(ResultState::from_wire(core, answer.response->body_as_InferResult()->handle(),
+                                       call->answered_at - call->sent_at));
+}
+
 Result Decode::infer_pair(std::shared_ptr<Call> call, std::shared_ptr<Core> core) {
   Answer answer = call->take();
   expect_body(answer, wire::ResponseBody::InferPairResult, "InferPair");

@@ -121,7 +121,7 @@ void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, 
     return;
   }
   worker.metrics.record_timings((*handle)->timings);
-  answer.finish(infer_pair_response(answer.request_id(), **handle));
+  answer.finish(ModelAnswer{**handle});
 }
 
 // InferBatch: copy out every image once, one Mast3rEngine::infer_batch call for all pairs, then one

@@ -15,6 +15,7 @@
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
+#include "daemon/serving/model_request.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace recon::daemon {
@@ -29,6 +30,8 @@ class Mast3rInstance final : public ModelInstance {
  public:
   // ModelKind::load: the weights at spec.path, in spec.precision.
   static Result<std::unique_ptr<ModelInstance>> load(const ModelSpec& spec, Device& device, ModelInfo& info);
+  // ModelKind::admit (mast3r_admission.cpp): inputs image1, image2 → one PairWork, submitted.
+  static Status admit(ModelRequest request, Scheduler& scheduler);
 
   gpu::Mast3rEngine& engine() { return *engine_; }
   uint64_t weight_bytes() const override;

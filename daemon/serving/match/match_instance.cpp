@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "daemon/server/responses.h"
 #include "daemon/serving/stored_from_host.h"
 
 namespace recon::daemon {
@@ -128,7 +127,7 @@ void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
     return;
   }
   worker.metrics.record_match(rows.size());
-  answer.finish(match_response(answer.request_id(), **handle, static_cast<uint32_t>(rows.size())));
+  answer.finish(ModelAnswer{**handle});
 }
 
 }  // namespace recon::daemon

@@ -11,6 +11,7 @@
 #include "daemon/server/work_items.h"
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model_instance.h"
+#include "daemon/serving/model_request.h"
 #include "gpu/models/match/match.h"
 
 namespace recon::daemon {
@@ -18,6 +19,9 @@ namespace recon::daemon {
 class MatchInstance final : public ModelInstance {
  public:
   explicit MatchInstance(gpu::Runtime& runtime);
+  // ModelKind::admit (match_admission.cpp): input pair (a whole result), parameters max_matches,
+  // subsample, min_confidence → MatchWork on the pair's device.
+  static Status admit(ModelRequest request, Scheduler& scheduler);
   ~MatchInstance() override;
 
   uint64_t weight_bytes() const override { return 0; }

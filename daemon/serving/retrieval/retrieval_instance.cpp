@@ -3,9 +3,9 @@
 
 #include <filesystem>
 
-#include "daemon/server/responses.h"
 #include "daemon/serving/device.h"
 #include "daemon/serving/mast3r/mast3r_instance.h"
+#include "daemon/serving/stored_from_host.h"
 #include "gpu/models/retrieval/retrieval.h"
 
 namespace recon::daemon {
@@ -79,6 +79,22 @@ Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, u
   answer.tensors.push_back(stored("features", std::move(out.features)));
   answer.tensors.push_back(stored("attention", std::move(out.attention)));
   answer.tensors.push_back(stored("token_index", std::move(out.token_index)));
+  if (top_k > 0) {
+    // The chosen pairs as tensors too, so that a generic Infer's result holds them.
+    std::vector<int32_t> pairs;
+    pairs.reserve(answer.pairs.size() * 2);
+    for (const auto& [first, second] : answer.pairs) {
+      pairs.push_back(static_cast<int32_t>(first));
+      pairs.push_back(static_cast<int32_t>(second));
+    }
+    const uint64_t rows = answer.pairs.size();
+    RECON_ASSIGN_OR_RETURN(StoredTensor top_pairs,
+                           stored_from_host(rt_, "top_pairs", gpu::DType::kI32, {rows, 2}, pairs));
+    RECON_ASSIGN_OR_RETURN(StoredTensor top_scores,
+                           stored_from_host(rt_, "top_scores", gpu::DType::kF32, {rows}, answer.scores));
+    answer.tensors.push_back(std::move(top_pairs));
+    answer.tensors.push_back(std::move(top_scores));
+  }
   return answer;
 }
 
@@ -103,7 +119,7 @@ void RetrievalInstance::run(RetrievalWork job, Mast3rInstance& backbone, const W
     return;
   }
   worker.metrics.record_retrieval(job.images.size());
-  answer.finish(encode_retrieval_response(answer.request_id(), **handle, retrieved->pairs, retrieved->scores));
+  answer.finish(ModelAnswer{**handle, &retrieved->pairs, &retrieved->scores});
 }
 
 }  // namespace recon::daemon

@@ -15,6 +15,7 @@
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
+#include "daemon/serving/model_request.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 #include "gpu/tensor.h"
@@ -27,7 +28,8 @@ namespace recon::daemon {
 
 struct RetrievalAnswer {
   // "embeddings" f32 [N, D'] (unit rows), "features" f32 [N, K, D'], "attention" f32 [N, K],
-  // "token_index" i32 [N, K] (the K most attended tokens per image, best first).
+  // "token_index" i32 [N, K] (the K most attended tokens per image, best first); with top_k > 0
+  // also "top_pairs" i32 [N·top_k, 2] and "top_scores" f32 [N·top_k] (`pairs` and `scores`).
   std::vector<StoredTensor> tensors;
   // With top_k > 0: for image i, rows [i·top_k, (i+1)·top_k) are its most similar others.
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
@@ -42,6 +44,8 @@ class RetrievalInstance final : public ModelInstance {
   // ModelKind::load: the head at spec.path on the encoder of the loaded mast3r model spec.backbone.
   // INVALID_ARGUMENT when the backbone is not loaded or its token width differs from the head's.
   static Result<std::unique_ptr<ModelInstance>> load(const ModelSpec& spec, Device& device, ModelInfo& info);
+  // ModelKind::admit (retrieval_admission.cpp): input list images, parameter top_k → RetrievalWork.
+  static Status admit(ModelRequest request, Scheduler& scheduler);
   // The head alone, from its file.
   static Result<std::unique_ptr<RetrievalInstance>> open(gpu::Runtime& rt, const std::string& path);
   ~RetrievalInstance() override;

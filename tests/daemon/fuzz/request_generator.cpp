@@ -57,7 +57,8 @@ class Generator {
 
  private:
   wire::RequestBody body_type() {
-    // A byte as the type: mostly unknown (or NONE), and StartJob / CancelJob when it is 14 / 15.
+    // A byte as the type: mostly unknown (or NONE), and StartJob / CancelJob / Infer when it is
+    // 14 / 15 / 16.
     if (in_.chance(3)) return static_cast<wire::RequestBody>(in_.byte());
     // The 13 verbs before the long jobs, drawn as they were when the kept findings were made, so
     // that those inputs still make the same requests (tests/daemon/fuzz/findings).
@@ -295,6 +296,32 @@ class Generator {
       }
       case wire::RequestBody::CancelJob:
         return wire::CreateCancelJob(b_, in_.chance(50) ? in_.byte() : in_.u64()).Union();
+      case wire::RequestBody::Infer: {
+        const auto model = maybe_string({"mast3r", "match", "retrieval", "", "nope"});
+        std::vector<Offset<wire::NamedInput>> inputs;
+        for (size_t i = in_.below(5); i > 0; --i) {
+          const auto name = maybe_string({"image1", "image2", "images", "pair", "x"});
+          if (in_.flag()) {
+            inputs.push_back(wire::CreateNamedInput(b_, name, wire::InputSource::Image, image().Union()));
+          } else {
+            wire::Id128 storage;
+            const wire::Id128* handle = id_field(context_.handles, storage);
+            const auto tensor = maybe_string({"", "desc_1", "pts3d_1", "nope"});
+            const auto ref = wire::CreateResultRef(b_, handle, tensor);
+            const auto type =
+                in_.chance(90) ? wire::InputSource::ResultRef : static_cast<wire::InputSource>(in_.byte());
+            inputs.push_back(wire::CreateNamedInput(b_, name, type, ref.Union()));
+          }
+        }
+        static constexpr const char* kNames[] = {"top_k", "subsample", "max_matches", "min_confidence", "nope"};
+        static constexpr const char* kValues[] = {"0", "1", "4", "8", "-1", "x", "nan", "inf", "1e30", ""};
+        std::vector<Offset<wire::Parameter>> parameters;
+        for (size_t i = in_.below(3); i > 0; --i) {
+          parameters.push_back(
+              wire::CreateParameter(b_, b_.CreateString(in_.pick(kNames)), b_.CreateString(in_.pick(kValues))));
+        }
+        return wire::CreateInfer(b_, model, b_.CreateVector(inputs), b_.CreateVector(parameters), options()).Union();
+      }
       case wire::RequestBody::UnloadModel:
         // Never the served model: unloading it would end the run's coverage of inference.
         return wire::CreateUnloadModel(b_, maybe_string({"nope", "", "retrieval"})).Union();

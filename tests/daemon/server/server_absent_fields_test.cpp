@@ -184,6 +184,24 @@ TEST_F(AbsentFields, AbsentFieldsInsideABodyAreNamed) {
     return with_body(id, session, wire::RequestBody::EncodeRetrieval, b,
                      wire::CreateEncodeRetrieval(b, 0, images).Union());
   });
+  send("Infer.model", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
+    return with_body(id, session, wire::RequestBody::Infer, b, wire::CreateInfer(b).Union());
+  });
+  send("Infer.inputs[1].name", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
+    const auto model = b.CreateString("mast3r");
+    const auto named =
+        wire::CreateNamedInput(b, b.CreateString("image1"), wire::InputSource::Image, inline_image(b).Union());
+    const auto unnamed = wire::CreateNamedInput(b, 0, wire::InputSource::Image, inline_image(b).Union());
+    const auto inputs = b.CreateVector(std::vector<flatbuffers::Offset<wire::NamedInput>>{named, unnamed});
+    return with_body(id, session, wire::RequestBody::Infer, b, wire::CreateInfer(b, model, inputs).Union());
+  });
+  send("Infer.inputs[0].source.handle", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
+    const auto model = b.CreateString("match");
+    const auto ref = wire::CreateResultRef(b);
+    const auto input = wire::CreateNamedInput(b, b.CreateString("pair"), wire::InputSource::ResultRef, ref.Union());
+    const auto inputs = b.CreateVector(std::vector<flatbuffers::Offset<wire::NamedInput>>{input});
+    return with_body(id, session, wire::RequestBody::Infer, b, wire::CreateInfer(b, model, inputs).Union());
+  });
   send("Match.source", [&](flatbuffers::FlatBufferBuilder& b, uint64_t id) {
     return with_body(id, session, wire::RequestBody::Match, b, wire::CreateMatch(b).Union());
   });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -90,6 +91,59 @@ TEST(RecondRetrieval, EncodeRetrievalEqualsTheEncoderAndHeadInProcess) {
     ASSERT_EQ(got.count(t.name), 1u) << t.name;
     EXPECT_TRUE(got.at(t.name) == bytes) << t.name;
   }
+}
+
+// The generic Infer on the retrieval model: the list input "images" and parameter top_k give the
+// tensors EncodeRetrieval gives, and the chosen pairs as tensors top_pairs and top_scores.
+TEST(RecondRetrieval, InferOnTheRetrievalModelHoldsTheTopPairsAsTensors) {
+  auto harness = ServerHarness::start(with_retrieval());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "retrieval-infer");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  std::vector<ImageArg> images;
+  std::vector<NamedArg> inputs;
+  for (uint32_t seed = 40; seed < 43; ++seed) {
+    images.push_back({{}, 0, kH, kW, 0, test_image(kH, kW, seed)});
+    inputs.push_back(NamedArg{"images", images.back(), {}, {}});
+  }
+  uint64_t id = c.next_id();
+  auto released = c.call(make_encode(id, c.session(), images, 1), id);
+  ASSERT_TRUE(released.is_ok());
+  ASSERT_EQ(released->type(), wire::ResponseBody::EncodeRetrievalResult) << released->error_message();
+  const wire::EncodeRetrievalResult* encoded = released->response->body_as_EncodeRetrievalResult();
+  id = c.next_id();
+  auto generic = c.call(make_infer(id, c.session(), "retrieval", inputs, {{"top_k", "1"}}), id);
+  ASSERT_TRUE(generic.is_ok());
+  ASSERT_EQ(generic->type(), wire::ResponseBody::InferResult) << generic->error_message();
+
+  const auto fetch = [&](const wire::ResultHandle* handle) {
+    const uint64_t fid = c.next_id();
+    auto fetched = c.call(make_fetch(fid, c.session(), from_wire(handle->id()), {}, std::nullopt), fid);
+    EXPECT_TRUE(fetched.is_ok());
+    return fetched.is_ok() ? inline_tensors(*fetched) : TensorBytes{};
+  };
+  const TensorBytes want = fetch(encoded->handle());
+  const TensorBytes got = fetch(generic->response->body_as_InferResult()->handle());
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [name, bytes] : want) EXPECT_TRUE(got.at(name) == bytes) << name;
+  ASSERT_EQ(got.at("top_pairs").size(), 3 * 2 * sizeof(int32_t));
+  ASSERT_EQ(got.at("top_scores").size(), 3 * sizeof(float));
+  for (uint32_t i = 0; i < 3; ++i) {
+    int32_t pair[2];
+    float score = 0;
+    std::memcpy(pair, got.at("top_pairs").data() + i * sizeof(pair), sizeof(pair));
+    std::memcpy(&score, got.at("top_scores").data() + i * sizeof(float), sizeof(float));
+    EXPECT_EQ(static_cast<uint32_t>(pair[0]), encoded->pairs()->Get(i)->first());
+    EXPECT_EQ(static_cast<uint32_t>(pair[1]), encoded->pairs()->Get(i)->second());
+    EXPECT_EQ(score, encoded->scores()->Get(i));
+  }
+  // Its inputs are the kind's: a pair's names are refused.
+  id = c.next_id();
+  auto misnamed = c.call(make_infer(id, c.session(), "retrieval", {NamedArg{"image1", images[0], {}, {}}}), id);
+  ASSERT_TRUE(misnamed.is_ok());
+  EXPECT_NE(misnamed->error_message().find("images named 'images'; the request has 0"), std::string::npos)
+      << misnamed->error_message();
 }
 
 TEST(RecondRetrieval, RefusesBadRetrievalRequests) {

@@ -188,6 +188,35 @@ std::vector<uint8_t> make_start_job(uint64_t id, const Id128& session, const std
   return to_bytes(b);
 }
 
+std::vector<uint8_t> make_infer(uint64_t id, const Id128& session, const std::string& model,
+                                const std::vector<NamedArg>& inputs,
+                                const std::vector<std::pair<std::string, std::string>>& parameters,
+                                const InferArgs& args) {
+  size_t bytes = 1024;
+  for (const NamedArg& input : inputs) bytes += (input.image ? input.image->pixels.size() : 0) + 128;
+  flatbuffers::FlatBufferBuilder b(bytes);
+  std::vector<flatbuffers::Offset<wire::NamedInput>> named;
+  for (const NamedArg& input : inputs) {
+    const auto name = b.CreateString(input.name);
+    if (input.image) {
+      const auto image = build_image(b, *input.image);
+      named.push_back(wire::CreateNamedInput(b, name, wire::InputSource::Image, image.Union()));
+    } else {
+      const wire::Id128 handle = to_wire(input.handle);
+      const auto ref = wire::CreateResultRefDirect(b, &handle, input.tensor.empty() ? nullptr : input.tensor.c_str());
+      named.push_back(wire::CreateNamedInput(b, name, wire::InputSource::ResultRef, ref.Union()));
+    }
+  }
+  std::vector<flatbuffers::Offset<wire::Parameter>> wire_parameters;
+  for (const auto& [name, value] : parameters) {
+    wire_parameters.push_back(wire::CreateParameterDirect(b, name.c_str(), value.c_str()));
+  }
+  const auto options = build_options(b, args);
+  const auto body = wire::CreateInferDirect(b, model.c_str(), &named, &wire_parameters, options);
+  finish_request(b, id, session, wire::RequestBody::Infer, body.Union());
+  return to_bytes(b);
+}
+
 std::vector<uint8_t> make_cancel_job(uint64_t id, const Id128& session, uint64_t job_request_id) {
   flatbuffers::FlatBufferBuilder b(128);
   const auto body = wire::CreateCancelJob(b, job_request_id);
@@ -310,6 +339,9 @@ std::vector<uint8_t> make_simple(uint64_t id, const Id128& session, wire::Reques
 }
 
 Id128 handle_id(const Answer& answer) {
+  if (const auto* infer = answer.response->body_as_InferResult()) {
+    return infer->handle() != nullptr ? from_wire(infer->handle()->id()) : Id128{};
+  }
   if (const auto* match = answer.response->body_as_MatchResult()) {
     return match->handle() != nullptr ? from_wire(match->handle()->id()) : Id128{};
   }

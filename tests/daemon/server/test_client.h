@@ -113,6 +113,17 @@ struct BatchArgs {
 };
 std::vector<uint8_t> make_infer_batch(uint64_t id, const Id128& session, const std::vector<ImageArg>& images,
                                       const BatchArgs& args = {});
+// One named input of an Infer: an image, or a result handle (and one of its tensors).
+struct NamedArg {
+  std::string name;
+  std::optional<ImageArg> image;
+  Id128 handle;
+  std::string tensor;
+};
+std::vector<uint8_t> make_infer(uint64_t id, const Id128& session, const std::string& model,
+                                const std::vector<NamedArg>& inputs,
+                                const std::vector<std::pair<std::string, std::string>>& parameters = {},
+                                const InferArgs& args = {});
 std::vector<uint8_t> make_match(uint64_t id, const Id128& session, const Id128& source, uint32_t max_matches = 0,
                                 uint32_t subsample = 0, float min_confidence = 0);
 struct RegionDest {
@@ -137,7 +148,7 @@ std::vector<uint8_t> make_start_job(uint64_t id, const Id128& session, const std
                                     const InferArgs& args = {});
 std::vector<uint8_t> make_cancel_job(uint64_t id, const Id128& session, uint64_t job_request_id);
 
-Id128 handle_id(const Answer& answer);  // of an InferPairResult or a MatchResult
+Id128 handle_id(const Answer& answer);  // of an InferResult, InferPairResult or MatchResult
 
 }  // namespace recon::daemon::testing
 

@@ -1,7 +1,6 @@
 // ReconstructJob: see reconstruct_job.h.
 #include "daemon/serving/jobs/reconstruct/reconstruct_job.h"
 
-#include <charconv>
 #include <cmath>
 #include <future>
 #include <optional>
@@ -13,6 +12,7 @@
 #include "daemon/serving/jobs/reconstruct/reconstruct_outputs.h"
 #include "daemon/serving/mast3r/mast3r_instance.h"
 #include "daemon/serving/match/match_instance.h"
+#include "daemon/serving/parameters.h"
 #include "daemon/serving/retrieval/retrieval_instance.h"
 #include "gpu/reconstruct/canonical_view.h"
 #include "gpu/reconstruct/dense_points.h"
@@ -45,24 +45,6 @@ Result<RetrievalInstance*> retrieval_head(Device& device, const std::string& bac
                                 : "retrieval_model '" + name + "' is not a loaded retrieval model");
 }
 
-template <typename T>
-Result<T> number(const std::string& name, const std::string& text, T low, T high) {
-  T value{};
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || !(value >= low && value <= high)) {
-    return invalid_argument("parameter " + name + "=" + text + ": expected a number in [" + std::to_string(low) + ", " +
-                            std::to_string(high) + "]");
-  }
-  return value;
-}
-
-Result<bool> flag(const std::string& name, const std::string& text) {
-  if (text == "1" || text == "true" || text == "yes") return true;
-  if (text == "0" || text == "false" || text == "no") return false;
-  return invalid_argument("parameter " + name + "=" + text + ": expected true or false");
-}
-
 }  // namespace
 
 Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string, std::string>& parameters) {
@@ -72,16 +54,16 @@ Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string,
     if (name == "pairs") {
       RECON_ASSIGN_OR_RETURN(o.graph, parse_pair_graph(value));
     } else if (name == "subsample") {
-      RECON_ASSIGN_OR_RETURN(a.subsample, number<int>(name, value, 1, 16));
+      RECON_ASSIGN_OR_RETURN(a.subsample, parameter_number<int>(name, value, 1, 16));
       if (16 % a.subsample != 0) return invalid_argument("parameter subsample=" + value + ": must divide 16");
     } else if (name == "niter1") {
-      RECON_ASSIGN_OR_RETURN(a.niter1, number<int>(name, value, 0, 100000));
+      RECON_ASSIGN_OR_RETURN(a.niter1, parameter_number<int>(name, value, 0, 100000));
     } else if (name == "niter2") {
-      RECON_ASSIGN_OR_RETURN(a.niter2, number<int>(name, value, 0, 100000));
+      RECON_ASSIGN_OR_RETURN(a.niter2, parameter_number<int>(name, value, 0, 100000));
     } else if (name == "lr1") {
-      RECON_ASSIGN_OR_RETURN(a.lr1, number<double>(name, value, 0.0, 10.0));
+      RECON_ASSIGN_OR_RETURN(a.lr1, parameter_number<double>(name, value, 0.0, 10.0));
     } else if (name == "lr2") {
-      RECON_ASSIGN_OR_RETURN(a.lr2, number<double>(name, value, 0.0, 10.0));
+      RECON_ASSIGN_OR_RETURN(a.lr2, parameter_number<double>(name, value, 0.0, 10.0));
     } else if (name == "optim") {
       if (value == "coarse") {
         a.level = gpu::AlignmentOptions::Level::kCoarse;
@@ -93,11 +75,11 @@ Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string,
         return invalid_argument("parameter optim=" + value + ": expected coarse, refine or refine+depth");
       }
     } else if (name == "shared_intrinsics") {
-      RECON_ASSIGN_OR_RETURN(a.shared_intrinsics, flag(name, value));
+      RECON_ASSIGN_OR_RETURN(a.shared_intrinsics, parameter_flag(name, value));
     } else if (name == "min_conf") {
-      RECON_ASSIGN_OR_RETURN(o.min_conf, number<float>(name, value, 0.0f, 1e6f));
+      RECON_ASSIGN_OR_RETURN(o.min_conf, parameter_number<float>(name, value, 0.0f, 1e6f));
     } else if (name == "pairs_per_step") {
-      RECON_ASSIGN_OR_RETURN(o.pairs_per_step, number<uint32_t>(name, value, 1, 64));
+      RECON_ASSIGN_OR_RETURN(o.pairs_per_step, parameter_number<uint32_t>(name, value, 1, 64));
     } else if (name == "retrieval_model") {
       if (value.empty()) return invalid_argument("parameter retrieval_model is empty");
       o.retrieval_model = value;

@@ -14,6 +14,7 @@
 // (source kConnection); connect again.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +26,7 @@
 #include "recon/client/export.h"
 #include "recon/client/image_buffer.h"
 #include "recon/client/job.h"
+#include "recon/client/model_input.h"
 #include "recon/client/options.h"
 #include "recon/client/result.h"
 #include "recon/client/retrieval.h"
@@ -61,6 +63,13 @@ class RECON_CLIENT_API Client {
   // Sends one MASt3R pair (view 1, view 2) and returns at once; the answer arrives in the
   // returned PendingResult. Both views must come from buffers of this Client.
   PendingResult infer(const ImageView& image1, const ImageView& image2, const InferOptions& options = {});
+  // The generic request: any loaded model (or the built-in "match") by name, its named inputs
+  // (model_input.h says which each kind reads) and parameters (retrieval: top_k; match:
+  // max_matches, subsample, min_confidence), one Result back. options.model must be empty or
+  // equal `model`. The released calls (infer of a pair, match, encode_retrieval) answer the same
+  // tensors; this one is what a new model kind needs no new call for.
+  PendingResult infer(std::string_view model, std::span<const ModelInput> inputs,
+                      const std::map<std::string, std::string>& parameters = {}, const InferOptions& options = {});
   // Sends many pairs over one image list in one request (InferBatch: the daemon encodes each
   // image once and runs all pairs in one engine call) and returns at once. The answer has one
   // Result per pair; each counts against the session's handle quota until released.

@@ -49,6 +49,7 @@ class RECON_CLIENT_API PendingCall {
 // How each verb's answer becomes what its Pending returns (they wrap every result handle the
 // answer names at once, so that a failure releases all of them).
 struct RECON_CLIENT_API Decode {
+  static Result infer(std::shared_ptr<Call> call, std::shared_ptr<Core> core);
   static Result infer_pair(std::shared_ptr<Call> call, std::shared_ptr<Core> core);
   static Result match(std::shared_ptr<Call> call, std::shared_ptr<Core> core);
   static BatchResult batch(std::shared_ptr<Call> call, std::shared_ptr<Core> core);

@@ -1,0 +1,42 @@
+// RetrievalInstance::admit: a retrieval request is the input list "images" (1 to the daemon's
+// max_batch_images, all prepared to one size: the encoder runs them as one batch) and the
+// parameter top_k (each image's top_k most similar others; fewer than the images).
+#include <limits>
+
+#include "daemon/serving/model_request.h"
+#include "daemon/serving/retrieval/retrieval_instance.h"
+
+namespace recon::daemon {
+
+Status RetrievalInstance::admit(ModelRequest request, Scheduler& scheduler) {
+  if (!request.outputs.empty()) {
+    return invalid_argument(request.verb + " returns all of its outputs: leave options.outputs empty");
+  }
+  RECON_RETURN_IF_ERROR(check_known_parameters(request.parameters, {"top_k"}, model_label(request)));
+  RetrievalWork work;
+  if (auto top_k = request.parameters.find("top_k"); top_k != request.parameters.end()) {
+    RECON_ASSIGN_OR_RETURN(
+        work.top_k, parameter_number<uint32_t>(top_k->first, top_k->second, 0, std::numeric_limits<uint32_t>::max()));
+  }
+  RECON_ASSIGN_OR_RETURN(work.images, take_images(request, "images", 1, request.limits->max_batch_images));
+  RECON_RETURN_IF_ERROR(check_no_other_inputs(request, "images"));
+  const size_t count = work.images.size();
+  if (work.top_k >= count && work.top_k > 0) {
+    return invalid_argument("top_k " + std::to_string(work.top_k) + " needs more than " + std::to_string(count) +
+                            " images (each image's top_k others)");
+  }
+  for (size_t i = 1; i < count; ++i) {
+    if (!(work.images[i].target == work.images.front().target)) {
+      return invalid_argument("images[" + std::to_string(i) + "] is prepared to " + work.images[i].target.to_string() +
+                              ", images[0] to " + work.images.front().target.to_string() + ": " + request.verb +
+                              " needs images of one size (set options.resolution)");
+    }
+  }
+  work.context = std::move(request.context);
+  work.model = request.model.name;
+  work.backbone = request.model.backbone;
+  work.reservation = std::move(request.reservation);
+  return scheduler.submit(SoloWork(std::move(work)));
+}
+
+}  // namespace recon::daemon
