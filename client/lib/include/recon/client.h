@@ -7,6 +7,7 @@
 #include "recon/client/client.h"
 #include "recon/client/error.h"
 #include "recon/client/image_buffer.h"
+#include "recon/client/image_pool.h"
 #include "recon/client/options.h"
 #include "recon/client/result.h"
 #include "recon/client/retrieval.h"
