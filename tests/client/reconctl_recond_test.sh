@@ -9,18 +9,16 @@ recond=$1
 reconctl=$2
 source=$3
 work=$(mktemp -d /tmp/reconctl-recond-XXXXXX)
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+# shellcheck source=../recond_fixture.sh
+source "$source/tests/recond_fixture.sh"
+tiny_daemon() {
+  start_recond "$work/recond.log" --socket-dir "$work/run" \
+    --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
+    --max-clients 2 --pipeline-cache "$work/cache.bin" \
+    --retrieval "$source/tests/golden/retrieval/projector/model.safetensors"
+  wait_ready "$work/run" "$work/recond.log"
 }
-trap cleanup EXIT
-
-"$recond" --foreground --config /dev/null --socket-dir "$work/run" \
-  --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
-  --max-clients 2 --pipeline-cache "$work/cache.bin" \
-  --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" >"$work/recond.log" 2>&1 &
-pid=$!
+tiny_daemon
 ctl() { "$reconctl" --socket-dir "$work/run" --timeout 300 "$@"; }
 # Runs a reconctl command that must fail with exit code 1 (what the daemon refused); its stderr
 # goes to the file $1.
@@ -30,8 +28,6 @@ expect_exit1() {
   "$@" 2>"$out" || code=$?
   test "$code" = 1 || { echo "$*: expected exit code 1, got $code"; cat "$out"; exit 1; }
 }
-if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
-
 a=$source/samples/view_a.png
 b=$source/samples/view_b.png
 
@@ -61,13 +57,12 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['pairs
 expect_exit1 "$work/noise.txt" ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --out "$work/noise"
 grep -q "in front of the camera" "$work/noise.txt"
 # The demo model (trained) at 64x48 on a second daemon: the files.
-kill "$pid"; wait "$pid" 2>/dev/null || true
-"$recond" --foreground --config /dev/null --socket-dir "$work/run2" \
+kill_recond
+start_recond "$work/recond2.log" --socket-dir "$work/run2" \
   --model "mast3r=$source/samples/demo-model.safetensors" --warmup 64x48 --precision fp32 \
-  --pipeline-cache "$work/cache2.bin" >"$work/recond2.log" 2>&1 &
-pid=$!
+  --pipeline-cache "$work/cache2.bin"
 ctl2() { "$reconctl" --socket-dir "$work/run2" --timeout 300 "$@"; }
-if ! ctl2 wait-ready 600 --quiet; then cat "$work/recond2.log"; exit 1; fi
+wait_ready "$work/run2" "$work/recond2.log"
 ctl2 reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --min-conf 0 --out "$work/scene" \
   >"$work/scene.txt" 2>"$work/scene.err"
 grep -q "reconstructed .* of 3 cameras" "$work/scene.txt"
@@ -89,13 +84,8 @@ PY
 # A parameter the job does not know: the daemon's INVALID_ARGUMENT, exit code 1.
 expect_exit1 "$work/bad-scene.txt" ctl2 reconstruct "$a" "$b" --size 64 --param colour=blue --out "$work/bad-scene"
 grep -q "colour" "$work/bad-scene.txt"
-kill "$pid"; wait "$pid" 2>/dev/null || true
-"$recond" --foreground --config /dev/null --socket-dir "$work/run" \
-  --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
-  --max-clients 2 --pipeline-cache "$work/cache.bin" \
-  --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" >"$work/recond.log" 2>&1 &
-pid=$!
-if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
+kill_recond
+tiny_daemon
 
 # The daemon refuses a pair request naming the retrieval model: exit code 1.
 expect_exit1 "$work/bad.txt" ctl match "$a" "$b" --size 64 --model retrieval --out "$work/bad"
@@ -125,7 +115,5 @@ test "$code" = 1 || { echo "a full daemon: expected exit code 1, got $code"; cat
 grep -q "RESOURCE_EXHAUSTED" "$work/full.txt" || { cat "$work/full.txt"; exit 1; }
 grep -q "at most 2 sessions" "$work/full.txt" || { cat "$work/full.txt"; exit 1; }
 
-kill -TERM "$pid"
-wait "$pid"
-pid=
+stop_recond
 echo "reconctl batch, match, retrieve and a full daemon against recond: ok"

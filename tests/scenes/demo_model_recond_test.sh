@@ -15,19 +15,13 @@ source=$3
 max_abs_rel=0.15
 min_match_precision=0.40
 work=$(mktemp -d /tmp/demo-model-recond-XXXXXX)
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$recond" --foreground --config /dev/null --socket-dir "$work/run" \
+# shellcheck source=../recond_fixture.sh
+source "$source/tests/recond_fixture.sh"
+start_recond "$work/recond.log" --socket-dir "$work/run" \
   --model "mast3r=$source/samples/demo-model.safetensors" --warmup 256x192 --precision fp32 \
-  --pipeline-cache "$work/cache.bin" >"$work/recond.log" 2>&1 &
-pid=$!
+  --pipeline-cache "$work/cache.bin"
 ctl() { "$reconctl" --socket-dir "$work/run" --timeout 600 "$@"; }
-if ! ctl wait-ready 600 --quiet; then cat "$work/recond.log"; exit 1; fi
+wait_ready "$work/run" "$work/recond.log"
 
 a=$source/samples/view_a.png
 b=$source/samples/view_b.png
