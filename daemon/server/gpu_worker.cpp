@@ -95,44 +95,13 @@ bool GpuWorker::skip_model_work(Work& work) {
   return false;  // fetches, and the start-up (a control job without a context)
 }
 
-Status GpuWorker::model_missing(const std::string& model) const {
-  const auto info = device_.model(model);
-  return info ? unavailable("model '" + model + "' is " + model_state_name(info->state))
-              : not_found("model '" + model + "' is not loaded");
-}
-
+// Each work item's kind runs it (run_work in its instance's header), finding its ready instance.
 void GpuWorker::run_pairs(std::vector<PairWork> pairs) {
-  const std::string& model = pairs.front().key.model;  // a batch shares its key
-  Mast3rInstance* instance = device_.ready<Mast3rInstance>(model);
-  if (instance == nullptr) {
-    const Status missing = model_missing(model);
-    for (const PairWork& job : pairs) context_.responder(job.context).fail(missing);
-    return;
-  }
-  instance->run_pairs(std::move(pairs), context_);
+  run_work(std::move(pairs), device_, context_);
 }
 
 void GpuWorker::run_solo(SoloWork job) {
-  if (auto* batch = std::get_if<InferBatchWork>(&job)) {
-    if (Mast3rInstance* instance = device_.ready<Mast3rInstance>(batch->model)) {
-      instance->run_infer_batch(std::move(*batch), context_);
-    } else {
-      context_.responder(batch->context).fail(model_missing(batch->model));
-    }
-  } else if (auto* retrieval = std::get_if<RetrievalWork>(&job)) {
-    Mast3rInstance* backbone = device_.ready<Mast3rInstance>(retrieval->backbone);
-    RetrievalInstance* head = device_.ready<RetrievalInstance>(retrieval->model);
-    if (backbone != nullptr && head != nullptr) {
-      head->run(std::move(*retrieval), *backbone, context_);
-    } else {
-      context_.responder(retrieval->context)
-          .fail(model_missing(backbone == nullptr ? retrieval->backbone : retrieval->model));
-    }
-  } else if (auto* step = std::get_if<DeviceStep>(&job)) {
-    step->run(device_, context_);
-  } else {
-    device_.matcher().run(std::move(std::get<MatchWork>(job)), context_);
-  }
+  std::visit([this](auto& work) { run_work(std::move(work), device_, context_); }, job);
 }
 
 void GpuWorker::run_fetch(FetchWork job) {

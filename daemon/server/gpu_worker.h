@@ -47,14 +47,12 @@ class GpuWorker {
   void beat();
   // skip_models: answers `work` without the device; false for work that runs anyway.
   bool skip_model_work(Work& work);
-  // The model instances run the inference requests (mast3r_instance.h, retrieval_instance.h,
-  // match_instance.h); the worker finds the instance, or fails the request saying why.
+  // The model kinds run their work items (run_work in mast3r_instance.h, retrieval_instance.h,
+  // match_instance.h; a job's DeviceStep runs itself).
   void run_pairs(std::vector<PairWork> pairs);
   void run_solo(SoloWork job);
   void run_fetch(FetchWork job);
   void run_control(ControlWork job);
-  // Why a request's model has no ready instance here: its state, or NOT_FOUND.
-  Status model_missing(const std::string& model) const;
 
   Device& device_;
   Scheduler& scheduler_;

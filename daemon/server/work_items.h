@@ -129,6 +129,11 @@ class DeviceStep {
   Done done_;
 };
 
+// A job's step runs itself (GpuWorker calls run_work on every work item it takes).
+inline void run_work(DeviceStep step, Device& device, const WorkerContext& worker) {
+  step.run(device, worker);
+}
+
 // Requests that run alone (never batched with other sessions' pairs) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
 using SoloWork = std::variant<InferBatchWork, MatchWork, RetrievalWork, DeviceStep>;

@@ -90,6 +90,12 @@ bool Device::model_ready(const std::string& name) const {
   return it != catalog_.end() && it->second.state == ModelState::kReady;
 }
 
+Status Device::missing(const std::string& name) const {
+  const auto info = model(name);
+  return info ? unavailable("model '" + name + "' is " + model_state_name(info->state))
+              : not_found("model '" + name + "' is not loaded");
+}
+
 std::vector<ModelInfo> Device::models() const {
   std::lock_guard lock(mutex_);
   std::vector<ModelInfo> out;

@@ -59,6 +59,8 @@ class Device {
   void set_state(const std::string& name, ModelState state, const std::string& error = {});
   std::optional<ModelInfo> model(const std::string& name) const;
   bool model_ready(const std::string& name) const;
+  // Why `name` has no ready instance here: UNAVAILABLE with its state, or NOT_FOUND.
+  Status missing(const std::string& name) const;
   std::vector<ModelInfo> models() const;
   uint64_t weight_bytes() const;
 

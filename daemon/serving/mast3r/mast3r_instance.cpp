@@ -188,4 +188,22 @@ void Mast3rInstance::run_infer_batch(InferBatchWork job, const WorkerContext& wo
   }
 }
 
+void run_work(std::vector<PairWork> pairs, Device& device, const WorkerContext& worker) {
+  const std::string& model = pairs.front().key.model;  // a batch shares its key
+  if (Mast3rInstance* instance = device.ready<Mast3rInstance>(model)) {
+    instance->run_pairs(std::move(pairs), worker);
+    return;
+  }
+  const Status missing = device.missing(model);
+  for (const PairWork& job : pairs) worker.responder(job.context).fail(missing);
+}
+
+void run_work(InferBatchWork job, Device& device, const WorkerContext& worker) {
+  if (Mast3rInstance* instance = device.ready<Mast3rInstance>(job.model)) {
+    instance->run_infer_batch(std::move(job), worker);
+  } else {
+    worker.responder(job.context).fail(device.missing(job.model));
+  }
+}
+
 }  // namespace recon::daemon

@@ -58,4 +58,9 @@ class Mast3rInstance final : public ModelInstance {
   std::unique_ptr<gpu::Mast3rEngine> engine_;
 };
 
+// The worker's entry points (GpuWorker; one per work item a MASt3R model runs): the ready instance
+// of the work's model runs it, or every request of it fails with the model's state.
+void run_work(std::vector<PairWork> pairs, Device& device, const WorkerContext& worker);
+void run_work(InferBatchWork job, Device& device, const WorkerContext& worker);
+
 }  // namespace recon::daemon

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "daemon/serving/device.h"
 #include "daemon/serving/stored_from_host.h"
 
 namespace recon::daemon {
@@ -128,6 +129,10 @@ void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
   }
   worker.metrics.record_match(rows.size());
   answer.finish(ModelAnswer{**handle});
+}
+
+void run_work(MatchWork job, Device& device, const WorkerContext& worker) {
+  device.matcher().run(std::move(job), worker);
 }
 
 }  // namespace recon::daemon

@@ -34,4 +34,7 @@ class MatchInstance final : public ModelInstance {
   std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last
 };
 
+// The worker's entry point (GpuWorker): the device's matcher runs `job`.
+void run_work(MatchWork job, Device& device, const WorkerContext& worker);
+
 }  // namespace recon::daemon

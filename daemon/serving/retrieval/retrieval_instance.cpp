@@ -122,4 +122,14 @@ void RetrievalInstance::run(RetrievalWork job, Mast3rInstance& backbone, const W
   answer.finish(ModelAnswer{**handle, &retrieved->pairs, &retrieved->scores});
 }
 
+void run_work(RetrievalWork job, Device& device, const WorkerContext& worker) {
+  Mast3rInstance* backbone = device.ready<Mast3rInstance>(job.backbone);
+  RetrievalInstance* head = device.ready<RetrievalInstance>(job.model);
+  if (backbone != nullptr && head != nullptr) {
+    head->run(std::move(job), *backbone, worker);
+  } else {
+    worker.responder(job.context).fail(device.missing(backbone == nullptr ? job.backbone : job.model));
+  }
+}
+
 }  // namespace recon::daemon

@@ -66,4 +66,8 @@ class RetrievalInstance final : public ModelInstance {
   uint64_t weight_bytes_ = 0;
 };
 
+// The worker's entry point (GpuWorker): the head and its backbone, both ready here, run `job`; else
+// it fails with the missing one's state.
+void run_work(RetrievalWork job, Device& device, const WorkerContext& worker);
+
 }  // namespace recon::daemon
