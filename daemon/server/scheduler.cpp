@@ -98,14 +98,12 @@ Status Scheduler::submit(ControlWork job, size_t device) {
 }
 
 bool Scheduler::runnable_on(const Queued& queued, size_t device) const {
-  if (const auto* pair = std::get_if<PairWork>(&queued.job)) return runnable_(device, pair->key.model);
-  const SoloWork& solo = std::get<SoloWork>(queued.job);
-  if (const auto* batch = std::get_if<InferBatchWork>(&solo)) return runnable_(device, batch->model);
-  if (const auto* retrieval = std::get_if<RetrievalWork>(&solo)) return runnable_(device, retrieval->model);
-  if (const auto* step = std::get_if<DeviceStep>(&solo)) {
-    return step->device ? *step->device == device : runnable_(device, step->model);
-  }
-  return std::get<MatchWork>(solo).device == device;  // matches run where their descriptors are
+  const auto runs_here = [&](const auto& work) {
+    const Placement where = placement(work);
+    return where.device ? *where.device == device : runnable_(device, *where.model);
+  };
+  if (const auto* pair = std::get_if<PairWork>(&queued.job)) return runs_here(*pair);
+  return std::visit(runs_here, std::get<SoloWork>(queued.job));
 }
 
 void Scheduler::served_locked(ClientId client, size_t taken) {

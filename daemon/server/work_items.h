@@ -134,6 +134,28 @@ inline void run_work(DeviceStep step, Device& device, const WorkerContext& worke
   step.run(device, worker);
 }
 
+// Where a work item may run (the Scheduler asks): a device whose `model` is ready, or exactly
+// `device` when set (a match runs where its descriptors are; a job's step where its data is).
+struct Placement {
+  const std::string* model = nullptr;  // the item's own (no copy: the scheduler asks under its lock)
+  std::optional<size_t> device;
+};
+inline Placement placement(const PairWork& w) {
+  return {&w.key.model, std::nullopt};
+}
+inline Placement placement(const InferBatchWork& w) {
+  return {&w.model, std::nullopt};
+}
+inline Placement placement(const RetrievalWork& w) {
+  return {&w.model, std::nullopt};
+}
+inline Placement placement(const MatchWork& w) {
+  return {nullptr, w.device};
+}
+inline Placement placement(const DeviceStep& w) {
+  return {&w.model, w.device};
+}
+
 // Requests that run alone (never batched with other sessions' pairs) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
 using SoloWork = std::variant<InferBatchWork, MatchWork, RetrievalWork, DeviceStep>;

@@ -140,10 +140,12 @@ PyResult PyClient::match(const PyResult& pair, uint32_t max_matches, uint32_t su
   o.subsample = subsample;
   o.min_confidence = min_confidence;
   client::PendingResult pending = client().match(pair.result(), o);
-  py::gil_scoped_release unlocked;
-  client::Result result = pending.get();
-  py::gil_scoped_acquire locked;
-  return PyResult(std::move(result));
+  std::optional<client::Result> result;
+  {
+    py::gil_scoped_release unlocked;
+    result = pending.get();
+  }
+  return PyResult(std::move(*result));
 }
 
 py::tuple PyClient::retrieve(const py::sequence& images, uint32_t top_k, const CallOptions& options) {
@@ -333,7 +335,9 @@ size; outputs keeps only the named tensors; ttl and deadline are in seconds.)")
             return self.infer_async(std::move(a), std::move(b),
                                     options(std::move(model), resolution, std::move(outputs), ttl, deadline));
           },
-          py::arg("image1"), py::arg("image2"), RECON_CALL_KWARGS, "infer() that returns a Future at once.")
+          py::arg("image1"), py::arg("image2"), RECON_CALL_KWARGS,
+          py::keep_alive<0, 1>(),  // a Future keeps its Client (and the image pool it leases from)
+          "infer() that returns a Future at once.")
       .def(
           "infer_batch",
           [options](PyClient& self, const py::sequence& images, std::vector<std::pair<uint32_t, uint32_t>> pairs,

@@ -83,7 +83,7 @@ def test_errors_carry_the_daemons_code(client):
     assert missing.value.code == "NOT_FOUND"
 
 
-def test_threads_share_one_client_and_get_the_same_pair(client):
+def test_threads_share_one_client_and_get_the_same_pair(client, tiny_daemon):
     expected = client.infer(image(5), image(6))["pts3d_2"].copy()
     got = [None] * 4
     errors = []
@@ -106,6 +106,10 @@ def test_threads_share_one_client_and_get_the_same_pair(client):
     for f in futures:
         assert numpy.array_equal(f.result(timeout=120)["pts3d_2"], expected)
         assert f.done()
+    # A Future keeps its Client (and the buffers its images are in) alive.
+    orphan = recon.Client(tiny_daemon.sockets).infer_async(image(5), image(6))
+    gc.collect()
+    assert numpy.array_equal(orphan.result(timeout=120)["pts3d_2"], expected)
 
 
 def test_paths_read_as_the_same_pixels(client, tmp_path):

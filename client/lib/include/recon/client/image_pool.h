@@ -2,7 +2,7 @@
 // buffer), copied into registered shared memory for a request. It keeps the buffers it registered
 // and reuses them: a request leases one large enough for all of its images and gives it back when
 // the lease ends, which must be after the request's answer (the daemon reads the pixels until
-// then). Thread-safe; the Client must outlive the pool. The Python package and the C API send
+// then). Thread-safe; the Client must outlive the pool, and the pool its leases. The Python package and the C API send
 // their images through it.
 #pragma once
 
