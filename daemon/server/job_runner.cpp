@@ -101,6 +101,9 @@ class JobRunner::Running final : public JobContext {
   const SteadyClock::time_point started = SteadyClock::now();
   std::atomic<Stop> stop{Stop::kNone};
   std::atomic<bool> finished{false};
+  // Until its run returns: what the limits count. Cleared before its answer leaves, so that a
+  // client starting its next job on that answer finds the slot free.
+  std::atomic<bool> holds_slot{true};
   std::thread thread;
 
  private:
@@ -124,12 +127,22 @@ Status JobRunner::start(JobTicket ticket) {
   std::lock_guard lock(mutex_);
   if (stopped_) return unavailable("the daemon is stopping");
   reap_locked();
-  if (jobs_.size() >= options_.max_running) {
-    return resource_exhausted(std::to_string(jobs_.size()) + " jobs are running, the daemon's limit; retry later");
+  uint32_t running = 0, of_client = 0;
+  for (const auto& job : jobs_) {
+    if (!job->holds_slot) continue;
+    ++running;
+    if (job->ticket.context.client() == ticket.context.client()) ++of_client;
   }
-  auto running = std::make_unique<Running>(*this, std::move(ticket));
-  Running& job = *running;
-  jobs_.push_back(std::move(running));
+  if (of_client >= options_.max_per_client) {
+    return resource_exhausted("this session already runs " + std::to_string(of_client) +
+                              " job(s), the limit per client; wait for it to end (or cancel it)");
+  }
+  if (running >= options_.max_running) {
+    return resource_exhausted(std::to_string(running) + " jobs are running, the daemon's limit; retry later");
+  }
+  auto started = std::make_unique<Running>(*this, std::move(ticket));
+  Running& job = *started;
+  jobs_.push_back(std::move(started));
   job.thread = std::thread([this, &job] {
     run(job);
     job.finished = true;
@@ -141,6 +154,7 @@ void JobRunner::run(Running& job) {
   const std::string what = "Job '" + job.ticket.name + "'";
   log_with_fields(LogLevel::kInfo, what + " started", request_log_fields(job.ticket.context.reply));
   Result<JobOutput> output = job.ticket.job->run(job);
+  job.holds_slot = false;
   job.ticket.job.reset();  // its images' leases and host memory go now, before the answer
   if (job.stop.load() == Running::Stop::kSessionEnded) return;
   const AnswerSinks sinks{store_, outbox_, output.is_ok() ? output->device : 0};

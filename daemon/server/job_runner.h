@@ -36,7 +36,8 @@ struct JobTicket {
 };
 
 struct JobRunnerOptions {
-  uint32_t max_running = 2;
+  uint32_t max_running = 2;     // over all clients
+  uint32_t max_per_client = 1;  // of one session: another client always finds a slot
   std::chrono::milliseconds event_interval{100};
 };
 

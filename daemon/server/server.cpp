@@ -91,7 +91,8 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   for (auto& device : devices_) {
     workers_.push_back(std::make_unique<GpuWorker>(*device, *scheduler_, store_, metrics_, *outbox_, worker_options));
   }
-  jobs_ = std::make_unique<JobRunner>(*scheduler_, store_, *outbox_, JobRunnerOptions{options_.limits.max_jobs});
+  jobs_ = std::make_unique<JobRunner>(*scheduler_, store_, *outbox_,
+                                      JobRunnerOptions{options_.limits.max_jobs, options_.limits.max_jobs_per_client});
 
   RegionServiceOptions region_options;
   region_options.server_version = options_.server_version;

@@ -37,8 +37,9 @@ struct ServerLimits {
   // One InferBatch: images in its list, and pairs after `symmetric` doubling.
   uint32_t max_batch_images = 64;
   uint32_t max_batch_pairs = 256;
-  // Long jobs (StartJob): running at once over all clients, and what one may take.
+  // Long jobs (StartJob): running at once over all clients and of one client, and what one may take.
   uint32_t max_jobs = 2;
+  uint32_t max_jobs_per_client = 1;
   uint32_t max_job_images = 1000;
   uint32_t max_job_pairs = 20000;
   // Match: at most this many matches in one answer when Match.max_matches is 0 or larger.

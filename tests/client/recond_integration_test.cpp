@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -253,9 +254,15 @@ TEST(LibreconWithRecond, RunsAReconstructJobWithProgressAndCancelsOneItDrops) {
     for (float v : poses) EXPECT_TRUE(std::isfinite(v));
     EXPECT_EQ(result.tensor("pair_matches").shape()[0], 3u);
 
-    // A job dropped while it runs is cancelled: both job slots are free again right after. The jobs
-    // from here on take two images (one pair): their lives, not their work, are under test.
+    // A job dropped while it runs is cancelled: both job slots are free again right after, one for
+    // this client and one for another (a client holds one at most). The jobs from here on take two
+    // images (one pair): their lives, not their work, are under test.
     const std::span<const ImageView> two(images.data(), 2);
+    Client other = Client::connect(recond.options());
+    ImageBuffer other_buffer = other.create_buffer(2 * bytes, "job-2");
+    std::memcpy(other_buffer.data(), buffer.data(), 2 * bytes);
+    const std::vector<ImageView> other_two = {other_buffer.view(0, kWidth, kHeight),
+                                              other_buffer.view(bytes, kWidth, kHeight)};
     options.parameters = {{"niter1", "100000"}, {"niter2", "100000"}};
     {
       Job dropped = client.start_job(two, options);
@@ -266,7 +273,7 @@ TEST(LibreconWithRecond, RunsAReconstructJobWithProgressAndCancelsOneItDrops) {
     bool both_ran = false;
     while (!both_ran && std::chrono::steady_clock::now() < deadline) {
       Job first = client.start_job(two, options);
-      Job second = client.start_job(two, options);
+      Job second = other.start_job(other_two, options);
       try {
         while (first.next()) {
         }

@@ -369,6 +369,26 @@ TEST(RecondJobs, AnotherClientIsServedWhileAJobRuns) {
   EXPECT_TRUE(pairs_after);
 }
 
+// One client holds at most one job slot (max_jobs_per_client = 1): its second job is refused at
+// once, saying why, while another client's job starts in the other slot.
+TEST(RecondJobs, OneClientRunsOneJobAtATimeAndAnotherClientTakesTheOtherSlot) {
+  auto harness = ServerHarness::start(demo_options());
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto owner = TestClient::connect(harness->dir(), "first");
+  auto other = TestClient::connect(harness->dir(), "second");
+  ASSERT_TRUE(owner.is_ok() && other.is_ok());
+  uint64_t id = 0;
+  ASSERT_NO_FATAL_FAILURE(start_running_job(**owner, kEndless, &id));
+  const uint64_t again = (*owner)->next_id();
+  auto refused = (*owner)->call(
+      make_start_job(again, (*owner)->session(), "reconstruct", images(2), kQuick, at_test_size()), again);
+  ASSERT_TRUE(refused.is_ok());
+  EXPECT_EQ(refused->code(), StatusCode::kResourceExhausted) << refused->error_message();
+  EXPECT_NE(refused->error_message().find("per client"), std::string::npos) << refused->error_message();
+  uint64_t other_id = 0;
+  ASSERT_NO_FATAL_FAILURE(start_running_job(**other, kEndless, &other_id));
+}
+
 TEST(RecondJobs, AJobEndsWithItsSession) {
   auto harness = ServerHarness::start(demo_options());
   ASSERT_TRUE(harness->error().empty()) << harness->error();
@@ -379,30 +399,34 @@ TEST(RecondJobs, AJobEndsWithItsSession) {
   ASSERT_NO_FATAL_FAILURE(start_running_job(c, kEndless, &id));
   c.close_side_channel();  // the session ends
 
-  // The daemon stops the job: a new session may run one at once (max_jobs slots are free again).
-  auto next = TestClient::connect(harness->dir(), "after");
-  ASSERT_TRUE(next.is_ok());
+  // The daemon stops the job: two new sessions may run one each at once (both max_jobs slots are
+  // free again; one client holds at most one).
+  std::vector<std::unique_ptr<TestClient>> next;
+  for (const char* name : {"after-1", "after-2"}) {
+    auto connected = TestClient::connect(harness->dir(), name);
+    ASSERT_TRUE(connected.is_ok());
+    next.push_back(std::move(connected).value());
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   bool started = false;
   while (!started && std::chrono::steady_clock::now() < deadline) {
-    std::vector<std::unique_ptr<TestClient>> keep;
-    for (uint32_t k = 0; k < 2; ++k) {  // both slots (max_jobs = 2) must be free
-      const uint64_t job = (*next)->next_id();
+    for (auto& who : next) {
+      const uint64_t job = who->next_id();
       ASSERT_TRUE(
-          (*next)
-              ->send_frames({make_start_job(job, (*next)->session(), "reconstruct", images(2), kQuick, at_test_size())})
+          who->send_frames({make_start_job(job, who->session(), "reconstruct", images(2), kQuick, at_test_size())})
               .is_ok());
     }
-    int finished = 0, refused = 0;
-    while (finished + refused < 2) {
-      auto answer = (*next)->receive(60'000);
-      ASSERT_TRUE(answer.is_ok());
-      if (!answer->response->final()) continue;
-      if (answer->type() == wire::ResponseBody::JobEvent) {
-        ++finished;
-      } else {
-        EXPECT_EQ(answer->code(), StatusCode::kResourceExhausted) << answer->error_message();
-        ++refused;
+    int refused = 0;
+    for (auto& who : next) {
+      while (true) {
+        auto answer = who->receive(60'000);
+        ASSERT_TRUE(answer.is_ok());
+        if (!answer->response->final()) continue;
+        if (answer->type() != wire::ResponseBody::JobEvent) {
+          EXPECT_EQ(answer->code(), StatusCode::kResourceExhausted) << answer->error_message();
+          ++refused;
+        }
+        break;
       }
     }
     started = refused == 0;
