@@ -7,7 +7,9 @@ the same round trip), alternately:
           registered buffer);
   Python: N sequential `recon.Client.infer(a, b)` on numpy arrays (each call copies them into the
           client's registered buffers, as a user's call does), with `Result.fetch(release=True)`.
-Reports ms per pair of both and their ratio (target: Python within 5 % of C++).
+Reports ms per pair of both and their ratio (target: Python within 5 % of C++). With --threads N
+(N > 1) both keep N pairs in flight: `reconctl bench --concurrency N` against N Python threads
+sharing one Client (every wait releases the GIL).
 
     PYTHONPATH=build/client/python python3 bench/client/python_client_bench.py --bin build \\
         [--model M.safetensors | --fullsize] [--precision fp16-heads] [--resolution 512x384] [--pairs 100]
@@ -24,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy
@@ -59,24 +62,30 @@ def fullsize_model(work, seed=0):
     return path
 
 
-def python_run(client, images, size, pairs, warmup, fetch):
+def python_run(client, images, size, pairs, warmup, fetch, threads):
     h, w = size
-    for _ in range(warmup):
-        r = client.infer(images[0], images[1], resolution=(h, w))
-        if fetch:
-            r.fetch(release=True)
+
+    def some(count):
+        for _ in range(count):
+            r = client.infer(images[0], images[1], resolution=(h, w))
+            if fetch:
+                r.fetch(release=True)
+            del r
+
+    some(warmup)
+    workers = [threading.Thread(target=some, args=(pairs // threads,)) for _ in range(threads)]
     start = time.perf_counter()
-    for _ in range(pairs):
-        r = client.infer(images[0], images[1], resolution=(h, w))
-        if fetch:
-            r.fetch(release=True)
-        del r
-    return (time.perf_counter() - start) * 1e3 / pairs
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return (time.perf_counter() - start) * 1e3 / (pairs // threads * threads)
 
 
-def cpp_run(reconctl, size, pairs, warmup, fetch, env):
+def cpp_run(reconctl, size, pairs, warmup, fetch, threads, env):
     h, w = size
-    cmd = reconctl + ["bench", "--pairs", str(pairs), "--concurrency", "1", "--warmup", str(warmup),
+    cmd = reconctl + ["bench", "--pairs", str(pairs // threads * threads), "--concurrency", str(threads),
+                      "--warmup", str(warmup),
                       "--resolution", f"{w}x{h}", "--json"] + (["--fetch"] if fetch else [])
     row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
     return row["wall_s"] * 1e3 / row["pairs"]
@@ -93,6 +102,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", default="1", help="comma-separated pairs in flight, e.g. 1,16")
+    ap.add_argument("--recond-args", default="", help="more recond flags, e.g. '--max-batch 8 --batch-wait-us 3000'")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     w, h = (int(x) for x in args.resolution.split("x"))
@@ -106,7 +117,7 @@ def main():
     recond = find_binary(args.bin, "recond", "daemon/recond")
     reconctl = [find_binary(args.bin, "reconctl", "client/reconctl/reconctl"), "--socket-dir", sockets]
     cmd = [recond, "--foreground", "--config", "/dev/null", "--socket-dir", sockets, "--model", f"mast3r={model}",
-           "--precision", args.precision, "--warmup", f"{w}x{h}", "--pipeline-cache", "off"]
+           "--precision", args.precision, "--warmup", f"{w}x{h}", "--pipeline-cache", "off"] + args.recond_args.split()
     log = open(os.path.join(work, "recond.log"), "w")
     daemon = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     rows = []
@@ -116,18 +127,19 @@ def main():
         rng = numpy.random.default_rng(1)
         images = [rng.integers(0, 256, (h, w, 3), dtype=numpy.uint8) for _ in range(2)]
         for round_index in range(args.rounds):
-            for fetch in (False, True):
-                cpp = cpp_run(reconctl, (h, w), args.pairs, args.warmup, fetch, env)
-                py = python_run(client, images, (h, w), args.pairs, args.warmup, fetch)
-                row = {"round": round_index, "fetch": fetch, "cpp_ms_per_pair": cpp, "python_ms_per_pair": py,
-                       "ratio": py / cpp}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+            for threads in (int(t) for t in args.threads.split(",")):
+                for fetch in (False, True):
+                    cpp = cpp_run(reconctl, (h, w), args.pairs, args.warmup, fetch, threads, env)
+                    py = python_run(client, images, (h, w), args.pairs, args.warmup, fetch, threads)
+                    row = {"round": round_index, "threads": threads, "fetch": fetch, "cpp_ms_per_pair": cpp,
+                           "python_ms_per_pair": py, "ratio": py / cpp}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=60)
     summary = {"model": "fullsize" if args.fullsize else model, "precision": args.precision, "width": w, "height": h,
-               "pairs": args.pairs, "rows": rows}
+               "pairs": args.pairs, "recond_args": args.recond_args, "rows": rows}
     try:
         import torch
         summary["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
@@ -137,9 +149,10 @@ def main():
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "python_client_bench.json"), "w") as f:
             json.dump(summary, f, indent=1)
-    print(f"{'fetch':>5} {'C++ ms/pair':>12} {'Python ms/pair':>15} {'ratio':>7}")
+    print(f"{'in flight':>9} {'fetch':>5} {'C++ ms/pair':>12} {'Python ms/pair':>15} {'ratio':>7}")
     for r in rows:
-        print(f"{str(r['fetch']):>5} {r['cpp_ms_per_pair']:12.2f} {r['python_ms_per_pair']:15.2f} {r['ratio']:7.3f}")
+        print(f"{r['threads']:>9} {str(r['fetch']):>5} {r['cpp_ms_per_pair']:12.2f} {r['python_ms_per_pair']:15.2f} "
+              f"{r['ratio']:7.3f}")
 
 
 if __name__ == "__main__":
