@@ -2,7 +2,6 @@
 // the released verbs, now adapters onto it (InferPair, EncodeRetrieval, Match), each build one
 // ModelRequest; submit_model_request hands it to its kind's admission (ModelKind::admit) and the
 // work that makes to the scheduler. Which answer body the client gets is the verb's renderer.
-#include <algorithm>
 #include <map>
 
 #include "daemon/ipc/wire_convert.h"

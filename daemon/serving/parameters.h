@@ -28,6 +28,13 @@ Result<T> parameter_number(const std::string& name, const std::string& text, T l
   return value;
 }
 
+// The parameter `name` of `parameters` as parameter_number reads it, or `fallback` when absent.
+template <typename T>
+Result<T> parameter_or(const Parameters& parameters, const std::string& name, T fallback, T low, T high) {
+  const auto it = parameters.find(name);
+  return it == parameters.end() ? Result<T>(fallback) : parameter_number<T>(name, it->second, low, high);
+}
+
 // 1/true/yes or 0/false/no.
 Result<bool> parameter_flag(const std::string& name, const std::string& text);
 

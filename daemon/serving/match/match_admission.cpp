@@ -16,19 +16,9 @@ constexpr uint32_t kDefaultMatchSubsample = 8;
 constexpr uint32_t kMaxMatchSubsample = 256;
 constexpr uint32_t kAnyUint = std::numeric_limits<uint32_t>::max();
 
-// The parameter `name` as a whole number, or `fallback` when absent.
-Result<uint32_t> whole(const Parameters& parameters, const char* name, uint32_t fallback) {
-  const auto it = parameters.find(name);
-  if (it == parameters.end()) return fallback;
-  return parameter_number<uint32_t>(it->first, it->second, 0, kAnyUint);
-}
-
 }  // namespace
 
 Status MatchInstance::admit(ModelRequest request, Scheduler& scheduler) {
-  if (!request.outputs.empty()) {
-    return invalid_argument(request.verb + " returns all of its outputs: leave options.outputs empty");
-  }
   RECON_RETURN_IF_ERROR(
       check_known_parameters(request.parameters, {"max_matches", "subsample", "min_confidence"}, model_label(request)));
   RECON_ASSIGN_OR_RETURN(ResultInput pair, take_result(request, "pair"));
@@ -43,7 +33,7 @@ Status MatchInstance::admit(ModelRequest request, Scheduler& scheduler) {
     return invalid_argument("handle " + source.id.to_string() +
                             " has no desc_1 and desc_2 to match (a MASt3R pair result that kept its descriptors)");
   }
-  RECON_ASSIGN_OR_RETURN(uint32_t subsample, whole(request.parameters, "subsample", 0));
+  RECON_ASSIGN_OR_RETURN(uint32_t subsample, parameter_or<uint32_t>(request.parameters, "subsample", 0, 0, kAnyUint));
   if (subsample == 0) subsample = kDefaultMatchSubsample;
   const uint64_t smaller_side = desc->shape.size() >= 2 ? std::min(desc->shape[0], desc->shape[1]) : 0;
   if (subsample > kMaxMatchSubsample || subsample > smaller_side) {
@@ -61,7 +51,8 @@ Status MatchInstance::admit(ModelRequest request, Scheduler& scheduler) {
     return invalid_argument("min_confidence needs desc_conf_1 and desc_conf_2, which handle " + source.id.to_string() +
                             " does not hold");
   }
-  RECON_ASSIGN_OR_RETURN(const uint32_t max_matches, whole(request.parameters, "max_matches", 0));
+  RECON_ASSIGN_OR_RETURN(const uint32_t max_matches,
+                         parameter_or<uint32_t>(request.parameters, "max_matches", 0, 0, kAnyUint));
   MatchWork work;
   work.context = std::move(request.context);
   work.device = source.device;

@@ -9,15 +9,10 @@
 namespace recon::daemon {
 
 Status RetrievalInstance::admit(ModelRequest request, Scheduler& scheduler) {
-  if (!request.outputs.empty()) {
-    return invalid_argument(request.verb + " returns all of its outputs: leave options.outputs empty");
-  }
   RECON_RETURN_IF_ERROR(check_known_parameters(request.parameters, {"top_k"}, model_label(request)));
   RetrievalWork work;
-  if (auto top_k = request.parameters.find("top_k"); top_k != request.parameters.end()) {
-    RECON_ASSIGN_OR_RETURN(
-        work.top_k, parameter_number<uint32_t>(top_k->first, top_k->second, 0, std::numeric_limits<uint32_t>::max()));
-  }
+  RECON_ASSIGN_OR_RETURN(
+      work.top_k, parameter_or<uint32_t>(request.parameters, "top_k", 0, 0, std::numeric_limits<uint32_t>::max()));
   RECON_ASSIGN_OR_RETURN(work.images, take_images(request, "images", 1, request.limits->max_batch_images));
   RECON_RETURN_IF_ERROR(check_no_other_inputs(request, "images"));
   const size_t count = work.images.size();
