@@ -236,13 +236,7 @@ Status Context::init(const ContextOptions& options) {
   physical_device_ = devices[device_index_];
   read_capabilities();
   RECON_RETURN_IF_ERROR(create_device());
-
-  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool_info.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool_info.queueFamilyIndex = compute_queue_->family;
-  RECON_VK_RETURN_IF_ERROR(vkCreateCommandPool(device_, &pool_info, nullptr, &once_pool_));
-  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  RECON_VK_RETURN_IF_ERROR(vkCreateFence(device_, &fence_info, nullptr, &once_fence_));
+  RECON_ASSIGN_OR_RETURN(once_, OneShot::create(device_, *compute_queue_));
   return Status::ok();
 }
 
@@ -424,8 +418,8 @@ Status Context::create_device() {
   if (compute < 0) return unimplemented("device " + caps_.device_name + " has no compute queue");
   if (families[compute].timestampValidBits == 0) caps_.timestamp_period_ns = 0;  // no GPU timings
 
-  const float priorities[2] = {1.0f, 1.0f};
-  const uint32_t compute_queue_count = std::min<uint32_t>(families[compute].queueCount, 2);
+  const float priorities[3] = {1.0f, 1.0f, 1.0f};
+  const uint32_t compute_queue_count = std::min<uint32_t>(families[compute].queueCount, 3);
   std::vector<VkDeviceQueueCreateInfo> queues;
   VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   q.queueFamilyIndex = static_cast<uint32_t>(compute);
@@ -516,6 +510,11 @@ Status Context::create_device() {
     second_compute_queue_->family = compute_queue_->family;
     vkGetDeviceQueue(device_, second_compute_queue_->family, 1, &second_compute_queue_->queue);
   }
+  if (compute_queue_count > 2) {
+    copy_queue_ = std::make_unique<Queue>();
+    copy_queue_->family = compute_queue_->family;
+    vkGetDeviceQueue(device_, copy_queue_->family, 2, &copy_queue_->queue);
+  }
   if (transfer >= 0) {
     transfer_queue_ = std::make_unique<Queue>();
     transfer_queue_->family = static_cast<uint32_t>(transfer);
@@ -539,43 +538,13 @@ Result<uint32_t> Context::find_memory_type(uint32_t type_bits, VkMemoryPropertyF
 }
 
 Status Context::run_once(const std::function<void(VkCommandBuffer)>& record) {
-  std::lock_guard lock(once_mutex_);
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = once_pool_;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  RECON_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(device_, &alloc, &cmd));
-  struct Free {
-    VkDevice d;
-    VkCommandPool p;
-    VkCommandBuffer c;
-    ~Free() { vkFreeCommandBuffers(d, p, 1, &c); }
-  } free_cmd{device_, once_pool_, cmd};
-
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  RECON_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));
-  record(cmd);
-  RECON_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
-
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cmd;
-  {
-    std::lock_guard qlock(compute_queue_->mutex);
-    RECON_VK_RETURN_IF_ERROR(vkQueueSubmit(compute_queue_->queue, 1, &submit, once_fence_));
-  }
-  Status waited = RECON_VK(vkWaitForFences(device_, 1, &once_fence_, VK_TRUE, UINT64_MAX));
-  vkResetFences(device_, 1, &once_fence_);
-  return waited;
+  return once_->run(record);
 }
 
 Context::~Context() {
   if (device_ != VK_NULL_HANDLE) {
     vkDeviceWaitIdle(device_);
-    if (once_fence_) vkDestroyFence(device_, once_fence_, nullptr);
-    if (once_pool_) vkDestroyCommandPool(device_, once_pool_, nullptr);
+    once_.reset();
     vkDestroyDevice(device_, nullptr);
   }
   if (messenger_ != VK_NULL_HANDLE) {

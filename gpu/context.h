@@ -1,6 +1,6 @@
 // The Vulkan context: instance (with validation when asked), the chosen physical device, its
-// capability set, the logical device, a compute queue (and a second one where the family has it) and
-// (where one exists) a transfer queue.
+// capability set, the logical device, a compute queue (and a second and a third one where the family
+// has them) and (where one exists) a transfer queue.
 // Everything GPU-side in recon hangs off one Context. It must not know about models or IPC.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu/capabilities.h"
+#include "gpu/one_shot.h"
 #include "gpu/status.h"
 
 namespace recon::gpu {
@@ -67,6 +68,11 @@ class Context {
   // has only one queue (lavapipe), which is still correct, only serial.
   Queue& second_compute_queue() { return second_compute_queue_ ? *second_compute_queue_ : *compute_queue_; }
   bool has_second_compute_queue() const { return second_compute_queue_ != nullptr; }
+  // A third queue of the compute family, for copies that must not wait behind compute (results
+  // copied out while the next batch runs). Of the compute family, so that buffers need no queue
+  // family ownership transfer; the second queue, then the first, where the family has fewer.
+  Queue& copy_queue() { return copy_queue_ ? *copy_queue_ : second_compute_queue(); }
+  bool has_copy_queue() const { return copy_queue_ != nullptr; }
   // The dedicated transfer queue, or nullptr when the device has only one family.
   Queue* transfer_queue() { return transfer_queue_.get(); }
 
@@ -109,12 +115,11 @@ class Context {
   VkPhysicalDeviceMemoryProperties memory_properties_ = {};
   std::unique_ptr<Queue> compute_queue_;
   std::unique_ptr<Queue> second_compute_queue_;  // null when the compute family has one queue
+  std::unique_ptr<Queue> copy_queue_;            // null when it has fewer than three
   std::unique_ptr<Queue> transfer_queue_;
   std::vector<const char*> enabled_device_extensions_;
 
-  std::mutex once_mutex_;  // guards once_pool_ and once_fence_
-  VkCommandPool once_pool_ = VK_NULL_HANDLE;
-  VkFence once_fence_ = VK_NULL_HANDLE;
+  std::unique_ptr<OneShot> once_;  // run_once's, on the compute queue
 
   bool validation_enabled_ = false;
   std::atomic<uint64_t> validation_errors_{0};

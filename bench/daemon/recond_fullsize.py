@@ -11,7 +11,10 @@ bench/mast3r/mast3r_fullsize.py uses. In one call:
      with fetching every output (43.5 MiB a pair, released in the same round trip).
 
     python3 bench/daemon/recond_fullsize.py --bin .gpu/bin --out $OUT \\
-        [--precisions fp16,fp16-heads] [--concurrency 1,16] [--pairs 160]
+        [--precisions fp16,fp16-heads] [--concurrency 1,16] [--pairs 160] [--baseline-bin DIR]
+
+--baseline-bin, if given, holds the recond and reconctl of an earlier commit: each precision is then
+served by the baseline daemon first and this one second, in the same call (an A/B of a daemon change).
 
 --bin holds recond, reconctl and recon_bench_mast3r; --lib, if given, the shared libraries they
 need that the machine lacks (put on their LD_LIBRARY_PATH only, not on PyTorch's). Writes
@@ -62,9 +65,9 @@ def in_process(binary, model_path, pair_dir, precisions, out, env):
                 for r in json.load(f)["benchmarks"] if "ms_per_pair" in r}
 
 
-def through_recond(bindir, model_path, precision, concurrencies, pairs, work, env):
+def through_recond(bindir, build, model_path, precision, concurrencies, pairs, work, env):
     sockets = tempfile.mkdtemp(prefix="recond-", dir=work)
-    log_path = os.path.join(work, f"recond-{precision}.log")
+    log_path = os.path.join(work, f"recond-{build}-{precision}.log")
     cmd = [os.path.join(bindir, "recond"), "--foreground", "--config", "/dev/null", "--socket-dir", sockets,
            "--model", f"mast3r={model_path}", "--precision", precision, "--warmup", "512x384",
            "--max-batch", "8", "--batch-wait-us", "3000", "--pipeline-cache", "off"]
@@ -84,6 +87,7 @@ def through_recond(bindir, model_path, precision, concurrencies, pairs, work, en
                                         capture_output=True, text=True, env=env)
                 row = json.loads(result.stdout)
                 row["precision"] = precision
+                row["build"] = build
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     finally:
@@ -105,6 +109,7 @@ def main():
     ap.add_argument("--concurrency", default="1,16")
     ap.add_argument("--pairs", type=int, default=160)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--baseline-bin", default="", help="recond and reconctl of an earlier commit, run first")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
@@ -133,9 +138,11 @@ def main():
     summary["in_process"] = in_process(os.path.join(args.bin, "recon_bench_mast3r"), model_path, pair_dir, precisions,
                                        args.out, env)
     summary["recond"] = []
+    builds = ([("baseline", args.baseline_bin)] if args.baseline_bin else []) + [("this", args.bin)]
     for precision in precisions:
-        summary["recond"] += through_recond(args.bin, model_path, precision, concurrencies, args.pairs, args.work,
-                                            env)
+        for build, bindir in builds:
+            summary["recond"] += through_recond(bindir, build, model_path, precision, concurrencies, args.pairs,
+                                                args.work, env)
     with open(os.path.join(args.out, "recond_fullsize.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
 
@@ -145,9 +152,9 @@ def main():
           f"batch 8 {torch_b8:.2f} ms/pair = {1000 / torch_b8:.1f} pairs/s")
     for name, r in summary["in_process"].items():
         print(f"recon in-process {name:32s} {r['ms_per_pair']:7.2f} ms/pair {r['pairs_per_s']:6.1f} pairs/s")
-    print("precision   clients fetch  pairs/s  vs PyTorch b8  p50 ms  p99 ms  daemon compute ms  fetch ms")
+    print("build     precision   clients fetch  pairs/s  vs PyTorch b8  p50 ms  p99 ms  daemon compute ms  fetch ms")
     for r in summary["recond"]:
-        print(f"{r['precision']:11s} {r['concurrency']:7d} {'yes' if r['fetch'] else 'no':5s} "
+        print(f"{r['build']:9s} {r['precision']:11s} {r['concurrency']:7d} {'yes' if r['fetch'] else 'no':5s} "
               f"{r['pairs_per_s']:8.1f}  x{r['pairs_per_s'] * torch_b8 / 1000:.2f}        "
               f"{r['latency_ms']['p50']:6.1f}  {r['latency_ms']['p99']:6.1f}  {r['daemon_compute_ms_mean']:17.1f}  "
               f"{r.get('fetch_ms_mean', 0):8.1f}")

@@ -1,7 +1,9 @@
-// Batched device-to-host copies: see fetch_copy.h.
+// Device-to-host copies for Fetch: see fetch_copy.h.
 #include "daemon/server/fetch_copy.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gpu/transfer.h"
@@ -15,51 +17,84 @@ VkDeviceSize align_up(VkDeviceSize v) {
   return (v + kAlign - 1) / kAlign * kAlign;
 }
 
-// One submission copying `group` into one staging buffer, then out to the destinations.
-Status copy_group(gpu::Runtime& rt, std::span<const TensorCopy> group, VkDeviceSize staging_bytes) {
+// One copy of at most a staging chunk: a whole tensor or a piece of a larger one.
+struct Piece {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;  // in `buffer`
+  VkDeviceSize bytes = 0;
+  uint8_t* destination = nullptr;
+};
+
+Status copy_into_import(gpu::OneShot& submit, std::span<const TensorCopy> copies, const gpu::HostImport& import) {
+  const auto* base = static_cast<const uint8_t*>(import.host_data());
+  std::vector<std::pair<VkBuffer, VkBufferCopy>> regions;
+  for (const TensorCopy& c : copies) {
+    const VkDeviceSize bytes = c.tensor->bytes();
+    if (c.destination < base || static_cast<VkDeviceSize>(c.destination - base) > import.size() ||
+        bytes > import.size() - static_cast<VkDeviceSize>(c.destination - base)) {
+      return internal_error("a fetch destination lies outside the imported region");
+    }
+    regions.push_back({c.tensor->buffer(), VkBufferCopy{c.tensor->offset(),
+                                                        static_cast<VkDeviceSize>(c.destination - base), bytes}});
+  }
+  return submit.run([&](VkCommandBuffer cmd) {
+    gpu::full_barrier(cmd);
+    for (const auto& [buffer, region] : regions) vkCmdCopyBuffer(cmd, buffer, import.buffer(), 1, &region);
+    gpu::full_barrier(cmd);  // the writes reach the host (the client) before the fence
+  });
+}
+
+// One submission copying `group` (at most a chunk in all) into staging, then out to the destinations.
+Status copy_group(gpu::Runtime& rt, gpu::OneShot& submit, std::span<const Piece> group, VkDeviceSize staging_bytes) {
   RECON_ASSIGN_OR_RETURN(gpu::PoolBuffer staging, rt.pool(gpu::MemoryRole::kStaging).acquire(staging_bytes));
   std::vector<VkDeviceSize> offsets;
   VkDeviceSize cursor = 0;
-  for (const TensorCopy& c : group) {
+  for (const Piece& p : group) {
     offsets.push_back(cursor);
-    cursor = align_up(cursor + c.tensor->bytes());
+    cursor = align_up(cursor + p.bytes);
   }
-  RECON_RETURN_IF_ERROR(rt.context().run_once([&](VkCommandBuffer cmd) {
+  RECON_RETURN_IF_ERROR(submit.run([&](VkCommandBuffer cmd) {
     gpu::full_barrier(cmd);
     for (size_t i = 0; i < group.size(); ++i) {
-      const VkBufferCopy region{group[i].tensor->offset(), staging.offset() + offsets[i], group[i].tensor->bytes()};
-      vkCmdCopyBuffer(cmd, group[i].tensor->buffer(), staging.buffer(), 1, &region);
+      const VkBufferCopy region{group[i].offset, staging.offset() + offsets[i], group[i].bytes};
+      vkCmdCopyBuffer(cmd, group[i].buffer, staging.buffer(), 1, &region);
     }
     gpu::full_barrier(cmd);
   }));
   const auto* base = static_cast<const uint8_t*>(staging.mapped());
-  for (size_t i = 0; i < group.size(); ++i)
-    std::memcpy(group[i].destination, base + offsets[i], group[i].tensor->bytes());
+  for (size_t i = 0; i < group.size(); ++i) std::memcpy(group[i].destination, base + offsets[i], group[i].bytes);
+  return Status::ok();
+}
+
+Status copy_through_staging(gpu::Runtime& rt, gpu::OneShot& submit, std::span<const TensorCopy> copies) {
+  std::vector<Piece> pieces;
+  for (const TensorCopy& c : copies) {
+    for (VkDeviceSize done = 0; done < c.tensor->bytes(); done += gpu::kStagingChunkBytes) {
+      const VkDeviceSize bytes = std::min(gpu::kStagingChunkBytes, c.tensor->bytes() - done);
+      pieces.push_back(Piece{c.tensor->buffer(), c.tensor->offset() + done, bytes, c.destination + done});
+    }
+  }
+  size_t begin = 0;
+  while (begin < pieces.size()) {
+    size_t end = begin;
+    VkDeviceSize bytes = 0;
+    while (end < pieces.size() && align_up(bytes) + pieces[end].bytes <= gpu::kStagingChunkBytes) {
+      bytes = align_up(bytes) + pieces[end].bytes;
+      ++end;
+    }
+    RECON_RETURN_IF_ERROR(copy_group(rt, submit, std::span(pieces).subspan(begin, end - begin), bytes));
+    begin = end;
+  }
   return Status::ok();
 }
 
 }  // namespace
 
-Status copy_tensors_to_host(gpu::Runtime& rt, std::span<const TensorCopy> copies) {
-  size_t begin = 0;
-  while (begin < copies.size()) {
-    const TensorCopy& first = copies[begin];
-    if (first.tensor->bytes() > gpu::kStagingChunkBytes) {
-      RECON_RETURN_IF_ERROR(first.tensor->download(rt, first.destination, first.tensor->bytes()));
-      ++begin;
-      continue;
-    }
-    size_t end = begin;
-    VkDeviceSize bytes = 0;
-    while (end < copies.size() && copies[end].tensor->bytes() <= gpu::kStagingChunkBytes &&
-           align_up(bytes) + copies[end].tensor->bytes() <= gpu::kStagingChunkBytes) {
-      bytes = align_up(bytes) + copies[end].tensor->bytes();
-      ++end;
-    }
-    RECON_RETURN_IF_ERROR(copy_group(rt, copies.subspan(begin, end - begin), std::max<VkDeviceSize>(bytes, 4)));
-    begin = end;
-  }
-  return Status::ok();
+Status copy_tensors_to_host(gpu::Runtime& rt, gpu::OneShot& submit, std::span<const TensorCopy> copies,
+                            const gpu::HostImport* import) {
+  if (copies.empty()) return Status::ok();
+  if (import != nullptr) return copy_into_import(submit, copies, *import);
+  return copy_through_staging(rt, submit, copies);
 }
 
 }  // namespace recon::daemon

@@ -3,9 +3,6 @@
 
 #include <utility>
 
-#include "daemon/ipc/wire_convert.h"
-#include "daemon/server/fetch_copy.h"
-#include "daemon/server/responses.h"
 #include "daemon/serving/mast3r/mast3r_instance.h"
 #include "daemon/serving/match/match_instance.h"
 #include "daemon/serving/retrieval/retrieval_instance.h"
@@ -20,7 +17,8 @@ GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, M
       sinks_{store, outbox, device.index()},
       options_(std::move(options)),
       input_{&device.runtime(), device.index(), options_.gpu_preprocess},
-      context_{sinks_, metrics_, input_, options_} {
+      context_{sinks_, metrics_, input_, options_},
+      fetcher_(device, scheduler, sinks_, metrics, options_.idle_tick) {
   beat();
 }
 
@@ -31,10 +29,12 @@ GpuWorker::~GpuWorker() {
 void GpuWorker::start() {
   running_ = true;
   thread_ = std::thread([this] { loop(); });
+  fetcher_.start();
 }
 
 void GpuWorker::join() {
   if (thread_.joinable()) thread_.join();
+  fetcher_.join();
 }
 
 void GpuWorker::beat() {
@@ -58,9 +58,6 @@ void GpuWorker::loop() {
       const size_t count = pairs->size();
       run_pairs(std::move(*pairs));
       scheduler_.finished(device_.index(), count);
-    } else if (auto* fetch = std::get_if<FetchWork>(&work)) {
-      run_fetch(std::move(*fetch));
-      scheduler_.finished(device_.index(), 1);
     } else if (auto* control = std::get_if<ControlWork>(&work)) {
       run_control(std::move(*control));
       scheduler_.finished(device_.index(), 1);
@@ -92,7 +89,7 @@ bool GpuWorker::skip_model_work(Work& work) {
     context_.responder(*control->context).fail(skipped);
     return true;
   }
-  return false;  // fetches, and the start-up (a control job without a context)
+  return false;  // the start-up (a control job without a context)
 }
 
 // Each work item's kind runs it (run_work in its instance's header), finding its ready instance.
@@ -102,42 +99,6 @@ void GpuWorker::run_pairs(std::vector<PairWork> pairs) {
 
 void GpuWorker::run_solo(SoloWork job) {
   std::visit([this](auto& work) { run_work(std::move(work), device_, context_); }, job);
-}
-
-void GpuWorker::run_fetch(FetchWork job) {
-  const auto start = SteadyClock::now();
-  const StoredResult& result = *job.result;
-  std::vector<std::vector<uint8_t>> inline_data(job.tensors.size());
-  std::vector<FetchedRange> ranges;
-  std::vector<TensorCopy> copies;
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < job.tensors.size(); ++i) {
-    const StoredTensor& t = result.tensors[job.tensors[i]];
-    FetchedRange range;
-    range.tensor = job.tensors[i];
-    uint8_t* destination = nullptr;
-    if (job.destination) {
-      range.offset = job.offsets[i];
-      destination = job.destination.base() + job.offsets[i];
-    } else {
-      inline_data[i].resize(t.bytes);
-      range.data = &inline_data[i];
-      destination = inline_data[i].data();
-    }
-    if (t.bytes > 0) copies.push_back(TensorCopy{&t.tensor, destination});
-    bytes += t.bytes;
-    ranges.push_back(range);
-  }
-  const Responder answer = context_.responder(job.context);
-  if (Status copied = copy_tensors_to_host(device_.runtime(), copies); !copied.is_ok()) {
-    answer.fail(copied.with_context("fetching the tensors"));
-    return;
-  }
-  job.destination.reset();
-  const uint64_t copy_ns = ns_between(start, SteadyClock::now());
-  const bool released = job.release && sinks_.store.release(job.context.client(), result.id);
-  metrics_.record_fetch(bytes, copy_ns);
-  answer.finish(fetch_response(answer.request_id(), result, ranges, copy_ns, released));
 }
 
 void GpuWorker::run_control(ControlWork job) {

@@ -1,12 +1,15 @@
-// GpuWorker: the one thread that drives one device. It takes work from the Scheduler — batches of
-// pairs, InferBatch and Match requests, fetches, control jobs (start-up, Warmup, LoadModel, UnloadModel) — runs it on
-// the device's engines, stores results (ResultStore), records metrics and posts every answer to the Outbox. A failure
-// fails only the requests it concerns: a batch that runs out of device memory is retried pair by pair, and only the
-// pairs that still fail get RESOURCE_EXHAUSTED. Liveness: heartbeat() advances whenever the worker is idle or finishes
-// a unit of work; the I/O thread sends WATCHDOG=1 only while every worker's heartbeat is fresh, so a hung GPU call
-// stops the pings.
+// GpuWorker: the threads that drive one device. Its compute thread takes work from the Scheduler —
+// batches of pairs, InferBatch and Match requests, control jobs (start-up, Warmup, LoadModel,
+// UnloadModel), jobs' device steps — runs it on the device's model instances, stores results
+// (ResultStore), records metrics and posts every answer to the Outbox. Its FetchWorker copies
+// results out beside it (fetch_worker.h). A failure fails only the requests it concerns: a batch
+// that runs out of device memory is retried pair by pair, and only the pairs that still fail get
+// RESOURCE_EXHAUSTED. Liveness: heartbeat() advances whenever a thread is idle or finishes a unit
+// of work (the older of the two counts); the I/O thread sends WATCHDOG=1 only while every
+// worker's heartbeat is fresh, so a hung GPU call stops the pings.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/server/fetch_worker.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/outbox.h"
 #include "daemon/server/result_store.h"
@@ -35,11 +39,12 @@ class GpuWorker {
   void start();
   // Waits for the thread, which ends once the scheduler is closed and its work is done.
   void join();
-  bool running() const { return running_.load(); }
+  bool running() const { return running_.load() || fetcher_.running(); }
 
-  // Steady-clock time of the last sign of progress.
+  // Steady-clock time of the last sign of progress (the staler of the two threads').
   SteadyClock::time_point heartbeat() const {
-    return SteadyClock::time_point(SteadyClock::duration(heartbeat_.load(std::memory_order_relaxed)));
+    return std::min(SteadyClock::time_point(SteadyClock::duration(heartbeat_.load(std::memory_order_relaxed))),
+                    fetcher_.heartbeat());
   }
 
  private:
@@ -51,7 +56,6 @@ class GpuWorker {
   // match_instance.h; a job's DeviceStep runs itself).
   void run_pairs(std::vector<PairWork> pairs);
   void run_solo(SoloWork job);
-  void run_fetch(FetchWork job);
   void run_control(ControlWork job);
 
   Device& device_;
@@ -61,6 +65,7 @@ class GpuWorker {
   const WorkerOptions options_;
   const InputPreparation input_;
   const WorkerContext context_;  // what the instances use of this worker
+  FetchWorker fetcher_;
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<SteadyClock::rep> heartbeat_{0};

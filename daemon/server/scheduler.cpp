@@ -37,7 +37,8 @@ Scheduler::Scheduler(SchedulerOptions options, size_t devices, std::function<boo
       runnable_(std::move(runnable)),
       fetch_lanes_(devices),
       control_lanes_(devices),
-      in_flight_(devices, 0) {}
+      in_flight_(devices, 0),
+      fetch_in_flight_(devices, 0) {}
 
 Status Scheduler::enqueue_locked(ClientId client, std::variant<PairWork, SoloWork> job) {
   if (closed_) return unavailable("the daemon is stopping");
@@ -192,13 +193,6 @@ Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, W
   std::unique_lock lock(mutex_);
   const auto idle_deadline = SteadyClock::now() + idle;
   while (true) {
-    if (!fetch_lanes_[device].empty()) {
-      out = std::move(fetch_lanes_[device].front());
-      fetch_lanes_[device].pop_front();
-      --pending_fetch_;
-      ++in_flight_[device];
-      return Wait::kWork;
-    }
     if (!control_lanes_[device].empty()) {
       out = std::move(control_lanes_[device].front());
       control_lanes_[device].pop_front();
@@ -221,6 +215,28 @@ Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, W
 void Scheduler::finished(size_t device, size_t count) {
   std::lock_guard lock(mutex_);
   in_flight_[device] -= std::min<uint32_t>(in_flight_[device], static_cast<uint32_t>(count));
+}
+
+Scheduler::Wait Scheduler::next_fetch(size_t device, std::chrono::milliseconds idle, FetchWork& out) {
+  std::unique_lock lock(mutex_);
+  const auto idle_deadline = SteadyClock::now() + idle;
+  while (true) {
+    if (!fetch_lanes_[device].empty()) {
+      out = std::move(fetch_lanes_[device].front());
+      fetch_lanes_[device].pop_front();
+      --pending_fetch_;
+      ++fetch_in_flight_[device];
+      return Wait::kWork;
+    }
+    if (closed_) return Wait::kClosed;
+    if (SteadyClock::now() >= idle_deadline) return Wait::kIdle;
+    work_.wait_until(lock, idle_deadline);
+  }
+}
+
+void Scheduler::fetch_finished(size_t device) {
+  std::lock_guard lock(mutex_);
+  if (fetch_in_flight_[device] > 0) --fetch_in_flight_[device];
 }
 
 DroppedJobs Scheduler::drop_client(ClientId client) {
@@ -286,6 +302,9 @@ bool Scheduler::idle() const {
   for (uint32_t n : in_flight_) {
     if (n != 0) return false;
   }
+  for (uint32_t n : fetch_in_flight_) {
+    if (n != 0) return false;
+  }
   return true;
 }
 
@@ -296,6 +315,7 @@ SchedulerStats Scheduler::stats(SteadyClock::time_point now) const {
   s.pending = pending_infer_ + pending_fetch_;
   for (const auto& lane : control_lanes_) s.pending += static_cast<uint32_t>(lane.size());
   for (uint32_t n : in_flight_) s.in_flight += n;
+  for (uint32_t n : fetch_in_flight_) s.in_flight += n;
   s.capacity = options_.max_queue;
   s.rejected_full = rejected_full_;
   for (const auto& [_, queue] : per_client_) {

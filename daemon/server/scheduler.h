@@ -8,8 +8,8 @@
 //    optionally waiting max_wait for more; batch sizes are those batch_size_for() allows.
 //  * Solo items (InferBatch, Match) wait in their session's FIFO like pairs and count as one
 //    request against max_queue; when one reaches the head of the served session it runs alone.
-//  * Lanes: fetch items (short, they free memory) and control items go to the worker of their
-//    device and run before queued inferences.
+//  * Lanes: fetch items go to the fetch thread of their device (next_fetch), beside its compute;
+//    control items go to the worker of their device and run before queued inferences.
 //  * Shutdown: close() refuses new work and hands back everything queued (answered UNAVAILABLE
 //    by the caller); workers finish what they hold and then get "closed".
 // Thread safety: all members may be called from any thread; mutex_ guards all state.
@@ -44,12 +44,13 @@ uint32_t batch_size_for(size_t available, uint32_t max_batch);
 // 1, 2, 4, ... < max_batch, and max_batch.
 std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch);
 
-using Work = std::variant<std::vector<PairWork>, FetchWork, ControlWork, SoloWork>;
+// What a device's compute thread runs (fetches go to its fetch thread).
+using Work = std::variant<std::vector<PairWork>, ControlWork, SoloWork>;
 
 struct SchedulerStats {
   uint32_t pending = 0;  // inference + fetch + control items waiting
   uint32_t pending_infer = 0;
-  uint32_t in_flight = 0;  // items (pairs) a worker holds
+  uint32_t in_flight = 0;  // items (pairs, fetches) a worker holds
   uint32_t capacity = 0;
   uint32_t oldest_wait_ms = 0;
   uint64_t rejected_full = 0;  // RESOURCE_EXHAUSTED answers
@@ -85,6 +86,10 @@ class Scheduler {
   Wait next(size_t device, std::chrono::milliseconds idle, Work& out);
   // The worker finished `count` items it got from next().
   void finished(size_t device, size_t count);
+  // Fetch thread of `device`: the next fetch, as next() (kClosed once closed and the lane is empty).
+  Wait next_fetch(size_t device, std::chrono::milliseconds idle, FetchWork& out);
+  // The fetch thread finished the fetch it got from next_fetch().
+  void fetch_finished(size_t device);
 
   // Takes every queued job of `client` out (its session ended).
   DroppedJobs drop_client(ClientId client);
@@ -121,7 +126,8 @@ class Scheduler {
   std::vector<std::deque<FetchWork>> fetch_lanes_;
   std::vector<std::deque<ControlWork>> control_lanes_;
   uint32_t pending_fetch_ = 0;
-  std::vector<uint32_t> in_flight_;
+  std::vector<uint32_t> in_flight_;        // items the compute threads hold
+  std::vector<uint32_t> fetch_in_flight_;  // fetches the fetch threads hold
   uint64_t rejected_full_ = 0;
 };
 

@@ -128,7 +128,9 @@ TEST(Scheduler, WaitsUpToMaxWaitToFillABatch) {
   EXPECT_EQ(ids(work).size(), 2u) << "the second pair arrived within max_wait";
 }
 
-TEST(Scheduler, FetchesRunBeforeQueuedInference) {
+// Fetches have their own thread per device: a queued inference neither waits for them nor
+// delays them, and a fetch in flight keeps the scheduler busy until it is finished.
+TEST(Scheduler, FetchesGoToTheFetchThreadBesideQueuedInference) {
   Scheduler s = make();
   ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
   FetchWork fetch;
@@ -137,8 +139,18 @@ TEST(Scheduler, FetchesRunBeforeQueuedInference) {
   ASSERT_TRUE(s.submit(std::move(fetch)).is_ok());
   Work work;
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
-  ASSERT_TRUE(std::holds_alternative<FetchWork>(work));
-  EXPECT_EQ(std::get<FetchWork>(work).context.reply.request_id, 99u);
+  EXPECT_EQ(ids(work), std::vector<uint64_t>{1}) << "the compute thread takes the pair, not the fetch";
+  s.finished(0, 1);
+  FetchWork taken;
+  ASSERT_EQ(s.next_fetch(0, std::chrono::milliseconds(0), taken), Scheduler::Wait::kWork);
+  EXPECT_EQ(taken.context.reply.request_id, 99u);
+  EXPECT_FALSE(s.idle()) << "the fetch is in flight";
+  EXPECT_EQ(s.stats().in_flight, 1u);
+  EXPECT_EQ(s.next_fetch(0, std::chrono::milliseconds(0), taken), Scheduler::Wait::kIdle);
+  s.fetch_finished(0);
+  EXPECT_TRUE(s.idle());
+  (void)s.close();
+  EXPECT_EQ(s.next_fetch(0, std::chrono::milliseconds(0), taken), Scheduler::Wait::kClosed);
 }
 
 TEST(Scheduler, DropsASessionsQueuedJobsAndClosesForShutdown) {

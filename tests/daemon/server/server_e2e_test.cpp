@@ -10,6 +10,7 @@
 #include "tests/daemon/server/server_harness.h"
 #include "tests/daemon/server/test_client.h"
 #include "tests/daemon/server/test_expect.h"
+#include "tests/daemon/server/worker_gate.h"
 #include "tools/io/official_resize.h"
 
 namespace recon::daemon::testing {
@@ -112,6 +113,55 @@ TEST(RecondServer, InferPairThroughASealedMemfdThenFetchMatchesTheInProcessEngin
   auto rerelease = (*client)->call(make_release(rid, (*client)->session(), {result}), rid);
   ASSERT_TRUE(rerelease.is_ok());
   EXPECT_EQ(rerelease->code(), StatusCode::kNotFound);
+}
+
+// Fetches run on the device's fetch thread and copy queue, beside the compute: a fetch is answered
+// while a batch holds the worker, into a region (the GPU writing the imported pages) and inline
+// (through staging) with the same bytes.
+TEST(RecondServer, AFetchIsAnsweredWhileABatchHoldsTheWorker) {
+  WorkerGate gate;
+  std::atomic<int> batches{0};
+  ServerHooks hooks;
+  hooks.before_batch = [&] {
+    if (batches++ > 0) gate.wait();  // the first batch runs, every later one waits
+  };
+  auto harness = ServerHarness::start(tiny_options(), hooks);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "fetch-beside");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  auto region = (*client)->add_region(1 << 20);
+  ASSERT_TRUE(region.is_ok()) << region.status().to_string();
+  auto& [memory, region_id] = *region;
+  const auto pixels = test_image(kH, kW, 23);
+  const ImageArg image{{}, 0, kH, kW, 0, pixels};
+
+  auto first = (*client)->call(make_infer_pair(1, (*client)->session(), image, image), 1);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->type(), wire::ResponseBody::InferPairResult) << first->error_message();
+  const Id128 result = handle_id(*first);
+  ASSERT_TRUE((*client)->send_frames({make_infer_pair(2, (*client)->session(), image, image)}).is_ok());
+  ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->in_flight() == 1; }))
+      << "the second pair never reached the worker";
+
+  auto in_region = (*client)->call(make_fetch(3, (*client)->session(), result, {}, RegionDest{region_id, 0, 0, 256}), 3);
+  ASSERT_TRUE(in_region.is_ok()) << "no fetch answer while the worker is held: " << in_region.status().to_string();
+  ASSERT_EQ(in_region->type(), wire::ResponseBody::FetchResult) << in_region->error_message();
+  auto inline_fetch = (*client)->call(make_fetch(4, (*client)->session(), result, {}, std::nullopt), 4);
+  ASSERT_TRUE(inline_fetch.is_ok()) << inline_fetch.status().to_string();
+  ASSERT_EQ(inline_fetch->type(), wire::ResponseBody::FetchResult) << inline_fetch->error_message();
+  EXPECT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->in_flight() == 1; }))
+      << "the held pair finished before the fetches: they waited for it";
+
+  const TensorBytes from_region = region_tensors(*in_region, memory->data());
+  const TensorBytes from_inline = inline_tensors(*inline_fetch);
+  ASSERT_EQ(from_region.size(), 8u);
+  EXPECT_EQ(from_region, from_inline) << "the region (imported) and inline (staging) paths differ";
+
+  gate.release();
+  auto second = (*client)->receive();
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_EQ(second->response->request_id(), 2u);
+  EXPECT_EQ(second->code(), StatusCode::kOk) << second->error_message();
 }
 
 // The fast precision (fp16 with the heads in fp16 too) served like the others: the status says
