@@ -63,6 +63,33 @@ std::string cache_path(const DaemonConfig& config) {
   return pipeline_cache_file(config, std::getenv("CACHE_DIRECTORY"), "");
 }
 
+// One runtime per device that `device` selects (gpu::Context::select_devices), in that order:
+// device i of the server is the i-th.
+Result<std::vector<std::unique_ptr<gpu::Runtime>>> open_devices(const DaemonConfig& config) {
+  std::string selector = config.device;
+  if (selector.empty()) {
+    if (const char* env = std::getenv("RECON_DEVICE")) selector = env;
+  }
+  RECON_ASSIGN_OR_RETURN(const std::vector<gpu::DeviceInfo> present, gpu::Context::list_devices());
+  RECON_ASSIGN_OR_RETURN(const std::vector<uint32_t> chosen, gpu::Context::select_devices(present, selector));
+  std::vector<std::unique_ptr<gpu::Runtime>> runtimes;
+  for (const uint32_t index : chosen) {
+    gpu::RuntimeOptions runtime_options;
+    runtime_options.context.device = std::to_string(index);
+    runtime_options.context.application_name = "recond";
+    runtime_options.pipeline_cache_path = cache_path(config);
+    auto runtime = gpu::Runtime::create(runtime_options);
+    if (!runtime.is_ok()) return runtime.status().with_context("device " + std::to_string(index));
+    gpu::PipelineCache& cache = runtime.value()->pipeline_cache();
+    log_info("Device " + std::to_string(runtimes.size()) + ": " + runtime.value()->caps().device_name +
+             " (Vulkan device " + std::to_string(index) + "); pipeline cache " +
+             (cache.path().empty() ? std::string("in memory") : cache.path()) + " (" +
+             gpu::cache_state_name(cache.state()) + ", " + std::to_string(cache.loaded_bytes()) + " bytes)");
+    runtimes.push_back(std::move(runtime).value());
+  }
+  return runtimes;
+}
+
 int run(int argc, char** argv) {
   auto split = extract_server_flags(argc, argv);
   if (!split.is_ok()) {
@@ -130,22 +157,16 @@ int run(int argc, char** argv) {
   sockets.manager = std::move(manager).value();
   for (const std::string& name : fds->unclaimed_names()) log_warning("Ignoring socket-activated fd '" + name + "'");
 
-  gpu::RuntimeOptions runtime_options;
-  runtime_options.context.device = config.device;
-  runtime_options.context.application_name = "recond";
-  runtime_options.pipeline_cache_path = cache_path(config);
-  auto runtime = gpu::Runtime::create(runtime_options);
-  if (!runtime.is_ok()) {
-    log_error("Cannot open the GPU: " + runtime.status().to_string());
+  auto runtimes = open_devices(config);
+  if (!runtimes.is_ok()) {
+    log_error("Cannot open the GPU: " + runtimes.status().to_string());
     return kExitFailure;
   }
-  gpu::PipelineCache& cache = runtime.value()->pipeline_cache();
-  log_info("Device: " + runtime.value()->caps().device_name + "; pipeline cache " +
-           (cache.path().empty() ? std::string("in memory") : cache.path()) + " (" +
-           gpu::cache_state_name(cache.state()) + ", " + std::to_string(cache.loaded_bytes()) + " bytes)");
+  std::vector<gpu::Runtime*> devices;
+  for (const auto& runtime : *runtimes) devices.push_back(runtime.get());
 
   ServerOptions options = server_options(config, split->flags);
-  auto server = Server::create(std::move(options), std::move(sockets), {runtime.value().get()}, &*notifier);
+  auto server = Server::create(std::move(options), std::move(sockets), std::move(devices), &*notifier);
   if (!server.is_ok()) {
     log_error("Cannot start the server: " + server.status().to_string());
     return kExitFailure;

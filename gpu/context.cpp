@@ -219,6 +219,35 @@ Result<uint32_t> Context::select_device(const std::vector<DeviceInfo>& devices, 
   return not_found("no device matches \"" + selector + "\" (devices: " + names + ")");
 }
 
+Result<std::vector<uint32_t>> Context::select_devices(const std::vector<DeviceInfo>& devices,
+                                                      const std::string& selector) {
+  std::vector<uint32_t> out;
+  if (lower(selector) == "all") {
+    for (const auto& d : devices) {
+      if (d.type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) out.push_back(d.index);
+    }
+    if (!out.empty()) return out;
+    RECON_ASSIGN_OR_RETURN(const uint32_t best, select_device(devices, ""));
+    return std::vector<uint32_t>{best};
+  }
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = selector.find(',', begin);
+    std::string part = selector.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    const bool listed = selector.find(',') != std::string::npos;
+    if (part.empty() && listed) return invalid_argument("an empty entry in the device list \"" + selector + "\"");
+    RECON_ASSIGN_OR_RETURN(const uint32_t index, select_device(devices, part));
+    if (std::find(out.begin(), out.end(), index) != out.end()) {
+      return invalid_argument("device " + std::to_string(index) + " is named twice in \"" + selector + "\"");
+    }
+    out.push_back(index);
+    if (comma == std::string::npos) return out;
+    begin = comma + 1;
+  }
+}
+
 Result<std::unique_ptr<Context>> Context::create(const ContextOptions& options) {
   std::unique_ptr<Context> ctx(new Context());
   RECON_RETURN_IF_ERROR(ctx->init(options));
@@ -237,6 +266,8 @@ Status Context::init(const ContextOptions& options) {
   read_capabilities();
   RECON_RETURN_IF_ERROR(create_device());
   RECON_ASSIGN_OR_RETURN(once_, OneShot::create(device_, *compute_queue_));
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  RECON_VK_RETURN_IF_ERROR(vkCreateFence(device_, &fence_info, nullptr, &lost_probe_));
   return Status::ok();
 }
 
@@ -537,6 +568,10 @@ Result<uint32_t> Context::find_memory_type(uint32_t type_bits, VkMemoryPropertyF
   return unimplemented("no memory type with the required properties");
 }
 
+bool Context::device_lost() const {
+  return vkGetFenceStatus(device_, lost_probe_) == VK_ERROR_DEVICE_LOST;
+}
+
 Status Context::run_once(const std::function<void(VkCommandBuffer)>& record) {
   return once_->run(record);
 }
@@ -545,6 +580,7 @@ Context::~Context() {
   if (device_ != VK_NULL_HANDLE) {
     vkDeviceWaitIdle(device_);
     once_.reset();
+    if (lost_probe_ != VK_NULL_HANDLE) vkDestroyFence(device_, lost_probe_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }
   if (messenger_ != VK_NULL_HANDLE) {

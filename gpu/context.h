@@ -55,6 +55,10 @@ class Context {
   static Result<std::vector<DeviceInfo>> list_devices();
   // Resolves a selector ("" = best, an index, or a name substring) against a device list.
   static Result<uint32_t> select_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
+  // Several devices: "all" (every discrete GPU, else the best device), a comma-separated list of
+  // selectors (each as select_device; a device named twice is an error), or one selector.
+  static Result<std::vector<uint32_t>> select_devices(const std::vector<DeviceInfo>& devices,
+                                                      const std::string& selector);
 
   VkInstance instance() const { return instance_; }
   VkPhysicalDevice physical_device() const { return physical_device_; }
@@ -85,6 +89,10 @@ class Context {
   // Index of a memory type with `required` flags (and ideally `preferred`), or an error.
   Result<uint32_t> find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
                                     VkMemoryPropertyFlags preferred) const;
+
+  // True once the driver reports the device lost (VK_ERROR_DEVICE_LOST): a fence status query,
+  // no wait, cheap enough to ask after every unit of work.
+  bool device_lost() const;
 
   // Records `record` into a one-shot command buffer, submits it to the compute queue and waits.
   // For uploads, downloads and tests; model graphs use recorded, replayed command buffers.
@@ -119,7 +127,8 @@ class Context {
   std::unique_ptr<Queue> transfer_queue_;
   std::vector<const char*> enabled_device_extensions_;
 
-  std::unique_ptr<OneShot> once_;  // run_once's, on the compute queue
+  std::unique_ptr<OneShot> once_;        // run_once's, on the compute queue
+  VkFence lost_probe_ = VK_NULL_HANDLE;  // never submitted: its status is NOT_READY or DEVICE_LOST
 
   bool validation_enabled_ = false;
   std::atomic<uint64_t> validation_errors_{0};

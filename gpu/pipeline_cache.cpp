@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -173,7 +174,10 @@ Status PipelineCache::save() {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(fs::path(path_).parent_path(), ec);
-  std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
+  // Unique per process and per cache: the GPUs of one daemon may share a file (same model of GPU)
+  // and save it at once from their workers; the last rename wins, each file whole.
+  static std::atomic<uint64_t> saves{0};
+  std::string tmp = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(saves.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return unavailable("cannot write pipeline cache " + tmp);

@@ -15,6 +15,8 @@ bench/mast3r/mast3r_fullsize.py uses. In one call:
 
 --baseline-bin, if given, holds the recond and reconctl of an earlier commit: each precision is then
 served by the baseline daemon first and this one second, in the same call (an A/B of a daemon change).
+--device-sets "0;all" serves each precision once per set of GPUs (recond --device), in that order:
+the scaling over the GPUs of the host. --no-reference skips PyTorch and the in-process engine.
 
 --bin holds recond, reconctl and recon_bench_mast3r; --lib, if given, the shared libraries they
 need that the machine lacks (put on their LD_LIBRARY_PATH only, not on PyTorch's). Writes
@@ -65,12 +67,14 @@ def in_process(binary, model_path, pair_dir, precisions, out, env):
                 for r in json.load(f)["benchmarks"] if "ms_per_pair" in r}
 
 
-def through_recond(bindir, build, model_path, precision, concurrencies, pairs, work, env):
+def through_recond(bindir, build, model_path, precision, concurrencies, pairs, work, env, devices=""):
     sockets = tempfile.mkdtemp(prefix="recond-", dir=work)
-    log_path = os.path.join(work, f"recond-{build}-{precision}.log")
+    log_path = os.path.join(work, f"recond-{build}-{precision}{'-' + devices if devices else ''}.log")
     cmd = [os.path.join(bindir, "recond"), "--foreground", "--config", "/dev/null", "--socket-dir", sockets,
            "--model", f"mast3r={model_path}", "--precision", precision, "--warmup", "512x384",
            "--max-batch", "8", "--batch-wait-us", "3000", "--pipeline-cache", "off"]
+    if devices:
+        cmd += ["--device", devices]
     print(" ".join(cmd), flush=True)
     with open(log_path, "w") as log:
         daemon = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -88,6 +92,7 @@ def through_recond(bindir, build, model_path, precision, concurrencies, pairs, w
                 row = json.loads(result.stdout)
                 row["precision"] = precision
                 row["build"] = build
+                row["devices"] = devices or "default"
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     finally:
@@ -110,6 +115,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=160)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--baseline-bin", default="", help="recond and reconctl of an earlier commit, run first")
+    ap.add_argument("--device-sets", default="", help="recond --device values separated by ';' (e.g. '0;all')")
+    ap.add_argument("--no-reference", action="store_true", help="skip PyTorch and the in-process engine")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
@@ -131,31 +138,39 @@ def main():
     for i, img in enumerate(u8):
         img.tofile(os.path.join(pair_dir, f"img{i + 1}_u8.bin"))
 
-    summary["pytorch"] = pytorch_fp16(model, u8)
+    if not args.no_reference:
+        summary["pytorch"] = pytorch_fp16(model, u8)
+        print(f"PyTorch: {summary['pytorch']}", flush=True)
     del model
     torch.cuda.empty_cache()
-    print(f"PyTorch: {summary['pytorch']}", flush=True)
-    summary["in_process"] = in_process(os.path.join(args.bin, "recon_bench_mast3r"), model_path, pair_dir, precisions,
-                                       args.out, env)
+    if not args.no_reference:
+        summary["in_process"] = in_process(os.path.join(args.bin, "recon_bench_mast3r"), model_path, pair_dir,
+                                           precisions, args.out, env)
     summary["recond"] = []
     builds = ([("baseline", args.baseline_bin)] if args.baseline_bin else []) + [("this", args.bin)]
+    device_sets = args.device_sets.split(";") if args.device_sets else [""]
     for precision in precisions:
-        for build, bindir in builds:
-            summary["recond"] += through_recond(bindir, build, model_path, precision, concurrencies, args.pairs,
-                                                args.work, env)
+        for devices in device_sets:
+            for build, bindir in builds:
+                summary["recond"] += through_recond(bindir, build, model_path, precision, concurrencies, args.pairs,
+                                                    args.work, env, devices)
     with open(os.path.join(args.out, "recond_fullsize.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
 
-    torch_b8 = summary["pytorch"]["fp16_autocast_batch8_ms_per_pair"]
-    print(f"\n== {summary['device']}: 512x384 pairs ==")
-    print(f"PyTorch fp16 autocast: batch 1 {summary['pytorch']['fp16_autocast_ms']:.1f} ms, "
-          f"batch 8 {torch_b8:.2f} ms/pair = {1000 / torch_b8:.1f} pairs/s")
-    for name, r in summary["in_process"].items():
-        print(f"recon in-process {name:32s} {r['ms_per_pair']:7.2f} ms/pair {r['pairs_per_s']:6.1f} pairs/s")
-    print("build     precision   clients fetch  pairs/s  vs PyTorch b8  p50 ms  p99 ms  daemon compute ms  fetch ms")
+    print(f"\n== {summary['device']} (x{torch.cuda.device_count()}): 512x384 pairs ==")
+    torch_b8 = None
+    if not args.no_reference:
+        torch_b8 = summary["pytorch"]["fp16_autocast_batch8_ms_per_pair"]
+        print(f"PyTorch fp16 autocast: batch 1 {summary['pytorch']['fp16_autocast_ms']:.1f} ms, "
+              f"batch 8 {torch_b8:.2f} ms/pair = {1000 / torch_b8:.1f} pairs/s")
+        for name, r in summary["in_process"].items():
+            print(f"recon in-process {name:32s} {r['ms_per_pair']:7.2f} ms/pair {r['pairs_per_s']:6.1f} pairs/s")
+    print("build     devices  precision   clients fetch  pairs/s  vs PyTorch b8  p50 ms  p99 ms  daemon compute ms  "
+          "fetch ms")
     for r in summary["recond"]:
-        print(f"{r['build']:9s} {r['precision']:11s} {r['concurrency']:7d} {'yes' if r['fetch'] else 'no':5s} "
-              f"{r['pairs_per_s']:8.1f}  x{r['pairs_per_s'] * torch_b8 / 1000:.2f}        "
+        vs = f"x{r['pairs_per_s'] * torch_b8 / 1000:.2f}" if torch_b8 else "  -  "
+        print(f"{r['build']:9s} {r['devices']:8s} {r['precision']:11s} {r['concurrency']:7d} "
+              f"{'yes' if r['fetch'] else 'no':5s} {r['pairs_per_s']:8.1f}  {vs}        "
               f"{r['latency_ms']['p50']:6.1f}  {r['latency_ms']['p99']:6.1f}  {r['daemon_compute_ms_mean']:17.1f}  "
               f"{r.get('fetch_ms_mean', 0):8.1f}")
 

@@ -71,16 +71,17 @@ std::string status_text(const DaemonStatus& s) {
     out += "no devices\n";
   } else {
     Table devices;
-    devices.add_row({"GPU", "NAME", "MEMORY USED", "POOL IN USE", "POOL HIGH", "WEIGHTS", "RESULTS"});
+    devices.add_row({"GPU", "NAME", "MEMORY USED", "POOL IN USE", "POOL HIGH", "WEIGHTS", "RESULTS", "WORK ITEMS"});
     for (const DeviceStatus& d : s.devices) {
       const uint64_t total = d.device_local_budget_bytes ? d.device_local_budget_bytes : d.device_local_total_bytes;
       devices.add_row({std::to_string(d.index), d.name, used_of(d.device_local_used_bytes, total),
                        used_of(d.pool.bytes_in_use, d.pool.bytes_reserved), format_bytes(d.pool.high_water_bytes),
-                       format_bytes(d.weight_bytes), format_bytes(d.result_bytes)});
+                       format_bytes(d.weight_bytes), format_bytes(d.result_bytes), std::to_string(d.work_items)});
     }
     out += devices.render();
     for (const DeviceStatus& d : s.devices) {
       if (!d.capabilities.empty()) out += "  gpu " + std::to_string(d.index) + ": " + join(d.capabilities, ", ") + "\n";
+      if (!d.error.empty()) out += "  gpu " + std::to_string(d.index) + " OUT OF ROTATION: " + d.error + "\n";
     }
   }
 
@@ -155,6 +156,7 @@ std::string status_json(const DaemonStatus& s) {
     j.key("misses").value(d.pool.misses).key("blocks").value(d.pool.blocks);
     j.end_object();
     j.key("weight_bytes").value(d.weight_bytes).key("result_bytes").value(d.result_bytes);
+    j.key("work_items").value(d.work_items).key("error").value(d.error);
     j.end_object();
   }
   j.end_array();

@@ -11,24 +11,10 @@
 #include "gpu/log.h"
 
 namespace recon::daemon {
-namespace {
-
-// The destination region's import into `device`, or nullptr (inline, or not imported there).
-const gpu::HostImport* imported_destination(const FetchWork& job, size_t device) {
-  if (!job.destination) return nullptr;
-  const auto* import = dynamic_cast<const RegionImport*>(job.destination.attachment());
-  return import != nullptr && import->device() == device ? &import->host_import() : nullptr;
-}
-
-}  // namespace
 
 FetchWorker::FetchWorker(Device& device, Scheduler& scheduler, const AnswerSinks& sinks, Metrics& metrics,
                          std::chrono::milliseconds idle_tick)
-    : device_(device),
-      scheduler_(scheduler),
-      sinks_(sinks),
-      metrics_(metrics),
-      idle_tick_(idle_tick) {
+    : device_(device), scheduler_(scheduler), sinks_(sinks), metrics_(metrics), idle_tick_(idle_tick) {
   beat();
 }
 
@@ -52,7 +38,9 @@ void FetchWorker::beat() {
 void FetchWorker::loop() {
   gpu::Context& context = device_.runtime().context();
   auto copies = gpu::OneShot::create(context.device(), context.copy_queue());
-  if (!copies.is_ok()) log_error("Device " + std::to_string(device_.index()) + " cannot copy results out: " + copies.status().to_string());
+  if (!copies.is_ok()) {
+    log_error("Device " + std::to_string(device_.index()) + " cannot copy results out: " + copies.status().to_string());
+  }
   while (true) {
     FetchWork job;
     const Scheduler::Wait wait = scheduler_.next_fetch(device_.index(), idle_tick_, job);
@@ -91,12 +79,16 @@ void FetchWorker::run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copi
     ranges.push_back(range);
   }
   const Responder answer(job.context, sinks_);
+  if (device_.lost()) {
+    answer.fail(device_.lost_status());
+    return;
+  }
   if (!copies.is_ok()) {
     answer.fail(copies.status().with_context("fetching the tensors"));
     return;
   }
   const Status copied = copy_tensors_to_host(device_.runtime(), **copies, tensor_copies,
-                                             imported_destination(job, device_.index()));
+                                             region_import_on(job.destination, device_.index()));
   if (!copied.is_ok()) {
     answer.fail(copied.with_context("fetching the tensors"));
     return;

@@ -47,46 +47,61 @@ void GpuWorker::loop() {
     const Scheduler::Wait wait = scheduler_.next(device_.index(), options_.idle_tick, work);
     beat();
     if (wait == Scheduler::Wait::kClosed) break;
-    if (wait == Scheduler::Wait::kIdle) continue;
-    if (options_.skip_models && options_.skip_models() && skip_model_work(work)) {
-      const auto* pairs = std::get_if<std::vector<PairWork>>(&work);
-      scheduler_.finished(device_.index(), pairs != nullptr ? pairs->size() : 1);
+    if (wait == Scheduler::Wait::kIdle) {
+      check_lost();
+      continue;
+    }
+    const auto* pairs = std::get_if<std::vector<PairWork>>(&work);
+    const size_t count = pairs != nullptr ? pairs->size() : 1;
+    const bool skip = options_.skip_models && options_.skip_models();
+    if ((skip || device_.lost()) &&
+        answer_without_device(work, skip ? unavailable("model work is skipped (test hook)") : device_.lost_status())) {
+      scheduler_.finished(device_.index(), count);
       beat();
       continue;
     }
-    if (auto* pairs = std::get_if<std::vector<PairWork>>(&work)) {
-      const size_t count = pairs->size();
-      run_pairs(std::move(*pairs));
-      scheduler_.finished(device_.index(), count);
+    if (auto* batch = std::get_if<std::vector<PairWork>>(&work)) {
+      run_pairs(std::move(*batch));
+      device_.count_work(count);
     } else if (auto* control = std::get_if<ControlWork>(&work)) {
       run_control(std::move(*control));
-      scheduler_.finished(device_.index(), 1);
     } else if (auto* solo = std::get_if<SoloWork>(&work)) {
       run_solo(std::move(*solo));
-      scheduler_.finished(device_.index(), 1);
+      device_.count_work(1);
     }
+    scheduler_.finished(device_.index(), count);
+    check_lost();
     beat();
   }
   running_ = false;
 }
 
-bool GpuWorker::skip_model_work(Work& work) {
-  const Status skipped = unavailable("model work is skipped (test hook)");
+void GpuWorker::check_lost() {
+  if (device_.lost()) return;
+  const bool hook = options_.device_lost && options_.device_lost(device_.index());
+  if (!hook && !device_.runtime().context().device_lost()) return;
+  const Status why =
+      unavailable("GPU " + std::to_string(device_.index()) + " (" + device_.runtime().caps().device_name +
+                  ") was lost (VK_ERROR_DEVICE_LOST): it is out of rotation with its results");
+  device_.mark_lost(why);
+  log_error(why.message() + "; the daemon serves from its other GPUs, if any");
+}
+
+bool GpuWorker::answer_without_device(Work& work, const Status& why) {
   if (auto* pairs = std::get_if<std::vector<PairWork>>(&work)) {
-    for (const PairWork& job : *pairs) context_.responder(job.context).fail(skipped);
+    for (const PairWork& job : *pairs) context_.responder(job.context).fail(why);
     return true;
   }
   if (auto* solo = std::get_if<SoloWork>(&work)) {
     if (auto* step = std::get_if<DeviceStep>(solo)) {
-      step->drop(skipped);
+      step->drop(why);
       return true;
     }
-    context_.responder(std::visit([](const auto& j) -> const RequestContext& { return j.context; }, *solo))
-        .fail(skipped);
+    context_.responder(std::visit([](const auto& j) -> const RequestContext& { return j.context; }, *solo)).fail(why);
     return true;
   }
   if (auto* control = std::get_if<ControlWork>(&work); control != nullptr && control->context) {
-    context_.responder(*control->context).fail(skipped);
+    context_.responder(*control->context).fail(why);
     return true;
   }
   return false;  // the start-up (a control job without a context)
@@ -106,7 +121,7 @@ void GpuWorker::run_control(ControlWork job) {
   if (!job.context) return;
   const Responder answer = context_.responder(*job.context);
   if (bytes.is_ok()) {
-    answer.finish(std::move(bytes).value());
+    if (bytes->has_value()) answer.finish(std::move(**bytes));
     return;
   }
   // A management failure is the administrator's business whatever its code: a warning.

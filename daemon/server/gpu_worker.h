@@ -50,8 +50,11 @@ class GpuWorker {
  private:
   void loop();
   void beat();
-  // skip_models: answers `work` without the device; false for work that runs anyway.
-  bool skip_model_work(Work& work);
+  // Answers `work` with `why` without the device (skip_models, a lost device); false for work
+  // that runs anyway (the start-up).
+  bool answer_without_device(Work& work, const Status& why);
+  // Takes the device out of rotation once the driver (or the test hook) reports it lost.
+  void check_lost();
   // The model kinds run their work items (run_work in mast3r_instance.h, retrieval_instance.h,
   // match_instance.h; a job's DeviceStep runs itself).
   void run_pairs(std::vector<PairWork> pairs);

@@ -133,10 +133,8 @@ Result<std::vector<uint8_t>> prepare_on_cpu(PendingImage& image) {
 }
 
 // The import of the image's region on this device, if any.
-const RegionImport* import_for(const PendingImage& image, const InputPreparation& where) {
-  if (!image.lease) return nullptr;
-  const auto* import = dynamic_cast<const RegionImport*>(image.lease.attachment());
-  return import != nullptr && import->device() == where.device ? import : nullptr;
+const gpu::HostImport* import_for(const PendingImage& image, const InputPreparation& where) {
+  return region_import_on(image.lease, where.device);
 }
 
 // The GPU paths. Does not release the lease (the CPU fallback may still need it).
@@ -146,8 +144,8 @@ Result<gpu::Tensor> prepare_on_gpu(const PendingImage& image, const InputPrepara
   source.height = image.size.height;
   source.width = image.size.width;
   source.stride = image.stride;
-  if (const RegionImport* import = import_for(image, where)) {
-    source.bytes = import->host_import().bytes();
+  if (const gpu::HostImport* import = import_for(image, where)) {
+    source.bytes = import->bytes();
     source.offset = static_cast<uint64_t>(image.lease.bytes().data() - image.lease.base());
   } else {
     // The one read of client memory: the image's bytes as they lie, in one upload.
@@ -170,14 +168,14 @@ Result<gpu::Tensor> prepare_on_gpu(const PendingImage& image, const InputPrepara
 Result<ModelImage> materialize(PendingImage& image, const InputPreparation& where) {
   ModelImage out;
   out.size = image.target;
-  const RegionImport* import = import_for(image, where);
+  const gpu::HostImport* import = import_for(image, where);
   const bool imported = import != nullptr;
   // A packed image at model size in an imported region needs no preparation at all: the engine
   // copies it from the client's pages on the GPU, while the lease keeps them mapped and imported.
   if (imported && !image.resize && image.stride == image.size.width * 3 && where.gpu_preprocess) {
     const auto first = static_cast<int64_t>(image.lease.bytes().data() - image.lease.base());
     const int64_t bytes = int64_t{image.size.height} * image.size.width * 3;
-    auto view = import->host_import().bytes().slice_rows(first, first + bytes);
+    auto view = import->bytes().slice_rows(first, first + bytes);
     if (view.is_ok()) view = view->reshape({image.size.height, image.size.width, 3});
     if (view.is_ok()) {
       out.device = std::move(view).value();

@@ -25,6 +25,7 @@ struct OutgoingReply {
 struct StartupDone {
   Status status;
   std::string summary;  // for READY's STATUS= line
+  size_t device = 0;
 };
 
 using OutboxItem = std::variant<OutgoingReply, StartupDone>;

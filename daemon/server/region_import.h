@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "daemon/ipc/shm_registry.h"
 #include "gpu/host_import.h"
@@ -19,23 +20,30 @@
 
 namespace recon::daemon {
 
+// A region's imports, one per device (index = Device::index; null where that device refused or
+// cannot import).
 class RegionImport : public RegionAttachment {
  public:
-  RegionImport(size_t device, std::unique_ptr<gpu::HostImport> import) : device_(device), import_(std::move(import)) {}
-  // The index of the device (Device::index) whose memory the import belongs to.
-  size_t device() const { return device_; }
-  const gpu::HostImport& host_import() const { return *import_; }
+  explicit RegionImport(std::vector<std::unique_ptr<gpu::HostImport>> by_device) : by_device_(std::move(by_device)) {}
+  // The import into `device`, or nullptr.
+  const gpu::HostImport* on(size_t device) const {
+    return device < by_device_.size() ? by_device_[device].get() : nullptr;
+  }
 
  private:
-  size_t device_;
-  std::unique_ptr<gpu::HostImport> import_;
+  std::vector<std::unique_ptr<gpu::HostImport>> by_device_;
 };
+
+// The import into `device` of the region `lease` holds, or nullptr (no lease, not imported there).
+const gpu::HostImport* region_import_on(const RegionLease& lease, size_t device);
 
 using RegionImporter = std::function<std::unique_ptr<RegionAttachment>(const RegionInfo&)>;
 
-// The RegionService importer for one device, or an empty function when the device cannot import
-// host memory at all (the reason is logged once, here). The importer logs each import at debug
-// level and each refusal as a warning, and returns nullptr for a refused one.
-RegionImporter make_region_importer(size_t device, gpu::Runtime& runtime);
+// The RegionService importer for the devices (runtimes[i] is device i): each region is imported
+// into every device that can import host memory, so that any device's worker reads its images and
+// writes its fetches in place. Empty when no device can import at all (the reasons are logged
+// once, here). Logs each import at debug level and each refusal as a warning; returns nullptr for
+// a region that no device imported.
+RegionImporter make_region_importer(std::vector<gpu::Runtime*> runtimes);
 
 }  // namespace recon::daemon

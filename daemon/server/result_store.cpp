@@ -106,6 +106,7 @@ Result<std::shared_ptr<const StoredResult>> ResultStore::insert(HandleReservatio
   usage.bytes += shared->bytes;
   ++total_.handles;
   total_.bytes += shared->bytes;
+  device_bytes_[shared->device] += shared->bytes;
   const auto expiry = expiries_.emplace(now + std::chrono::milliseconds(shared->ttl_ms), shared->id);
   entries_.emplace(shared->id, Entry{shared, expiry});
   return shared;
@@ -142,6 +143,7 @@ std::shared_ptr<const StoredResult> ResultStore::erase_locked(
   }
   --total_.handles;
   total_.bytes -= result->bytes;
+  device_bytes_[result->device] -= result->bytes;
   return result;
 }
 
@@ -167,6 +169,12 @@ ResultUsage ResultStore::usage(ClientId client) const {
 ResultUsage ResultStore::total() const {
   std::lock_guard lock(mutex_);
   return total_;
+}
+
+uint64_t ResultStore::bytes_on(size_t device) const {
+  std::lock_guard lock(mutex_);
+  const auto it = device_bytes_.find(device);
+  return it == device_bytes_.end() ? 0 : it->second;
 }
 
 uint64_t ResultStore::expired_count() const {

@@ -131,6 +131,8 @@ class ResultStore {
 
   ResultUsage usage(ClientId client) const;
   ResultUsage total() const;
+  // Bytes of the results held on `device`.
+  uint64_t bytes_on(size_t device) const;
   uint64_t expired_count() const;
   const ResultLimits& limits() const { return limits_; }
 
@@ -153,6 +155,7 @@ class ResultStore {
   std::multimap<SteadyClock::time_point, Id128> expiries_;
   std::unordered_map<ClientId, Client> clients_;  // open sessions
   ResultUsage total_;
+  std::map<size_t, uint64_t> device_bytes_;  // of total_.bytes, per device
   uint64_t expired_ = 0;
 };
 

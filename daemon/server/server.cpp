@@ -80,6 +80,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   worker_options.max_batch = scheduling.max_batch;
   worker_options.before_batch = std::move(hooks.before_batch);
   worker_options.skip_models = std::move(hooks.skip_models);
+  worker_options.device_lost = std::move(hooks.device_lost);
   worker_options.gpu_preprocess = options_.gpu_preprocess;
   if (!options_.gpu_preprocess) log_info("Images are prepared on the CPU (gpu_preprocess off)");
   before_startup_ = std::move(hooks.before_startup);
@@ -100,7 +101,11 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   region_options.max_result_bytes = options_.limits.max_result_bytes_per_client;
   region_options.max_message_bytes = options_.limits.max_message_bytes;
   // Regions are imported into the first device (the only one main opens today).
-  if (options_.import_regions) region_options.importer = make_region_importer(0, devices_.front()->runtime());
+  if (options_.import_regions) {
+    std::vector<gpu::Runtime*> runtimes;
+    for (const auto& device : devices_) runtimes.push_back(&device->runtime());
+    region_options.importer = make_region_importer(std::move(runtimes));
+  }
   region_service_ = std::make_unique<RegionService>(registry_, std::move(region_options));
 
   RECON_ASSIGN_OR_RETURN(ZmqContext zmq, ZmqContext::create());
@@ -159,11 +164,11 @@ int Server::run(SignalFd* signals) {
   for (auto& device : devices_) {
     ControlWork startup;
     startup.what = "start-up of device " + std::to_string(device->index());
-    startup.run = [this, plan](Device& d) -> Result<std::vector<uint8_t>> {
+    startup.run = [this, plan](Device& d) -> Result<std::optional<std::vector<uint8_t>>> {
       if (before_startup_) before_startup_();
       auto summary = start_device(d, options_, plan, notifier_);
-      outbox_->push(StartupDone{summary.status(), summary.is_ok() ? summary.value() : std::string()});
-      return std::vector<uint8_t>();
+      outbox_->push(StartupDone{summary.status(), summary.is_ok() ? summary.value() : std::string(), d.index()});
+      return std::optional<std::vector<uint8_t>>();
     };
     (void)scheduler_->submit(std::move(startup), device->index());
     ++startups_pending_;
@@ -384,8 +389,11 @@ void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
     if (std::holds_alternative<DeviceStep>(job)) continue;  // its job answers, once it sees the step dropped
     reply_error(std::visit([](const auto& j) -> const ReplyTarget& { return j.context.reply; }, job), status, 1000);
   }
+  std::set<std::pair<ClientId, uint64_t>> answered;  // a management request has one item per device
   for (const ControlWork& job : dropped.control) {
-    if (job.context) reply_error(job.context->reply, status, 1000);
+    if (job.context && answered.insert({job.context->reply.client, job.context->reply.request_id}).second) {
+      reply_error(job.context->reply, status, 1000);
+    }
   }
 }
 
@@ -403,11 +411,15 @@ void Server::deliver_outbox() {
       begin_stop("start-up failed");
       continue;
     }
-    startup_summaries_.push_back(done.summary);
+    startup_summaries_.resize(devices_.size());
+    startup_summaries_[done.device] = done.summary;
     if (--startups_pending_ == 0 && !stopping_) {
       state_ = wire::DaemonState::READY;
       std::string summary;
-      for (const std::string& s : startup_summaries_) summary += (summary.empty() ? "" : "; ") + s;
+      for (size_t d = 0; d < startup_summaries_.size(); ++d) {
+        const std::string gpu = devices_.size() > 1 ? "GPU " + std::to_string(d) + ": " : std::string();
+        summary += (summary.empty() ? "" : "; ") + gpu + startup_summaries_[d];
+      }
       log_info("Ready: " + summary);
       if (notifier_ != nullptr) (void)notifier_->ready("ready: " + summary);
     }
@@ -421,9 +433,11 @@ ServerSnapshot Server::snapshot(bool include_sessions) const {
   s.uptime_s =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(SteadyClock::now() - started_).count());
   s.results = store_.total();
-  for (const auto& device : devices_) {
-    // Per-device result bytes: one device today; the store does not split by device yet.
-    s.devices.push_back(snapshot_device(*device, devices_.size() == 1 ? s.results.bytes : 0));
+  for (const auto& device : devices_) s.devices.push_back(snapshot_device(*device, store_.bytes_on(device->index())));
+  // Serving, but not from every GPU it was given.
+  if (s.state == wire::DaemonState::READY &&
+      std::any_of(devices_.begin(), devices_.end(), [](const auto& d) { return d->lost(); })) {
+    s.state = wire::DaemonState::DEGRADED;
   }
   s.queue = scheduler_->stats();
   s.metrics = metrics_.snapshot();

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,8 @@ struct ServerHooks {
   std::function<void()> before_startup;
   // WorkerOptions::skip_models (the request fuzzer).
   std::function<bool()> skip_models;
+  // WorkerOptions::device_lost (tests of a GPU that fails).
+  std::function<bool(size_t)> device_lost;
 };
 
 class Server {
@@ -167,6 +170,10 @@ class Server {
 
   // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
   Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);
+  // Runs `part` on the worker of every device not lost, one control item each; the last to finish
+  // answers.
+  Status submit_on_every_device(const ReplyTarget& target, const std::string& what,
+                                std::function<Result<std::vector<uint8_t>>(Device&)> part);
   Result<std::optional<std::vector<uint8_t>>> on_load_model(const wire::LoadModel& body, const ReplyTarget& target);
   Result<std::optional<std::vector<uint8_t>>> on_unload_model(const wire::UnloadModel& body, const ReplyTarget& target);
   WarmupPlan plan_for(const std::vector<ImageSize>& resolutions) const;

@@ -1,7 +1,9 @@
 // Server: the management requests (manager socket only, access already checked): Warmup,
 // LoadModel, UnloadModel. They are validated here, on the I/O thread, and run as control jobs on
-// device 0's worker (one device today), ahead of queued inferences.
+// every device's worker, ahead of queued inferences; the device that finishes last answers.
 #include <chrono>
+#include <memory>
+#include <mutex>
 
 #include "daemon/server/responses.h"
 #include "daemon/server/server.h"
@@ -52,6 +54,43 @@ WarmupPlan Server::plan_for(const std::vector<ImageSize>& resolutions) const {
   return plan;
 }
 
+Status Server::submit_on_every_device(const ReplyTarget& target, const std::string& what,
+                                      std::function<Result<std::vector<uint8_t>>(Device&)> part) {
+  // What the parts share: how many are still running and the first failure. The last one to
+  // finish answers for all: that failure, or its own answer (every device gives the same one).
+  struct Parts {
+    std::mutex mutex;
+    size_t remaining = 0;
+    Status failure = Status::ok();
+  };
+  // A lost device is out of rotation for good: the others are all there is.
+  std::vector<Device*> serving;
+  for (const auto& device : devices_) {
+    if (!device->lost()) serving.push_back(device.get());
+  }
+  if (serving.empty()) return devices_.front()->lost_status();
+  auto parts = std::make_shared<Parts>();
+  parts->remaining = serving.size();
+  for (Device* device : serving) {
+    ControlWork job;
+    job.context = management_context(target);
+    job.what = devices_.size() == 1 ? what : what + " on device " + std::to_string(device->index());
+    job.run = [parts, part, several = devices_.size() > 1](Device& d) -> Result<std::optional<std::vector<uint8_t>>> {
+      Result<std::vector<uint8_t>> answer = part(d);
+      std::lock_guard lock(parts->mutex);
+      if (!answer.is_ok() && parts->failure.is_ok()) {
+        parts->failure =
+            several ? answer.status().with_context("device " + std::to_string(d.index())) : answer.status();
+      }
+      if (--parts->remaining > 0) return std::optional<std::vector<uint8_t>>();
+      if (!parts->failure.is_ok()) return parts->failure;
+      return std::optional<std::vector<uint8_t>>(std::move(answer).value());
+    };
+    RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), device->index()));
+  }
+  return Status::ok();
+}
+
 Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup& body, const ReplyTarget& target) {
   std::vector<std::string> names;
   if (body.models() != nullptr && body.models()->size() > 0) {
@@ -66,10 +105,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
-  ControlWork job;
-  job.context = management_context(target);
-  job.what = "Warmup";
-  job.run = [names, plan, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
+  auto warm = [names, plan, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     const auto start = std::chrono::steady_clock::now();
     std::vector<ModelInfo> models;
     for (const std::string& name : names) {
@@ -78,7 +114,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
     }
     return warmup_response(request_id, models, elapsed_ms(start));
   };
-  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));
+  RECON_RETURN_IF_ERROR(submit_on_every_device(target, "Warmup", std::move(warm)));
   return std::optional<std::vector<uint8_t>>();
 }
 
@@ -118,11 +154,8 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
-  ControlWork job;
-  job.context = management_context(target);
-  job.what = "LoadModel " + name;
-  job.run = [name, spec, plan, warm = body.warm(),
-             request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
+  auto load = [name, spec, plan, warm = body.warm(),
+               request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     const auto start = std::chrono::steady_clock::now();
     RECON_RETURN_IF_ERROR(device.load(spec));
     if (warm) {
@@ -134,7 +167,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
     if (!info) return internal_error("model '" + name + "' vanished while loading");
     return load_model_response(request_id, *info, elapsed_ms(start));
   };
-  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));
+  RECON_RETURN_IF_ERROR(submit_on_every_device(target, "LoadModel " + name, std::move(load)));
   return std::optional<std::vector<uint8_t>>();
 }
 
@@ -144,15 +177,14 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_unload_model(const wire::
   if (!devices_.front()->model(name)) return not_found("model '" + name + "' is not loaded");
   // New requests for it are refused from now on; the one running finishes first (the worker
   // runs one thing at a time), queued ones are answered UNAVAILABLE by the worker.
-  devices_.front()->set_state(name, ModelState::kUnloading);
-  ControlWork job;
-  job.context = management_context(target);
-  job.what = "UnloadModel " + name;
-  job.run = [name, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
+  for (const auto& device : devices_) {
+    if (device->model(name)) device->set_state(name, ModelState::kUnloading);
+  }
+  auto unload = [name, request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     RECON_RETURN_IF_ERROR(device.unload(name));
     return unload_model_response(request_id);
   };
-  RECON_RETURN_IF_ERROR(scheduler_->submit(std::move(job), 0));
+  RECON_RETURN_IF_ERROR(submit_on_every_device(target, "UnloadModel " + name, std::move(unload)));
   return std::optional<std::vector<uint8_t>>();
 }
 

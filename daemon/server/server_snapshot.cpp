@@ -59,6 +59,8 @@ DeviceSnapshot snapshot_device(Device& device, uint64_t result_bytes) {
   out.device_local_used_bytes = out.activations.reserved_bytes + out.weights.reserved_bytes;
   out.weight_bytes = device.weight_bytes();
   out.result_bytes = result_bytes;
+  out.work_items = device.work_items();
+  if (device.lost()) out.error = device.lost_status().message();
   out.models = device.models();
   return out;
 }

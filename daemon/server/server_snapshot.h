@@ -34,6 +34,8 @@ struct DeviceSnapshot {
   gpu::PoolStats staging;
   uint64_t weight_bytes = 0;
   uint64_t result_bytes = 0;
+  uint64_t work_items = 0;
+  std::string error;  // why the device is out of rotation (Device::mark_lost); empty while it serves
   std::vector<ModelInfo> models;
 };
 

@@ -1,6 +1,9 @@
 // StatusReport rendering: see status_report.h.
 #include "daemon/server/status_report.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/responses.h"
 
@@ -16,10 +19,10 @@ flatbuffers::Offset<wire::DeviceStatus> build_device(flatbuffers::FlatBufferBuil
   std::vector<flatbuffers::Offset<flatbuffers::String>> caps;
   for (const std::string& c : d.capabilities) caps.push_back(builder.CreateString(c));
   const auto pool = build_pool(builder, d.activations);
-  return wire::CreateDeviceStatusDirect(builder, d.index, d.name.c_str(), d.vendor_id, d.device_id,
-                                        d.driver_version.c_str(), d.api_version.c_str(), nullptr, &caps,
-                                        d.device_local_total_bytes, d.device_local_budget_bytes,
-                                        d.device_local_used_bytes, pool, d.weight_bytes, d.result_bytes);
+  return wire::CreateDeviceStatusDirect(
+      builder, d.index, d.name.c_str(), d.vendor_id, d.device_id, d.driver_version.c_str(), d.api_version.c_str(),
+      nullptr, &caps, d.device_local_total_bytes, d.device_local_budget_bytes, d.device_local_used_bytes, pool,
+      d.weight_bytes, d.result_bytes, d.work_items, d.error.empty() ? nullptr : d.error.c_str());
 }
 
 }  // namespace
@@ -27,11 +30,22 @@ flatbuffers::Offset<wire::DeviceStatus> build_device(flatbuffers::FlatBufferBuil
 std::vector<uint8_t> status_response(uint64_t request_id, const ServerSnapshot& s) {
   flatbuffers::FlatBufferBuilder builder(2048);
   std::vector<flatbuffers::Offset<wire::DeviceStatus>> devices;
-  std::vector<flatbuffers::Offset<wire::ModelStatus>> models;
+  // Each model once: every device loads the same models (management runs on all of them), so the
+  // first device's entry stands for all, unless another device's has failed (then that one shows).
+  std::vector<ModelInfo> shown;
   for (const DeviceSnapshot& d : s.devices) {
     devices.push_back(build_device(builder, d));
-    for (const ModelInfo& m : d.models) models.push_back(build_model_status(builder, m));
+    for (const ModelInfo& m : d.models) {
+      auto same = std::find_if(shown.begin(), shown.end(), [&](const ModelInfo& x) { return x.name == m.name; });
+      if (same == shown.end()) {
+        shown.push_back(m);
+      } else if (m.state == ModelState::kFailed && same->state != ModelState::kFailed) {
+        *same = m;
+      }
+    }
   }
+  std::vector<flatbuffers::Offset<wire::ModelStatus>> models;
+  for (const ModelInfo& m : shown) models.push_back(build_model_status(builder, m));
   const auto queue =
       wire::CreateQueueStats(builder, s.queue.pending, s.queue.in_flight, s.queue.capacity, s.queue.oldest_wait_ms);
   const MetricsSnapshot& m = s.metrics;

@@ -173,12 +173,14 @@ struct FetchWork {
 
 // Management work (start-up, Warmup, LoadModel, UnloadModel): runs on the device's worker and
 // returns the whole success answer, or the Status the worker turns into an Error answer; both
-// leave through the request's Responder. An item without a context (the start-up) reports through
-// its own means (the Outbox's StartupDone).
+// leave through the request's Responder. A management request runs as one item per device
+// (Server::submit_on_every_device): only the item that finishes last answers, the others return
+// nullopt. An item without a context (the start-up) reports through its own means (the Outbox's
+// StartupDone).
 struct ControlWork {
   std::optional<RequestContext> context;
   std::string what;  // for logs
-  std::function<Result<std::vector<uint8_t>>(Device&)> run;
+  std::function<Result<std::optional<std::vector<uint8_t>>>(Device&)> run;
 };
 
 }  // namespace recon::daemon

@@ -26,6 +26,9 @@ struct WorkerOptions {
   // (pairs, InferBatch, Match, EncodeRetrieval, Warmup/LoadModel/UnloadModel) is answered
   // UNAVAILABLE at once, without the device; fetches and the start-up still run. Empty in the daemon.
   std::function<bool()> skip_models;
+  // Test hook: true when device `index` is to count as lost (as if the driver had reported
+  // VK_ERROR_DEVICE_LOST). Empty in the daemon.
+  std::function<bool(size_t index)> device_lost;
   // Image preparation on the GPU (image_input.h); false: on this thread's CPU.
   bool gpu_preprocess = true;
 };

@@ -98,7 +98,9 @@ std::string show_u64(uint64_t value) {
 constexpr uint64_t kTiB = uint64_t{1} << 40;
 
 constexpr Option kOptions[] = {
-    {"gpu", "device", "device", "SELECTOR", "GPU to use: a device index or a name substring; empty picks the best",
+    {"gpu", "device", "device", "SELECTOR",
+     "GPUs to use: a device index or a name substring, a comma-separated list of them, or all (every discrete GPU); "
+     "empty picks the best one",
      [](DaemonConfig& c, std::string_view v, ApplyContext&) {
        c.device = std::string(trim(v));
        return Status::ok();

@@ -37,7 +37,7 @@ struct ModelSource {
 
 struct DaemonConfig {
   // [gpu]
-  std::string device;  // "" = best device; else an index or a name substring (gpu::Context)
+  std::string device;  // "" = best device; "all", a list "0,1", an index or a name substring (gpu::Context)
   Precision precision = Precision::kFp32;
   PipelineCacheMode pipeline_cache = PipelineCacheMode::kAuto;
   std::string pipeline_cache_path;  // only for kPath

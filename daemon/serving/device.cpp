@@ -84,13 +84,27 @@ std::optional<ModelInfo> Device::model(const std::string& name) const {
   return it->second;
 }
 
+void Device::mark_lost(const Status& why) {
+  std::lock_guard lock(mutex_);
+  if (lost_.load()) return;
+  lost_why_ = why;
+  lost_.store(true, std::memory_order_release);
+}
+
+Status Device::lost_status() const {
+  std::lock_guard lock(mutex_);
+  return lost_why_;
+}
+
 bool Device::model_ready(const std::string& name) const {
+  if (lost()) return false;
   std::lock_guard lock(mutex_);
   auto it = catalog_.find(name);
   return it != catalog_.end() && it->second.state == ModelState::kReady;
 }
 
 Status Device::missing(const std::string& name) const {
+  if (lost()) return lost_status();
   const auto info = model(name);
   return info ? unavailable("model '" + name + "' is " + model_state_name(info->state))
               : not_found("model '" + name + "' is not loaded");

@@ -5,6 +5,7 @@
 // catalog is the only part other threads touch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -63,6 +64,16 @@ class Device {
   Status missing(const std::string& name) const;
   std::vector<ModelInfo> models() const;
   uint64_t weight_bytes() const;
+  // Out of rotation for good (the GPU was lost): no model of it counts as ready, so the scheduler
+  // gives its share of the queue to the other devices; work that must run here (fetches of its
+  // results, steps pinned to it) fails with `why`. The first call wins.
+  void mark_lost(const Status& why);
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  // UNAVAILABLE with the reason once lost(), else OK.
+  Status lost_status() const;
+  // Work items (pairs, batch requests, matches, job steps) the device's worker has run.
+  void count_work(uint64_t items) { work_items_.fetch_add(items, std::memory_order_relaxed); }
+  uint64_t work_items() const { return work_items_.load(std::memory_order_relaxed); }
 
  private:
   // Enters `info` in the catalog as loading, unless a model of its name is there and has not failed.
@@ -72,7 +83,11 @@ class Device {
   std::map<std::string, std::unique_ptr<ModelInstance>> instances_;  // worker thread only
   std::unique_ptr<MatchInstance> matcher_;                           // worker thread only
 
-  mutable std::mutex mutex_;  // guards catalog_
+  std::atomic<uint64_t> work_items_{0};
+  std::atomic<bool> lost_{false};
+
+  mutable std::mutex mutex_;  // guards catalog_ and lost_why_
+  Status lost_why_ = Status::ok();
   std::map<std::string, ModelInfo> catalog_;
 };
 

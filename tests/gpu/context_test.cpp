@@ -40,6 +40,20 @@ TEST(DeviceSelection, UnknownSelectorIsNotFoundAndListsDevices) {
   EXPECT_EQ(out_of_range.status().code(), StatusCode::kNotFound);
 }
 
+TEST(DeviceSelection, SeveralDevicesAllOrAListAndNeverOneTwice) {
+  auto d = fake_devices();
+  d.push_back({3, "NVIDIA H100 80GB HBM3", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, 0});
+  EXPECT_EQ(Context::select_devices(d, "all").value(), (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(Context::select_devices(d, "3, 0").value(), (std::vector<uint32_t>{3, 0}));
+  EXPECT_EQ(Context::select_devices(d, "").value(), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(Context::select_devices(d, "llvmpipe").value(), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(Context::select_devices(d, "2,h100").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Context::select_devices(d, "0,").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Context::select_devices(d, "0,radeon").status().code(), StatusCode::kNotFound);
+  d.erase(d.begin() + 2, d.end());  // no discrete GPU left: "all" is the best device
+  EXPECT_EQ(Context::select_devices(d, "ALL").value(), (std::vector<uint32_t>{1}));
+}
+
 TEST(Context, CreatesOnTheDefaultDeviceAndReadsCapabilities) {
   auto ctx = Context::create({});
   ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();

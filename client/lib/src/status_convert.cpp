@@ -59,6 +59,8 @@ DaemonStatus status_from_wire(const wire::StatusReport& r) {
       }
       device.weight_bytes = d->weight_bytes();
       device.result_bytes = d->result_bytes();
+      device.work_items = d->work_items();
+      if (d->error() != nullptr) device.error = d->error()->str();
       out.devices.push_back(std::move(device));
     }
   }

@@ -252,6 +252,8 @@ py::dict PyClient::status() {
     device["device_local_used_bytes"] = d.device_local_used_bytes;
     device["weight_bytes"] = d.weight_bytes;
     device["result_bytes"] = d.result_bytes;
+    device["work_items"] = d.work_items;
+    device["error"] = d.error;
     devices.append(device);
   }
   out["devices"] = devices;

@@ -109,7 +109,7 @@ TEST(ImageInput, MaterializeTakesTheDocumentedPathAndGivesTheSameBytesOnEach) {
   ASSERT_TRUE(info.is_ok());
   const bool can_import = (*rt)->caps().external_memory_host;
   if (can_import) {
-    auto import = make_region_importer(0, **rt)(*info);
+    auto import = make_region_importer({rt->get()})(*info);
     ASSERT_NE(import, nullptr);
     ASSERT_TRUE(registry.attach(7, info->id, std::move(import)).is_ok());
   }

@@ -18,22 +18,26 @@ ServerOptions tiny_options() {
 }
 
 std::unique_ptr<ServerHarness> ServerHarness::start(ServerOptions options, ServerHooks hooks,
-                                                    gpu::RuntimeOptions runtime_options) {
-  auto h = launch(std::move(options), std::move(hooks), runtime_options);
+                                                    gpu::RuntimeOptions runtime_options, size_t devices) {
+  auto h = launch(std::move(options), std::move(hooks), runtime_options, devices);
   if (h->error_.empty()) h->wait_ready();
   return h;
 }
 
 std::unique_ptr<ServerHarness> ServerHarness::launch(ServerOptions options, ServerHooks hooks,
-                                                     const gpu::RuntimeOptions& runtime_options) {
+                                                     const gpu::RuntimeOptions& runtime_options, size_t devices) {
   auto h = std::unique_ptr<ServerHarness>(new ServerHarness());
   auto fail = [&](const std::string& what, const Status& s) {
     h->error_ = what + ": " + s.to_string();
     return std::move(h);
   };
-  auto runtime = gpu::Runtime::create(runtime_options);
-  if (!runtime.is_ok()) return fail("runtime", runtime.status());
-  h->runtime_ = std::move(runtime).value();
+  std::vector<gpu::Runtime*> runtimes;
+  for (size_t i = 0; i < devices; ++i) {
+    auto runtime = gpu::Runtime::create(runtime_options);
+    if (!runtime.is_ok()) return fail("runtime", runtime.status());
+    h->runtimes_.push_back(std::move(runtime).value());
+    runtimes.push_back(h->runtimes_.back().get());
+  }
 
   ServerSockets sockets;
   const std::string dir = h->dir();
@@ -53,7 +57,7 @@ std::unique_ptr<ServerHarness> ServerHarness::launch(ServerOptions options, Serv
   sockets.regions = std::move(regions).value();
   sockets.manager = std::move(manager).value();
 
-  auto server = Server::create(std::move(options), std::move(sockets), {h->runtime_.get()}, nullptr, std::move(hooks));
+  auto server = Server::create(std::move(options), std::move(sockets), std::move(runtimes), nullptr, std::move(hooks));
   if (!server.is_ok()) return fail("server", server.status());
   h->server_ = std::move(server).value();
   h->thread_ = std::thread([raw = h.get()] { raw->exit_code_ = raw->server_->run(); });
@@ -85,7 +89,7 @@ int ServerHarness::stop() {
 ServerHarness::~ServerHarness() {
   stop();
   server_.reset();
-  runtime_.reset();
+  runtimes_.clear();
 }
 
 std::vector<uint8_t> test_image(uint32_t height, uint32_t width, uint32_t seed) {

@@ -51,24 +51,26 @@ class ServerHarness {
  public:
   // launch() + wait_ready().
   static std::unique_ptr<ServerHarness> start(ServerOptions options = tiny_options(), ServerHooks hooks = {},
-                                              gpu::RuntimeOptions runtime = in_memory_cache());
-  // Returns as soon as the I/O loop runs (the daemon is still warming up).
+                                              gpu::RuntimeOptions runtime = in_memory_cache(), size_t devices = 1);
+  // Returns as soon as the I/O loop runs (the daemon is still warming up). `devices` runtimes of
+  // the same physical device (on lavapipe: two logical devices) make a daemon of that many GPUs.
   static std::unique_ptr<ServerHarness> launch(ServerOptions options = tiny_options(), ServerHooks hooks = {},
-                                               const gpu::RuntimeOptions& runtime = in_memory_cache());
+                                               const gpu::RuntimeOptions& runtime = in_memory_cache(),
+                                               size_t devices = 1);
   // Waits for READY; sets error() otherwise.
   void wait_ready();
   ~ServerHarness();
 
   const std::string& dir() const { return dir_.path(); }
   Server& server() { return *server_; }
-  gpu::Runtime& runtime() { return *runtime_; }
+  gpu::Runtime& runtime() { return *runtimes_.front(); }
   // Stops the server and returns run()'s exit status.
   int stop();
   std::string error() const { return error_; }
 
  private:
   TempDir dir_;
-  std::unique_ptr<gpu::Runtime> runtime_;
+  std::vector<std::unique_ptr<gpu::Runtime>> runtimes_;
   std::unique_ptr<Server> server_;
   std::thread thread_;
   int exit_code_ = -1;

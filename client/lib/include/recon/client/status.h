@@ -36,6 +36,8 @@ struct DeviceStatus {
   PoolStats pool;
   uint64_t weight_bytes = 0;
   uint64_t result_bytes = 0;
+  uint64_t work_items = 0;  // pairs, batch requests, matches, job steps run since start
+  std::string error;        // why the GPU is out of rotation (lost); empty while it serves
 };
 
 struct ModelStatus {
