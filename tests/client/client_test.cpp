@@ -377,6 +377,7 @@ TEST(OutputArena, RegistersMoreSpaceForLargeResultsAndGivesItBack) {
   FakeDaemon daemon;
   ConnectOptions options = daemon.connect_options();
   options.output_chunk_bytes = 4096;  // far less than one result
+  options.output_chunk_linger = std::chrono::milliseconds(0);
   Client client = Client::connect(options);
   Pair pair = make_pair(client);
   const int before = daemon.counters().regions_registered;
@@ -394,6 +395,27 @@ TEST(OutputArena, RegistersMoreSpaceForLargeResultsAndGivesItBack) {
   Result third = client.infer(pair.a, pair.b).get();
   third.fetch();
   EXPECT_EQ(daemon.counters().regions_registered, before + 2) << "the kept chunk is reused";
+}
+
+// Results fetched at once each need a chunk; with the linger the further chunks stay registered
+// after their results go, so the next results fetched at once register nothing.
+TEST(OutputArena, FurtherChunksLingerForTheNextResultsFetchedAtOnce) {
+  FakeDaemon daemon;
+  ConnectOptions options = daemon.connect_options();
+  options.output_chunk_bytes = 4096;  // far less than one result
+  Client client = Client::connect(options);
+  Pair pair = make_pair(client);
+  const int before = daemon.counters().regions_registered;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Result> held;
+    for (int k = 0; k < 3; ++k) {
+      held.push_back(client.infer(pair.a, pair.b).get());
+      held.back().fetch();
+    }
+    for (Result& r : held) expect_tensor_matches(r.tensor("pts3d_1"), pair.buffer.data(), 32, 16);
+  }
+  EXPECT_EQ(daemon.counters().regions_registered, before + 3) << "three chunks, registered once";
+  EXPECT_EQ(daemon.counters().regions_unregistered, 0);
 }
 
 TEST(Client, StatusDescribesTheDaemon) {

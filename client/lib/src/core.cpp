@@ -63,7 +63,7 @@ std::shared_ptr<Core> Core::open(const ConnectOptions& options, bool with_sessio
                                               core->side_ ? core->side_->fd() : -1);
   Core* raw = core.get();
   core->arena_ = std::make_unique<OutputArena>(
-      o.output_chunk_bytes,
+      o.output_chunk_bytes, o.output_chunk_linger,
       [raw](int fd, uint64_t size, std::string_view label) { return raw->register_region(fd, size, label); },
       [raw](const Id& region) { raw->unregister_region(region); });
   return core;

@@ -13,8 +13,10 @@ uint64_t align_up(uint64_t value, uint64_t alignment) {
 
 }  // namespace
 
-OutputArena::OutputArena(uint64_t chunk_bytes, Registrar registrar, Unregistrar unregistrar)
+OutputArena::OutputArena(uint64_t chunk_bytes, std::chrono::milliseconds linger, Registrar registrar,
+                         Unregistrar unregistrar)
     : chunk_bytes_(round_up_to_pages(chunk_bytes)),
+      linger_(linger),
       registrar_(std::move(registrar)),
       unregistrar_(std::move(unregistrar)) {}
 
@@ -30,30 +32,61 @@ bool OutputArena::take(Chunk& chunk, uint64_t bytes, uint64_t& offset) {
   return false;
 }
 
+std::vector<std::unique_ptr<OutputArena::Chunk>> OutputArena::take_stale_locked(
+    std::chrono::steady_clock::time_point now) {
+  std::vector<std::unique_ptr<Chunk>> stale;
+  for (size_t i = chunks_.size(); i-- > 1;) {
+    if (chunks_[i]->empty() && now - chunks_[i]->empty_since >= linger_) {
+      stale.push_back(std::move(chunks_[i]));
+      chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  return stale;
+}
+
+void OutputArena::unregister(std::vector<std::unique_ptr<Chunk>> stale) noexcept {
+  for (const auto& chunk : stale) unregistrar_(chunk->region);  // then each chunk unmaps
+}
+
 OutputArena::Block OutputArena::allocate(uint64_t bytes) {
   const uint64_t size = align_up(bytes == 0 ? 1 : bytes, kAlignment);
-  std::lock_guard lock(mutex_);
-  for (auto& chunk : chunks_) {
-    uint64_t offset = 0;
-    if (take(*chunk, size, offset)) return Block{chunk->region, offset, size, chunk->memory.data()};
+  std::vector<std::unique_ptr<Chunk>> stale;
+  Block block;
+  {
+    std::lock_guard lock(mutex_);
+    stale = take_stale_locked(std::chrono::steady_clock::now());
+    bool found = false;
+    for (auto& chunk : chunks_) {
+      uint64_t offset = 0;
+      if (take(*chunk, size, offset)) {
+        block = Block{chunk->region, offset, size, chunk->memory.data()};
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      auto chunk = std::make_unique<Chunk>();
+      chunk->memory = SharedMemory::create("recon-output", std::max(chunk_bytes_, size));
+      const RegisteredRegion registered = registrar_(chunk->memory.fd(), chunk->memory.size(), "output");
+      chunk->region = registered.id;
+      chunk->free.emplace(0, chunk->memory.size());
+      uint64_t offset = 0;
+      take(*chunk, size, offset);
+      chunks_.push_back(std::move(chunk));
+      block = Block{chunks_.back()->region, offset, size, chunks_.back()->memory.data()};
+    }
   }
-  auto chunk = std::make_unique<Chunk>();
-  chunk->memory = SharedMemory::create("recon-output", std::max(chunk_bytes_, size));
-  const RegisteredRegion registered = registrar_(chunk->memory.fd(), chunk->memory.size(), "output");
-  chunk->region = registered.id;
-  chunk->free.emplace(0, chunk->memory.size());
-  uint64_t offset = 0;
-  take(*chunk, size, offset);
-  chunks_.push_back(std::move(chunk));
-  return Block{chunks_.back()->region, offset, size, chunks_.back()->memory.data()};
+  unregister(std::move(stale));
+  return block;
 }
 
 void OutputArena::free(const Block& block) noexcept {
-  std::unique_ptr<Chunk> dropped;
+  std::vector<std::unique_ptr<Chunk>> stale;
   {
     std::lock_guard lock(mutex_);
-    for (size_t i = 0; i < chunks_.size(); ++i) {
-      Chunk& chunk = *chunks_[i];
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& owned : chunks_) {
+      Chunk& chunk = *owned;
       if (!(chunk.region == block.region)) continue;
       auto next = chunk.free.emplace(block.offset, block.size).first;
       // Merge with the following and the preceding free range.
@@ -68,15 +101,12 @@ void OutputArena::free(const Block& block) noexcept {
           chunk.free.erase(next);
         }
       }
-      const bool empty = chunk.free.size() == 1 && chunk.free.begin()->second == chunk.memory.size();
-      if (empty && i > 0) {
-        dropped = std::move(chunks_[i]);
-        chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(i));
-      }
+      if (chunk.empty()) chunk.empty_since = now;
       break;
     }
+    stale = take_stale_locked(now);
   }
-  if (dropped) unregistrar_(dropped->region);  // then `dropped` unmaps
+  unregister(std::move(stale));
 }
 
 uint64_t OutputArena::registered_bytes() const {

@@ -2,10 +2,14 @@
 // ConnectOptions::output_chunk_bytes, or larger for one big result) are registered with the
 // daemon once and carved into blocks, one per Fetch; a Fetch names its block as the
 // RegionDestination, so the daemon copies tensors straight into memory this process maps.
-// Freed blocks are coalesced; extra chunks that become empty are unregistered and unmapped
-// (the first one stays, so a steady stream of results registers nothing). Thread-safe.
+// Freed blocks are coalesced; a further chunk that becomes empty stays registered for `linger`
+// (threads fetching at once reuse it: registering a chunk costs a memfd, its page faults and the
+// daemon's GPU import of it) and is then unregistered and unmapped at the arena's next allocate or
+// free; the first chunk always stays, so a steady stream of results registers nothing.
+// Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -28,7 +32,7 @@ class OutputArena {
   using Registrar = std::function<RegisteredRegion(int memfd, uint64_t size, std::string_view label)>;
   using Unregistrar = std::function<void(const Id& region)>;  // best effort, must not throw
 
-  OutputArena(uint64_t chunk_bytes, Registrar registrar, Unregistrar unregistrar);
+  OutputArena(uint64_t chunk_bytes, std::chrono::milliseconds linger, Registrar registrar, Unregistrar unregistrar);
 
   struct Block {
     Id region;                  // RegionDestination.region_id
@@ -49,11 +53,18 @@ class OutputArena {
   struct Chunk {
     SharedMemory memory;
     Id region;
-    std::map<uint64_t, uint64_t> free;  // offset → size, coalesced
+    std::map<uint64_t, uint64_t> free;                    // offset → size, coalesced
+    std::chrono::steady_clock::time_point empty_since{};  // when it last became empty
+    bool empty() const { return free.size() == 1 && free.begin()->second == memory.size(); }
   };
   static bool take(Chunk& chunk, uint64_t bytes, uint64_t& offset);
+  // Takes the further chunks empty for longer than linger_ out of chunks_ (the caller unregisters
+  // them, unlocked).
+  std::vector<std::unique_ptr<Chunk>> take_stale_locked(std::chrono::steady_clock::time_point now);
+  void unregister(std::vector<std::unique_ptr<Chunk>> stale) noexcept;
 
   const uint64_t chunk_bytes_;
+  const std::chrono::milliseconds linger_;
   const Registrar registrar_;
   const Unregistrar unregistrar_;
   mutable std::mutex mutex_;  // guards chunks_ (registration of a new chunk happens under it)

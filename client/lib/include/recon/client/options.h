@@ -34,6 +34,10 @@ struct RECON_CLIENT_API ConnectOptions {
   // Fetched tensors land in registered shared-memory regions of this size (more are added when
   // a result does not fit, each at least as large as that result).
   uint64_t output_chunk_bytes = uint64_t{64} << 20;
+  // How long a further chunk that became empty stays registered for the next fetch before it is
+  // unregistered and unmapped (the first chunk always stays). Threads that fetch at once each need
+  // a chunk: without the linger every one of them would register and import a fresh one.
+  std::chrono::milliseconds output_chunk_linger{5'000};
 
   // All three sockets in one directory (`recond --client-socket DIR/client.sock ...`).
   static ConnectOptions in_directory(const std::string& dir);
