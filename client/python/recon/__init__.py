@@ -10,6 +10,11 @@
 Every tensor stays in the daemon's GPU memory until read; reading one copies it once into shared
 memory that this process maps, and the numpy array views it there. Errors raise recon.Error with
 the daemon's status code.
+
+Without a daemon, on a machine with a GPU, the same model runs in this process:
+
+    engine = recon.Engine("model.safetensors", precision="fp16-heads")
+    result = engine.infer("a.jpg", "b.jpg")      # result["pts3d_1"]: copied from the GPU once
 """
 
 from __future__ import annotations
@@ -39,6 +44,6 @@ def _load_image(path):
         return numpy.asarray(image.convert("RGB"))
 
 
-from ._recon import Client, Future, Result, library_version, protocol_version  # noqa: E402
+from ._recon import Client, Engine, EngineResult, Future, Result, library_version, protocol_version  # noqa: E402
 
-__all__ = ["Client", "Error", "Future", "Result", "library_version", "protocol_version"]
+__all__ = ["Client", "Engine", "EngineResult", "Error", "Future", "Result", "library_version", "protocol_version"]

@@ -1,9 +1,10 @@
 // recon._recon: the compiled half of the Python package (recon/__init__.py is the other): the
-// Client, Result and Future classes over librecon, and the translation of librecon's Error into
-// recon.Error (code, message, source).
+// Client, Result and Future classes over librecon, the in-process Engine over gpu/, and the
+// translation of librecon's Error into recon.Error (code, message, source).
 #include <pybind11/pybind11.h>
 
 #include "py_client.h"
+#include "py_engine.h"
 #include "py_result.h"
 #include "recon/client/error.h"
 #include "recon/client/version.h"
@@ -24,6 +25,7 @@ PYBIND11_MODULE(_recon, m) {
   });
   recon::python::bind_result(m);
   recon::python::bind_client(m);
+  recon::python::bind_engine(m);
   m.attr("library_version") = recon::client::library_version();
   m.attr("protocol_version") = recon::client::protocol_version();
 }

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "py_images.h"
+
 namespace recon::python {
 namespace {
 
@@ -15,19 +17,6 @@ client::Error invalid(const std::string& message) {
 
 std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000.0)));
-}
-
-// An image argument as a packed uint8 [H, W, 3] array: numpy arrays as they are (copied only when
-// not C-contiguous or not uint8), paths through recon._load_image.
-py::array_t<uint8_t, py::array::c_style | py::array::forcecast> as_image(py::object image, size_t index) {
-  if (py::isinstance<py::str>(image) || py::hasattr(image, "__fspath__")) {
-    image = py::module_::import("recon").attr("_load_image")(image);
-  }
-  auto array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>::ensure(image);
-  if (!array || array.ndim() != 3 || array.shape(2) != 3) {
-    throw invalid("image " + std::to_string(index) + " is not an RGB image: pass a uint8 array [H, W, 3] or a path");
-  }
-  return array;
 }
 
 py::dict event_dict(const client::JobEvent& e) {
@@ -91,7 +80,7 @@ client::Client& PyClient::client() {
 
 StagedImages PyClient::stage(const std::vector<py::object>& images) {
   if (!images_) throw invalid("this Client has no session (session=False): it cannot send images");
-  std::vector<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> arrays;
+  std::vector<ImageArray> arrays;
   std::vector<client::HostImage> host;
   for (size_t i = 0; i < images.size(); ++i) {
     arrays.push_back(as_image(images[i], i));

@@ -1,0 +1,267 @@
+// recon.Engine: see py_engine.h.
+#include "py_engine.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/models/mast3r/mast3r_engine.h"
+#include "gpu/runtime.h"
+#include "py_images.h"
+#include "tools/io/official_resize.h"
+
+namespace recon::python {
+namespace {
+
+// A failed engine call as recon.Error (code, message, source "engine").
+[[noreturn]] void raise(const Status& status) {
+  py::object type = py::module_::import("recon").attr("Error");
+  py::object error = type(status_code_name(status.code()), status.message(), "engine");
+  PyErr_SetObject(type.ptr(), error.ptr());
+  throw py::error_already_set();
+}
+
+template <class T>
+T value_or_raise(Result<T> result) {
+  if (!result.is_ok()) raise(result.status());
+  return std::move(result).value();
+}
+
+// The runtime and the engine, shared by the Engine and every result it made (their tensors live in
+// the runtime's pools, so it must outlive them).
+struct EngineCore {
+  std::unique_ptr<gpu::Runtime> runtime;
+  std::unique_ptr<gpu::Mast3rEngine> engine;
+};
+
+// One pair's outputs, on the GPU until read.
+class PyEngineResult {
+ public:
+  PyEngineResult(std::shared_ptr<EngineCore> core, gpu::Mast3rResult result, std::array<io::PreparedImage, 2> views)
+      : core_(std::move(core)), result_(std::move(result)), views_(std::move(views)) {}
+
+  // The tensor without the batch dimension, copied to host memory on first access.
+  py::array tensor(const std::string& name) {
+    if (auto cached = copies_.find(name); cached != copies_.end()) return cached->second;
+    const gpu::Tensor& t = find(name);
+    std::vector<py::ssize_t> shape(t.shape().begin() + 1, t.shape().end());
+    py::array out = t.dtype() == gpu::DType::kF16 ? py::array(py::dtype("float16"), shape)
+                                                  : py::array(py::dtype::of<float>(), shape);
+    Status copied;
+    {
+      py::gil_scoped_release unlocked;
+      copied = t.download(*core_->runtime, out.mutable_data(), t.bytes());
+    }
+    if (!copied.is_ok()) raise(copied);
+    out.attr("setflags")(py::arg("write") = false);
+    copies_.emplace(name, out);
+    return out;
+  }
+  py::list names() const {
+    py::list out;
+    for (const char* n : gpu::Mast3rOutputs::kNames) out.append(n);
+    return out;
+  }
+  bool contains(const std::string& name) const {
+    for (const char* n : gpu::Mast3rOutputs::kNames) {
+      if (name == n) return true;
+    }
+    return false;
+  }
+  // Per view: the image as the model saw it (prepared), and how it came from the original.
+  py::list views() const {
+    py::list out;
+    for (const io::PreparedImage& v : views_) {
+      py::dict d;
+      d["width"] = v.image.width;
+      d["height"] = v.image.height;
+      d["original_width"] = v.original_width;
+      d["original_height"] = v.original_height;
+      d["resized_width"] = v.resized_width;
+      d["resized_height"] = v.resized_height;
+      d["crop_x"] = v.crop_x;
+      d["crop_y"] = v.crop_y;
+      out.append(d);
+    }
+    return out;
+  }
+  py::dict timings() const {
+    py::dict out;
+    out["gpu_ms"] = result_.gpu_ms;
+    out["wall_ms"] = result_.wall_ms;
+    py::dict stages;
+    for (const auto& [stage, ms] : result_.stage_ms) stages[py::str(stage)] = ms;
+    out["stages_ms"] = stages;
+    return out;
+  }
+
+ private:
+  const gpu::Tensor& find(const std::string& name) const {
+    const auto list = result_.tensors.list();
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (name == gpu::Mast3rOutputs::kNames[i]) return *list[i];
+    }
+    throw py::key_error("no output '" + name + "' (outputs: pts3d_1, pts3d_2, conf_1, conf_2, desc_1, desc_2, " +
+                        "desc_conf_1, desc_conf_2)");
+  }
+
+  std::shared_ptr<EngineCore> core_;
+  gpu::Mast3rResult result_;
+  std::array<io::PreparedImage, 2> views_;
+  std::map<std::string, py::array> copies_;
+};
+
+io::PreparedImage prepare(py::object image, size_t index, int size) {
+  const ImageArray array = as_image(std::move(image), index);
+  io::Image rgb;
+  rgb.height = static_cast<int>(array.shape(0));
+  rgb.width = static_cast<int>(array.shape(1));
+  rgb.pixels.assign(array.data(), array.data() + array.size());
+  py::gil_scoped_release unlocked;
+  auto prepared = io::prepare_official(rgb, size);
+  if (!prepared.is_ok()) {
+    py::gil_scoped_acquire locked;
+    raise(prepared.status().with_context("image " + std::to_string(index)));
+  }
+  return std::move(prepared).value();
+}
+
+gpu::ImageU8View view_of(const io::PreparedImage& p) {
+  return gpu::ImageU8View{p.image.pixels.data(), p.image.height, p.image.width, 0};
+}
+
+class PyEngine {
+ public:
+  PyEngine(const std::string& model, const std::string& precision, const std::string& device) {
+    const gpu::Precision p = value_or_raise(gpu::parse_precision(precision));
+    gpu::RuntimeOptions options;
+    options.context.device = device;
+    options.context.application_name = "recon-python";
+    core_ = std::make_shared<EngineCore>();
+    {
+      py::gil_scoped_release unlocked;
+      auto runtime = gpu::Runtime::create(options);
+      if (runtime.is_ok()) {
+        core_->runtime = std::move(runtime).value();
+        auto engine = gpu::Mast3rEngine::load(*core_->runtime, model, p);
+        if (!engine.is_ok()) {
+          py::gil_scoped_acquire locked;
+          raise(engine.status());
+        }
+        core_->engine = std::move(engine).value();
+      } else {
+        py::gil_scoped_acquire locked;
+        raise(runtime.status());
+      }
+    }
+    precision_ = gpu::precision_name(p);
+  }
+
+  void warmup(int64_t width, int64_t height) {
+    Status warmed;
+    {
+      py::gil_scoped_release unlocked;
+      gpu::ForwardShape shape;
+      shape.view1 = shape.view2 = gpu::ViewSize{height, width};
+      warmed = core_->engine->warmup(shape);
+    }
+    if (!warmed.is_ok()) raise(warmed);
+  }
+
+  PyEngineResult infer(py::object a, py::object b, int size) {
+    std::array<io::PreparedImage, 2> views{prepare(std::move(a), 0, size), prepare(std::move(b), 1, size)};
+    const gpu::ImageU8View v1 = view_of(views[0]), v2 = view_of(views[1]);
+    Result<gpu::Mast3rResult> result = unavailable("not run");
+    {
+      py::gil_scoped_release unlocked;
+      result = core_->engine->infer(std::span(&v1, 1), std::span(&v2, 1));
+    }
+    return PyEngineResult(core_, value_or_raise(std::move(result)), std::move(views));
+  }
+
+  std::vector<PyEngineResult> infer_batch(const py::sequence& images, std::optional<py::sequence> pairs, int size) {
+    std::vector<io::PreparedImage> prepared;
+    for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, size));
+    std::vector<gpu::ImagePair> wanted;
+    if (pairs) {
+      for (const py::handle pair : *pairs) {
+        const auto ij = pair.cast<std::pair<int32_t, int32_t>>();
+        wanted.push_back(gpu::ImagePair{ij.first, ij.second});
+      }
+    } else {
+      wanted = gpu::consecutive_pairs(prepared.size());
+    }
+    for (const gpu::ImagePair& p : wanted) {
+      const auto n = static_cast<int32_t>(prepared.size());
+      if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
+        raise(invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                               ") is out of range for " + std::to_string(n) + " images"));
+      }
+    }
+    std::vector<gpu::ImageU8View> views;
+    for (const io::PreparedImage& p : prepared) views.push_back(view_of(p));
+    Result<std::vector<gpu::Mast3rResult>> results = unavailable("not run");
+    {
+      py::gil_scoped_release unlocked;
+      results = core_->engine->infer_batch(views, wanted);
+    }
+    std::vector<gpu::Mast3rResult> done = value_or_raise(std::move(results));
+    std::vector<PyEngineResult> out;
+    for (size_t k = 0; k < done.size(); ++k) {
+      out.emplace_back(core_, std::move(done[k]),
+                       std::array<io::PreparedImage, 2>{prepared[static_cast<size_t>(wanted[k].first)],
+                                                        prepared[static_cast<size_t>(wanted[k].second)]});
+    }
+    return out;
+  }
+
+  std::string device() const { return core_->runtime->caps().device_name; }
+  const std::string& precision() const { return precision_; }
+
+ private:
+  std::shared_ptr<EngineCore> core_;
+  std::string precision_;
+};
+
+}  // namespace
+
+void bind_engine(py::module_& m) {
+  py::class_<PyEngineResult>(m, "EngineResult",
+                             "One pair's outputs from recon.Engine, on the GPU until read: result[name] copies the "
+                             "tensor to a read-only numpy array (batch dimension dropped) once.")
+      .def("__getitem__", &PyEngineResult::tensor, py::arg("name"))
+      .def("__getattr__", &PyEngineResult::tensor, py::arg("name"))
+      .def("__contains__", &PyEngineResult::contains)
+      .def("names", &PyEngineResult::names, "The output names: pts3d_1, pts3d_2, conf_1, conf_2, desc_1, ...")
+      .def("views", &PyEngineResult::views,
+           "Per view: the prepared size and the resize and crop from the original (the official loader's).")
+      .def("timings", &PyEngineResult::timings, "gpu_ms, wall_ms and the GPU time per stage (ms).");
+
+  py::class_<PyEngine>(m, "Engine",
+                       "MASt3R in this process on the GPU (no daemon): recon.Engine(model, precision='fp16-heads', "
+                       "device='').")
+      .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("model"),
+           py::arg("precision") = "fp16-heads", py::arg("device") = "",
+           "Loads a checkpoint (.safetensors, or a converted official one) on a device ('' = the best; an "
+           "index or a name substring). precision: fp32, fp16 (heads in fp32) or fp16-heads.")
+      .def("warmup", &PyEngine::warmup, py::arg("width") = 512, py::arg("height") = 384,
+           "Builds and runs once what infer uses at that model input size (the first call at a size does it "
+           "otherwise).")
+      .def("infer", &PyEngine::infer, py::arg("image1"), py::arg("image2"), py::arg("size") = 512,
+           "One pair: images are uint8 arrays [H, W, 3] or paths, prepared as the official loader does (long "
+           "side to `size`, centre crop to multiples of 16).")
+      .def("infer_batch", &PyEngine::infer_batch, py::arg("images"), py::arg("pairs") = py::none(),
+           py::arg("size") = 512,
+           "Many pairs over a list of images, each image encoded once: `pairs` as (i, j) indices (default: "
+           "consecutive images). One EngineResult per pair, in the order asked.")
+      .def_property_readonly("device", &PyEngine::device)
+      .def_property_readonly("precision", &PyEngine::precision);
+}
+
+}  // namespace recon::python
