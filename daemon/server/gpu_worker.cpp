@@ -60,14 +60,15 @@ void GpuWorker::loop() {
       beat();
       continue;
     }
+    // Counted before they run, so that a client that has its answer sees them counted.
     if (auto* batch = std::get_if<std::vector<PairWork>>(&work)) {
-      run_pairs(std::move(*batch));
       device_.count_work(count);
+      run_pairs(std::move(*batch));
     } else if (auto* control = std::get_if<ControlWork>(&work)) {
       run_control(std::move(*control));
     } else if (auto* solo = std::get_if<SoloWork>(&work)) {
-      run_solo(std::move(*solo));
       device_.count_work(1);
+      run_solo(std::move(*solo));
     }
     scheduler_.finished(device_.index(), count);
     check_lost();

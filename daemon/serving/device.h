@@ -71,7 +71,8 @@ class Device {
   bool lost() const { return lost_.load(std::memory_order_acquire); }
   // UNAVAILABLE with the reason once lost(), else OK.
   Status lost_status() const;
-  // Work items (pairs, batch requests, matches, job steps) the device's worker has run.
+  // Work items (pairs, batch requests, matches, job steps) the device's worker has taken to run
+  // (counted before each runs, so before its answer leaves).
   void count_work(uint64_t items) { work_items_.fetch_add(items, std::memory_order_relaxed); }
   uint64_t work_items() const { return work_items_.load(std::memory_order_relaxed); }
 
