@@ -4,14 +4,18 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpu/models/mast3r/mast3r_engine.h"
+#include "gpu/models/match/fast_matcher_cache.h"
 #include "gpu/runtime.h"
 #include "py_images.h"
 #include "tools/io/official_resize.h"
@@ -38,7 +42,20 @@ T value_or_raise(Result<T> result) {
 struct EngineCore {
   std::unique_ptr<gpu::Runtime> runtime;
   std::unique_ptr<gpu::Mast3rEngine> engine;
+  std::mutex match_mutex;  // guards matchers (and the matchers' runs)
+  std::unique_ptr<gpu::FastMatcherCache> matchers;
 };
+
+// `rows` of `values` (`width` per row) as a numpy array [rows] or [rows, width].
+template <typename T>
+py::array_t<T> rows_of(const std::vector<T>& values, const std::vector<size_t>& rows, size_t width) {
+  std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(rows.size())};
+  if (width > 1) shape.push_back(static_cast<py::ssize_t>(width));
+  py::array_t<T> out(shape);
+  T* to = out.mutable_data();
+  for (size_t r : rows) to = std::copy(values.begin() + r * width, values.begin() + (r + 1) * width, to);
+  return out;
+}
 
 // One pair's outputs, on the GPU until read.
 class PyEngineResult {
@@ -91,6 +108,8 @@ class PyEngineResult {
     }
     return out;
   }
+  const gpu::Mast3rOutputs& outputs() const { return result_.tensors; }
+
   py::dict timings() const {
     py::dict out;
     out["gpu_ms"] = result_.gpu_ms;
@@ -221,6 +240,42 @@ class PyEngine {
     return out;
   }
 
+  // The official fast reciprocal matcher on the pair's descriptors, on the GPU; the same tensors as
+  // the daemon's Match (matches_1/2 (x, y), match_conf, pts3d_1/2 of the matches).
+  py::dict match(const PyEngineResult& pair, int subsample, uint32_t max_matches, float min_confidence) {
+    if (!(min_confidence >= 0)) raise(invalid_argument("min_confidence must be a number >= 0"));
+    const gpu::Mast3rOutputs& out = pair.outputs();
+    gpu::MatchMaps maps;
+    maps.pts3d_a = out.pts3d[0];
+    maps.pts3d_b = out.pts3d[1];
+    maps.conf_a = out.desc_conf[0];
+    maps.conf_b = out.desc_conf[1];
+    gpu::FastMatchOptions options;
+    options.subsample = subsample;
+    Result<gpu::HostMatches> host = unavailable("not run");
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard lock(core_->match_mutex);
+      host = [&]() -> Result<gpu::HostMatches> {
+        RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(out.desc[0], out.desc[1], maps));
+        if (!core_->matchers) core_->matchers = std::make_unique<gpu::FastMatcherCache>(*core_->runtime);
+        RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * matcher, core_->matchers->get(shape, options));
+        RECON_ASSIGN_OR_RETURN(const gpu::MatchResult matched, matcher->run(out.desc[0], out.desc[1], maps));
+        return matched.to_host(*core_->runtime);
+      }();
+    }
+    const gpu::HostMatches matches = value_or_raise(std::move(host));
+    const std::vector<size_t> rows = gpu::kept_matches(
+        matches, min_confidence, max_matches == 0 ? std::numeric_limits<uint32_t>::max() : max_matches);
+    py::dict result;
+    result["matches_1"] = rows_of(matches.xy_a, rows, 2);
+    result["matches_2"] = rows_of(matches.xy_b, rows, 2);
+    result["match_conf"] = rows_of(matches.conf, rows, 1);
+    result["pts3d_1"] = rows_of(matches.pts3d_a, rows, 3);
+    result["pts3d_2"] = rows_of(matches.pts3d_b, rows, 3);
+    return result;
+  }
+
   std::string device() const { return core_->runtime->caps().device_name; }
   const std::string& precision() const { return precision_; }
 
@@ -260,6 +315,11 @@ void bind_engine(py::module_& m) {
            py::arg("size") = 512,
            "Many pairs over a list of images, each image encoded once: `pairs` as (i, j) indices (default: "
            "consecutive images). One EngineResult per pair, in the order asked.")
+      .def("match", &PyEngine::match, py::arg("result"), py::arg("subsample") = 8, py::arg("max_matches") = 0,
+           py::arg("min_confidence") = 0.0f,
+           "The official fast reciprocal matcher on a pair's descriptors, on the GPU: a dict of numpy "
+           "arrays matches_1/matches_2 int32 [K, 2] (x, y), match_conf float32 [K], pts3d_1/pts3d_2 float32 "
+           "[K, 3]; max_matches 0 = all, min_confidence on both pixels' descriptor confidence.")
       .def_property_readonly("device", &PyEngine::device)
       .def_property_readonly("precision", &PyEngine::precision);
 }

@@ -14,25 +14,6 @@
 namespace recon::daemon {
 namespace {
 
-// Rows of `host` to keep, in the matcher's order (by the view-1 pixel): both pixels' descriptor
-// confidence ≥ min_confidence, then, beyond max_matches, the most confident ones (by match
-// confidence, or by descriptor similarity without confidence maps; ties to the earlier row).
-std::vector<size_t> kept_rows(const gpu::HostMatches& host, float min_confidence, uint32_t max_matches) {
-  const bool conf = !host.conf.empty();
-  std::vector<size_t> rows;
-  for (size_t i = 0; i < host.size(); ++i) {
-    if (min_confidence > 0 && (host.conf_a[i] < min_confidence || host.conf_b[i] < min_confidence)) continue;
-    rows.push_back(i);
-  }
-  if (rows.size() > max_matches) {
-    const std::vector<float>& key = conf ? host.conf : host.score;
-    std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
-    rows.resize(max_matches);
-    std::sort(rows.begin(), rows.end());
-  }
-  return rows;
-}
-
 template <typename T>
 Result<StoredTensor> upload_rows(gpu::Runtime& rt, const char* name, gpu::DType dtype, const std::vector<T>& source,
                                  const std::vector<size_t>& rows, size_t width) {
@@ -46,26 +27,9 @@ Result<StoredTensor> upload_rows(gpu::Runtime& rt, const char* name, gpu::DType 
 
 }  // namespace
 
-MatchInstance::MatchInstance(gpu::Runtime& runtime) : runtime_(runtime) {}
+MatchInstance::MatchInstance(gpu::Runtime& runtime) : runtime_(runtime), matchers_(runtime) {}
 
 MatchInstance::~MatchInstance() = default;
-
-Result<gpu::FastMatcher*> MatchInstance::matcher_for(const gpu::MatchShape& shape,
-                                                     const gpu::FastMatchOptions& options) {
-  constexpr size_t kKept = 8;  // shapes × options a daemon serves at once; each holds a few MiB of scratch
-  auto it = std::find_if(matchers_.begin(), matchers_.end(), [&](const auto& m) {
-    return m->shape() == shape && m->options().subsample == options.subsample &&
-           m->options().max_iter == options.max_iter && m->options().border == options.border;
-  });
-  if (it == matchers_.end()) {
-    RECON_ASSIGN_OR_RETURN(auto made, gpu::FastMatcher::create(runtime_, shape, options));
-    if (matchers_.size() == kKept) matchers_.erase(matchers_.begin());
-    matchers_.push_back(std::move(made));
-  } else {
-    std::rotate(it, it + 1, matchers_.end());
-  }
-  return matchers_.back().get();
-}
 
 void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
   const Responder answer = worker.responder(job.context);
@@ -92,7 +56,7 @@ void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
   auto host = [&]() -> Result<gpu::HostMatches> {
     RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape,
                            gpu::MatchShape::of(*tensor_of("desc_1"), *tensor_of("desc_2"), maps));
-    RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * matcher, matcher_for(shape, options));
+    RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * matcher, matchers_.get(shape, options));
     RECON_ASSIGN_OR_RETURN(const gpu::MatchResult matched,
                            matcher->run(*tensor_of("desc_1"), *tensor_of("desc_2"), maps));
     return matched.to_host(rt);
@@ -103,7 +67,7 @@ void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
     return;
   }
   const auto output_start = SteadyClock::now();
-  const std::vector<size_t> rows = kept_rows(*host, job.min_confidence, job.max_matches);
+  const std::vector<size_t> rows = gpu::kept_matches(*host, job.min_confidence, job.max_matches);
 
   std::vector<Result<StoredTensor>> uploaded;
   uploaded.push_back(upload_rows(rt, "matches_1", gpu::DType::kI32, host->xy_a, rows, 2));

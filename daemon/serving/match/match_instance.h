@@ -12,7 +12,7 @@
 #include "daemon/server/worker_context.h"
 #include "daemon/serving/model_instance.h"
 #include "daemon/serving/model_request.h"
-#include "gpu/models/match/match.h"
+#include "gpu/models/match/fast_matcher_cache.h"
 
 namespace recon::daemon {
 
@@ -26,12 +26,10 @@ class MatchInstance final : public ModelInstance {
 
   uint64_t weight_bytes() const override { return 0; }
   void run(MatchWork job, const WorkerContext& worker);
-  // A recorded matcher for this shape and options (kept for the next requests of the same kind).
-  Result<gpu::FastMatcher*> matcher_for(const gpu::MatchShape& shape, const gpu::FastMatchOptions& options);
 
  private:
   gpu::Runtime& runtime_;
-  std::vector<std::unique_ptr<gpu::FastMatcher>> matchers_;  // most recently used last
+  gpu::FastMatcherCache matchers_;
 };
 
 // The worker's entry point (GpuWorker): the device's matcher runs `job`.

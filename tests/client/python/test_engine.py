@@ -1,7 +1,8 @@
 """recon.Engine: MASt3R in this process on the GPU (lavapipe here), no daemon.
 
 The tiny golden model's pair against its reference forward (float64 PyTorch, tests/reference), the
-batch path against pairs one at a time, lifetimes and errors.
+batch path against pairs one at a time, its matches against the daemon's Match on the same pair,
+lifetimes and errors.
 """
 
 import os
@@ -11,7 +12,7 @@ import numpy
 import pytest
 
 import recon
-from conftest import SOURCE, TINY_MODEL
+from conftest import SOURCE, TINY_MODEL, image
 
 sys.path.insert(0, os.path.join(SOURCE, "tests", "reference"))
 import safetensors_io  # noqa: E402
@@ -55,6 +56,22 @@ def test_a_batch_equals_its_pairs_one_at_a_time(engine, golden):
         for name in OUTPUTS:
             numpy.testing.assert_allclose(result[name], single[name], rtol=1e-5, atol=1e-6, err_msg=name)
     assert len(engine.infer_batch([a, b, a, b], size=64)) == 3  # consecutive pairs by default
+
+
+def test_matches_equal_the_daemons(engine, client):
+    a, b = image(21), image(22)
+    ours = engine.infer(a, b, size=64)
+    theirs = client.infer(a, b)
+    numpy.testing.assert_array_equal(ours["desc_1"], theirs["desc_1"])
+    for subsample, max_matches, min_confidence in [(4, 0, 0.0), (4, 5, 0.0), (8, 0, 1.5)]:
+        matched = engine.match(ours, subsample=subsample, max_matches=max_matches, min_confidence=min_confidence)
+        daemon = client.match(theirs, subsample=subsample, max_matches=max_matches, min_confidence=min_confidence)
+        for name in ["matches_1", "matches_2", "match_conf", "pts3d_1", "pts3d_2"]:
+            numpy.testing.assert_array_equal(matched[name], daemon[name], err_msg=f"{name} at {subsample}")
+    assert len(engine.match(ours, subsample=4, max_matches=5)["matches_1"]) <= 5
+    with pytest.raises(recon.Error) as bad:
+        engine.match(ours, subsample=0)
+    assert bad.value.code == "INVALID_ARGUMENT"
 
 
 def test_results_outlive_the_engine(golden):
