@@ -26,6 +26,9 @@ class MatchInstance final : public ModelInstance {
 
   uint64_t weight_bytes() const override { return 0; }
   void run(MatchWork job, const WorkerContext& worker);
+  // The device's recorded matchers, kept per shape and options (the reconstruct job's pairwise
+  // stage uses them too).
+  gpu::FastMatcherCache& matchers() { return matchers_; }
 
  private:
   gpu::Runtime& runtime_;

@@ -22,7 +22,7 @@ Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const g
   options.subsample = subsample;
   options.border = 0;
   RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(desc_a, desc_b, maps));
-  RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matcher_for(shape, options));
+  RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matchers().get(shape, options));
   RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps));
   RECON_ASSIGN_OR_RETURN(gpu::HostMatches host, result.to_host(rt));
   return IndexMatches{std::move(host.idx_a), std::move(host.idx_b), std::move(host.conf)};
