@@ -34,8 +34,8 @@ Status copy_into_import(gpu::OneShot& submit, std::span<const TensorCopy> copies
         bytes > import.size() - static_cast<VkDeviceSize>(c.destination - base)) {
       return internal_error("a fetch destination lies outside the imported region");
     }
-    regions.push_back({c.tensor->buffer(), VkBufferCopy{c.tensor->offset(),
-                                                        static_cast<VkDeviceSize>(c.destination - base), bytes}});
+    regions.push_back(
+        {c.tensor->buffer(), VkBufferCopy{c.tensor->offset(), static_cast<VkDeviceSize>(c.destination - base), bytes}});
   }
   return submit.run([&](VkCommandBuffer cmd) {
     gpu::full_barrier(cmd);

@@ -76,8 +76,7 @@ TEST_F(FetchCopy, IntoImportedHostMemoryInOneSubmission) {
     }
     // A destination that runs past the import is refused before anything is recorded.
     const TensorCopy past{&tensors_[0], host + bytes - 10};
-    EXPECT_EQ(copy_tensors_to_host(rt(), *copies_, std::span(&past, 1), import->get()).code(),
-              StatusCode::kInternal);
+    EXPECT_EQ(copy_tensors_to_host(rt(), *copies_, std::span(&past, 1), import->get()).code(), StatusCode::kInternal);
   }
   ::munmap(map, bytes);
 }

@@ -143,7 +143,8 @@ TEST(RecondServer, AFetchIsAnsweredWhileABatchHoldsTheWorker) {
   ASSERT_TRUE(wait_for_status(**client, [](const wire::StatusReport& r) { return r.queue()->in_flight() == 1; }))
       << "the second pair never reached the worker";
 
-  auto in_region = (*client)->call(make_fetch(3, (*client)->session(), result, {}, RegionDest{region_id, 0, 0, 256}), 3);
+  auto in_region =
+      (*client)->call(make_fetch(3, (*client)->session(), result, {}, RegionDest{region_id, 0, 0, 256}), 3);
   ASSERT_TRUE(in_region.is_ok()) << "no fetch answer while the worker is held: " << in_region.status().to_string();
   ASSERT_EQ(in_region->type(), wire::ResponseBody::FetchResult) << in_region->error_message();
   auto inline_fetch = (*client)->call(make_fetch(4, (*client)->session(), result, {}, std::nullopt), 4);
