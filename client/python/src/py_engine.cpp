@@ -16,6 +16,7 @@
 
 #include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/models/match/fast_matcher_cache.h"
+#include "gpu/models/retrieval/retrieval.h"
 #include "gpu/runtime.h"
 #include "py_images.h"
 #include "tools/io/official_resize.h"
@@ -44,7 +45,25 @@ struct EngineCore {
   std::unique_ptr<gpu::Mast3rEngine> engine;
   std::mutex match_mutex;  // guards matchers (and the matchers' runs)
   std::unique_ptr<gpu::FastMatcherCache> matchers;
+  std::mutex retrieval_mutex;                      // guards the retrieval head's runs
+  std::unique_ptr<gpu::RetrievalModel> retrieval;  // null without one
 };
+
+// A device tensor (f32, f16 or i32), whole, as a numpy array (the copy happens without the GIL).
+py::array to_numpy(gpu::Runtime& rt, const gpu::Tensor& t, size_t drop_leading = 0) {
+  std::vector<py::ssize_t> shape(t.shape().begin() + static_cast<std::ptrdiff_t>(drop_leading), t.shape().end());
+  py::dtype dtype = t.dtype() == gpu::DType::kF16   ? py::dtype("float16")
+                    : t.dtype() == gpu::DType::kI32 ? py::dtype::of<int32_t>()
+                                                    : py::dtype::of<float>();
+  py::array out(dtype, shape);
+  Status copied;
+  {
+    py::gil_scoped_release unlocked;
+    copied = t.download(rt, out.mutable_data(), t.bytes());
+  }
+  if (!copied.is_ok()) raise(copied);
+  return out;
+}
 
 // `rows` of `values` (`width` per row) as a numpy array [rows] or [rows, width].
 template <typename T>
@@ -66,16 +85,7 @@ class PyEngineResult {
   // The tensor without the batch dimension, copied to host memory on first access.
   py::array tensor(const std::string& name) {
     if (auto cached = copies_.find(name); cached != copies_.end()) return cached->second;
-    const gpu::Tensor& t = find(name);
-    std::vector<py::ssize_t> shape(t.shape().begin() + 1, t.shape().end());
-    py::array out = t.dtype() == gpu::DType::kF16 ? py::array(py::dtype("float16"), shape)
-                                                  : py::array(py::dtype::of<float>(), shape);
-    Status copied;
-    {
-      py::gil_scoped_release unlocked;
-      copied = t.download(*core_->runtime, out.mutable_data(), t.bytes());
-    }
-    if (!copied.is_ok()) raise(copied);
+    py::array out = to_numpy(*core_->runtime, find(name), 1);
     out.attr("setflags")(py::arg("write") = false);
     copies_.emplace(name, out);
     return out;
@@ -157,7 +167,8 @@ gpu::ImageU8View view_of(const io::PreparedImage& p) {
 
 class PyEngine {
  public:
-  PyEngine(const std::string& model, const std::string& precision, const std::string& device) {
+  PyEngine(const std::string& model, const std::string& precision, const std::string& device,
+           const std::string& retrieval) {
     const gpu::Precision p = value_or_raise(gpu::parse_precision(precision));
     gpu::RuntimeOptions options;
     options.context.device = device;
@@ -174,6 +185,14 @@ class PyEngine {
           raise(engine.status());
         }
         core_->engine = std::move(engine).value();
+        if (!retrieval.empty()) {
+          auto head = gpu::RetrievalModel::load(*core_->runtime, retrieval);
+          if (!head.is_ok()) {
+            py::gil_scoped_acquire locked;
+            raise(head.status().with_context("the retrieval head"));
+          }
+          core_->retrieval = std::move(head).value();
+        }
       } else {
         py::gil_scoped_acquire locked;
         raise(runtime.status());
@@ -276,6 +295,60 @@ class PyEngine {
     return result;
   }
 
+  // The retrieval head on the encoder tokens of `images` (one prepared size), as the daemon's
+  // EncodeRetrieval: embeddings, features, attention, token_index, and with top_k the chosen pairs.
+  py::dict encode_retrieval(const py::sequence& images, int top_k, int size) {
+    if (!core_->retrieval) {
+      raise(invalid_argument("this Engine has no retrieval head: recon.Engine(model, retrieval=PATH)"));
+    }
+    std::vector<io::PreparedImage> prepared;
+    for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, size));
+    if (prepared.empty()) raise(invalid_argument("encode_retrieval needs images"));
+    std::vector<gpu::ImageU8View> views;
+    for (const io::PreparedImage& p : prepared) {
+      if (p.image.width != prepared[0].image.width || p.image.height != prepared[0].image.height) {
+        raise(invalid_argument("the images prepare to different sizes; retrieval takes images of one size"));
+      }
+      views.push_back(view_of(p));
+    }
+    Result<gpu::RetrievalOutput> out = unavailable("not run");
+    Result<gpu::HostPairCandidates> pairs = unavailable("not run");
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard lock(core_->retrieval_mutex);
+      auto tokens = core_->engine->encode(views);
+      out = tokens.is_ok() ? core_->retrieval->encode(*tokens) : Result<gpu::RetrievalOutput>(tokens.status());
+      if (out.is_ok() && top_k > 0) {
+        auto candidates = core_->retrieval->top_pairs(out->global, top_k);
+        pairs = candidates.is_ok() ? candidates->to_host(*core_->runtime)
+                                   : Result<gpu::HostPairCandidates>(candidates.status());
+      }
+    }
+    const gpu::RetrievalOutput encoded = value_or_raise(std::move(out));
+    gpu::Runtime& rt = *core_->runtime;
+    py::dict result;
+    result["embeddings"] = to_numpy(rt, encoded.global);
+    result["features"] = to_numpy(rt, encoded.features);
+    result["attention"] = to_numpy(rt, encoded.attention);
+    result["token_index"] = to_numpy(rt, encoded.token_index);
+    if (top_k > 0) {
+      const gpu::HostPairCandidates host = value_or_raise(std::move(pairs));
+      py::array_t<int32_t> top({static_cast<py::ssize_t>(host.images * host.k), py::ssize_t{2}});
+      py::array_t<float> scores(static_cast<py::ssize_t>(host.images * host.k));
+      int32_t* t = top.mutable_data();
+      for (int64_t i = 0; i < host.images; ++i) {
+        for (int64_t j = 0; j < host.k; ++j) {
+          *t++ = static_cast<int32_t>(i);
+          *t++ = host.indices[static_cast<size_t>(i * host.k + j)];
+        }
+      }
+      std::copy(host.scores.begin(), host.scores.end(), scores.mutable_data());
+      result["top_pairs"] = top;
+      result["top_scores"] = scores;
+    }
+    return result;
+  }
+
   std::string device() const { return core_->runtime->caps().device_name; }
   const std::string& precision() const { return precision_; }
 
@@ -301,10 +374,11 @@ void bind_engine(py::module_& m) {
   py::class_<PyEngine>(m, "Engine",
                        "MASt3R in this process on the GPU (no daemon): recon.Engine(model, precision='fp16-heads', "
                        "device='').")
-      .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("model"),
-           py::arg("precision") = "fp16-heads", py::arg("device") = "",
+      .def(py::init<const std::string&, const std::string&, const std::string&, const std::string&>(), py::arg("model"),
+           py::arg("precision") = "fp16-heads", py::arg("device") = "", py::arg("retrieval") = "",
            "Loads a checkpoint (.safetensors, or a converted official one) on a device ('' = the best; an "
-           "index or a name substring). precision: fp32, fp16 (heads in fp32) or fp16-heads.")
+           "index or a name substring). precision: fp32, fp16 (heads in fp32) or fp16-heads. retrieval: the "
+           "retrieval head's .safetensors (tools/convert-checkpoint --retrieval), for encode_retrieval.")
       .def("warmup", &PyEngine::warmup, py::arg("width") = 512, py::arg("height") = 384,
            "Builds and runs once what infer uses at that model input size (the first call at a size does it "
            "otherwise).")
@@ -320,6 +394,11 @@ void bind_engine(py::module_& m) {
            "The official fast reciprocal matcher on a pair's descriptors, on the GPU: a dict of numpy "
            "arrays matches_1/matches_2 int32 [K, 2] (x, y), match_conf float32 [K], pts3d_1/pts3d_2 float32 "
            "[K, 3]; max_matches 0 = all, min_confidence on both pixels' descriptor confidence.")
+      .def("encode_retrieval", &PyEngine::encode_retrieval, py::arg("images"), py::arg("top_k") = 0,
+           py::arg("size") = 512,
+           "The retrieval head on the images' encoder tokens (images of one prepared size), as the daemon's "
+           "EncodeRetrieval: a dict of numpy arrays embeddings [B, D], features [B, K, D], attention [B, K], "
+           "token_index [B, K], and with top_k > 0 top_pairs int32 [B * top_k, 2] and top_scores.")
       .def_property_readonly("device", &PyEngine::device)
       .def_property_readonly("precision", &PyEngine::precision);
 }

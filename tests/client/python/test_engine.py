@@ -1,8 +1,8 @@
 """recon.Engine: MASt3R in this process on the GPU (lavapipe here), no daemon.
 
 The tiny golden model's pair against its reference forward (float64 PyTorch, tests/reference), the
-batch path against pairs one at a time, its matches against the daemon's Match on the same pair,
-lifetimes and errors.
+batch path against pairs one at a time, its matches and its retrieval against the daemon's Match
+and EncodeRetrieval on the same images, lifetimes and errors.
 """
 
 import os
@@ -12,7 +12,7 @@ import numpy
 import pytest
 
 import recon
-from conftest import SOURCE, TINY_MODEL, image
+from conftest import RETRIEVAL_HEAD, SOURCE, TINY_MODEL, image
 
 sys.path.insert(0, os.path.join(SOURCE, "tests", "reference"))
 import safetensors_io  # noqa: E402
@@ -72,6 +72,19 @@ def test_matches_equal_the_daemons(engine, client):
     with pytest.raises(recon.Error) as bad:
         engine.match(ours, subsample=0)
     assert bad.value.code == "INVALID_ARGUMENT"
+
+
+def test_retrieval_equals_the_daemons(client):
+    engine = recon.Engine(TINY_MODEL, precision="fp32", retrieval=RETRIEVAL_HEAD)
+    images = [image(12), image(13), image(14)]
+    ours = engine.encode_retrieval(images, top_k=1, size=64)
+    theirs = client.infer_model("retrieval", {"images": images}, {"top_k": "1"})
+    for name in ["embeddings", "features", "attention", "token_index", "top_pairs", "top_scores"]:
+        numpy.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
+    assert "top_pairs" not in engine.encode_retrieval(images, size=64)
+    with pytest.raises(recon.Error) as headless:
+        recon.Engine(TINY_MODEL, precision="fp32").encode_retrieval(images, size=64)
+    assert headless.value.code == "INVALID_ARGUMENT" and "retrieval" in headless.value.message
 
 
 def test_results_outlive_the_engine(golden):
