@@ -170,6 +170,9 @@ class Server {
 
   // ---- server_management.cpp: Warmup, LoadModel, UnloadModel ----
   Result<std::optional<std::vector<uint8_t>>> on_warmup(const wire::Warmup& body, const ReplyTarget& target);
+  // The first device not lost (else device 0): its catalog stands for every device's, as management
+  // runs on all of them.
+  Device& catalog_device() const;
   // Runs `part` on the worker of every device not lost, one control item each; the last to finish
   // answers.
   Status submit_on_every_device(const ReplyTarget& target, const std::string& what,

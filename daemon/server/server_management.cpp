@@ -54,6 +54,13 @@ WarmupPlan Server::plan_for(const std::vector<ImageSize>& resolutions) const {
   return plan;
 }
 
+Device& Server::catalog_device() const {
+  for (const auto& device : devices_) {
+    if (!device->lost()) return *device;
+  }
+  return *devices_.front();
+}
+
 Status Server::submit_on_every_device(const ReplyTarget& target, const std::string& what,
                                       std::function<Result<std::vector<uint8_t>>(Device&)> part) {
   // What the parts share: how many are still running and the first failure. The last one to
@@ -99,7 +106,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_warmup(const wire::Warmup
       if (model_kind_warms(info.kind)) names.push_back(name->str());  // a retrieval head has no graph
     }
   } else {
-    for (const ModelInfo& m : devices_.front()->models()) {
+    for (const ModelInfo& m : catalog_device().models()) {
       if (m.state == ModelState::kReady && model_kind_warms(m.kind)) names.push_back(m.name);
     }
   }
@@ -133,7 +140,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
     return unimplemented("model kind '" + spec.kind +
                          "' is not supported by this daemon (kinds: " + loadable_model_kinds() + ")");
   }
-  if (auto existing = devices_.front()->model(name); existing && existing->state != ModelState::kFailed) {
+  if (auto existing = catalog_device().model(name); existing && existing->state != ModelState::kFailed) {
     return invalid_argument("model '" + name + "' is already loaded; unload it first");
   }
   switch (body.precision()) {
@@ -174,7 +181,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
 Result<std::optional<std::vector<uint8_t>>> Server::on_unload_model(const wire::UnloadModel& body,
                                                                     const ReplyTarget& target) {
   const std::string name = body.name() ? body.name()->str() : std::string();
-  if (!devices_.front()->model(name)) return not_found("model '" + name + "' is not loaded");
+  if (!catalog_device().model(name)) return not_found("model '" + name + "' is not loaded");
   // New requests for it are refused from now on; the one running finishes first (the worker
   // runs one thing at a time), queued ones are answered UNAVAILABLE by the worker.
   for (const auto& device : devices_) {
