@@ -14,26 +14,7 @@ namespace recon::daemon {
 
 FetchWorker::FetchWorker(Device& device, Scheduler& scheduler, const AnswerSinks& sinks, Metrics& metrics,
                          std::chrono::milliseconds idle_tick)
-    : device_(device), scheduler_(scheduler), sinks_(sinks), metrics_(metrics), idle_tick_(idle_tick) {
-  beat();
-}
-
-FetchWorker::~FetchWorker() {
-  join();
-}
-
-void FetchWorker::start() {
-  running_ = true;
-  thread_ = std::thread([this] { loop(); });
-}
-
-void FetchWorker::join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void FetchWorker::beat() {
-  heartbeat_.store(SteadyClock::now().time_since_epoch().count(), std::memory_order_relaxed);
-}
+    : device_(device), scheduler_(scheduler), sinks_(sinks), metrics_(metrics), idle_tick_(idle_tick) {}
 
 void FetchWorker::loop() {
   gpu::Context& context = device_.runtime().context();
@@ -44,14 +25,13 @@ void FetchWorker::loop() {
   while (true) {
     FetchWork job;
     const Scheduler::Wait wait = scheduler_.next_fetch(device_.index(), idle_tick_, job);
-    beat();
+    thread_.beat();
     if (wait == Scheduler::Wait::kClosed) break;
     if (wait == Scheduler::Wait::kIdle) continue;
     run(std::move(job), copies);
     scheduler_.fetch_finished(device_.index());
-    beat();
+    thread_.beat();
   }
-  running_ = false;
 }
 
 void FetchWorker::run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copies) {

@@ -8,14 +8,13 @@
 // the Outbox like the GpuWorker. Liveness: heartbeat() as GpuWorker's.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <memory>
-#include <thread>
 
 #include "daemon/server/metrics.h"
 #include "daemon/server/responder.h"
 #include "daemon/server/scheduler.h"
+#include "daemon/server/worker_thread.h"
 #include "daemon/serving/device.h"
 #include "gpu/one_shot.h"
 
@@ -27,19 +26,17 @@ class FetchWorker {
               std::chrono::milliseconds idle_tick);
   FetchWorker(const FetchWorker&) = delete;
   FetchWorker& operator=(const FetchWorker&) = delete;
-  ~FetchWorker();  // joins
 
-  void start();
-  // Waits for the thread, which ends once the scheduler is closed and the lane is empty.
-  void join();
-  bool running() const { return running_.load(); }
-  SteadyClock::time_point heartbeat() const {
-    return SteadyClock::time_point(SteadyClock::duration(heartbeat_.load(std::memory_order_relaxed)));
+  void start() {
+    thread_.start([this] { loop(); });
   }
+  // Waits for the thread, which ends once the scheduler is closed and the lane is empty.
+  void join() { thread_.join(); }
+  bool running() const { return thread_.running(); }
+  SteadyClock::time_point heartbeat() const { return thread_.heartbeat(); }
 
  private:
   void loop();
-  void beat();
   // `copies`: the thread's OneShot on the copy queue, made when the thread starts (or why not:
   // then every fetch fails with it, and the daemon serves everything else).
   void run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copies);
@@ -49,9 +46,7 @@ class FetchWorker {
   const AnswerSinks& sinks_;
   Metrics& metrics_;
   const std::chrono::milliseconds idle_tick_;
-  std::thread thread_;
-  std::atomic<bool> running_{false};
-  std::atomic<SteadyClock::rep> heartbeat_{0};
+  WorkerThread thread_;  // last: destroyed (joined) first
 };
 
 }  // namespace recon::daemon

@@ -18,52 +18,45 @@ GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, M
       options_(std::move(options)),
       input_{&device.runtime(), device.index(), options_.gpu_preprocess},
       context_{sinks_, metrics_, input_, options_},
-      fetcher_(device, scheduler, sinks_, metrics, options_.idle_tick) {
-  beat();
-}
+      fetcher_(device, scheduler, sinks_, metrics, options_.idle_tick) {}
 
 GpuWorker::~GpuWorker() {
   join();
 }
 
 void GpuWorker::start() {
-  running_ = true;
-  thread_ = std::thread([this] { loop(); });
+  thread_.start([this] { loop(); });
   fetcher_.start();
 }
 
 void GpuWorker::join() {
-  if (thread_.joinable()) thread_.join();
+  thread_.join();
   fetcher_.join();
-}
-
-void GpuWorker::beat() {
-  heartbeat_.store(SteadyClock::now().time_since_epoch().count(), std::memory_order_relaxed);
 }
 
 void GpuWorker::loop() {
   while (true) {
     Work work;
     const Scheduler::Wait wait = scheduler_.next(device_.index(), options_.idle_tick, work);
-    beat();
+    thread_.beat();
     if (wait == Scheduler::Wait::kClosed) break;
     if (wait == Scheduler::Wait::kIdle) {
       check_lost();
       continue;
     }
-    const auto* pairs = std::get_if<std::vector<PairWork>>(&work);
+    auto* pairs = std::get_if<std::vector<PairWork>>(&work);
     const size_t count = pairs != nullptr ? pairs->size() : 1;
     const bool skip = options_.skip_models && options_.skip_models();
     if ((skip || device_.lost()) &&
         answer_without_device(work, skip ? unavailable("model work is skipped (test hook)") : device_.lost_status())) {
       scheduler_.finished(device_.index(), count);
-      beat();
+      thread_.beat();
       continue;
     }
     // Counted before they run, so that a client that has its answer sees them counted.
-    if (auto* batch = std::get_if<std::vector<PairWork>>(&work)) {
+    if (pairs != nullptr) {
       device_.count_work(count);
-      run_pairs(std::move(*batch));
+      run_pairs(std::move(*pairs));
     } else if (auto* control = std::get_if<ControlWork>(&work)) {
       run_control(std::move(*control));
     } else if (auto* solo = std::get_if<SoloWork>(&work)) {
@@ -72,9 +65,8 @@ void GpuWorker::loop() {
     }
     scheduler_.finished(device_.index(), count);
     check_lost();
-    beat();
+    thread_.beat();
   }
-  running_ = false;
 }
 
 void GpuWorker::check_lost() {

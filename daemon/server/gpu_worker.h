@@ -10,12 +10,10 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "daemon/server/fetch_worker.h"
@@ -24,6 +22,7 @@
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
 #include "daemon/server/worker_context.h"
+#include "daemon/server/worker_thread.h"
 #include "daemon/serving/device.h"
 
 namespace recon::daemon {
@@ -39,17 +38,13 @@ class GpuWorker {
   void start();
   // Waits for the thread, which ends once the scheduler is closed and its work is done.
   void join();
-  bool running() const { return running_.load() || fetcher_.running(); }
+  bool running() const { return thread_.running() || fetcher_.running(); }
 
   // Steady-clock time of the last sign of progress (the staler of the two threads').
-  SteadyClock::time_point heartbeat() const {
-    return std::min(SteadyClock::time_point(SteadyClock::duration(heartbeat_.load(std::memory_order_relaxed))),
-                    fetcher_.heartbeat());
-  }
+  SteadyClock::time_point heartbeat() const { return std::min(thread_.heartbeat(), fetcher_.heartbeat()); }
 
  private:
   void loop();
-  void beat();
   // Answers `work` with `why` without the device (skip_models, a lost device); false for work
   // that runs anyway (the start-up).
   bool answer_without_device(Work& work, const Status& why);
@@ -69,9 +64,7 @@ class GpuWorker {
   const InputPreparation input_;
   const WorkerContext context_;  // what the instances use of this worker
   FetchWorker fetcher_;
-  std::thread thread_;
-  std::atomic<bool> running_{false};
-  std::atomic<SteadyClock::rep> heartbeat_{0};
+  WorkerThread thread_;
 };
 
 }  // namespace recon::daemon
