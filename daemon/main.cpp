@@ -66,12 +66,9 @@ std::string cache_path(const DaemonConfig& config) {
 // One runtime per device that `device` selects (gpu::Context::select_devices), in that order:
 // device i of the server is the i-th.
 Result<std::vector<std::unique_ptr<gpu::Runtime>>> open_devices(const DaemonConfig& config) {
-  std::string selector = config.device;
-  if (selector.empty()) {
-    if (const char* env = std::getenv("RECON_DEVICE")) selector = env;
-  }
   RECON_ASSIGN_OR_RETURN(const std::vector<gpu::DeviceInfo> present, gpu::Context::list_devices());
-  RECON_ASSIGN_OR_RETURN(const std::vector<uint32_t> chosen, gpu::Context::select_devices(present, selector));
+  RECON_ASSIGN_OR_RETURN(const std::vector<uint32_t> chosen,
+                         gpu::Context::select_devices(present, gpu::Context::device_selector(config.device)));
   std::vector<std::unique_ptr<gpu::Runtime>> runtimes;
   for (const uint32_t index : chosen) {
     gpu::RuntimeOptions runtime_options;

@@ -219,6 +219,12 @@ Result<uint32_t> Context::select_device(const std::vector<DeviceInfo>& devices, 
   return not_found("no device matches \"" + selector + "\" (devices: " + names + ")");
 }
 
+std::string Context::device_selector(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  const char* env = std::getenv("RECON_DEVICE");
+  return env != nullptr ? env : "";
+}
+
 Result<std::vector<uint32_t>> Context::select_devices(const std::vector<DeviceInfo>& devices,
                                                       const std::string& selector) {
   std::vector<uint32_t> out;
@@ -230,13 +236,13 @@ Result<std::vector<uint32_t>> Context::select_devices(const std::vector<DeviceIn
     RECON_ASSIGN_OR_RETURN(const uint32_t best, select_device(devices, ""));
     return std::vector<uint32_t>{best};
   }
+  const bool listed = selector.find(',') != std::string::npos;
   size_t begin = 0;
   while (true) {
     const size_t comma = selector.find(',', begin);
     std::string part = selector.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
     part.erase(0, part.find_first_not_of(" \t"));
     part.erase(part.find_last_not_of(" \t") + 1);
-    const bool listed = selector.find(',') != std::string::npos;
     if (part.empty() && listed) return invalid_argument("an empty entry in the device list \"" + selector + "\"");
     RECON_ASSIGN_OR_RETURN(const uint32_t index, select_device(devices, part));
     if (std::find(out.begin(), out.end(), index) != out.end()) {
@@ -257,11 +263,7 @@ Result<std::unique_ptr<Context>> Context::create(const ContextOptions& options) 
 Status Context::init(const ContextOptions& options) {
   RECON_RETURN_IF_ERROR(create_instance(options));
   RECON_ASSIGN_OR_RETURN(auto devices, physical_devices(instance_));
-  std::string selector = options.device;
-  if (selector.empty()) {
-    if (const char* env = std::getenv("RECON_DEVICE")) selector = env;
-  }
-  RECON_ASSIGN_OR_RETURN(device_index_, select_device(describe_devices(devices), selector));
+  RECON_ASSIGN_OR_RETURN(device_index_, select_device(describe_devices(devices), device_selector(options.device)));
   physical_device_ = devices[device_index_];
   read_capabilities();
   RECON_RETURN_IF_ERROR(create_device());

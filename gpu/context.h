@@ -53,6 +53,8 @@ class Context {
 
   // Lists devices without creating a logical device.
   static Result<std::vector<DeviceInfo>> list_devices();
+  // The selector in effect: `configured`, or the RECON_DEVICE environment variable when it is empty.
+  static std::string device_selector(const std::string& configured);
   // Resolves a selector ("" = best, an index, or a name substring) against a device list.
   static Result<uint32_t> select_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
   // Several devices: "all" (every discrete GPU, else the best device), a comma-separated list of
@@ -76,7 +78,6 @@ class Context {
   // copied out while the next batch runs). Of the compute family, so that buffers need no queue
   // family ownership transfer; the second queue, then the first, where the family has fewer.
   Queue& copy_queue() { return copy_queue_ ? *copy_queue_ : second_compute_queue(); }
-  bool has_copy_queue() const { return copy_queue_ != nullptr; }
   // The dedicated transfer queue, or nullptr when the device has only one family.
   Queue* transfer_queue() { return transfer_queue_.get(); }
 

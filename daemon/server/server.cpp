@@ -100,7 +100,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   region_options.max_handles = options_.limits.max_handles_per_client;
   region_options.max_result_bytes = options_.limits.max_result_bytes_per_client;
   region_options.max_message_bytes = options_.limits.max_message_bytes;
-  // Regions are imported into the first device (the only one main opens today).
+  // Regions are imported into every device that can import host memory (region_import.h).
   if (options_.import_regions) {
     std::vector<gpu::Runtime*> runtimes;
     for (const auto& device : devices_) runtimes.push_back(&device->runtime());
