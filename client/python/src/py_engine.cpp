@@ -4,7 +4,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -136,8 +135,9 @@ class PyEngineResult {
     for (size_t i = 0; i < list.size(); ++i) {
       if (name == gpu::Mast3rOutputs::kNames[i]) return *list[i];
     }
-    throw py::key_error("no output '" + name + "' (outputs: pts3d_1, pts3d_2, conf_1, conf_2, desc_1, desc_2, " +
-                        "desc_conf_1, desc_conf_2)");
+    std::string known;
+    for (const char* n : gpu::Mast3rOutputs::kNames) known += (known.empty() ? "" : ", ") + std::string(n);
+    throw py::key_error("no output '" + name + "' (outputs: " + known + ")");
   }
 
   std::shared_ptr<EngineCore> core_;
@@ -174,30 +174,18 @@ class PyEngine {
     options.context.device = device;
     options.context.application_name = "recon-python";
     core_ = std::make_shared<EngineCore>();
-    {
+    EngineCore& core = *core_;
+    const Status loaded = [&]() -> Status {
       py::gil_scoped_release unlocked;
-      auto runtime = gpu::Runtime::create(options);
-      if (runtime.is_ok()) {
-        core_->runtime = std::move(runtime).value();
-        auto engine = gpu::Mast3rEngine::load(*core_->runtime, model, p);
-        if (!engine.is_ok()) {
-          py::gil_scoped_acquire locked;
-          raise(engine.status());
-        }
-        core_->engine = std::move(engine).value();
-        if (!retrieval.empty()) {
-          auto head = gpu::RetrievalModel::load(*core_->runtime, retrieval);
-          if (!head.is_ok()) {
-            py::gil_scoped_acquire locked;
-            raise(head.status().with_context("the retrieval head"));
-          }
-          core_->retrieval = std::move(head).value();
-        }
-      } else {
-        py::gil_scoped_acquire locked;
-        raise(runtime.status());
-      }
-    }
+      RECON_ASSIGN_OR_RETURN(core.runtime, gpu::Runtime::create(options));
+      RECON_ASSIGN_OR_RETURN(core.engine, gpu::Mast3rEngine::load(*core.runtime, model, p));
+      if (retrieval.empty()) return Status::ok();
+      auto head = gpu::RetrievalModel::load(*core.runtime, retrieval);
+      if (!head.is_ok()) return head.status().with_context("the retrieval head");
+      core.retrieval = std::move(head).value();
+      return Status::ok();
+    }();
+    if (!loaded.is_ok()) raise(loaded);
     precision_ = gpu::precision_name(p);
   }
 
@@ -235,13 +223,7 @@ class PyEngine {
     } else {
       wanted = gpu::consecutive_pairs(prepared.size());
     }
-    for (const gpu::ImagePair& p : wanted) {
-      const auto n = static_cast<int32_t>(prepared.size());
-      if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
-        raise(invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
-                               ") is out of range for " + std::to_string(n) + " images"));
-      }
-    }
+    // Mast3rEngine::infer_batch refuses pairs outside the images before anything below reads them.
     std::vector<gpu::ImageU8View> views;
     for (const io::PreparedImage& p : prepared) views.push_back(view_of(p));
     Result<std::vector<gpu::Mast3rResult>> results = unavailable("not run");
@@ -303,14 +285,8 @@ class PyEngine {
     }
     std::vector<io::PreparedImage> prepared;
     for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, size));
-    if (prepared.empty()) raise(invalid_argument("encode_retrieval needs images"));
-    std::vector<gpu::ImageU8View> views;
-    for (const io::PreparedImage& p : prepared) {
-      if (p.image.width != prepared[0].image.width || p.image.height != prepared[0].image.height) {
-        raise(invalid_argument("the images prepare to different sizes; retrieval takes images of one size"));
-      }
-      views.push_back(view_of(p));
-    }
+    std::vector<gpu::ImageU8View> views;  // Mast3rEngine::encode refuses none, or several sizes
+    for (const io::PreparedImage& p : prepared) views.push_back(view_of(p));
     Result<gpu::RetrievalOutput> out = unavailable("not run");
     Result<gpu::HostPairCandidates> pairs = unavailable("not run");
     {
@@ -332,17 +308,16 @@ class PyEngine {
     result["attention"] = to_numpy(rt, encoded.attention);
     result["token_index"] = to_numpy(rt, encoded.token_index);
     if (top_k > 0) {
-      const gpu::HostPairCandidates host = value_or_raise(std::move(pairs));
-      py::array_t<int32_t> top({static_cast<py::ssize_t>(host.images * host.k), py::ssize_t{2}});
-      py::array_t<float> scores(static_cast<py::ssize_t>(host.images * host.k));
+      const std::vector<gpu::RetrievalPair> ranked = value_or_raise(std::move(pairs)).ranked_pairs();
+      py::array_t<int32_t> top({static_cast<py::ssize_t>(ranked.size()), py::ssize_t{2}});
+      py::array_t<float> scores(static_cast<py::ssize_t>(ranked.size()));
       int32_t* t = top.mutable_data();
-      for (int64_t i = 0; i < host.images; ++i) {
-        for (int64_t j = 0; j < host.k; ++j) {
-          *t++ = static_cast<int32_t>(i);
-          *t++ = host.indices[static_cast<size_t>(i * host.k + j)];
-        }
+      float* s = scores.mutable_data();
+      for (const gpu::RetrievalPair& p : ranked) {
+        *t++ = p.a;
+        *t++ = p.b;
+        *s++ = p.score;
       }
-      std::copy(host.scores.begin(), host.scores.end(), scores.mutable_data());
       result["top_pairs"] = top;
       result["top_scores"] = scores;
     }

@@ -67,12 +67,9 @@ Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, u
   if (top_k > 0) {
     RECON_ASSIGN_OR_RETURN(gpu::PairCandidates candidates, model_->top_pairs(out.global, static_cast<int>(top_k)));
     RECON_ASSIGN_OR_RETURN(gpu::HostPairCandidates host, candidates.to_host(rt_));
-    for (int64_t i = 0; i < host.images; ++i) {
-      for (int64_t j = 0; j < host.k; ++j) {
-        const size_t at = static_cast<size_t>(i * host.k + j);
-        answer.pairs.emplace_back(static_cast<uint32_t>(i), static_cast<uint32_t>(host.indices[at]));
-        answer.scores.push_back(host.scores[at]);
-      }
+    for (const gpu::RetrievalPair& p : host.ranked_pairs()) {
+      answer.pairs.emplace_back(static_cast<uint32_t>(p.a), static_cast<uint32_t>(p.b));
+      answer.scores.push_back(p.score);
     }
   }
   answer.tensors.push_back(stored("embeddings", std::move(out.global)));

@@ -66,6 +66,8 @@ struct HostPairCandidates {
   std::vector<float> similarity;  // [B·B] row-major
   std::vector<int32_t> indices;   // [B·k]: row i = the k images most similar to i (never i), best first
   std::vector<float> scores;      // [B·k]
+  // Every (i, indices[i][j]) with its score, row by row, each row best first: [B·k].
+  std::vector<RetrievalPair> ranked_pairs() const;
   // The union of every (i, indices[i][j]) as undirected pairs a < b, sorted by (a, b).
   std::vector<RetrievalPair> unique_pairs() const;
 };

@@ -66,15 +66,22 @@ Result<HostPairCandidates> PairCandidates::to_host(Runtime& rt) const {
   return h;
 }
 
-std::vector<RetrievalPair> HostPairCandidates::unique_pairs() const {
+std::vector<RetrievalPair> HostPairCandidates::ranked_pairs() const {
   std::vector<RetrievalPair> pairs;
   pairs.reserve(indices.size());
   for (int64_t i = 0; i < images; ++i) {
     for (int64_t j = 0; j < k; ++j) {
       const size_t e = static_cast<size_t>(i * k + j);
-      const auto a = static_cast<int32_t>(i), b = indices[e];
-      pairs.push_back({std::min(a, b), std::max(a, b), scores[e]});
+      pairs.push_back({static_cast<int32_t>(i), indices[e], scores[e]});
     }
+  }
+  return pairs;
+}
+
+std::vector<RetrievalPair> HostPairCandidates::unique_pairs() const {
+  std::vector<RetrievalPair> pairs = ranked_pairs();
+  for (RetrievalPair& p : pairs) {
+    if (p.a > p.b) std::swap(p.a, p.b);
   }
   std::sort(pairs.begin(), pairs.end(),
             [](const RetrievalPair& x, const RetrievalPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });

@@ -103,7 +103,7 @@ def test_errors_carry_a_code_and_say_what(engine, golden, tmp_path):
     assert precision.value.code == "INVALID_ARGUMENT"
     with pytest.raises(recon.Error) as pairs:
         engine.infer_batch([golden["img1_u8"], golden["img2_u8"]], pairs=[(0, 2)], size=64)
-    assert pairs.value.code == "INVALID_ARGUMENT" and "out of range" in pairs.value.message
+    assert pairs.value.code == "INVALID_ARGUMENT" and "outside the batch" in pairs.value.message
     with pytest.raises(recon.Error) as image:
         engine.infer(numpy.zeros((4, 4), numpy.uint8), golden["img2_u8"], size=64)
     assert image.value.code == "INVALID_ARGUMENT"
