@@ -48,6 +48,22 @@ void OutputArena::unregister(std::vector<std::unique_ptr<Chunk>> stale) noexcept
   for (const auto& chunk : stale) unregistrar_(chunk->region);  // then each chunk unmaps
 }
 
+OutputArena::Block OutputArena::block_locked(uint64_t size) {
+  for (auto& chunk : chunks_) {
+    uint64_t offset = 0;
+    if (take(*chunk, size, offset)) return Block{chunk->region, offset, size, chunk->memory.data()};
+  }
+  auto chunk = std::make_unique<Chunk>();
+  chunk->memory = SharedMemory::create("recon-output", std::max(chunk_bytes_, size));
+  const RegisteredRegion registered = registrar_(chunk->memory.fd(), chunk->memory.size(), "output");
+  chunk->region = registered.id;
+  chunk->free.emplace(0, chunk->memory.size());
+  uint64_t offset = 0;
+  take(*chunk, size, offset);
+  chunks_.push_back(std::move(chunk));
+  return Block{chunks_.back()->region, offset, size, chunks_.back()->memory.data()};
+}
+
 OutputArena::Block OutputArena::allocate(uint64_t bytes) {
   const uint64_t size = align_up(bytes == 0 ? 1 : bytes, kAlignment);
   std::vector<std::unique_ptr<Chunk>> stale;
@@ -55,26 +71,7 @@ OutputArena::Block OutputArena::allocate(uint64_t bytes) {
   {
     std::lock_guard lock(mutex_);
     stale = take_stale_locked(std::chrono::steady_clock::now());
-    bool found = false;
-    for (auto& chunk : chunks_) {
-      uint64_t offset = 0;
-      if (take(*chunk, size, offset)) {
-        block = Block{chunk->region, offset, size, chunk->memory.data()};
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      auto chunk = std::make_unique<Chunk>();
-      chunk->memory = SharedMemory::create("recon-output", std::max(chunk_bytes_, size));
-      const RegisteredRegion registered = registrar_(chunk->memory.fd(), chunk->memory.size(), "output");
-      chunk->region = registered.id;
-      chunk->free.emplace(0, chunk->memory.size());
-      uint64_t offset = 0;
-      take(*chunk, size, offset);
-      chunks_.push_back(std::move(chunk));
-      block = Block{chunks_.back()->region, offset, size, chunks_.back()->memory.data()};
-    }
+    block = block_locked(size);
   }
   unregister(std::move(stale));
   return block;

@@ -58,6 +58,8 @@ class OutputArena {
     bool empty() const { return free.size() == 1 && free.begin()->second == memory.size(); }
   };
   static bool take(Chunk& chunk, uint64_t bytes, uint64_t& offset);
+  // A block of `size` from the first chunk with room, or from a new chunk registered now. Throws Error.
+  Block block_locked(uint64_t size);
   // Takes the further chunks empty for longer than linger_ out of chunks_ (the caller unregisters
   // them, unlocked).
   std::vector<std::unique_ptr<Chunk>> take_stale_locked(std::chrono::steady_clock::time_point now);
