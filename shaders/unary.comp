@@ -1,6 +1,7 @@
 #version 450
 // y = f(alpha·x + beta) elementwise; f is chosen by the OP specialisation constant (the order of
-// ops::UnaryOp in gpu/ops/unary.h). In-place (same buffer bound twice) is allowed.
+// ops::UnaryOp in gpu/ops/unary.h) and may take two parameters, gamma and delta. In-place (same
+// buffer bound twice) is allowed.
 #include "common.glsl"
 #include "unary_math.glsl"
 layout(constant_id = 0) const uint OP = 0;
@@ -8,7 +9,54 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer In { STORE_T x_data[]; };
 layout(binding = 1) writeonly buffer Out { STORE_T y_data[]; };
 // Mirrored by UnaryPush in gpu/ops/unary.cpp. base_* are element offsets into the bound windows.
-layout(push_constant) uniform Push { uint n; float alpha, beta; uint base_in, base_out; } p;
+layout(push_constant) uniform Push { uint n; float alpha, beta; uint base_in, base_out; float gamma, delta; } p;
+
+// ln x to a few ulp: x = m·2^e with m in [√½, √2), ln m = 2·atanh(t), t = (m − 1)/(m + 1),
+// |t| ≤ 0.172, by its odd series (GLSL's log is specified only to 3 ulp outside [0.5, 2] and to an
+// absolute 2^-21 inside, which is a large relative error near x = 1).
+float recon_log(float x) {
+  if (!(x > 0.0) || isinf(x)) return x == 0.0 ? -1.0 / 0.0 : (x > 0.0 ? x : 0.0 / 0.0);
+  int e;
+  float m = frexp(x, e);  // m in [0.5, 1)
+  if (m < 0.70710678) {
+    m *= 2.0;
+    e -= 1;
+  }
+  const float t = (m - 1.0) / (m + 1.0), t2 = t * t;
+  const float series = t * (2.0 + t2 * (0.6666667 + t2 * (0.4 + t2 * (0.2857143 + t2 * (0.2222222 + t2 * 0.1818182)))));
+  return fma(float(e), 0.693145752, fma(float(e), 1.42860677e-06, series));
+}
+
+// ln(1 + u) without losing u when it is small: its series below |u| = 1/16, where the rounding of
+// 1 + u would cost up to 2^-24 / u of relative error.
+float recon_log1p(float u) {
+  if (abs(u) < 0.0625) {
+    return u * (1.0 + u * (-0.5 + u * (0.33333333 + u * (-0.25 + u * (0.2 + u * (-0.16666667 + u * 0.14285714))))));
+  }
+  return recon_log(1.0 + u);
+}
+
+// eˣ − 1 without cancellation near 0, by the same rescaling.
+float recon_expm1(float x) {
+  const float u = recon_exp(x);
+  if (u == 1.0) return x;
+  const float um1 = u - 1.0;
+  if (um1 == -1.0) return -1.0;
+  return um1 * (x / recon_log(u));
+}
+
+// x^y as ONNX and NumPy define it for a negative base: defined for integer exponents only.
+float recon_pow(float x, float y) {
+  if (y == 2.0) return x * x;
+  if (y == 1.0) return x;
+  if (y == 0.0) return 1.0;
+  if (y == 0.5) return sqrt(x);
+  if (x == 0.0) return y > 0.0 ? 0.0 : 1.0 / 0.0;
+  const float r = pow(abs(x), y);
+  if (x > 0.0) return r;
+  if (floor(y) != y) return 0.0 / 0.0;
+  return mod(y, 2.0) == 0.0 ? r : -r;
+}
 
 float apply(float v) {
   switch (OP) {
@@ -18,7 +66,27 @@ float apply(float v) {
     case 3: return recon_tanh(v);
     case 4: return recon_gelu_erf(v);
     case 5: return recon_gelu_tanh(v);
-    default: return recon_exp(v);              // 6: exp
+    case 6: return recon_exp(v);
+    case 7: return recon_erf(v);
+    case 8: return sqrt(v);
+    case 9: return 1.0 / v;
+    case 10: return abs(v);
+    case 11: return recon_log(v);
+    case 12: return recon_pow(v, p.gamma);
+    case 13: return v >= 0.0 ? v : p.gamma * v;                      // leaky relu
+    case 14: return min(max(v, p.gamma), p.delta);                   // clip
+    case 15: return v * (clamp(v + 3.0, 0.0, 6.0) / 6.0);            // hard swish
+    case 16: return v > 0.0 ? v : p.gamma * recon_expm1(v);          // elu
+    case 17: return max(v, 0.0) + recon_log1p(recon_exp(-abs(v)));  // softplus
+    case 18: return floor(v);
+    case 19: return ceil(v);
+    case 20: return sin(v);
+    case 21: return cos(v);
+    case 22: return sign(v);
+    case 23: return roundEven(v);
+    case 24: return p.gamma * (v > 0.0 ? v : p.delta * recon_expm1(v));  // selu
+    case 25: return v / (1.0 + abs(v));                              // softsign
+    default: return v > p.gamma ? v : 0.0;                           // 26: thresholded relu
   }
 }
 

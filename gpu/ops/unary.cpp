@@ -14,13 +14,16 @@ struct UnaryPush {
   uint32_t n;
   float alpha, beta;
   uint32_t base_in, base_out;
+  float gamma, delta;
 };
-static_assert(sizeof(UnaryPush) == 20, "mirrors Push in shaders/unary.comp");
+static_assert(sizeof(UnaryPush) == 28, "mirrors Push in shaders/unary.comp");
 
 }  // namespace
 
-Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, float beta) {
-  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(UnaryOp::kExp)) return invalid_argument("unary: unknown op");
+Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, float beta, float gamma, float delta) {
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(UnaryOp::kThresholdedRelu)) {
+    return invalid_argument("unary: unknown op");
+  }
   if (in.dtype() != out.dtype() || in.shape() != out.shape()) {
     return invalid_argument(std::string("unary: in ") + dtype_name(in.dtype()) + shape_string(in.shape()) +
                             " and out " + dtype_name(out.dtype()) + shape_string(out.shape()) + " differ");
@@ -36,7 +39,7 @@ Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, f
     const int64_t e1 = std::min(n, e0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, e0, e1));
     RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
-    UnaryPush push{static_cast<uint32_t>(e1 - e0), alpha, beta, wi.base, wo.base};
+    UnaryPush push{static_cast<uint32_t>(e1 - e0), alpha, beta, wi.base, wo.base, gamma, delta};
     RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
                                      Graph::grid_1d((static_cast<uint64_t>(e1 - e0) + kGroup - 1) / kGroup)));
   }

@@ -1,6 +1,7 @@
 // Elementwise unary functions y = f(α·x + β) on f32 or f16 tensors (fp32 arithmetic):
-// ReLU, sigmoid, tanh, GELU (exact erf form and tanh form), exp, and the plain affine map
-// y = α·x + β ("scale_shift"). GLSL has no erf: shaders/unary_math.glsl carries an fp32 erfc
+// ReLU, sigmoid, tanh, GELU (exact erf form and tanh form), exp, the plain affine map
+// y = α·x + β ("scale_shift"), and the ONNX functions after them in UnaryOp (two of which take
+// parameters γ, δ). GLSL has no erf: shaders/unary_math.glsl carries an fp32 erfc
 // (Chebyshev fit, fractional error < 1.2e-7) used through Φ(x) = ½·erfc(−x/√2) with x²/2 formed
 // exactly, so both tails of GELU keep their relative accuracy, and an exp with Cody–Waite range
 // reduction (the builtin is only specified to 3 + 2|x| ulp). tanh and sigmoid avoid inf/inf and
@@ -32,11 +33,32 @@ enum class UnaryOp : uint32_t {
   kGeluErf = 4,   // PyTorch nn.GELU() (approximate='none'), MASt3R's MLPs
   kGeluTanh = 5,  // nn.GELU(approximate='tanh')
   kExp = 6,
+  kErf = 7,
+  kSqrt = 8,
+  kReciprocal = 9,
+  kAbs = 10,
+  kLog = 11,
+  kPow = 12,        // x^γ (a negative base takes integer exponents only, as in NumPy)
+  kLeakyRelu = 13,  // x ≥ 0 ? x : γ·x
+  kClip = 14,       // min(max(x, γ), δ); ONNX HardSigmoid is clip(α·x + β, 0, 1)
+  kHardSwish = 15,  // x·clip(x/6 + ½, 0, 1)
+  kElu = 16,        // x > 0 ? x : γ·(eˣ − 1)
+  kSoftplus = 17,   // log(1 + eˣ), without overflow
+  kFloor = 18,
+  kCeil = 19,
+  kSin = 20,
+  kCos = 21,
+  kSign = 22,
+  kRound = 23,            // half to even
+  kSelu = 24,             // γ·(x > 0 ? x : δ·(eˣ − 1))
+  kSoftsign = 25,         // x / (1 + |x|)
+  kThresholdedRelu = 26,  // x > γ ? x : 0
 };
 
-// y = f(alpha·x + beta). (The wrappers below avoid the names tanh/exp so that unqualified math
-// calls elsewhere in namespace ops keep finding std's.)
-Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha = 1.0f, float beta = 0.0f);
+// y = f(alpha·x + beta), with the op's parameters gamma and delta. (The wrappers below avoid the
+// names tanh/exp so that unqualified math calls elsewhere in namespace ops keep finding std's.)
+Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha = 1.0f, float beta = 0.0f,
+             float gamma = 0.0f, float delta = 0.0f);
 
 inline Status relu(Graph& g, const Arg& in, const Arg& out) {
   return unary(g, UnaryOp::kRelu, in, out);

@@ -15,8 +15,51 @@ namespace {
 using namespace testing;  // NOLINT
 using ops::UnaryOp;
 
+// γ, δ of the parameterised ops in the tests below.
+constexpr double kGamma = 0.3, kDelta = 1.7;
+
 double reference(UnaryOp op, double x) {
   switch (op) {
+    case UnaryOp::kErf:
+      return std::erf(x);
+    case UnaryOp::kSqrt:
+      return std::sqrt(x);
+    case UnaryOp::kReciprocal:
+      return 1.0 / x;
+    case UnaryOp::kAbs:
+      return std::abs(x);
+    case UnaryOp::kLog:
+      return std::log(x);
+    case UnaryOp::kPow:
+      return std::pow(x, kGamma);
+    case UnaryOp::kLeakyRelu:
+      return x >= 0 ? x : kGamma * x;
+    case UnaryOp::kClip:
+      return std::min(std::max(x, kGamma), kDelta);
+    case UnaryOp::kHardSwish:
+      return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
+    case UnaryOp::kElu:
+      return x > 0 ? x : kGamma * std::expm1(x);
+    case UnaryOp::kSoftplus:
+      return std::log1p(std::exp(x));
+    case UnaryOp::kFloor:
+      return std::floor(x);
+    case UnaryOp::kCeil:
+      return std::ceil(x);
+    case UnaryOp::kSin:
+      return std::sin(x);
+    case UnaryOp::kCos:
+      return std::cos(x);
+    case UnaryOp::kSign:
+      return x > 0 ? 1 : x < 0 ? -1 : 0;
+    case UnaryOp::kRound:
+      return std::nearbyint(x);
+    case UnaryOp::kSelu:
+      return kGamma * (x > 0 ? x : kDelta * std::expm1(x));
+    case UnaryOp::kSoftsign:
+      return x / (1 + std::abs(x));
+    case UnaryOp::kThresholdedRelu:
+      return x > kGamma ? x : 0;
     case UnaryOp::kIdentity:
       return x;
     case UnaryOp::kRelu:
@@ -38,7 +81,10 @@ double reference(UnaryOp op, double x) {
 }
 
 const char* name(UnaryOp op) {
-  static const char* kNames[] = {"identity", "relu", "sigmoid", "tanh", "gelu_erf", "gelu_tanh", "exp"};
+  static const char* kNames[] = {
+      "identity", "relu", "sigmoid", "tanh", "gelu_erf",   "gelu_tanh", "exp",        "erf",      "sqrt",
+      "recip",    "abs",  "log",     "pow",  "leaky_relu", "clip",      "hard_swish", "elu",      "softplus",
+      "floor",    "ceil", "sin",     "cos",  "sign",       "round",     "selu",       "softsign", "thresholded_relu"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -57,7 +103,7 @@ class UnaryTest : public GpuTest, public ::testing::WithParamInterface<DType> {
     Tensor in = upload_f32(rt(), d, {n}, x);
     Tensor out = poisoned(rt(), d, {n});
     Graph g(rt());
-    Status s = ops::unary(g, op, in, out, alpha, beta);
+    Status s = ops::unary(g, op, in, out, alpha, beta, static_cast<float>(kGamma), static_cast<float>(kDelta));
     EXPECT_TRUE(s.is_ok()) << s.to_string();
     EXPECT_TRUE(g.run().is_ok());
     auto stored = download_f32(rt(), in), got = download_f32(rt(), out);
@@ -79,9 +125,33 @@ TEST_P(UnaryTest, EveryOpMatchesFloat64OnRandomData) {
     float lo, hi, tol32;
   };
   const Case cases[] = {
-      {UnaryOp::kRelu, -3, 3, 1e-7f},     {UnaryOp::kSigmoid, -12, 12, 2e-6f}, {UnaryOp::kTanh, -6, 6, 2e-6f},
-      {UnaryOp::kGeluErf, -8, 8, 2e-6f},  {UnaryOp::kGeluTanh, -8, 8, 2e-6f},  {UnaryOp::kExp, -8, 8, 2e-6f},
+      {UnaryOp::kRelu, -3, 3, 1e-7f},
+      {UnaryOp::kSigmoid, -12, 12, 2e-6f},
+      {UnaryOp::kTanh, -6, 6, 2e-6f},
+      {UnaryOp::kGeluErf, -8, 8, 2e-6f},
+      {UnaryOp::kGeluTanh, -8, 8, 2e-6f},
+      {UnaryOp::kExp, -8, 8, 2e-6f},
       {UnaryOp::kIdentity, -3, 3, 1e-7f},
+      {UnaryOp::kErf, -4, 4, 2e-6f},
+      {UnaryOp::kSqrt, 0, 9, 1e-6f},
+      {UnaryOp::kReciprocal, 0.1f, 5, 1e-6f},
+      {UnaryOp::kAbs, -3, 3, 1e-7f},
+      {UnaryOp::kLog, 0.01f, 50, 2e-6f},
+      {UnaryOp::kPow, 0.01f, 9, 4e-6f},
+      {UnaryOp::kLeakyRelu, -3, 3, 1e-7f},
+      {UnaryOp::kClip, -3, 3, 1e-7f},
+      {UnaryOp::kHardSwish, -5, 5, 1e-6f},
+      {UnaryOp::kElu, -5, 5, 2e-6f},
+      {UnaryOp::kSoftplus, -15, 15, 2e-6f},
+      {UnaryOp::kFloor, -5, 5, 1e-7f},
+      {UnaryOp::kCeil, -5, 5, 1e-7f},
+      {UnaryOp::kSin, -6, 6, 2e-6f},
+      {UnaryOp::kCos, -6, 6, 2e-6f},
+      {UnaryOp::kSign, -3, 3, 1e-7f},
+      {UnaryOp::kRound, -5, 5, 1e-7f},
+      {UnaryOp::kSelu, -5, 5, 2e-6f},
+      {UnaryOp::kSoftsign, -5, 5, 1e-6f},
+      {UnaryOp::kThresholdedRelu, -3, 3, 1e-7f},
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {

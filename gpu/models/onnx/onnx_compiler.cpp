@@ -1,0 +1,208 @@
+#include "gpu/models/onnx/onnx_compiler.h"
+
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "gpu/models/onnx/onnx_op_context.h"
+#include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/models/onnx/onnx_value.h"
+#include "gpu/ops/elementwise_basic.h"
+
+namespace recon::gpu::onnx {
+namespace {
+
+constexpr size_t kForever = std::numeric_limits<size_t>::max();
+
+class Compiler {
+ public:
+  Compiler(Runtime& rt, const Model& model, DType float_dtype) : rt_(rt), model_(model), float_dtype_(float_dtype) {
+    out_ = std::make_unique<CompiledGraph>();
+    out_->graph = std::make_unique<Graph>(rt);
+    out_->memory = std::make_unique<MemoryPlan>(rt);
+  }
+
+  Result<std::unique_ptr<CompiledGraph>> run(const std::vector<InputSpec>& specs) {
+    RECON_RETURN_IF_ERROR(add_initializers());
+    RECON_RETURN_IF_ERROR(add_inputs(specs));
+    compute_last_uses();
+    const int64_t opset = model_.opset();
+    for (size_t i = 0; i < model_.graph.nodes.size(); ++i) {
+      RECON_RETURN_IF_ERROR(build_node(i, opset));
+    }
+    RECON_RETURN_IF_ERROR(add_outputs());
+    return std::move(out_);
+  }
+
+ private:
+  Status add_initializers() {
+    for (const HostTensor& t : model_.graph.initializers) {
+      Value v;
+      v.type = t.type;
+      v.shape = t.dims;
+      v.host = t;
+      values_[t.name] = std::move(v);
+    }
+    return Status::ok();
+  }
+
+  Status add_inputs(const std::vector<InputSpec>& specs) {
+    const std::vector<const ValueInfo*> inputs = runtime_inputs(model_);
+    if (specs.size() != inputs.size()) {
+      return invalid_argument("the model has " + std::to_string(inputs.size()) + " inputs, " +
+                              std::to_string(specs.size()) + " were described");
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ValueInfo& info = *inputs[i];
+      const Shape& shape = specs[i].shape;
+      if (specs[i].value != nullptr) {
+        Value v;
+        v.type = info.type;
+        v.shape = shape;
+        v.host = *specs[i].value;
+        values_[info.name] = std::move(v);
+        continue;
+      }
+      const std::optional<DType> dtype = device_dtype(info.type, float_dtype_);
+      if (!dtype) {
+        return invalid_argument(std::string("input '") + info.name + "' of type " + elem_type_name(info.type) +
+                                " cannot live on the GPU");
+      }
+      if (shape_numel(shape) == 0) return invalid_argument("input '" + info.name + "' is empty");
+      Value v;
+      v.type = info.type;
+      v.shape = shape;
+      v.device = out_->graph->add_slot(info.name, *dtype, shape);
+      out_->inputs.push_back({info.name, info.type, shape, *dtype, *v.device});
+      values_[info.name] = std::move(v);
+    }
+    return Status::ok();
+  }
+
+  void compute_last_uses() {
+    for (size_t i = 0; i < model_.graph.nodes.size(); ++i) {
+      for (const std::string& in : model_.graph.nodes[i].inputs) {
+        if (!in.empty()) last_use_[in] = i;
+      }
+    }
+    for (const ValueInfo& o : model_.graph.outputs) last_use_[o.name] = kForever;
+  }
+
+  Status build_node(size_t index, int64_t opset) {
+    const Node& node = model_.graph.nodes[index];
+    const std::string where = "node " + std::to_string(index) + ": " + node_label(node, opset);
+    const OpRow* row = find_op(node, opset);
+    if (row == nullptr) return invalid_argument(where + ": unsupported");
+    std::vector<Value*> inputs;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = values_.find(name);
+      if (it == values_.end()) {
+        return invalid_argument(where + ": input '" + name +
+                                "' is not produced by an earlier node (the graph is not in topological order or "
+                                "has a cycle)");
+      }
+      inputs.push_back(&it->second);
+    }
+    bool all_host = true;
+    for (Value* v : inputs) all_host = all_host && (v == nullptr || v->is_host());
+    {
+      OpContext ctx(rt_, *out_->graph, *out_->memory, float_dtype_, node, opset, inputs);
+      Status built = row->build(ctx);
+      if (!built.is_ok()) {
+        return Status(built.code(), built.message().rfind(node.op_type, 0) == 0
+                                        ? "node " + std::to_string(index) + ": " + built.message()
+                                        : where + ": " + built.message());
+      }
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        const std::string& name = node.outputs[o];
+        if (name.empty()) continue;
+        Value& v = ctx.outputs()[o];
+        if (!v.is_host() && !v.device) return internal_error(where + ": output '" + name + "' was not produced");
+        if (values_.count(name) != 0) return invalid_argument(where + ": output '" + name + "' is assigned twice");
+        const bool read_later = last_use_.count(name) != 0;
+        if (!read_later) out_->memory->release(v.storage);
+        values_[name] = std::move(v);
+      }
+      for (size_t o = node.outputs.size(); o < ctx.outputs().size(); ++o)
+        out_->memory->release(ctx.outputs()[o].storage);
+    }
+    if (all_host) ++out_->folded_nodes;
+    // Inputs whose last reader this node was free their storage for later nodes.
+    std::set<std::string> seen;
+    for (const std::string& name : node.inputs) {
+      if (name.empty() || !seen.insert(name).second) continue;
+      auto it = last_use_.find(name);
+      if (it != last_use_.end() && it->second == index) out_->memory->release(values_[name].storage);
+    }
+    return Status::ok();
+  }
+
+  Status add_outputs() {
+    std::set<int> claimed;
+    for (const ValueInfo& info : model_.graph.outputs) {
+      auto it = values_.find(info.name);
+      if (it == values_.end()) return invalid_argument("graph output '" + info.name + "' is never produced");
+      Value& v = it->second;
+      CompiledOutput out{info.name, v.type, v.shape, {}};
+      if (v.is_host() && !v.device) {
+        // A constant output: uploaded once, the graph never writes it.
+        RECON_ASSIGN_OR_RETURN(Arg a, upload_host_value(rt_, v, float_dtype_));
+        out.tensor = a.tensor();
+      } else if (v.storage < 0 || !claimed.insert(v.storage).second || v.device->is_slot()) {
+        // An input slot, a weight or a tensor another output already owns: copied out.
+        int storage = -1;
+        RECON_ASSIGN_OR_RETURN(Tensor t, out_->memory->allocate(v.device->dtype(), v.shape, storage));
+        out_->memory->pin(storage);
+        RECON_RETURN_IF_ERROR(gpu::ops::copy(*out_->graph, *v.device, t));
+        out.tensor = t;
+      } else {
+        out_->memory->pin(v.storage);
+        out.tensor = v.device->tensor();
+      }
+      out_->outputs.push_back(std::move(out));
+    }
+    return Status::ok();
+  }
+
+  Runtime& rt_;
+  const Model& model_;
+  DType float_dtype_;
+  std::unique_ptr<CompiledGraph> out_;
+  std::unordered_map<std::string, Value> values_;
+  std::unordered_map<std::string, size_t> last_use_;
+};
+
+}  // namespace
+
+std::vector<const ValueInfo*> runtime_inputs(const Model& model) {
+  std::set<std::string> initializers;
+  for (const HostTensor& t : model.graph.initializers) initializers.insert(t.name);
+  std::vector<const ValueInfo*> out;
+  for (const ValueInfo& in : model.graph.inputs) {
+    if (initializers.count(in.name) == 0) out.push_back(&in);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<CompiledGraph>> compile_graph(Runtime& rt, const Model& model,
+                                                     const std::vector<InputSpec>& inputs, DType float_dtype) {
+  Compiler compiler(rt, model, float_dtype);
+  return compiler.run(inputs);
+}
+
+Status CompiledGraph::run(std::span<const Tensor> bound) {
+  if (bound.size() != inputs.size()) return invalid_argument("wrong number of input tensors");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    RECON_RETURN_IF_ERROR(graph->bind(inputs[i].slot, bound[i]));
+  }
+  if (graph->dispatch_count() == 0) return Status::ok();
+  RECON_RETURN_IF_ERROR(graph->run());
+  for (const CompiledOutput& o : outputs) o.tensor.invalidate_host();
+  return Status::ok();
+}
+
+}  // namespace recon::gpu::onnx

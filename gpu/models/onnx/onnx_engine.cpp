@@ -1,0 +1,139 @@
+#include "gpu/models/onnx/onnx_engine.h"
+
+#include "gpu/models/onnx/onnx_file.h"
+#include "gpu/models/onnx/onnx_host.h"
+#include "gpu/models/onnx/onnx_op_table.h"
+
+namespace recon::gpu::onnx {
+namespace {
+
+// Whether every dim of every runtime input is fixed, so the graph can be compiled at load.
+bool static_inputs(const std::vector<const ValueInfo*>& inputs) {
+  for (const ValueInfo* in : inputs) {
+    if (!in->has_shape) return false;
+    for (int64_t d : in->dims) {
+      if (d < 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Engine::Engine(Runtime& rt, Model model, const EngineOptions& options)
+    : rt_(rt), model_(std::move(model)), options_(options), inputs_(runtime_inputs(model_)) {}
+
+Result<std::unique_ptr<Engine>> Engine::load(Runtime& rt, const std::string& path, const EngineOptions& options) {
+  Result<Model> model = read_onnx_model(path);
+  if (!model) return Status(model.status().code(), path + ": " + model.status().message());
+  Result<std::unique_ptr<Engine>> engine = from_model(rt, std::move(*model), options);
+  if (!engine) return Status(engine.status().code(), path + ": " + engine.status().message());
+  return engine;
+}
+
+Result<std::unique_ptr<Engine>> Engine::from_model(Runtime& rt, Model model, const EngineOptions& options) {
+  if (options.float_dtype != DType::kF32 && options.float_dtype != DType::kF16) {
+    return invalid_argument("ONNX models run in f32 or f16");
+  }
+  const std::vector<std::string> unsupported = unsupported_nodes(model);
+  if (!unsupported.empty()) {
+    std::string msg = std::to_string(unsupported.size()) + " node(s) recon cannot run:";
+    for (const std::string& line : unsupported) msg += "\n  " + line;
+    return unimplemented(msg);
+  }
+  std::unique_ptr<Engine> engine(new Engine(rt, std::move(model), options));
+  if (static_inputs(engine->inputs_)) {
+    // Fixed shapes compile now, so that a model that cannot be built fails to load.
+    bool shape_tensors = false;
+    std::vector<HostTensor> placeholders;
+    for (size_t i = 0; i < engine->inputs_.size(); ++i) {
+      shape_tensors = shape_tensors || engine->is_shape_tensor(i);
+      HostTensor t;
+      t.type = engine->inputs_[i]->type;
+      t.dims = engine->inputs_[i]->dims;
+      placeholders.push_back(std::move(t));
+    }
+    if (!shape_tensors) RECON_RETURN_IF_ERROR(engine->compiled(placeholders).status());
+  }
+  return engine;
+}
+
+bool Engine::is_shape_tensor(size_t i) const {
+  const ValueInfo& in = *inputs_[i];
+  if (in.type != ElemType::kInt64 && in.type != ElemType::kInt32) return false;
+  if (!in.has_shape) return true;
+  int64_t n = 1;
+  for (int64_t d : in.dims) n *= d < 0 ? kMaxShapeTensorElements + 1 : d;
+  return n <= kMaxShapeTensorElements;
+}
+
+Result<CompiledGraph*> Engine::compiled(std::span<const HostTensor> inputs) {
+  std::vector<std::vector<int64_t>> key;
+  std::vector<InputSpec> specs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    key.push_back(inputs[i].dims);
+    InputSpec spec{inputs[i].dims, nullptr};
+    if (is_shape_tensor(i)) {
+      spec.value = &inputs[i];
+      key.emplace_back(inputs[i].bytes.begin(), inputs[i].bytes.end());
+    }
+    specs.push_back(spec);
+  }
+  auto it = compiled_.find(key);
+  if (it != compiled_.end()) return it->second.get();
+  RECON_ASSIGN_OR_RETURN(std::unique_ptr<CompiledGraph> graph, compile_graph(rt_, model_, specs, options_.float_dtype));
+  CompiledGraph* raw = graph.get();
+  compiled_.emplace(std::move(key), std::move(graph));
+  return raw;
+}
+
+Status Engine::check_inputs(std::span<const HostTensor> inputs) const {
+  if (inputs.size() != inputs_.size()) {
+    return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, got " +
+                            std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueInfo& want = *inputs_[i];
+    const HostTensor& got = inputs[i];
+    if (got.type != want.type) {
+      return invalid_argument("input '" + want.name + "' must be " + elem_type_name(want.type) + ", is " +
+                              elem_type_name(got.type));
+    }
+    bool fits = !want.has_shape || want.dims.size() == got.dims.size();
+    for (size_t d = 0; fits && want.has_shape && d < want.dims.size(); ++d) {
+      fits = want.dims[d] < 0 || want.dims[d] == got.dims[d];
+    }
+    if (!fits) {
+      return invalid_argument("input '" + want.name + "' must have shape " + shape_string(want.dims) +
+                              " (-1: any), is " + shape_string(got.dims));
+    }
+    if (got.bytes.size() != static_cast<size_t>(got.numel()) * elem_type_size(got.type)) {
+      return invalid_argument("input '" + want.name + "' holds the wrong number of bytes");
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::vector<HostTensor>> Engine::run(std::span<const HostTensor> inputs) {
+  RECON_RETURN_IF_ERROR(check_inputs(inputs));
+  RECON_ASSIGN_OR_RETURN(CompiledGraph * graph, compiled(inputs));
+  std::vector<Tensor> bound;
+  for (size_t i = 0, slot = 0; i < inputs.size(); ++i) {
+    if (is_shape_tensor(i)) continue;
+    const CompiledInput& in = graph->inputs[slot++];
+    RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(inputs[i], in.dtype));
+    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::from_host(rt_, in.dtype, in.shape, bytes.data(), bytes.size()));
+    bound.push_back(std::move(t));
+  }
+  RECON_RETURN_IF_ERROR(graph->run(bound));
+  std::vector<HostTensor> outputs;
+  for (const CompiledOutput& o : graph->outputs) {
+    std::vector<uint8_t> bytes(o.tensor.bytes());
+    RECON_RETURN_IF_ERROR(o.tensor.download(rt_, bytes.data(), bytes.size()));
+    RECON_ASSIGN_OR_RETURN(HostTensor t, from_device_bytes(bytes, o.tensor.dtype(), o.type, o.shape, o.name));
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+}  // namespace recon::gpu::onnx

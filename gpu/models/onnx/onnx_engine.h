@@ -1,0 +1,58 @@
+// An ONNX model ready to run on one GPU: loaded and checked as a whole (every node the op table
+// cannot run is named in one error before anything is built), compiled once per set of input
+// shapes (cached), run with host tensors in and out. Tools and tests use it directly; the daemon's
+// onnx model kind will own one per device.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/models/onnx/onnx_compiler.h"
+#include "gpu/models/onnx/onnx_model.h"
+#include "gpu/runtime.h"
+#include "gpu/status.h"
+
+namespace recon::gpu::onnx {
+
+struct EngineOptions {
+  DType float_dtype = DType::kF32;  // kF16: fp16 storage, fp32 arithmetic
+};
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> load(Runtime& rt, const std::string& path, const EngineOptions& options = {});
+  static Result<std::unique_ptr<Engine>> from_model(Runtime& rt, Model model, const EngineOptions& options = {});
+
+  const Model& model() const { return model_; }
+  // The inputs a caller provides, in order (dims of -1 are free).
+  const std::vector<const ValueInfo*>& inputs() const { return inputs_; }
+
+  // Runs the model on `inputs` (one per inputs(), of its type; free dims any size) and returns the
+  // graph outputs in order.
+  Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+  // The compiled graph for these inputs (compiling it on first use); only the shapes of slot
+  // inputs and the values of shape tensors (is_shape_tensor) matter.
+  Result<CompiledGraph*> compiled(std::span<const HostTensor> inputs);
+  // Whether runtime input i is a shape tensor: an integer input of at most kMaxShapeTensorElements
+  // elements. Its value is compiled into the graph (as TensorRT treats shape tensors), so Reshape,
+  // Slice, Expand... may take shapes and axes as graph inputs.
+  bool is_shape_tensor(size_t i) const;
+  static constexpr int64_t kMaxShapeTensorElements = 64;
+  size_t compiled_count() const { return compiled_.size(); }
+
+ private:
+  Engine(Runtime& rt, Model model, const EngineOptions& options);
+  Status check_inputs(std::span<const HostTensor> inputs) const;
+
+  Runtime& rt_;
+  Model model_;
+  EngineOptions options_;
+  std::vector<const ValueInfo*> inputs_;
+  // Keyed by the slot inputs' shapes and the shape tensors' bytes.
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<CompiledGraph>> compiled_;
+};
+
+}  // namespace recon::gpu::onnx

@@ -1,0 +1,275 @@
+#include "gpu/models/onnx/onnx_fold.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "gpu/models/onnx/onnx_host.h"
+
+namespace recon::gpu::onnx {
+namespace {
+
+int64_t numel_of(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// Element offsets of `dims` (left-padded to out's rank) for every index of `out`, with broadcast
+// axes repeating.
+std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  const size_t rank = out.size();
+  std::vector<int64_t> padded(rank - dims.size(), 1);
+  padded.insert(padded.end(), dims.begin(), dims.end());
+  std::vector<int64_t> stride(rank, 0);
+  int64_t step = 1;
+  for (size_t d = rank; d-- > 0;) {
+    stride[d] = padded[d] == 1 ? 0 : step;
+    step *= padded[d];
+  }
+  const int64_t n = numel_of(out);
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += idx[d] * stride[d];
+    offsets[static_cast<size_t>(i)] = off;
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+// Copies elements of `in` picked by `offsets` into a new tensor of `dims`.
+HostTensor gather_elements(const HostTensor& in, std::vector<int64_t> dims, const std::vector<int64_t>& offsets) {
+  const size_t es = elem_type_size(in.type);
+  std::vector<uint8_t> out(offsets.size() * es);
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    std::memcpy(out.data() + i * es, in.bytes.data() + static_cast<size_t>(offsets[i]) * es, es);
+  }
+  return HostTensor::owned(in.type, std::move(dims), std::move(out));
+}
+
+bool is_integer(ElemType t) {
+  return t == ElemType::kInt64 || t == ElemType::kInt32 || t == ElemType::kInt16 || t == ElemType::kInt8 ||
+         t == ElemType::kUint8 || t == ElemType::kUint16 || t == ElemType::kUint32 || t == ElemType::kUint64;
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return invalid_argument("shapes do not broadcast: axis " + std::to_string(i) + " is " + std::to_string(da) +
+                              " and " + std::to_string(db));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Result<HostTensor> fold_binary(FoldBinary op, const HostTensor& a, const HostTensor& b) {
+  if (a.type != b.type) {
+    return invalid_argument(std::string("operand types differ: ") + elem_type_name(a.type) + " and " +
+                            elem_type_name(b.type));
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(a.dims, b.dims));
+  const std::vector<int64_t> oa = broadcast_offsets(a.dims, dims), ob = broadcast_offsets(b.dims, dims);
+  const bool compare = op == FoldBinary::kEqual || op == FoldBinary::kLess || op == FoldBinary::kGreater;
+  const ElemType out_type = compare ? ElemType::kBool : a.type;
+  if (is_integer(a.type)) {
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> va, host_int64s(a));
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> vb, host_int64s(b));
+    std::vector<int64_t> r(oa.size());
+    for (size_t i = 0; i < r.size(); ++i) {
+      const int64_t x = va[static_cast<size_t>(oa[i])], y = vb[static_cast<size_t>(ob[i])];
+      switch (op) {
+        case FoldBinary::kAdd:
+          r[i] = x + y;
+          break;
+        case FoldBinary::kSub:
+          r[i] = x - y;
+          break;
+        case FoldBinary::kMul:
+          r[i] = x * y;
+          break;
+        case FoldBinary::kDiv:
+          if (y == 0) return invalid_argument("integer division by zero in shape arithmetic");
+          r[i] = x / y;
+          break;
+        case FoldBinary::kEqual:
+          r[i] = x == y;
+          break;
+        case FoldBinary::kLess:
+          r[i] = x < y;
+          break;
+        case FoldBinary::kGreater:
+          r[i] = x > y;
+          break;
+      }
+    }
+    if (out_type == ElemType::kInt64) return make_int64_tensor(std::move(dims), r);
+    std::vector<double> d(r.begin(), r.end());
+    return make_tensor(out_type, std::move(dims), d);
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<double> va, host_doubles(a));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> vb, host_doubles(b));
+  std::vector<double> r(oa.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    const double x = va[static_cast<size_t>(oa[i])], y = vb[static_cast<size_t>(ob[i])];
+    switch (op) {
+      case FoldBinary::kAdd:
+        r[i] = x + y;
+        break;
+      case FoldBinary::kSub:
+        r[i] = x - y;
+        break;
+      case FoldBinary::kMul:
+        r[i] = x * y;
+        break;
+      case FoldBinary::kDiv:
+        r[i] = x / y;
+        break;
+      case FoldBinary::kEqual:
+        r[i] = x == y;
+        break;
+      case FoldBinary::kLess:
+        r[i] = x < y;
+        break;
+      case FoldBinary::kGreater:
+        r[i] = x > y;
+        break;
+    }
+  }
+  return make_tensor(out_type, std::move(dims), r);
+}
+
+Result<HostTensor> fold_cast(const HostTensor& in, ElemType to) {
+  if (is_integer(in.type) && to == ElemType::kInt64) {
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> v, host_int64s(in));
+    return make_int64_tensor(in.dims, v);
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(in));
+  if (is_integer(to)) {
+    for (double& x : v) x = std::trunc(x);
+  }
+  return make_tensor(to, in.dims, v);
+}
+
+Result<HostTensor> fold_concat(std::span<const HostTensor* const> inputs, int64_t axis) {
+  if (inputs.empty()) return invalid_argument("concat of nothing");
+  const HostTensor& first = *inputs[0];
+  const int64_t rank = static_cast<int64_t>(first.dims.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return invalid_argument("concat axis out of range");
+  std::vector<int64_t> dims = first.dims;
+  dims[static_cast<size_t>(axis)] = 0;
+  for (const HostTensor* t : inputs) {
+    if (t->type != first.type || t->dims.size() != first.dims.size()) {
+      return invalid_argument("concat inputs differ in type or rank");
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && t->dims[static_cast<size_t>(d)] != first.dims[static_cast<size_t>(d)]) {
+        return invalid_argument("concat inputs differ off the axis");
+      }
+    }
+    dims[static_cast<size_t>(axis)] += t->dims[static_cast<size_t>(axis)];
+  }
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= dims[static_cast<size_t>(d)];
+  const size_t es = elem_type_size(first.type);
+  std::vector<uint8_t> out;
+  out.reserve(static_cast<size_t>(numel_of(dims)) * es);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const HostTensor* t : inputs) {
+      const size_t block = static_cast<size_t>(t->numel() / std::max<int64_t>(outer, 1)) * es;
+      const uint8_t* src = t->bytes.data() + static_cast<size_t>(o) * block;
+      out.insert(out.end(), src, src + block);
+    }
+  }
+  return HostTensor::owned(first.type, std::move(dims), std::move(out));
+}
+
+Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> starts, std::span<const int64_t> ends,
+                              std::span<const int64_t> steps) {
+  const size_t rank = in.dims.size();
+  std::vector<int64_t> dims(rank), stride(rank);
+  int64_t step_bytes = 1;
+  for (size_t d = rank; d-- > 0;) {
+    stride[d] = step_bytes;
+    step_bytes *= in.dims[d];
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t len = steps[d] > 0 ? (ends[d] - starts[d] + steps[d] - 1) / steps[d]
+                                     : (starts[d] - ends[d] - steps[d] - 1) / -steps[d];
+    dims[d] = std::max<int64_t>(len, 0);
+  }
+  const int64_t n = numel_of(dims);
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += (starts[d] + idx[d] * steps[d]) * stride[d];
+    offsets[static_cast<size_t>(i)] = off;
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return gather_elements(in, std::move(dims), offsets);
+}
+
+Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return invalid_argument("gather axis out of range");
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(indices));
+  const int64_t len = data.dims[static_cast<size_t>(axis)];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data.dims[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= data.dims[static_cast<size_t>(d)];
+  std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
+  dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
+  dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(outer * static_cast<int64_t>(idx.size()) * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k : idx) {
+      if (k < 0) k += len;
+      if (k < 0 || k >= len) return invalid_argument("gather index " + std::to_string(k) + " out of range");
+      for (int64_t i = 0; i < inner; ++i) offsets.push_back((o * len + k) * inner + i);
+    }
+  }
+  return gather_elements(data, std::move(dims), offsets);
+}
+
+Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y) {
+  if (x.type != y.type) return invalid_argument("Where: x and y types differ");
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dxy, broadcast_dims(x.dims, y.dims));
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(cond.dims, dxy));
+  const std::vector<int64_t> oc = broadcast_offsets(cond.dims, dims), ox = broadcast_offsets(x.dims, dims),
+                             oy = broadcast_offsets(y.dims, dims);
+  RECON_ASSIGN_OR_RETURN(std::vector<double> vc, host_doubles(cond));
+  const size_t es = elem_type_size(x.type);
+  std::vector<uint8_t> out(oc.size() * es);
+  for (size_t i = 0; i < oc.size(); ++i) {
+    const bool pick_x = vc[static_cast<size_t>(oc[i])] != 0.0;
+    const uint8_t* src =
+        pick_x ? x.bytes.data() + static_cast<size_t>(ox[i]) * es : y.bytes.data() + static_cast<size_t>(oy[i]) * es;
+    std::memcpy(out.data() + i * es, src, es);
+  }
+  return HostTensor::owned(x.type, std::move(dims), std::move(out));
+}
+
+Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape) {
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(in.dims, shape));
+  return gather_elements(in, dims, broadcast_offsets(in.dims, dims));
+}
+
+}  // namespace recon::gpu::onnx

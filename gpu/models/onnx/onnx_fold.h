@@ -1,0 +1,31 @@
+// Host evaluation of the ops that make up shape arithmetic (Shape → Gather → Unsqueeze → Concat →
+// Reshape and friends), so that a graph's shapes are static once its input shapes are: these run
+// at load time on small tensors, in double precision (exact for integers below 2^53; 64-bit
+// integer inputs are handled as int64 where it matters).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gpu/models/onnx/onnx_model.h"
+#include "gpu/status.h"
+
+namespace recon::gpu::onnx {
+
+enum class FoldBinary { kAdd, kSub, kMul, kDiv, kEqual, kLess, kGreater };
+
+// NumPy broadcasting of two shapes, or INVALID_ARGUMENT.
+Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
+Result<HostTensor> fold_binary(FoldBinary op, const HostTensor& a, const HostTensor& b);
+Result<HostTensor> fold_cast(const HostTensor& in, ElemType to);
+Result<HostTensor> fold_concat(std::span<const HostTensor* const> inputs, int64_t axis);
+// starts/ends/axes/steps already normalised: one entry per axis of `in` (step ≥ 1 or ≤ -1).
+Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> starts, std::span<const int64_t> ends,
+                              std::span<const int64_t> steps);
+Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis);
+Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y);
+Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape);
+
+}  // namespace recon::gpu::onnx

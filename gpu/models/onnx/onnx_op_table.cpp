@@ -1,0 +1,131 @@
+#include "gpu/models/onnx/onnx_op_table.h"
+
+#include <array>
+#include <string>
+
+namespace recon::gpu::onnx {
+namespace {
+
+using namespace ops_builders;  // NOLINT(google-build-using-namespace): the table names every builder
+
+constexpr int64_t kMaxOpset = 18;
+
+// Opset ranges start where the op's semantics last changed in a way the builder handles (older
+// versions with a `broadcast` attribute or other meanings are left out) and end at the newest
+// opset recon reads.
+const std::array kTable = {
+    OpRow{"Add", 7, kMaxOpset, check_none, add},
+    OpRow{"Sub", 7, kMaxOpset, check_none, sub},
+    OpRow{"Mul", 7, kMaxOpset, check_none, mul},
+    OpRow{"Div", 7, kMaxOpset, check_none, div},
+    OpRow{"Sum", 6, kMaxOpset, check_none, sum},
+    OpRow{"Neg", 6, kMaxOpset, check_none, neg},
+    OpRow{"Erf", 9, kMaxOpset, check_none, erf},
+    OpRow{"Sqrt", 6, kMaxOpset, check_none, sqrt},
+    OpRow{"Reciprocal", 6, kMaxOpset, check_none, reciprocal},
+    OpRow{"Abs", 6, kMaxOpset, check_none, abs},
+    OpRow{"Log", 6, kMaxOpset, check_none, log},
+    OpRow{"Floor", 6, kMaxOpset, check_none, floor},
+    OpRow{"Ceil", 6, kMaxOpset, check_none, ceil},
+    OpRow{"Sin", 7, kMaxOpset, check_none, sin},
+    OpRow{"Cos", 7, kMaxOpset, check_none, cos},
+    OpRow{"Sign", 9, kMaxOpset, check_none, sign},
+    OpRow{"Round", 11, kMaxOpset, check_none, round},
+    OpRow{"Softplus", 1, kMaxOpset, check_none, softplus},
+    OpRow{"Softsign", 1, kMaxOpset, check_none, softsign},
+    OpRow{"HardSwish", 14, kMaxOpset, check_none, hard_swish},
+    OpRow{"HardSigmoid", 6, kMaxOpset, check_none, hard_sigmoid},
+    OpRow{"LeakyRelu", 6, kMaxOpset, check_none, leaky_relu},
+    OpRow{"Elu", 6, kMaxOpset, check_none, elu},
+    OpRow{"Selu", 6, kMaxOpset, check_none, selu},
+    OpRow{"ThresholdedRelu", 10, kMaxOpset, check_none, thresholded_relu},
+    OpRow{"Clip", 6, kMaxOpset, check_none, clip},
+    OpRow{"Pow", 7, kMaxOpset, check_none, pow},
+    OpRow{"Relu", 6, kMaxOpset, check_none, relu},
+    OpRow{"Sigmoid", 6, kMaxOpset, check_none, sigmoid},
+    OpRow{"Tanh", 6, kMaxOpset, check_none, tanh},
+    OpRow{"Exp", 6, kMaxOpset, check_none, exp},
+    OpRow{"Identity", 1, kMaxOpset, check_none, identity},
+    OpRow{"Dropout", 7, kMaxOpset, check_none, dropout},
+    OpRow{"Cast", 6, kMaxOpset, check_none, cast},
+    OpRow{"Equal", 7, kMaxOpset, check_none, equal},
+    OpRow{"Less", 7, kMaxOpset, check_none, less},
+    OpRow{"Greater", 7, kMaxOpset, check_none, greater},
+    OpRow{"Where", 9, kMaxOpset, check_none, where},
+    OpRow{"Conv", 1, kMaxOpset, check_conv, conv},
+    OpRow{"ConvTranspose", 1, kMaxOpset, check_conv_transpose, conv_transpose},
+    OpRow{"MaxPool", 8, kMaxOpset, check_pool, max_pool},
+    OpRow{"AveragePool", 7, kMaxOpset, check_pool, average_pool},
+    OpRow{"GlobalAveragePool", 1, kMaxOpset, check_none, global_average_pool},
+    OpRow{"GlobalMaxPool", 1, kMaxOpset, check_none, global_max_pool},
+    OpRow{"BatchNormalization", 9, kMaxOpset, check_batch_norm, batch_norm},
+    OpRow{"LayerNormalization", 17, kMaxOpset, check_none, layer_norm},
+    OpRow{"Gemm", 7, kMaxOpset, check_none, gemm},
+    OpRow{"MatMul", 1, kMaxOpset, check_none, matmul},
+    OpRow{"Softmax", 1, kMaxOpset, check_none, softmax},
+    OpRow{"ReduceSum", 1, kMaxOpset, check_none, reduce_sum},
+    OpRow{"ReduceMean", 1, kMaxOpset, check_none, reduce_mean},
+    OpRow{"ReduceMax", 1, kMaxOpset, check_none, reduce_max},
+    OpRow{"ReduceMin", 1, kMaxOpset, check_none, reduce_min},
+    OpRow{"Constant", 1, kMaxOpset, check_none, constant},
+    OpRow{"ConstantOfShape", 9, kMaxOpset, check_none, constant_of_shape},
+    OpRow{"Shape", 1, kMaxOpset, check_none, shape},
+    OpRow{"Reshape", 5, kMaxOpset, check_none, reshape},
+    OpRow{"Flatten", 1, kMaxOpset, check_none, flatten},
+    OpRow{"Squeeze", 1, kMaxOpset, check_none, squeeze},
+    OpRow{"Unsqueeze", 1, kMaxOpset, check_none, unsqueeze},
+    OpRow{"Transpose", 1, kMaxOpset, check_none, transpose},
+    OpRow{"Concat", 4, kMaxOpset, check_none, concat},
+    OpRow{"Split", 2, kMaxOpset, check_none, split},
+    OpRow{"Slice", 1, kMaxOpset, check_none, slice},
+    OpRow{"Gather", 1, kMaxOpset, check_none, gather},
+    OpRow{"Expand", 8, kMaxOpset, check_none, expand},
+    OpRow{"Range", 11, kMaxOpset, check_none, range},
+};
+
+bool default_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+}  // namespace
+
+std::span<const OpRow> op_table() {
+  return kTable;
+}
+
+const OpRow* find_op(const Node& node, int64_t opset) {
+  if (!default_domain(node.domain)) return nullptr;
+  for (const OpRow& row : kTable) {
+    if (node.op_type == row.op_type && opset >= row.since && opset <= row.until) return &row;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> unsupported_nodes(const Model& model) {
+  std::vector<std::string> lines;
+  const int64_t opset = model.opset();
+  for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
+    const Node& node = model.graph.nodes[i];
+    const std::string where = "node " + std::to_string(i) + ": " + node_label(node, opset);
+    if (!default_domain(node.domain)) {
+      lines.push_back(where + ": ops of other domains are not supported");
+      continue;
+    }
+    if (opset < 1 || opset > kMaxOpset) {
+      lines.push_back(where + ": opset " + std::to_string(opset) + " is outside the 1-" + std::to_string(kMaxOpset) +
+                      " recon reads");
+      continue;
+    }
+    const OpRow* row = find_op(node, opset);
+    if (row == nullptr) {
+      bool known = false;
+      for (const OpRow& r : kTable) known = known || node.op_type == r.op_type;
+      lines.push_back(where + (known ? ": this opset version of the op is not supported" : ": unsupported op"));
+      continue;
+    }
+    if (std::string why = row->check(node, opset); !why.empty()) lines.push_back(where + ": " + why);
+  }
+  return lines;
+}
+
+}  // namespace recon::gpu::onnx

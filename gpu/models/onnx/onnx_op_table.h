@@ -1,0 +1,113 @@
+// The one table of ONNX ops recon runs: a row per op type and opset range, with a check of what the
+// op library can do for a node (asked for every node before anything is built) and the builder
+// that records it. Adding an op is a builder in onnx_ops_<family>.cpp and one row here.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/models/onnx/onnx_model.h"
+#include "gpu/models/onnx/onnx_op_context.h"
+
+namespace recon::gpu::onnx {
+
+struct OpRow {
+  const char* op_type;
+  int64_t since;  // opset versions of the default domain the row covers, inclusive
+  int64_t until;
+  // "" when the op library can run the node as configured by its attributes, else why not.
+  std::string (*check)(const Node& node, int64_t opset);
+  Status (*build)(OpContext& ctx);
+};
+
+std::span<const OpRow> op_table();
+// The row for `node` at `opset`, or nullptr.
+const OpRow* find_op(const Node& node, int64_t opset);
+
+// Every node the table cannot run (unknown op, opset out of range, unsupported attributes, other
+// domains), one line each; empty when the whole graph is supported.
+std::vector<std::string> unsupported_nodes(const Model& model);
+
+// Builders, by family (onnx_ops_<family>.cpp); declared here so the table is the only registry.
+namespace ops_builders {
+std::string check_none(const Node&, int64_t);
+// elementwise
+Status add(OpContext&);
+Status sub(OpContext&);
+Status mul(OpContext&);
+Status div(OpContext&);
+Status sum(OpContext&);
+Status neg(OpContext&);
+Status erf(OpContext&);
+Status sqrt(OpContext&);
+Status reciprocal(OpContext&);
+Status abs(OpContext&);
+Status log(OpContext&);
+Status floor(OpContext&);
+Status ceil(OpContext&);
+Status sin(OpContext&);
+Status cos(OpContext&);
+Status sign(OpContext&);
+Status round(OpContext&);
+Status softplus(OpContext&);
+Status softsign(OpContext&);
+Status hard_swish(OpContext&);
+Status leaky_relu(OpContext&);
+Status elu(OpContext&);
+Status selu(OpContext&);
+Status thresholded_relu(OpContext&);
+Status hard_sigmoid(OpContext&);
+Status clip(OpContext&);
+Status pow(OpContext&);
+Status equal(OpContext&);
+Status less(OpContext&);
+Status greater(OpContext&);
+Status where(OpContext&);
+Status relu(OpContext&);
+Status sigmoid(OpContext&);
+Status tanh(OpContext&);
+Status exp(OpContext&);
+Status identity(OpContext&);
+Status dropout(OpContext&);
+Status cast(OpContext&);
+// convolution, pooling, normalisation, matrix products
+std::string check_conv(const Node&, int64_t);
+Status conv(OpContext&);
+std::string check_conv_transpose(const Node&, int64_t);
+Status conv_transpose(OpContext&);
+std::string check_pool(const Node&, int64_t);
+Status max_pool(OpContext&);
+Status average_pool(OpContext&);
+Status global_average_pool(OpContext&);
+Status global_max_pool(OpContext&);
+std::string check_batch_norm(const Node&, int64_t);
+Status batch_norm(OpContext&);
+Status layer_norm(OpContext&);
+Status gemm(OpContext&);
+Status matmul(OpContext&);
+Status softmax(OpContext&);
+// reductions
+Status reduce_sum(OpContext&);
+Status reduce_mean(OpContext&);
+Status reduce_max(OpContext&);
+Status reduce_min(OpContext&);
+// shapes and layout
+Status constant(OpContext&);
+Status constant_of_shape(OpContext&);
+Status shape(OpContext&);
+Status reshape(OpContext&);
+Status flatten(OpContext&);
+Status squeeze(OpContext&);
+Status unsqueeze(OpContext&);
+Status transpose(OpContext&);
+Status concat(OpContext&);
+Status split(OpContext&);
+Status slice(OpContext&);
+Status gather(OpContext&);
+Status expand(OpContext&);
+Status range(OpContext&);
+}  // namespace ops_builders
+
+}  // namespace recon::gpu::onnx

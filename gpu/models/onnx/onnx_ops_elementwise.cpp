@@ -1,0 +1,237 @@
+// ONNX elementwise ops: arithmetic with broadcasting, activations, Identity/Dropout, Cast, and
+// the comparisons and selections of shape arithmetic (folded on the host).
+#include <limits>
+#include <string>
+
+#include "gpu/models/onnx/onnx_fold.h"
+#include "gpu/models/onnx/onnx_host.h"
+#include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/elementwise.h"
+#include "gpu/ops/unary.h"
+
+namespace recon::gpu::onnx::ops_builders {
+namespace {
+
+Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op) {
+  if (ctx.all_inputs_on_host()) {
+    Result<HostTensor> t = fold_binary(fold, *ctx.input(0).host, *ctx.input(1).host);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
+  RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
+  Result<Shape> shape = gpu::ops::broadcast_shape(a.shape(), b.shape());
+  if (!shape) return ctx.fail(shape.status().message());
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, *shape));
+  return gpu::ops::binary(ctx.graph(), op, a, b, out);
+}
+
+Status unary_op(OpContext& ctx, gpu::ops::UnaryOp op, float alpha = 1.0f, float beta = 0.0f, float gamma = 0.0f,
+                float delta = 0.0f) {
+  RECON_ASSIGN_OR_RETURN(Arg in, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, in.shape()));
+  return gpu::ops::unary(ctx.graph(), op, in, out, alpha, beta, gamma, delta);
+}
+
+Status compare_on_host(OpContext& ctx, FoldBinary fold) {
+  if (!ctx.all_inputs_on_host()) return ctx.fail("comparisons run only on values known at load time");
+  Result<HostTensor> t = fold_binary(fold, *ctx.input(0).host, *ctx.input(1).host);
+  if (!t) return ctx.fail(t.status().message());
+  ctx.set_host_output(0, std::move(*t));
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string check_none(const Node&, int64_t) {
+  return {};
+}
+
+Status add(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kAdd, gpu::ops::BinaryOp::kAdd);
+}
+Status sub(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kSub, gpu::ops::BinaryOp::kSub);
+}
+Status mul(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kMul, gpu::ops::BinaryOp::kMul);
+}
+Status div(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kDiv, gpu::ops::BinaryOp::kDiv);
+}
+Status equal(OpContext& ctx) {
+  return compare_on_host(ctx, FoldBinary::kEqual);
+}
+Status less(OpContext& ctx) {
+  return compare_on_host(ctx, FoldBinary::kLess);
+}
+Status greater(OpContext& ctx) {
+  return compare_on_host(ctx, FoldBinary::kGreater);
+}
+
+Status where(OpContext& ctx) {
+  if (!ctx.all_inputs_on_host()) return ctx.fail("Where runs only on values known at load time");
+  Result<HostTensor> t = fold_where(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host);
+  if (!t) return ctx.fail(t.status().message());
+  ctx.set_host_output(0, std::move(*t));
+  return Status::ok();
+}
+
+Status sum(OpContext& ctx) {
+  if (ctx.input_count() == 0) return ctx.fail("Sum of no inputs");
+  RECON_ASSIGN_OR_RETURN(Arg acc, ctx.float_input(0));
+  if (ctx.input_count() == 1) return ctx.set_view_output(0, 0, acc.shape());
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    RECON_ASSIGN_OR_RETURN(Arg next, ctx.float_input(i));
+    Result<Shape> shape = gpu::ops::broadcast_shape(acc.shape(), next.shape());
+    if (!shape) return ctx.fail(shape.status().message());
+    Arg out = acc;
+    if (i + 1 == ctx.input_count()) {
+      RECON_ASSIGN_OR_RETURN(out, ctx.new_output(0, ctx.input(0).type, *shape));
+    } else {
+      RECON_ASSIGN_OR_RETURN(out, ctx.scratch(acc.dtype(), *shape));
+    }
+    RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, acc, next, out));
+    acc = out;
+  }
+  return Status::ok();
+}
+
+Status relu(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kRelu);
+}
+Status sigmoid(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSigmoid);
+}
+Status tanh(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kTanh);
+}
+Status exp(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kExp);
+}
+Status neg(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kIdentity, -1.0f, 0.0f);
+}
+Status erf(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kErf);
+}
+Status sqrt(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSqrt);
+}
+Status reciprocal(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kReciprocal);
+}
+Status abs(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAbs);
+}
+Status log(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kLog);
+}
+Status floor(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kFloor);
+}
+Status ceil(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kCeil);
+}
+Status sin(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSin);
+}
+Status cos(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kCos);
+}
+Status sign(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSign);
+}
+Status round(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kRound);
+}
+Status softplus(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSoftplus);
+}
+Status softsign(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSoftsign);
+}
+Status hard_swish(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kHardSwish);
+}
+Status leaky_relu(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kLeakyRelu, 1.0f, 0.0f, ctx.attr_float("alpha", 0.01f));
+}
+Status elu(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kElu, 1.0f, 0.0f, ctx.attr_float("alpha", 1.0f));
+}
+Status selu(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSelu, 1.0f, 0.0f, ctx.attr_float("gamma", 1.05070102f),
+                  ctx.attr_float("alpha", 1.67326319f));
+}
+Status thresholded_relu(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kThresholdedRelu, 1.0f, 0.0f, ctx.attr_float("alpha", 1.0f));
+}
+Status hard_sigmoid(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kClip, ctx.attr_float("alpha", 0.2f), ctx.attr_float("beta", 0.5f), 0.0f,
+                  1.0f);
+}
+
+Status clip(OpContext& ctx) {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (ctx.opset() < 11) {
+    lo = ctx.attr_float("min", lo);
+    hi = ctx.attr_float("max", hi);
+  } else {
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (!ctx.has_input(i)) continue;
+      RECON_ASSIGN_OR_RETURN(const HostTensor* t, ctx.host_input(i));
+      RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*t));
+      if (v.size() != 1) return ctx.fail("min and max must be scalars");
+      (i == 1 ? lo : hi) = static_cast<float>(v[0]);
+    }
+  }
+  return unary_op(ctx, gpu::ops::UnaryOp::kClip, 1.0f, 0.0f, lo, hi);
+}
+
+// Pow with a constant scalar exponent (x², x^0.5 in decomposed norms); a tensor of exponents on
+// the device is not supported.
+Status pow(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(const HostTensor* e, ctx.host_input(1));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*e));
+  if (v.size() != 1) return ctx.fail("the exponent must be one constant value");
+  return unary_op(ctx, gpu::ops::UnaryOp::kPow, 1.0f, 0.0f, static_cast<float>(v[0]));
+}
+
+Status identity(OpContext& ctx) {
+  return ctx.set_view_output(0, 0, ctx.input(0).shape);
+}
+
+Status dropout(OpContext& ctx) {
+  if (ctx.wants_output(1)) return ctx.fail("the mask output of Dropout is not produced (inference only)");
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> training, ctx.host_ints(2));
+    if (!training.empty() && training[0] != 0) return ctx.fail("training-mode Dropout is not supported");
+  }
+  return ctx.set_view_output(0, 0, ctx.input(0).shape);
+}
+
+Status cast(OpContext& ctx) {
+  const auto to = static_cast<ElemType>(ctx.attr_int("to", 0));
+  const Value& in = ctx.input(0);
+  if (in.is_host()) {
+    Result<HostTensor> t = fold_cast(*in.host, to);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
+  // Floats share the execution dtype on the device, and integers run as i32, so a cast within
+  // either family moves no bytes.
+  const bool floats = is_floating(in.type) && is_floating(to);
+  const bool ints = device_dtype(in.type, DType::kF32) == DType::kI32 && device_dtype(to, DType::kF32) == DType::kI32;
+  if (!floats && !ints) {
+    return ctx.fail(std::string("a cast from ") + elem_type_name(in.type) + " to " + elem_type_name(to) +
+                    " on the device is not supported");
+  }
+  RECON_RETURN_IF_ERROR(ctx.set_view_output(0, 0, in.shape));
+  ctx.outputs()[0].type = to;
+  return Status::ok();
+}
+
+}  // namespace recon::gpu::onnx::ops_builders

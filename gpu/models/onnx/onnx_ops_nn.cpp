@@ -1,0 +1,340 @@
+// ONNX convolution, pooling, normalisation and matrix-product ops on the op library (2-D NCHW
+// convolutions and pools as PyTorch defines them; the attributes the library cannot honour are
+// named by the checks before anything is built).
+#include <algorithm>
+#include <string>
+
+#include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/batch_norm.h"
+#include "gpu/ops/conv2d.h"
+#include "gpu/ops/conv_transpose2d.h"
+#include "gpu/ops/elementwise.h"
+#include "gpu/ops/layer_norm.h"
+#include "gpu/ops/layout.h"
+#include "gpu/ops/matmul.h"
+#include "gpu/ops/pool2d.h"
+#include "gpu/ops/reduce.h"
+#include "gpu/ops/softmax.h"
+#include "gpu/ops/unary.h"
+
+namespace recon::gpu::onnx::ops_builders {
+namespace {
+
+bool all_equal(const std::vector<int64_t>& v, int64_t x) {
+  return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+}
+
+std::string check_spatial(const Node& node) {
+  if (const Attribute* k = node.attribute("kernel_shape"); k != nullptr && k->ints.size() != 2) {
+    return std::to_string(k->ints.size()) + "-D kernels (2-D only)";
+  }
+  if (const Attribute* d = node.attribute("dilations"); d != nullptr && !all_equal(d->ints, 1)) {
+    return "dilations other than 1";
+  }
+  return {};
+}
+
+// Symmetric (h, w) padding from ONNX `pads` / `auto_pad` for an input of h × w, or why not.
+Result<std::array<int64_t, 2>> symmetric_pads(OpContext& ctx, const std::array<int64_t, 2>& in,
+                                              const std::array<int64_t, 2>& kernel,
+                                              const std::array<int64_t, 2>& stride) {
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  std::array<int64_t, 4> pads{0, 0, 0, 0};
+  if (auto_pad == "NOTSET") {
+    const std::vector<int64_t> p = ctx.attr_ints("pads", {0, 0, 0, 0});
+    if (p.size() != 4) return ctx.fail("pads must have 4 entries for a 2-D op");
+    pads = {p[0], p[1], p[2], p[3]};
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int d = 0; d < 2; ++d) {
+      const int64_t out =
+          (in[static_cast<size_t>(d)] + stride[static_cast<size_t>(d)] - 1) / stride[static_cast<size_t>(d)];
+      const int64_t total = std::max<int64_t>(
+          (out - 1) * stride[static_cast<size_t>(d)] + kernel[static_cast<size_t>(d)] - in[static_cast<size_t>(d)], 0);
+      const int64_t small = total / 2, large = total - small;
+      pads[static_cast<size_t>(d)] = auto_pad == "SAME_UPPER" ? small : large;
+      pads[static_cast<size_t>(d) + 2] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+  } else if (auto_pad != "VALID") {
+    return ctx.fail("unknown auto_pad '" + auto_pad + "'");
+  }
+  if (pads[0] != pads[2] || pads[1] != pads[3]) {
+    return ctx.fail("asymmetric padding (" + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + " before, " +
+                    std::to_string(pads[2]) + "," + std::to_string(pads[3]) + " after) is not supported");
+  }
+  return std::array<int64_t, 2>{pads[0], pads[1]};
+}
+
+std::array<int64_t, 2> pair_attr(OpContext& ctx, std::string_view name, int64_t fallback) {
+  const std::vector<int64_t> v = ctx.attr_ints(name, {fallback, fallback});
+  return {v.size() > 0 ? v[0] : fallback, v.size() > 1 ? v[1] : fallback};
+}
+
+Status pool(OpContext& ctx, bool max) {
+  if (ctx.wants_output(1)) return ctx.fail("the Indices output of MaxPool is not produced");
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  if (x.shape().size() != 4) return ctx.fail("input must be NCHW (2-D pooling only), is " + shape_string(x.shape()));
+  gpu::ops::Pool2dParams p;
+  const std::vector<int64_t> k = ctx.attr_ints("kernel_shape");
+  if (k.size() != 2) return ctx.fail("kernel_shape must have 2 entries");
+  p.kernel = {k[0], k[1]};
+  p.stride = pair_attr(ctx, "strides", 1);
+  RECON_ASSIGN_OR_RETURN(p.pad, symmetric_pads(ctx, {x.shape()[2], x.shape()[3]}, p.kernel, p.stride));
+  p.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  Result<std::array<int64_t, 2>> hw = gpu::ops::pool2d_output_size(x.shape()[2], x.shape()[3], p);
+  if (!hw) return ctx.fail(hw.status().message());
+  RECON_ASSIGN_OR_RETURN(Arg out,
+                         ctx.new_output(0, ctx.input(0).type, {x.shape()[0], x.shape()[1], (*hw)[0], (*hw)[1]}));
+  return max ? gpu::ops::max_pool2d(ctx.graph(), x, out, p) : gpu::ops::avg_pool2d(ctx.graph(), x, out, p);
+}
+
+Status global_pool(OpContext& ctx, gpu::ops::ReduceOp op) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const Shape& s = x.shape();
+  if (s.size() < 3) return ctx.fail("input must be [N, C, spatial...], is " + shape_string(s));
+  int64_t spatial = 1;
+  for (size_t d = 2; d < s.size(); ++d) spatial *= s[d];
+  Shape out_shape = s;
+  for (size_t d = 2; d < s.size(); ++d) out_shape[d] = 1;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg flat, gpu::ops::reshape_view(x, {s[0] * s[1], spatial}));
+  RECON_ASSIGN_OR_RETURN(Arg flat_out, gpu::ops::reshape_view(out, {s[0] * s[1], 1}));
+  return gpu::ops::reduce(ctx.graph(), op, flat, flat_out, 1);
+}
+
+// [rows, cols] with the axis flattening ONNX's opset < 13 Softmax (and Flatten) use.
+std::array<int64_t, 2> flatten_at(const Shape& s, int64_t axis) {
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) (d < axis ? rows : cols) *= s[static_cast<size_t>(d)];
+  return {rows, cols};
+}
+
+}  // namespace
+
+std::string check_conv(const Node& node, int64_t) {
+  if (const Attribute* g = node.attribute("group"); g != nullptr && g->i != 1)
+    return "grouped convolution (group != 1)";
+  return check_spatial(node);
+}
+
+Status conv(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  if (x.shape().size() != 4 || w.shape().size() != 4) {
+    return ctx.fail("2-D convolution only: input " + shape_string(x.shape()) + ", weight " + shape_string(w.shape()));
+  }
+  std::optional<Arg> bias;
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
+  }
+  gpu::ops::Conv2dParams p;
+  const std::array<int64_t, 2> stride = pair_attr(ctx, "strides", 1);
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  RECON_ASSIGN_OR_RETURN(auto pads,
+                         symmetric_pads(ctx, {x.shape()[2], x.shape()[3]}, {w.shape()[2], w.shape()[3]}, stride));
+  p.pad_h = pads[0];
+  p.pad_w = pads[1];
+  Result<Shape> shape = gpu::ops::conv2d_output_shape(x.shape(), w.shape(), p);
+  if (!shape) return ctx.fail(shape.status().message());
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, *shape));
+  return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p);
+}
+
+std::string check_conv_transpose(const Node& node, int64_t opset) {
+  std::string why = check_conv(node, opset);
+  if (!why.empty()) return why;
+  const Attribute* k = node.attribute("kernel_shape");
+  const Attribute* s = node.attribute("strides");
+  if (k == nullptr || s == nullptr || k->ints != s->ints) return "ConvTranspose other than stride == kernel";
+  for (const char* name : {"pads", "output_padding", "output_shape"}) {
+    if (const Attribute* a = node.attribute(name); a != nullptr && !all_equal(a->ints, 0)) {
+      return std::string("ConvTranspose with ") + name;
+    }
+  }
+  return {};
+}
+
+Status conv_transpose(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  if (x.shape().size() != 4 || w.shape().size() != 4) return ctx.fail("2-D transposed convolution only");
+  std::optional<Arg> bias;
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
+  }
+  const Shape out_shape{x.shape()[0], w.shape()[1], x.shape()[2] * w.shape()[2], x.shape()[3] * w.shape()[3]};
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  return gpu::ops::conv_transpose2d(ctx.graph(), ctx.caps(), x, w, bias, out);
+}
+
+std::string check_pool(const Node& node, int64_t) {
+  std::string why = check_spatial(node);
+  if (!why.empty()) return why;
+  if (const Attribute* o = node.attribute("storage_order"); o != nullptr && o->i != 0)
+    return "column-major storage_order";
+  return {};
+}
+
+Status max_pool(OpContext& ctx) {
+  return pool(ctx, true);
+}
+Status average_pool(OpContext& ctx) {
+  return pool(ctx, false);
+}
+Status global_average_pool(OpContext& ctx) {
+  return global_pool(ctx, gpu::ops::ReduceOp::kMean);
+}
+Status global_max_pool(OpContext& ctx) {
+  return global_pool(ctx, gpu::ops::ReduceOp::kMax);
+}
+
+std::string check_batch_norm(const Node& node, int64_t) {
+  if (const Attribute* t = node.attribute("training_mode"); t != nullptr && t->i != 0)
+    return "training-mode BatchNormalization";
+  if (node.outputs.size() > 1) return "BatchNormalization's running statistics outputs (training)";
+  return {};
+}
+
+Status batch_norm(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg scale, ctx.float_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg bias, ctx.float_input(2));
+  RECON_ASSIGN_OR_RETURN(Arg mean, ctx.float_input(3));
+  RECON_ASSIGN_OR_RETURN(Arg var, ctx.float_input(4));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+  return gpu::ops::batch_norm(ctx.graph(), x, mean, var, scale, bias, out, ctx.attr_float("epsilon", 1e-5f));
+}
+
+Status layer_norm(OpContext& ctx) {
+  if (ctx.wants_output(1) || ctx.wants_output(2)) return ctx.fail("the Mean and InvStdDev outputs are not produced");
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  const auto [rows, cols] = flatten_at(x.shape(), axis);
+  RECON_ASSIGN_OR_RETURN(Arg scale, ctx.float_input(1));
+  if (scale.numel() != cols)
+    return ctx.fail("Scale must cover the normalised axes (broadcast scales are not supported)");
+  RECON_ASSIGN_OR_RETURN(Arg scale_flat, gpu::ops::reshape_view(scale, {cols}));
+  std::optional<Arg> bias;
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(2));
+    if (b.numel() != cols) return ctx.fail("B must cover the normalised axes");
+    RECON_ASSIGN_OR_RETURN(bias, gpu::ops::reshape_view(b, {cols}));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+  RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
+  RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
+  return gpu::ops::layer_norm(ctx.graph(), x2, scale_flat, bias, out2, ctx.attr_float("epsilon", 1e-5f));
+}
+
+Status gemm(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
+  if (a.shape().size() != 2 || b.shape().size() != 2) return ctx.fail("A and B must be 2-D");
+  gpu::ops::MatmulOptions opt;
+  opt.transpose_a = ctx.attr_int("transA", 0) != 0;
+  opt.transpose_b = ctx.attr_int("transB", 0) != 0;
+  opt.alpha = ctx.attr_float("alpha", 1.0f);
+  const float beta = ctx.attr_float("beta", 1.0f);
+  const int64_t m = opt.transpose_a ? a.shape()[1] : a.shape()[0];
+  const int64_t n = opt.transpose_b ? b.shape()[0] : b.shape()[1];
+  std::optional<Arg> c;
+  if (ctx.has_input(2) && beta != 0.0f) {
+    RECON_ASSIGN_OR_RETURN(c, ctx.float_input(2));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {m, n}));
+  if (c && beta == 1.0f && (c->shape() == Shape{n} || c->shape() == Shape{1, n})) {
+    RECON_ASSIGN_OR_RETURN(Arg bias, gpu::ops::reshape_view(*c, {n}));
+    opt.bias = bias;
+    return gpu::ops::matmul(ctx.graph(), ctx.caps(), a, b, out, opt);
+  }
+  RECON_RETURN_IF_ERROR(gpu::ops::matmul(ctx.graph(), ctx.caps(), a, b, out, opt));
+  if (!c) return Status::ok();
+  Arg scaled = *c;
+  if (beta != 1.0f) {
+    RECON_ASSIGN_OR_RETURN(scaled, ctx.scratch(c->dtype(), c->shape()));
+    RECON_RETURN_IF_ERROR(gpu::ops::scale_shift(ctx.graph(), *c, scaled, beta, 0.0f));
+  }
+  return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, out, scaled, out);
+}
+
+Status matmul(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
+  Shape sa = a.shape(), sb = b.shape();
+  if (sa.empty() || sb.empty()) return ctx.fail("MatMul of a scalar");
+  // NumPy promotion of 1-D operands: [K] is [1, K] on the left and [K, 1] on the right, and the
+  // added axis is dropped from the result.
+  const bool vec_a = sa.size() == 1, vec_b = sb.size() == 1;
+  if (vec_a) sa.insert(sa.begin(), 1);
+  if (vec_b) sb.push_back(1);
+  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sb[sb.size() - 2] != k)
+    return ctx.fail("inner dimensions differ: " + shape_string(sa) + " x " + shape_string(sb));
+  const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+  Result<Shape> batch =
+      gpu::ops::broadcast_shape(batch_a.empty() ? Shape{1} : batch_a, batch_b.empty() ? Shape{1} : batch_b);
+  if (!batch) return ctx.fail(batch.status().message());
+  Shape out_shape = batch_a.empty() && batch_b.empty() ? Shape{} : *batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Shape onnx_out = out_shape;
+  if (vec_a) onnx_out.erase(onnx_out.end() - 2);
+  if (vec_b) onnx_out.pop_back();
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, onnx_out));
+  const int64_t batches = shape_numel(out_shape) / (m * n);
+  const int64_t na = shape_numel(batch_a), nb = shape_numel(batch_b);
+  Arg a3 = a, b3 = b, c3 = out;
+  if (nb == 1) {
+    // B is one matrix: A's batch axes fold into its rows.
+    RECON_ASSIGN_OR_RETURN(a3, gpu::ops::reshape_view(a, {na * m, k}));
+    RECON_ASSIGN_OR_RETURN(b3, gpu::ops::reshape_view(b, {k, n}));
+    RECON_ASSIGN_OR_RETURN(c3, gpu::ops::reshape_view(out, {batches * m, n}));
+  } else if (na == 1 || na == nb) {
+    // A is one matrix shared by every batch of B, or both have the same batches.
+    if (nb != batches)
+      return ctx.fail("batch broadcasting " + shape_string(sa) + " x " + shape_string(sb) + " is not supported");
+    RECON_ASSIGN_OR_RETURN(a3, gpu::ops::reshape_view(a, na == 1 ? Shape{m, k} : Shape{na, m, k}));
+    RECON_ASSIGN_OR_RETURN(b3, gpu::ops::reshape_view(b, {nb, k, n}));
+    RECON_ASSIGN_OR_RETURN(c3, gpu::ops::reshape_view(out, {nb, m, n}));
+  } else {
+    return ctx.fail("batch broadcasting " + shape_string(sa) + " x " + shape_string(sb) + " is not supported");
+  }
+  return gpu::ops::matmul(ctx.graph(), ctx.caps(), a3, b3, c3);
+}
+
+Status softmax(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+  if (ctx.opset() < 13 || axis == rank - 1) {
+    // Before opset 13 the input is coerced to 2-D at `axis`; at the last axis both readings agree.
+    const auto [rows, cols] = flatten_at(x.shape(), axis);
+    RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
+    RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
+    return gpu::ops::softmax(ctx.graph(), x2, out2);
+  }
+  // One inner axis: move it last, softmax, move it back.
+  std::vector<int> perm;
+  for (int d = 0; d < rank; ++d) {
+    if (d != axis) perm.push_back(d);
+  }
+  perm.push_back(static_cast<int>(axis));
+  Shape moved;
+  for (int d : perm) moved.push_back(x.shape()[static_cast<size_t>(d)]);
+  std::vector<int> back(static_cast<size_t>(rank));
+  for (int d = 0; d < rank; ++d) back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
+  RECON_ASSIGN_OR_RETURN(Arg t, ctx.scratch(x.dtype(), moved));
+  RECON_ASSIGN_OR_RETURN(Arg s, ctx.scratch(x.dtype(), moved));
+  RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), x, t, perm));
+  RECON_RETURN_IF_ERROR(gpu::ops::softmax(ctx.graph(), t, s));
+  return gpu::ops::permute(ctx.graph(), s, out, back);
+}
+
+}  // namespace recon::gpu::onnx::ops_builders

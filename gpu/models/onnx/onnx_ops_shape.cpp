@@ -1,0 +1,358 @@
+// ONNX ops that make, view or rearrange tensors: constants, Shape, Reshape/Flatten/Squeeze/
+// Unsqueeze (views), Transpose, Concat, Split, Slice, Gather, Expand. With every input known on the
+// host they fold there (shape arithmetic); otherwise they record layout copies on the device.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "gpu/models/onnx/onnx_fold.h"
+#include "gpu/models/onnx/onnx_host.h"
+#include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/layout.h"
+
+namespace recon::gpu::onnx::ops_builders {
+namespace {
+
+Status normalise_axis(const OpContext& ctx, int64_t& axis, int64_t rank) {
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return Status::ok();
+}
+
+// The axes a Squeeze/Unsqueeze names: an attribute before opset 13, an input from 13.
+Result<std::vector<int64_t>> axes_of(OpContext& ctx) {
+  if (ctx.opset() < 13) return ctx.attr_ints("axes");
+  if (!ctx.has_input(1)) return std::vector<int64_t>{};
+  return ctx.host_ints(1);
+}
+
+Status host_result(OpContext& ctx, Result<HostTensor> t) {
+  if (!t) return ctx.fail(t.status().message());
+  ctx.set_host_output(0, std::move(*t));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status constant(OpContext& ctx) {
+  const Node& n = ctx.node();
+  if (const Attribute* a = n.attribute("value"); a != nullptr) {
+    ctx.set_host_output(0, a->t);
+    return Status::ok();
+  }
+  if (const Attribute* a = n.attribute("value_float"); a != nullptr) {
+    const double v = a->f;
+    return host_result(ctx, make_tensor(ElemType::kFloat, {}, std::span<const double>(&v, 1)));
+  }
+  if (const Attribute* a = n.attribute("value_floats"); a != nullptr) {
+    std::vector<double> v(a->floats.begin(), a->floats.end());
+    return host_result(ctx, make_tensor(ElemType::kFloat, {static_cast<int64_t>(v.size())}, v));
+  }
+  if (const Attribute* a = n.attribute("value_int"); a != nullptr) {
+    ctx.set_host_output(0, make_int64_tensor({}, std::span<const int64_t>(&a->i, 1)));
+    return Status::ok();
+  }
+  if (const Attribute* a = n.attribute("value_ints"); a != nullptr) {
+    ctx.set_host_output(0, make_int64_tensor({static_cast<int64_t>(a->ints.size())}, a->ints));
+    return Status::ok();
+  }
+  return ctx.fail("no value attribute recon reads (value, value_float(s), value_int(s))");
+}
+
+Status constant_of_shape(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ctx.host_ints(0));
+  for (int64_t d : dims) {
+    if (d < 0) return ctx.fail("negative dimension");
+  }
+  const Attribute* a = ctx.node().attribute("value");
+  const ElemType type = a != nullptr ? a->t.type : ElemType::kFloat;
+  double fill = 0.0;
+  if (a != nullptr) {
+    RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(a->t));
+    if (v.size() != 1) return ctx.fail("value must hold one element");
+    fill = v[0];
+  }
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > (int64_t{1} << 31) / d) return ctx.fail("ConstantOfShape of more than 2^31 elements");
+    n *= d;
+  }
+  std::vector<double> values(static_cast<size_t>(n), fill);
+  return host_result(ctx, make_tensor(type, dims, values));
+}
+
+Status shape(OpContext& ctx) {
+  const Shape& s = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(s.size());
+  int64_t start = ctx.attr_int("start", 0), end = ctx.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims(s.begin() + start, s.begin() + end);
+  ctx.set_host_output(0, make_int64_tensor({static_cast<int64_t>(dims.size())}, dims));
+  return Status::ok();
+}
+
+Status reshape(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  std::vector<int64_t> target;
+  if (ctx.opset() < 5) {
+    target = ctx.attr_ints("shape");
+  } else {
+    RECON_ASSIGN_OR_RETURN(target, ctx.host_ints(1));
+  }
+  const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (target[d] == 0 && !allow_zero) {
+      if (d >= in.size()) return ctx.fail("shape copies dimension " + std::to_string(d) + " the input lacks");
+      target[d] = in[d];
+    }
+    if (target[d] == -1) {
+      if (infer >= 0) return ctx.fail("more than one -1 in the shape");
+      infer = static_cast<int64_t>(d);
+    } else if (target[d] < 0) {
+      return ctx.fail("negative dimension in the shape");
+    } else {
+      known *= target[d];
+    }
+  }
+  const int64_t numel = shape_numel(in);
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0) return ctx.fail("cannot infer the -1 dimension of " + shape_string(target));
+    target[static_cast<size_t>(infer)] = numel / known;
+  }
+  if (shape_numel(target) != numel) {
+    return ctx.fail("cannot reshape " + shape_string(in) + " into " + shape_string(target));
+  }
+  return ctx.set_view_output(0, 0, target);
+}
+
+Status flatten(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  int64_t axis = ctx.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return ctx.fail("axis out of range");
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : cols) *= in[static_cast<size_t>(d)];
+  return ctx.set_view_output(0, 0, {rows, cols});
+}
+
+Status squeeze(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_of(ctx));
+  for (int64_t& a : axes) RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool named = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (named && in[static_cast<size_t>(d)] != 1)
+      return ctx.fail("cannot squeeze axis " + std::to_string(d) + " of " + shape_string(in));
+    if ((axes.empty() && in[static_cast<size_t>(d)] == 1) || named) continue;
+    out.push_back(in[static_cast<size_t>(d)]);
+  }
+  return ctx.set_view_output(0, 0, out);
+}
+
+Status unsqueeze(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_of(ctx));
+  const int64_t rank = static_cast<int64_t>(in.size() + axes.size());
+  for (int64_t& a : axes) RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+  std::sort(axes.begin(), axes.end());
+  Shape out;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::binary_search(axes.begin(), axes.end(), d)) {
+      out.push_back(1);
+    } else {
+      if (next >= in.size()) return ctx.fail("repeated axes");
+      out.push_back(in[next++]);
+    }
+  }
+  return ctx.set_view_output(0, 0, out);
+}
+
+Status transpose(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  const int rank = static_cast<int>(in.size());
+  std::vector<int64_t> p = ctx.attr_ints("perm");
+  if (p.empty()) {
+    for (int d = rank - 1; d >= 0; --d) p.push_back(d);
+  }
+  if (static_cast<int>(p.size()) != rank) return ctx.fail("perm has the wrong length");
+  std::vector<int> perm(p.begin(), p.end());
+  Shape out;
+  for (int d : perm) {
+    if (d < 0 || d >= rank) return ctx.fail("perm out of range");
+    out.push_back(in[static_cast<size_t>(d)]);
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
+  return gpu::ops::permute(ctx.graph(), x, y, perm);
+}
+
+Status concat(OpContext& ctx) {
+  int64_t axis = ctx.attr_int("axis", 0);
+  const int64_t rank = static_cast<int64_t>(ctx.input(0).shape.size());
+  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, rank));
+  if (ctx.all_inputs_on_host()) {
+    std::vector<const HostTensor*> parts;
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i)) parts.push_back(&*ctx.input(i).host);
+    }
+    return host_result(ctx, fold_concat(parts, axis));
+  }
+  std::vector<Arg> parts;
+  Shape out = ctx.input(0).shape;
+  out[static_cast<size_t>(axis)] = 0;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    if (!ctx.has_input(i) || shape_numel(ctx.input(i).shape) == 0) continue;
+    RECON_ASSIGN_OR_RETURN(Arg a, ctx.device_input(i));
+    out[static_cast<size_t>(axis)] += a.shape()[static_cast<size_t>(axis)];
+    parts.push_back(a);
+  }
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
+  return gpu::ops::concat(ctx.graph(), parts, static_cast<int>(axis), y);
+}
+
+Status split(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  int64_t axis = ctx.attr_int("axis", 0);
+  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, static_cast<int64_t>(in.size())));
+  std::vector<int64_t> sizes;
+  if (ctx.opset() < 13) {
+    sizes = ctx.attr_ints("split");
+  } else if (ctx.has_input(1)) {
+    RECON_ASSIGN_OR_RETURN(sizes, ctx.host_ints(1));
+  }
+  const int64_t len = in[static_cast<size_t>(axis)];
+  const int64_t parts = static_cast<int64_t>(ctx.output_count());
+  if (sizes.empty()) {
+    // Equal parts; from opset 18 the last may be smaller (num_outputs).
+    const int64_t each = (len + parts - 1) / parts;
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, len - i * each));
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts || std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != len) {
+    return ctx.fail("split sizes do not cover the axis");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  std::vector<Arg> outs;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Shape s = in;
+    s[static_cast<size_t>(axis)] = sizes[i];
+    RECON_ASSIGN_OR_RETURN(Arg o, ctx.new_output(i, ctx.input(0).type, s));
+    outs.push_back(o);
+  }
+  return gpu::ops::split(ctx.graph(), x, static_cast<int>(axis), outs);
+}
+
+Status slice(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.attr_ints("starts");
+    ends = ctx.attr_ints("ends");
+    axes = ctx.attr_ints("axes");
+  } else {
+    RECON_ASSIGN_OR_RETURN(starts, ctx.host_ints(1));
+    RECON_ASSIGN_OR_RETURN(ends, ctx.host_ints(2));
+    if (ctx.has_input(3)) {
+      RECON_ASSIGN_OR_RETURN(axes, ctx.host_ints(3));
+    }
+    if (ctx.has_input(4)) {
+      RECON_ASSIGN_OR_RETURN(steps, ctx.host_ints(4));
+    }
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+    return ctx.fail("starts, ends, axes and steps differ in length");
+  }
+  // Per axis of the input: [start, end) with step, clamped as ONNX says.
+  std::vector<int64_t> s(static_cast<size_t>(rank), 0), e(in.begin(), in.end()), st(static_cast<size_t>(rank), 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+    const int64_t dim = in[static_cast<size_t>(a)], step = steps[i];
+    if (step == 0) return ctx.fail("step 0");
+    int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t f = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (step > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      f = std::clamp<int64_t>(f, 0, dim);
+    } else {
+      b = std::clamp<int64_t>(b, 0, dim - 1);
+      f = std::clamp<int64_t>(f, -1, dim - 1);
+    }
+    s[static_cast<size_t>(a)] = b;
+    e[static_cast<size_t>(a)] = f;
+    st[static_cast<size_t>(a)] = step;
+  }
+  if (ctx.input(0).is_host()) return host_result(ctx, fold_slice(*ctx.input(0).host, s, e, st));
+  std::vector<gpu::ops::SliceAxis> spec;
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d) {
+    const size_t i = static_cast<size_t>(d);
+    if (st[i] < 0) return ctx.fail("negative steps on the device are not supported");
+    spec.push_back({s[i], e[i], st[i]});
+    out.push_back(std::max<int64_t>((e[i] - s[i] + st[i] - 1) / st[i], 0));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
+  return gpu::ops::slice(ctx.graph(), x, y, spec);
+}
+
+Status gather(OpContext& ctx) {
+  int64_t axis = ctx.attr_int("axis", 0);
+  const Shape& in = ctx.input(0).shape;
+  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, static_cast<int64_t>(in.size())));
+  if (ctx.all_inputs_on_host()) return host_result(ctx, fold_gather(*ctx.input(0).host, *ctx.input(1).host, axis));
+  // Data on the device with constant indices: one index is a slice that drops the axis (a
+  // transformer's class token, the last time step).
+  RECON_ASSIGN_OR_RETURN(const HostTensor* indices, ctx.host_input(1));
+  if (!indices->dims.empty()) return ctx.fail("Gather on the device takes one scalar index");
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(*indices));
+  int64_t k = idx[0] < 0 ? idx[0] + in[static_cast<size_t>(axis)] : idx[0];
+  if (k < 0 || k >= in[static_cast<size_t>(axis)]) return ctx.fail("index out of range");
+  std::vector<gpu::ops::SliceAxis> spec(in.size());
+  spec[static_cast<size_t>(axis)] = {k, k + 1, 1};
+  Shape kept = in, out;
+  kept[static_cast<size_t>(axis)] = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis) out.push_back(in[d]);
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
+  RECON_ASSIGN_OR_RETURN(Arg y_kept, gpu::ops::reshape_view(y, kept));
+  return gpu::ops::slice(ctx.graph(), x, y_kept, spec);
+}
+
+Status expand(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> target, ctx.host_ints(1));
+  if (ctx.input(0).is_host()) return host_result(ctx, fold_expand(*ctx.input(0).host, target));
+  return ctx.fail("Expand on the device is not supported");
+}
+
+Status range(OpContext& ctx) {
+  if (!ctx.all_inputs_on_host()) return ctx.fail("Range runs only on values known at load time");
+  RECON_ASSIGN_OR_RETURN(std::vector<double> start, host_doubles(*ctx.input(0).host));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> limit, host_doubles(*ctx.input(1).host));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> delta, host_doubles(*ctx.input(2).host));
+  if (start.size() != 1 || limit.size() != 1 || delta.size() != 1 || delta[0] == 0.0)
+    return ctx.fail("bad Range inputs");
+  const double count = std::max(std::ceil((limit[0] - start[0]) / delta[0]), 0.0);
+  if (count > double{1 << 24}) return ctx.fail("Range of more than 2^24 elements");
+  std::vector<double> v(static_cast<size_t>(count));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start[0] + static_cast<double>(i) * delta[0];
+  return host_result(ctx, make_tensor(ctx.input(0).type, {static_cast<int64_t>(v.size())}, v));
+}
+
+}  // namespace recon::gpu::onnx::ops_builders
