@@ -3,35 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
+
+#include "tools/io/npy.h"
 
 namespace recon::io {
 
 Status write_npy(const std::string& path, std::span<const int64_t> shape, std::span<const float> data) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  if (n != static_cast<int64_t>(data.size())) return invalid_argument("npy " + path + ": shape does not match data");
-  std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i)
-    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
-  // ending in a newline (format version 1.0).
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header.push_back('\n');
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return unavailable("cannot write " + path);
-  const char magic[] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  out.write(magic, 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(len_le, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size_bytes()));
-  if (!out) return unavailable("short write to " + path);
-  return Status::ok();
+  NpyArray array{"<f4", {shape.begin(), shape.end()}, {}};
+  array.data.resize(data.size_bytes());
+  if (!data.empty()) std::memcpy(array.data.data(), data.data(), data.size_bytes());
+  return write_npy_file(path, array);
 }
 
 Status write_ply(const std::string& path, std::span<const ColoredPoint> points) {

@@ -1,0 +1,207 @@
+// The ONNX engine end to end: models exported by PyTorch (make_torch_models.py, run at build
+// time) against torch's own CPU outputs in fp32 and fp16, several batch sizes of one dynamic
+// model, and the refusals: unsupported nodes all named at load, cycles, inputs of the wrong type or
+// shape; a failed compile gives back every pooled byte; activations share memory by liveness.
+#include "gpu/models/onnx/onnx_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpu/models/onnx/onnx_host.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tools/io/npy.h"
+
+namespace recon::gpu::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+
+HostTensor from_npy(const fs::path& path) {
+  Result<io::NpyArray> a = io::read_npy_file(path.string());
+  EXPECT_TRUE(a.is_ok()) << a.status().to_string();
+  EXPECT_EQ(a->descr, "<f4");
+  return HostTensor::owned(ElemType::kFloat, a->shape, a->data);
+}
+
+// max |got − want| / (max |want| + 1e-6) over all elements.
+double relative_error(const HostTensor& got, const HostTensor& want) {
+  EXPECT_EQ(got.dims, want.dims);
+  const auto g = got.values<float>(), w = want.values<float>();
+  double worst = 0, scale = 1e-6;
+  for (size_t i = 0; i < w.size(); ++i) scale = std::max(scale, double(std::abs(w[i])));
+  for (size_t i = 0; i < w.size() && i < g.size(); ++i) worst = std::max(worst, std::abs(double(g[i]) - w[i]));
+  return worst / scale;
+}
+
+ValueInfo info(std::string name, ElemType type, std::vector<int64_t> dims) {
+  ValueInfo v;
+  v.name = std::move(name);
+  v.type = type;
+  v.has_shape = true;
+  v.dims = std::move(dims);
+  return v;
+}
+
+Node node(std::string op, std::vector<std::string> in, std::vector<std::string> out, std::string name = {}) {
+  Node n;
+  n.op_type = std::move(op);
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  n.name = std::move(name);
+  return n;
+}
+
+HostTensor floats(std::vector<int64_t> dims, float value) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<uint8_t> bytes(static_cast<size_t>(n) * 4);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * 4, &value, 4);
+  return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes));
+}
+
+Model model_of(std::vector<Node> nodes, std::vector<ValueInfo> inputs, std::vector<ValueInfo> outputs) {
+  Model m;
+  m.ir_version = 8;
+  m.opsets[""] = 13;
+  m.graph.nodes = std::move(nodes);
+  m.graph.inputs = std::move(inputs);
+  m.graph.outputs = std::move(outputs);
+  return m;
+}
+
+class OnnxEngineTest : public testing::GpuTest {};
+
+class OnnxTorchModelTest : public OnnxEngineTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32AndFp16) {
+  const fs::path dir = fs::path(RECON_ONNX_TORCH_MODELS) / GetParam();
+  ASSERT_TRUE(fs::exists(dir / "model.onnx")) << dir;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::load(rt(), (dir / "model.onnx").string(), {dtype});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    size_t sets = 0;
+    for (int k = 0; fs::exists(dir / ("input_" + std::to_string(k) + ".npy")); ++k, ++sets) {
+      const HostTensor x = from_npy(dir / ("input_" + std::to_string(k) + ".npy"));
+      const HostTensor want = from_npy(dir / ("expected_" + std::to_string(k) + ".npy"));
+      Result<std::vector<HostTensor>> got = (*engine)->run(std::span<const HostTensor>(&x, 1));
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      ASSERT_EQ(got->size(), 1u);
+      const double err = relative_error((*got)[0], want);
+      std::printf("%s %s batch %lld: max error %.3g of max |torch|\n", GetParam().c_str(), dtype_name(dtype),
+                  static_cast<long long>(x.dims[0]), err);
+      EXPECT_LE(err, dtype == DType::kF32 ? 2e-5 : 2e-2) << GetParam() << " set " << k;
+    }
+    EXPECT_EQ((*engine)->compiled_count(), sets) << "one compiled graph per batch size";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Exported, OnnxTorchModelTest, ::testing::Values("resnet_small", "vit_small", "mlp"));
+
+TEST_F(OnnxEngineTest, TheViTsShapeArithmeticFoldsAtCompileTime) {
+  Result<std::unique_ptr<Engine>> engine =
+      Engine::load(rt(), (fs::path(RECON_ONNX_TORCH_MODELS) / "vit_small" / "model.onnx").string());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const HostTensor x = floats({2, 3, 16, 16}, 0.5f);
+  Result<CompiledGraph*> graph = (*engine)->compiled(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  EXPECT_GT((*graph)->folded_nodes, 10u) << "Shape, Gather, Unsqueeze, Concat... of the exported reshapes";
+}
+
+TEST_F(OnnxEngineTest, EveryUnsupportedNodeIsNamedInOneErrorAtLoad) {
+  Node grouped = node("Conv", {"x", "w"}, {"c"}, "grouped");
+  Attribute group;
+  group.name = "group";
+  group.kind = Attribute::Kind::kInt;
+  group.i = 2;
+  grouped.attributes.push_back(group);
+  Model m = model_of({node("Relu", {"x"}, {"r"}), grouped, node("FancyOp", {"r"}, {"y"}, "fancy")},
+                     {info("x", ElemType::kFloat, {1, 4, 8, 8})}, {info("y", ElemType::kFloat, {1, 4, 8, 8})});
+  m.graph.initializers.push_back(floats({4, 2, 3, 3}, 0.1f));
+  m.graph.initializers.back().name = "w";
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_FALSE(engine.is_ok());
+  const std::string msg = engine.status().message();
+  EXPECT_EQ(engine.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(msg.find("2 node(s)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Conv 'grouped'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("group"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FancyOp 'fancy'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
+}
+
+TEST_F(OnnxEngineTest, ACycleIsRefusedNamingTheNode) {
+  Model m = model_of({node("Relu", {"b"}, {"a"}, "first"), node("Relu", {"a"}, {"b"}, "second")},
+                     {info("x", ElemType::kFloat, {4})}, {info("b", ElemType::kFloat, {4})});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_NE(engine.status().message().find("Relu 'first'"), std::string::npos) << engine.status().message();
+  EXPECT_NE(engine.status().message().find("topological"), std::string::npos) << engine.status().message();
+}
+
+TEST_F(OnnxEngineTest, InputsOfTheWrongTypeShapeOrCountAreRefused) {
+  Model m = model_of({node("Relu", {"x"}, {"y"})}, {info("x", ElemType::kFloat, {-1, 4})},
+                     {info("y", ElemType::kFloat, {-1, 4})});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const HostTensor good = floats({3, 4}, -1.0f);
+  ASSERT_TRUE((*engine)->run(std::span<const HostTensor>(&good, 1)).is_ok());
+  const HostTensor wrong_shape = floats({3, 5}, 1.0f);
+  Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&wrong_shape, 1));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("[-1,4]"), std::string::npos) << r.status().message();
+  HostTensor wrong_type = good;
+  wrong_type.type = ElemType::kInt32;
+  r = (*engine)->run(std::span<const HostTensor>(&wrong_type, 1));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("must be FLOAT"), std::string::npos) << r.status().message();
+  r = (*engine)->run({});
+  ASSERT_FALSE(r.is_ok());
+  // The engine still serves a good request afterwards.
+  r = (*engine)->run(std::span<const HostTensor>(&good, 1));
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].values<float>()[0], 0.0f);
+}
+
+TEST_F(OnnxEngineTest, AFailedCompileGivesBackEveryPooledByte) {
+  // Relu and a weight upload succeed, then the MatMul's shapes disagree.
+  Model m = model_of({node("Relu", {"x"}, {"r"}), node("MatMul", {"r", "w"}, {"y"}, "bad")},
+                     {info("x", ElemType::kFloat, {64, 32})}, {info("y", ElemType::kFloat, {64, 16})});
+  m.graph.initializers.push_back(floats({48, 16}, 0.5f));
+  m.graph.initializers.back().name = "w";
+  const uint64_t activations = rt().pool(MemoryRole::kActivations).stats().in_use_bytes;
+  const uint64_t weights = rt().pool(MemoryRole::kWeights).stats().in_use_bytes;
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_NE(engine.status().message().find("MatMul 'bad'"), std::string::npos) << engine.status().message();
+  EXPECT_EQ(rt().pool(MemoryRole::kActivations).stats().in_use_bytes, activations);
+  EXPECT_EQ(rt().pool(MemoryRole::kWeights).stats().in_use_bytes, weights);
+}
+
+TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
+  std::vector<Node> nodes;
+  std::string prev = "x";
+  for (int i = 0; i < 10; ++i) {
+    const std::string next = i == 9 ? "y" : "t" + std::to_string(i);
+    nodes.push_back(node(i % 2 ? "Relu" : "Sigmoid", {prev}, {next}));
+    prev = next;
+  }
+  Model m = model_of(std::move(nodes), {info("x", ElemType::kFloat, {1024})}, {info("y", ElemType::kFloat, {1024})});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const HostTensor x = floats({1024}, 2.0f);
+  Result<CompiledGraph*> graph = (*engine)->compiled(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(graph.is_ok());
+  EXPECT_LE((*graph)->memory->storage_count(), 3u) << "ten outputs, two live at a time, plus the graph output";
+  Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  double want = 2.0;
+  for (int i = 0; i < 10; ++i) want = i % 2 ? std::max(want, 0.0) : 1.0 / (1.0 + std::exp(-want));
+  EXPECT_NEAR((*r)[0].values<float>()[1023], want, 1e-6);
+}
+
+}  // namespace
+}  // namespace recon::gpu::onnx

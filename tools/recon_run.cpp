@@ -1,0 +1,171 @@
+// recon-run: runs an ONNX model in-process (no daemon) on the GPU. Inputs come from .npy files
+// (NAME=FILE.npy, one per graph input that is not an initializer); each output is written to
+// DIR/<name>.npy with every character of the name outside [A-Za-z0-9._-] replaced by '_'.
+// --bench N runs N more times and prints the median and best GPU+host latency.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpu/models/onnx/onnx_engine.h"
+#include "tools/io/npy.h"
+
+namespace {
+
+using recon::Result;
+using recon::Status;
+namespace onnx = recon::gpu::onnx;
+
+constexpr const char* kUsage =
+    "usage: recon-run MODEL.onnx [--input NAME=FILE.npy]... [--out DIR] [--precision fp32|fp16]\n"
+    "                 [--device D] [--bench N]\n"
+    "  --input      a graph input from a .npy file (every input the model declares, by name)\n"
+    "  --out        writes DIR/<output name>.npy for every output (default: print shapes only)\n"
+    "  --precision  fp32 (default) or fp16 storage with fp32 arithmetic\n"
+    "  --bench      runs N more times and prints the median and best latency (upload, run, download)\n";
+
+struct Args {
+  std::string model, out, device;
+  std::map<std::string, std::string> inputs;
+  recon::gpu::DType float_dtype = recon::gpu::DType::kF32;
+  int bench = 0;
+};
+
+int fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "recon-run: %s\n", message.c_str());
+  return code;
+}
+
+const struct {
+  const char* descr;
+  onnx::ElemType type;
+} kDtypes[] = {{"<f4", onnx::ElemType::kFloat},  {"<f2", onnx::ElemType::kFloat16}, {"<f8", onnx::ElemType::kDouble},
+               {"<i8", onnx::ElemType::kInt64},  {"<i4", onnx::ElemType::kInt32},   {"<i2", onnx::ElemType::kInt16},
+               {"|i1", onnx::ElemType::kInt8},   {"|u1", onnx::ElemType::kUint8},   {"<u2", onnx::ElemType::kUint16},
+               {"<u4", onnx::ElemType::kUint32}, {"<u8", onnx::ElemType::kUint64},  {"|b1", onnx::ElemType::kBool}};
+
+Result<onnx::HostTensor> to_tensor(const recon::io::NpyArray& a, const std::string& name) {
+  for (const auto& d : kDtypes) {
+    if (a.descr == d.descr) return onnx::HostTensor::owned(d.type, a.shape, a.data, name);
+  }
+  return recon::invalid_argument(name + ": .npy dtype " + a.descr + " has no ONNX type recon reads");
+}
+
+Result<recon::io::NpyArray> to_npy(const onnx::HostTensor& t) {
+  for (const auto& d : kDtypes) {
+    if (t.type == d.type) return recon::io::NpyArray{d.descr, t.dims, {t.bytes.begin(), t.bytes.end()}};
+  }
+  return recon::invalid_argument(std::string("output type ") + onnx::elem_type_name(t.type) + " has no .npy dtype");
+}
+
+std::string file_name(const std::string& output) {
+  std::string s = output;
+  for (char& c : s) {
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return s + ".npy";
+}
+
+Result<Args> parse(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> Result<std::string> {
+      if (i + 1 >= argc) return recon::invalid_argument(a + " needs a value");
+      return std::string(argv[++i]);
+    };
+    if (a == "--input") {
+      RECON_ASSIGN_OR_RETURN(std::string v, next());
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return recon::invalid_argument("--input takes NAME=FILE.npy");
+      args.inputs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (a == "--out") {
+      RECON_ASSIGN_OR_RETURN(args.out, next());
+    } else if (a == "--device") {
+      RECON_ASSIGN_OR_RETURN(args.device, next());
+    } else if (a == "--precision") {
+      RECON_ASSIGN_OR_RETURN(std::string p, next());
+      if (p != "fp32" && p != "fp16") return recon::invalid_argument("--precision is fp32 or fp16");
+      args.float_dtype = p == "fp16" ? recon::gpu::DType::kF16 : recon::gpu::DType::kF32;
+    } else if (a == "--bench") {
+      RECON_ASSIGN_OR_RETURN(std::string n, next());
+      args.bench = std::max(0, std::atoi(n.c_str()));
+    } else if (a == "-h" || a == "--help") {
+      return recon::invalid_argument("");
+    } else if (!a.empty() && a[0] != '-' && args.model.empty()) {
+      args.model = a;
+    } else {
+      return recon::invalid_argument("unknown argument " + a);
+    }
+  }
+  if (args.model.empty()) return recon::invalid_argument("no model given");
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Result<Args> parsed = parse(argc, argv);
+  if (!parsed) {
+    if (!parsed.status().message().empty()) std::fprintf(stderr, "recon-run: %s\n", parsed.status().message().c_str());
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const Args& args = *parsed;
+  recon::gpu::RuntimeOptions options;
+  options.context.device = args.device;
+  auto rt = recon::gpu::Runtime::create(options);
+  if (!rt) return fail(rt.status().to_string());
+  std::printf("device: %s\n", rt.value()->caps().device_name.c_str());
+  auto engine = onnx::Engine::load(**rt, args.model, {args.float_dtype});
+  if (!engine) return fail(engine.status().to_string());
+
+  std::vector<onnx::HostTensor> inputs;
+  for (const onnx::ValueInfo* in : (*engine)->inputs()) {
+    auto it = args.inputs.find(in->name);
+    if (it == args.inputs.end()) return fail("the model needs --input " + in->name + "=FILE.npy");
+    auto npy = recon::io::read_npy_file(it->second);
+    if (!npy) return fail(npy.status().to_string());
+    auto t = to_tensor(*npy, in->name);
+    if (!t) return fail(t.status().to_string());
+    inputs.push_back(std::move(*t));
+  }
+  if (args.inputs.size() != inputs.size()) return fail("an --input names no input of the model");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto outputs = (*engine)->run(inputs);
+  if (!outputs) return fail(outputs.status().to_string());
+  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("first run (compiles the graph): %.2f ms\n", first_ms);
+
+  if (!args.out.empty()) std::filesystem::create_directories(args.out);
+  for (const onnx::HostTensor& o : *outputs) {
+    std::printf("output %s: %s %s\n", o.name.c_str(), onnx::elem_type_name(o.type),
+                recon::gpu::shape_string(o.dims).c_str());
+    if (args.out.empty()) continue;
+    auto npy = to_npy(o);
+    if (!npy) return fail(npy.status().to_string());
+    const std::string path = (std::filesystem::path(args.out) / file_name(o.name)).string();
+    if (Status s = recon::io::write_npy_file(path, *npy); !s.is_ok()) return fail(s.to_string());
+  }
+
+  if (args.bench > 0) {
+    std::vector<double> ms;
+    for (int i = 0; i < args.bench; ++i) {
+      const auto t = std::chrono::steady_clock::now();
+      auto r = (*engine)->run(inputs);
+      if (!r) return fail(r.status().to_string());
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("bench: %d runs, median %.3f ms, best %.3f ms (upload + run + download)\n", args.bench,
+                ms[ms.size() / 2], ms.front());
+  }
+  return 0;
+}
