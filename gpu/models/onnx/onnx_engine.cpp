@@ -1,6 +1,7 @@
 #include "gpu/models/onnx/onnx_engine.h"
 
 #include "gpu/models/onnx/onnx_file.h"
+#include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 
@@ -41,7 +42,9 @@ Result<std::unique_ptr<Engine>> Engine::from_model(Runtime& rt, Model model, con
     for (const std::string& line : unsupported) msg += "\n  " + line;
     return unimplemented(msg);
   }
+  const FusionCounts fused = fuse_graph(model);
   std::unique_ptr<Engine> engine(new Engine(rt, std::move(model), options));
+  engine->fused_ = fused;
   if (static_inputs(engine->inputs_)) {
     // Fixed shapes compile now, so that a model that cannot be built fails to load.
     bool shape_tensors = false;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/models/onnx/onnx_compiler.h"
+#include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_model.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
@@ -42,6 +43,8 @@ class Engine {
   bool is_shape_tensor(size_t i) const;
   static constexpr int64_t kMaxShapeTensorElements = 64;
   size_t compiled_count() const { return compiled_.size(); }
+  // What the load-time rewrites fused (onnx_fusion.h).
+  const FusionCounts& fused() const { return fused_; }
 
  private:
   Engine(Runtime& rt, Model model, const EngineOptions& options);
@@ -51,6 +54,7 @@ class Engine {
   Model model_;
   EngineOptions options_;
   std::vector<const ValueInfo*> inputs_;
+  FusionCounts fused_;
   // Keyed by the slot inputs' shapes and the shape tensors' bytes.
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<CompiledGraph>> compiled_;
 };

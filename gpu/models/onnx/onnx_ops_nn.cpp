@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/batch_norm.h"
 #include "gpu/ops/conv2d.h"
@@ -102,6 +103,24 @@ Status global_pool(OpContext& ctx, gpu::ops::ReduceOp op) {
   return gpu::ops::reduce(ctx.graph(), op, flat, flat_out, 1);
 }
 
+// The activation a fusion attached to this node (onnx_fusion.h).
+gpu::ops::Activation fused_activation(const OpContext& ctx) {
+  return static_cast<gpu::ops::Activation>(ctx.attr_int(kFusedActivation, 0));
+}
+
+gpu::ops::UnaryOp as_unary(gpu::ops::Activation a) {
+  switch (a) {
+    case gpu::ops::Activation::kRelu:
+      return gpu::ops::UnaryOp::kRelu;
+    case gpu::ops::Activation::kSigmoid:
+      return gpu::ops::UnaryOp::kSigmoid;
+    case gpu::ops::Activation::kTanh:
+      return gpu::ops::UnaryOp::kTanh;
+    default:
+      return gpu::ops::UnaryOp::kIdentity;
+  }
+}
+
 // [rows, cols] with the axis flattening ONNX's opset < 13 Softmax (and Flatten) use.
 std::array<int64_t, 2> flatten_at(const Shape& s, int64_t axis) {
   int64_t rows = 1, cols = 1;
@@ -137,8 +156,24 @@ Status conv(OpContext& ctx) {
   p.pad_w = pads[1];
   Result<Shape> shape = gpu::ops::conv2d_output_shape(x.shape(), w.shape(), p);
   if (!shape) return ctx.fail(shape.status().message());
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, *shape));
-  return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p);
+  gpu::ops::Epilogue epilogue;
+  epilogue.activation = fused_activation(ctx);
+  std::optional<Arg> added;  // a fused residual that does not have the output's shape
+  if (ctx.has_input(kConvResidualInput)) {
+    RECON_ASSIGN_OR_RETURN(Arg r, ctx.float_input(kConvResidualInput));
+    (r.shape() == *shape ? epilogue.residual : added) = r;
+  }
+  Shape out_shape = *shape;
+  if (added) {
+    Result<Shape> sum = gpu::ops::broadcast_shape(*shape, added->shape());
+    if (!sum) return ctx.fail(sum.status().message());
+    out_shape = *sum;
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  if (!added) return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p, epilogue);
+  RECON_ASSIGN_OR_RETURN(Arg conv_out, ctx.scratch(out.dtype(), *shape));
+  RECON_RETURN_IF_ERROR(gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, conv_out, p, epilogue));
+  return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, conv_out, *added, out);
 }
 
 std::string check_conv_transpose(const Node& node, int64_t opset) {
@@ -246,19 +281,25 @@ Status gemm(OpContext& ctx) {
     RECON_ASSIGN_OR_RETURN(c, ctx.float_input(2));
   }
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {m, n}));
-  if (c && beta == 1.0f && (c->shape() == Shape{n} || c->shape() == Shape{1, n})) {
-    RECON_ASSIGN_OR_RETURN(Arg bias, gpu::ops::reshape_view(*c, {n}));
-    opt.bias = bias;
+  const gpu::ops::Activation act = fused_activation(ctx);
+  if (!c || (beta == 1.0f && (c->shape() == Shape{n} || c->shape() == Shape{1, n}))) {
+    if (c) {
+      RECON_ASSIGN_OR_RETURN(Arg bias, gpu::ops::reshape_view(*c, {n}));
+      opt.bias = bias;
+    }
+    opt.epilogue.activation = act;
     return gpu::ops::matmul(ctx.graph(), ctx.caps(), a, b, out, opt);
   }
+  // C of another shape, or scaled: added after the product, and the activation after that.
   RECON_RETURN_IF_ERROR(gpu::ops::matmul(ctx.graph(), ctx.caps(), a, b, out, opt));
-  if (!c) return Status::ok();
   Arg scaled = *c;
   if (beta != 1.0f) {
     RECON_ASSIGN_OR_RETURN(scaled, ctx.scratch(c->dtype(), c->shape()));
     RECON_RETURN_IF_ERROR(gpu::ops::scale_shift(ctx.graph(), *c, scaled, beta, 0.0f));
   }
-  return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, out, scaled, out);
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, out, scaled, out));
+  if (act == gpu::ops::Activation::kNone) return Status::ok();
+  return gpu::ops::unary(ctx.graph(), as_unary(act), out, out);
 }
 
 Status matmul(OpContext& ctx) {
@@ -303,7 +344,12 @@ Status matmul(OpContext& ctx) {
   } else {
     return ctx.fail("batch broadcasting " + shape_string(sa) + " x " + shape_string(sb) + " is not supported");
   }
-  return gpu::ops::matmul(ctx.graph(), ctx.caps(), a3, b3, c3);
+  gpu::ops::MatmulOptions opt;
+  opt.epilogue.activation = fused_activation(ctx);
+  if (ctx.has_input(kMatMulBiasInput)) {
+    RECON_ASSIGN_OR_RETURN(opt.bias, ctx.float_input(kMatMulBiasInput));
+  }
+  return gpu::ops::matmul(ctx.graph(), ctx.caps(), a3, b3, c3, opt);
 }
 
 Status softmax(OpContext& ctx) {

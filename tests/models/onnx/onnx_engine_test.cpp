@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -101,7 +102,68 @@ TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32AndFp16) {
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxTorchModelTest, ::testing::Values("resnet_small", "vit_small", "mlp"));
 
-TEST_F(OnnxEngineTest, TheViTsShapeArithmeticFoldsAtCompileTime) {
+TEST_F(OnnxEngineTest, TheResNetsBatchNormsResidualsAndActivationsFuseIntoItsConvolutions) {
+  Result<std::unique_ptr<Engine>> engine =
+      Engine::load(rt(), (fs::path(RECON_ONNX_TORCH_MODELS) / "resnet_small" / "model.onnx").string());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const FusionCounts& f = (*engine)->fused();
+  std::printf("fused: %zu batch norms, %zu residuals, %zu activations, %zu biases\n", f.batch_norms, f.residuals,
+              f.activations, f.biases);
+  // torch's exporter folds BatchNorm itself in eval mode, so the rewrite that matters is the
+  // residual add of each block (3) and the ReLU after each first convolution and the stem (4).
+  EXPECT_EQ(f.residuals, 3u);
+  EXPECT_GE(f.activations, 4u);
+}
+
+// Conv → BatchNormalization folds into the convolution; with an Identity between them it cannot,
+// and the BatchNormalization op runs: both give the same numbers.
+TEST_F(OnnxEngineTest, AFoldedBatchNormGivesWhatTheBatchNormOpGives) {
+  auto make = [](bool separate) {
+    std::vector<Node> nodes;
+    nodes.push_back(node("Conv", {"x", "w", "b"}, {separate ? "c0" : "c"}));
+    if (separate) nodes.push_back(node("Identity", {"c0"}, {"c"}));
+    Node bn = node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+    Attribute eps;
+    eps.name = "epsilon";
+    eps.kind = Attribute::Kind::kFloat;
+    eps.f = 1e-3f;
+    bn.attributes.push_back(eps);
+    nodes.push_back(bn);
+    Model m = model_of(std::move(nodes), {info("x", ElemType::kFloat, {2, 3, 9, 7})},
+                       {info("y", ElemType::kFloat, {2, 5, 9, 7})});
+    std::vector<float> w(5 * 3 * 3 * 3), per_channel(5);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(float(i)) * 0.3f;
+    auto add = [&](const std::string& name, std::vector<int64_t> dims, const std::vector<float>& v) {
+      std::vector<uint8_t> bytes(v.size() * 4);
+      std::memcpy(bytes.data(), v.data(), bytes.size());
+      m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes), name));
+    };
+    add("w", {5, 3, 3, 3}, w);
+    add("b", {5}, {0.1f, -0.2f, 0.3f, 0.0f, 0.5f});
+    add("scale", {5}, {1.5f, 0.5f, 2.0f, 1.0f, 0.8f});
+    add("shift", {5}, {0.0f, 0.3f, -0.4f, 0.2f, 0.1f});
+    add("mean", {5}, {0.2f, -0.1f, 0.0f, 0.5f, -0.3f});
+    add("var", {5}, {0.5f, 1.5f, 0.2f, 1.0f, 3.0f});
+    return m;
+  };
+  Result<std::unique_ptr<Engine>> folded = Engine::from_model(rt(), make(false));
+  Result<std::unique_ptr<Engine>> separate = Engine::from_model(rt(), make(true));
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  ASSERT_TRUE(separate.is_ok()) << separate.status().to_string();
+  EXPECT_EQ((*folded)->fused().batch_norms, 1u);
+  EXPECT_EQ((*separate)->fused().batch_norms, 0u);
+  std::vector<float> xv(2 * 3 * 9 * 7);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.37f);
+  std::vector<uint8_t> xb(xv.size() * 4);
+  std::memcpy(xb.data(), xv.data(), xb.size());
+  const HostTensor x = HostTensor::owned(ElemType::kFloat, {2, 3, 9, 7}, xb);
+  Result<std::vector<HostTensor>> a = (*folded)->run(std::span<const HostTensor>(&x, 1));
+  Result<std::vector<HostTensor>> b = (*separate)->run(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_LE(relative_error((*a)[0], (*b)[0]), 1e-6);
+}
+
+TEST_F(OnnxEngineTest, TheViTsShapeArithmeticFoldsAtCompileTimeAndItsLinearBiasesFuse) {
   Result<std::unique_ptr<Engine>> engine =
       Engine::load(rt(), (fs::path(RECON_ONNX_TORCH_MODELS) / "vit_small" / "model.onnx").string());
   ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
@@ -109,6 +171,7 @@ TEST_F(OnnxEngineTest, TheViTsShapeArithmeticFoldsAtCompileTime) {
   Result<CompiledGraph*> graph = (*engine)->compiled(std::span<const HostTensor>(&x, 1));
   ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
   EXPECT_GT((*graph)->folded_nodes, 10u) << "Shape, Gather, Unsqueeze, Concat... of the exported reshapes";
+  EXPECT_EQ((*engine)->fused().biases, 8u) << "qkv, proj and two MLP linears per block, exported as MatMul + Add";
 }
 
 TEST_F(OnnxEngineTest, EveryUnsupportedNodeIsNamedInOneErrorAtLoad) {
