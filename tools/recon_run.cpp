@@ -1,7 +1,7 @@
 // recon-run: runs an ONNX model in-process (no daemon) on the GPU. Inputs come from .npy files
 // (NAME=FILE.npy, one per graph input that is not an initializer); each output is written to
 // DIR/<name>.npy with every character of the name outside [A-Za-z0-9._-] replaced by '_'.
-// --bench N runs N more times and prints the median and best GPU+host latency.
+// --bench N times N more runs end to end and N runs of the recorded graph alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/dispatch_profile.h"
 #include "gpu/models/onnx/onnx_engine.h"
 #include "tools/io/npy.h"
 
@@ -26,13 +27,17 @@ constexpr const char* kUsage =
     "  --input      a graph input from a .npy file (every input the model declares, by name)\n"
     "  --out        writes DIR/<output name>.npy for every output (default: print shapes only)\n"
     "  --precision  fp32 (default) or fp16 storage with fp32 arithmetic\n"
-    "  --bench      runs N more times and prints the median and best latency (upload, run, download)\n";
+    "  --bench      runs N more times and prints the median and best latency, with the inputs' upload and\n"
+    "               the outputs' download and without (the recorded graph alone, inputs on the GPU)\n"
+    "  --profile    GPU time per dispatch over all runs, printed at the end (the timestamps between\n"
+    "               dispatches serialise them: every run is slower)\n";
 
 struct Args {
   std::string model, out, device;
   std::map<std::string, std::string> inputs;
   recon::gpu::DType float_dtype = recon::gpu::DType::kF32;
   int bench = 0;
+  bool profile = false;
 };
 
 int fail(const std::string& message, int code = 1) {
@@ -96,6 +101,8 @@ Result<Args> parse(int argc, char** argv) {
     } else if (a == "--bench") {
       RECON_ASSIGN_OR_RETURN(std::string n, next());
       args.bench = std::max(0, std::atoi(n.c_str()));
+    } else if (a == "--profile") {
+      args.profile = true;
     } else if (a == "-h" || a == "--help") {
       return recon::invalid_argument("");
     } else if (!a.empty() && a[0] != '-' && args.model.empty()) {
@@ -123,6 +130,8 @@ int main(int argc, char** argv) {
   auto rt = recon::gpu::Runtime::create(options);
   if (!rt) return fail(rt.status().to_string());
   std::printf("device: %s\n", rt.value()->caps().device_name.c_str());
+  // Graphs record timestamps between dispatches only when profiling is on while they record.
+  recon::gpu::set_dispatch_profiling(args.profile);
   auto engine = onnx::Engine::load(**rt, args.model, {args.float_dtype});
   if (!engine) return fail(engine.status().to_string());
 
@@ -156,16 +165,27 @@ int main(int argc, char** argv) {
   }
 
   if (args.bench > 0) {
-    std::vector<double> ms;
-    for (int i = 0; i < args.bench; ++i) {
-      const auto t = std::chrono::steady_clock::now();
-      auto r = (*engine)->run(inputs);
-      if (!r) return fail(r.status().to_string());
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    std::printf("bench: %d runs, median %.3f ms, best %.3f ms (upload + run + download)\n", args.bench,
-                ms[ms.size() / 2], ms.front());
+    auto median_and_best = [&](auto&& once) -> Result<std::pair<double, double>> {
+      std::vector<double> ms;
+      for (int i = 0; i < args.bench; ++i) {
+        const auto t = std::chrono::steady_clock::now();
+        RECON_RETURN_IF_ERROR(once());
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+      }
+      std::sort(ms.begin(), ms.end());
+      return std::pair{ms[ms.size() / 2], ms.front()};
+    };
+    auto whole = median_and_best([&]() { return (*engine)->run(inputs).status(); });
+    if (!whole) return fail(whole.status().to_string());
+    auto graph = (*engine)->compiled(inputs);
+    if (!graph) return fail(graph.status().to_string());
+    auto bound = (*engine)->upload_inputs(**graph, inputs);
+    if (!bound) return fail(bound.status().to_string());
+    auto alone = median_and_best([&]() { return (*graph)->run(*bound); });
+    if (!alone) return fail(alone.status().to_string());
+    if (args.profile) std::printf("%s", recon::gpu::format_dispatch_profile(30).c_str());
+    std::printf("bench: %d runs; end to end median %.3f ms, best %.3f ms; graph alone median %.3f ms, best %.3f ms\n",
+                args.bench, whole->first, whole->second, alone->first, alone->second);
   }
   return 0;
 }

@@ -117,17 +117,23 @@ Status Engine::check_inputs(std::span<const HostTensor> inputs) const {
   return Status::ok();
 }
 
-Result<std::vector<HostTensor>> Engine::run(std::span<const HostTensor> inputs) {
-  RECON_RETURN_IF_ERROR(check_inputs(inputs));
-  RECON_ASSIGN_OR_RETURN(CompiledGraph * graph, compiled(inputs));
+Result<std::vector<Tensor>> Engine::upload_inputs(const CompiledGraph& graph, std::span<const HostTensor> inputs) {
   std::vector<Tensor> bound;
   for (size_t i = 0, slot = 0; i < inputs.size(); ++i) {
     if (is_shape_tensor(i)) continue;
-    const CompiledInput& in = graph->inputs[slot++];
+    if (slot >= graph.inputs.size()) return invalid_argument("more inputs than the graph has slots");
+    const CompiledInput& in = graph.inputs[slot++];
     RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(inputs[i], in.dtype));
     RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::from_host(rt_, in.dtype, in.shape, bytes.data(), bytes.size()));
     bound.push_back(std::move(t));
   }
+  return bound;
+}
+
+Result<std::vector<HostTensor>> Engine::run(std::span<const HostTensor> inputs) {
+  RECON_RETURN_IF_ERROR(check_inputs(inputs));
+  RECON_ASSIGN_OR_RETURN(CompiledGraph * graph, compiled(inputs));
+  RECON_ASSIGN_OR_RETURN(std::vector<Tensor> bound, upload_inputs(*graph, inputs));
   RECON_RETURN_IF_ERROR(graph->run(bound));
   std::vector<HostTensor> outputs;
   for (const CompiledOutput& o : graph->outputs) {

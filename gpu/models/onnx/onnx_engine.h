@@ -34,6 +34,9 @@ class Engine {
   // Runs the model on `inputs` (one per inputs(), of its type; free dims any size) and returns the
   // graph outputs in order.
   Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+  // The device tensors to bind to `graph`'s slots for these host inputs (converted to the slots'
+  // dtypes and uploaded).
+  Result<std::vector<Tensor>> upload_inputs(const CompiledGraph& graph, std::span<const HostTensor> inputs);
   // The compiled graph for these inputs (compiling it on first use); only the shapes of slot
   // inputs and the values of shape tensors (is_shape_tensor) matter.
   Result<CompiledGraph*> compiled(std::span<const HostTensor> inputs);
