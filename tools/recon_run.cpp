@@ -181,7 +181,9 @@ int main(int argc, char** argv) {
     if (!graph) return fail(graph.status().to_string());
     auto bound = (*engine)->upload_inputs(**graph, inputs);
     if (!bound) return fail(bound.status().to_string());
-    auto alone = median_and_best([&]() { return (*graph)->run(*bound); });
+    auto results = (*graph)->new_outputs(**rt);
+    if (!results) return fail(results.status().to_string());
+    auto alone = median_and_best([&]() { return (*graph)->run(*bound, *results); });
     if (!alone) return fail(alone.status().to_string());
     if (args.profile) std::printf("%s", recon::gpu::format_dispatch_profile(30).c_str());
     std::printf("bench: %d runs; end to end median %.3f ms, best %.3f ms; graph alone median %.3f ms, best %.3f ms\n",

@@ -4,10 +4,11 @@
 #include <set>
 #include <unordered_map>
 
+#include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_context.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/models/onnx/onnx_value.h"
-#include "gpu/ops/elementwise_basic.h"
+#include "gpu/ops/cast.h"
 
 namespace recon::gpu::onnx {
 namespace {
@@ -142,27 +143,16 @@ class Compiler {
   }
 
   Status add_outputs() {
-    std::set<int> claimed;
     for (const ValueInfo& info : model_.graph.outputs) {
       auto it = values_.find(info.name);
       if (it == values_.end()) return invalid_argument("graph output '" + info.name + "' is never produced");
       Value& v = it->second;
-      CompiledOutput out{info.name, v.type, v.shape, {}};
-      if (v.is_host() && !v.device) {
-        // A constant output: uploaded once, the graph never writes it.
-        RECON_ASSIGN_OR_RETURN(Arg a, upload_host_value(rt_, v, float_dtype_));
-        out.tensor = a.tensor();
-      } else if (v.storage < 0 || !claimed.insert(v.storage).second || v.device->is_slot()) {
-        // An input slot, a weight or a tensor another output already owns: copied out.
-        int storage = -1;
-        RECON_ASSIGN_OR_RETURN(Tensor t, out_->memory->allocate(v.device->dtype(), v.shape, storage));
-        out_->memory->pin(storage);
-        RECON_RETURN_IF_ERROR(gpu::ops::copy(*out_->graph, *v.device, t));
-        out.tensor = t;
-      } else {
-        out_->memory->pin(v.storage);
-        out.tensor = v.device->tensor();
-      }
+      // A constant output is uploaded once and copied like any other.
+      RECON_ASSIGN_OR_RETURN(Arg src, v.device ? Result<Arg>(*v.device) : upload_host_value(rt_, v, float_dtype_));
+      const DType dtype = v.type == ElemType::kFloat16 ? DType::kF16 : is_floating(v.type) ? DType::kF32 : src.dtype();
+      CompiledOutput out{info.name, v.type, v.shape, dtype,
+                         out_->graph->add_slot("output:" + info.name, dtype, v.shape)};
+      RECON_RETURN_IF_ERROR(gpu::ops::cast(*out_->graph, src, out.slot).with_context("output '" + info.name + "'"));
       out_->outputs.push_back(std::move(out));
     }
     return Status::ok();
@@ -194,15 +184,24 @@ Result<std::unique_ptr<CompiledGraph>> compile_graph(Runtime& rt, const Model& m
   return compiler.run(inputs);
 }
 
-Status CompiledGraph::run(std::span<const Tensor> bound) {
-  if (bound.size() != inputs.size()) return invalid_argument("wrong number of input tensors");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    RECON_RETURN_IF_ERROR(graph->bind(inputs[i].slot, bound[i]));
+Status CompiledGraph::run(std::span<const Tensor> bound_inputs, std::span<const Tensor> bound_outputs) {
+  if (bound_inputs.size() != inputs.size() || bound_outputs.size() != outputs.size()) {
+    return invalid_argument("wrong number of input or output tensors");
   }
-  if (graph->dispatch_count() == 0) return Status::ok();
+  for (size_t i = 0; i < inputs.size(); ++i) RECON_RETURN_IF_ERROR(graph->bind(inputs[i].slot, bound_inputs[i]));
+  for (size_t i = 0; i < outputs.size(); ++i) RECON_RETURN_IF_ERROR(graph->bind(outputs[i].slot, bound_outputs[i]));
   RECON_RETURN_IF_ERROR(graph->run());
-  for (const CompiledOutput& o : outputs) o.tensor.invalidate_host();
+  for (const Tensor& t : bound_outputs) t.invalidate_host();
   return Status::ok();
+}
+
+Result<std::vector<Tensor>> CompiledGraph::new_outputs(Runtime& rt) const {
+  std::vector<Tensor> out;
+  for (const CompiledOutput& o : outputs) {
+    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(rt, o.dtype, o.shape));
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace recon::gpu::onnx

@@ -24,11 +24,15 @@ struct CompiledInput {
   Arg slot;
 };
 
+// Outputs are slots too: every run writes them into tensors the caller binds (and keeps: a
+// daemon's result outlives the next run). Floats arrive as f32 (f16 for float16 outputs) whatever
+// the execution dtype; integers as i32.
 struct CompiledOutput {
   std::string name;
   ElemType type;  // the ONNX type of the output
   Shape shape;
-  Tensor tensor;  // written by every run (device dtype: tensor.dtype())
+  DType dtype;  // what the bound tensor must hold
+  Arg slot;
 };
 
 struct CompiledGraph {
@@ -38,8 +42,11 @@ struct CompiledGraph {
   std::vector<CompiledOutput> outputs;
   size_t folded_nodes = 0;  // nodes evaluated on the host at compile time
 
-  // Binds `inputs` (one per CompiledInput, its dtype and shape) and runs the graph to completion.
-  Status run(std::span<const Tensor> inputs);
+  // Binds `inputs` and `outputs` (one per CompiledInput / CompiledOutput, of its dtype and shape)
+  // and runs the graph to completion.
+  Status run(std::span<const Tensor> inputs, std::span<const Tensor> outputs);
+  // Fresh pooled tensors for the outputs of one run.
+  Result<std::vector<Tensor>> new_outputs(Runtime& rt) const;
 };
 
 // The graph inputs a caller provides: graph inputs that are not initializers, in file order.

@@ -134,12 +134,14 @@ Result<std::vector<HostTensor>> Engine::run(std::span<const HostTensor> inputs) 
   RECON_RETURN_IF_ERROR(check_inputs(inputs));
   RECON_ASSIGN_OR_RETURN(CompiledGraph * graph, compiled(inputs));
   RECON_ASSIGN_OR_RETURN(std::vector<Tensor> bound, upload_inputs(*graph, inputs));
-  RECON_RETURN_IF_ERROR(graph->run(bound));
+  RECON_ASSIGN_OR_RETURN(std::vector<Tensor> results, graph->new_outputs(rt_));
+  RECON_RETURN_IF_ERROR(graph->run(bound, results));
   std::vector<HostTensor> outputs;
-  for (const CompiledOutput& o : graph->outputs) {
-    std::vector<uint8_t> bytes(o.tensor.bytes());
-    RECON_RETURN_IF_ERROR(o.tensor.download(rt_, bytes.data(), bytes.size()));
-    RECON_ASSIGN_OR_RETURN(HostTensor t, from_device_bytes(bytes, o.tensor.dtype(), o.type, o.shape, o.name));
+  for (size_t i = 0; i < results.size(); ++i) {
+    const CompiledOutput& o = graph->outputs[i];
+    std::vector<uint8_t> bytes(results[i].bytes());
+    RECON_RETURN_IF_ERROR(results[i].download(rt_, bytes.data(), bytes.size()));
+    RECON_ASSIGN_OR_RETURN(HostTensor t, from_device_bytes(bytes, o.dtype, o.type, o.shape, o.name));
     outputs.push_back(std::move(t));
   }
   return outputs;

@@ -7,12 +7,12 @@ Result<Tensor> MemoryPlan::allocate(DType dtype, const Shape& shape, int& storag
   int best = -1;
   for (size_t i = 0; i < storages_.size(); ++i) {
     const Storage& s = storages_[i];
-    if (s.users > 0 || s.pinned || s.tensor.dtype() != dtype || s.tensor.numel() < need) continue;
+    if (s.users > 0 || s.tensor.dtype() != dtype || s.tensor.numel() < need) continue;
     if (best < 0 || s.tensor.numel() < storages_[static_cast<size_t>(best)].tensor.numel()) best = static_cast<int>(i);
   }
   if (best < 0) {
     RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(rt_, dtype, {need}));
-    storages_.push_back({std::move(t), 0, false});
+    storages_.push_back({std::move(t), 0});
     best = static_cast<int>(storages_.size() - 1);
   }
   Storage& s = storages_[static_cast<size_t>(best)];
@@ -29,10 +29,6 @@ void MemoryPlan::retain(int storage) {
 void MemoryPlan::release(int storage) {
   if (storage >= 0 && storages_[static_cast<size_t>(storage)].users > 0)
     --storages_[static_cast<size_t>(storage)].users;
-}
-
-void MemoryPlan::pin(int storage) {
-  if (storage >= 0) storages_[static_cast<size_t>(storage)].pinned = true;
 }
 
 uint64_t MemoryPlan::bytes() const {

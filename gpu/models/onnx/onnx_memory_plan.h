@@ -22,8 +22,6 @@ class MemoryPlan {
   void retain(int storage);
   // A value of `storage` is dead; the storage is free again once every value on it is.
   void release(int storage);
-  // Storage that must never be reused (graph outputs).
-  void pin(int storage);
 
   size_t storage_count() const { return storages_.size(); }
   // Bytes of all storages allocated: the plan's footprint.
@@ -33,7 +31,6 @@ class MemoryPlan {
   struct Storage {
     Tensor tensor;  // flat [numel]
     int users = 0;
-    bool pinned = false;
   };
   Runtime& rt_;
   std::vector<Storage> storages_;
