@@ -28,6 +28,7 @@ int cmd_warmup(const Context& context);       // warmup [--model NAME]... [RES..
 int cmd_load(const Context& context);         // load NAME [PATH] [...]
 int cmd_unload(const Context& context);       // unload NAME
 int cmd_infer(const Context& context);        // infer A B --out DIR [...]
+int cmd_infer_tensor(const Context& context);  // infer-tensor MODEL --input NAME=FILE.npy... --out DIR
 int cmd_bench(const Context& context);        // bench [A B] [--pairs N] [--concurrency C] [...]
 int cmd_batch(const Context& context);        // batch IMG... --out DIR [--pairs I-J,...] [--symmetric]
 int cmd_match(const Context& context);        // match A B --out DIR [--max-matches N] [...]

@@ -39,6 +39,10 @@ Commands:
                                  (long side N, default 512), writes the 8 outputs as .npy,
                                  scene.ply (points with confidence >= C, default 3) and
                                  depth/confidence PNGs to DIR, and prints the timings
+  infer-tensor MODEL --input NAME=FILE.npy... --out DIR [--inline] [--precision P]
+                                 run a model that takes tensors (ONNX): each graph input from a
+                                 .npy file (in shared memory, or inside the request with
+                                 --inline); writes every output to DIR/<name>.npy
   batch IMG... --out DIR [--pairs I-J,...] [--symmetric] [--size N] [--model NAME] [--min-conf C]
                                  many pairs over one image list in one request (default: the
                                  consecutive pairs 0-1, 1-2, ...; --symmetric adds each pair
@@ -89,7 +93,7 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> by_name = {
       {"status", cmd_status}, {"models", cmd_models}, {"wait-ready", cmd_wait_ready}, {"warmup", cmd_warmup},
       {"load", cmd_load},     {"unload", cmd_unload}, {"infer", cmd_infer},           {"bench", cmd_bench},
-      {"batch", cmd_batch},   {"match", cmd_match},   {"retrieve", cmd_retrieve},     {"reconstruct", cmd_reconstruct},
+      {"batch", cmd_batch},   {"match", cmd_match},   {"infer-tensor", cmd_infer_tensor},   {"retrieve", cmd_retrieve},     {"reconstruct", cmd_reconstruct},
   };
   return by_name;
 }

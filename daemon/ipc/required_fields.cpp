@@ -81,6 +81,12 @@ Status check_infer(const wire::Infer& infer) {
     if (const wire::ResultRef* ref = input->source_as_ResultRef(); ref != nullptr && ref->handle() == nullptr) {
       return absent(field + ".source.handle");
     }
+    if (const wire::TensorInput* t = input->source_as_TensorInput(); t != nullptr) {
+      if (t->shape() == nullptr) return absent(field + ".source.shape");
+      if ((t->region_id() == nullptr) == (t->data() == nullptr)) {
+        return invalid_argument(field + ".source needs exactly one of region_id and data");
+      }
+    }
   }
   return Status::ok();
 }

@@ -91,6 +91,12 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer(const wire::Infer& 
                                 tensor + "'");
       }
       request.inputs.push_back(ModelInput{input_name, ResultInput{std::move(result), std::move(tensor)}});
+    } else if (const wire::TensorInput* tensor = input->source_as_TensorInput()) {
+      TensorRules tensor_rules;
+      tensor_rules.max_inline_bytes = rules.max_inline_bytes;
+      RECON_ASSIGN_OR_RETURN(PendingTensor accepted,
+                             accept_tensor(tensor, "input '" + label + "'", session.client, registry_, tensor_rules));
+      request.inputs.push_back(ModelInput{input_name, std::move(accepted)});
     } else {
       return unimplemented("input '" + label + "' has a source this daemon does not know");
     }

@@ -79,6 +79,26 @@ struct RetrievalWork {
 
 struct WorkerContext;
 
+// A request of a model kind that has no work type of its own here (onnx, and kinds after it): its
+// admission packs what runs into `body`, and a worker runs it on a device where `model` is ready.
+// A new kind therefore adds nothing to this file or to the scheduler.
+struct KindWork {
+  class Body {
+   public:
+    virtual ~Body() = default;
+    // On `device`'s worker thread; answers (or fails) through worker.responder(context) once.
+    virtual void run(RequestContext context, Device& device, const WorkerContext& worker) = 0;
+  };
+  RequestContext context;
+  std::string model;
+  std::optional<size_t> device;  // set when an input lies on one device (a result it reads)
+  std::unique_ptr<Body> body;
+};
+
+inline void run_work(KindWork work, Device& device, const WorkerContext& worker) {
+  work.body->run(std::move(work.context), device, worker);
+}
+
 // One step of a long job's GPU work (JobContext::on_device): runs on a worker of a device where
 // `model` is ready (that of `device` when set), in the session's turn. `done` gets what the step returned, or why it
 // never ran when it is dropped (its session ended, shutdown: UNAVAILABLE), exactly once, so that the job waiting on it
@@ -155,10 +175,13 @@ inline Placement placement(const MatchWork& w) {
 inline Placement placement(const DeviceStep& w) {
   return {&w.model, w.device};
 }
+inline Placement placement(const KindWork& w) {
+  return {&w.model, w.device};
+}
 
 // Requests that run alone (never batched with other sessions' pairs) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
-using SoloWork = std::variant<InferBatchWork, MatchWork, RetrievalWork, DeviceStep>;
+using SoloWork = std::variant<InferBatchWork, MatchWork, RetrievalWork, DeviceStep, KindWork>;
 
 struct FetchWork {
   RequestContext context;

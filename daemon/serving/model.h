@@ -44,6 +44,9 @@ struct ModelInfo {
   // kind decides), and the image sides it accepts (multiples of patch_size; default_long_side is the
   // official loader's "size", max(img_size)).
   std::vector<std::string> outputs;
+  // The named inputs its requests send, for kinds whose inputs come from the model file (onnx);
+  // empty for kinds with fixed inputs (ModelKind::inputs).
+  std::vector<std::string> inputs;
   uint32_t patch_size = 16;
   uint32_t default_long_side = 512;
   uint32_t desc_dim = 24;

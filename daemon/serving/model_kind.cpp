@@ -5,6 +5,7 @@
 
 #include "daemon/serving/mast3r/mast3r_instance.h"
 #include "daemon/serving/match/match_instance.h"
+#include "daemon/serving/onnx/onnx_instance.h"
 #include "daemon/serving/retrieval/retrieval_instance.h"
 
 namespace recon::daemon {
@@ -18,6 +19,7 @@ constexpr ModelKind kKinds[] = {
      .warms = true},
     {.name = "retrieval", .load = &RetrievalInstance::load, .admit = &RetrievalInstance::admit, .inputs = "images"},
     {.name = "match", .load = nullptr, .admit = &MatchInstance::admit, .inputs = "pair", .built_in = true},
+    {.name = "onnx", .load = &OnnxInstance::load, .admit = &OnnxInstance::admit, .inputs = "the graph's inputs"},
 };
 
 }  // namespace

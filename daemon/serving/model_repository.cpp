@@ -86,17 +86,24 @@ Result<uint32_t> pick_version(const fs::path& dir, uint32_t wanted) {
   return highest;
 }
 
-// The one *.safetensors file of `dir`.
+// The one model file of `dir`: a *.safetensors file, or model.onnx (Triton's layout).
 Result<fs::path> only_weights_file(const fs::path& dir) {
   std::vector<fs::path> found;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".safetensors") found.push_back(e.path());
+    if (e.is_regular_file() && (e.path().extension() == ".safetensors" || e.path().filename() == "model.onnx")) {
+      found.push_back(e.path());
+    }
   }
   if (ec) return invalid_argument("cannot list " + dir.string() + ": " + ec.message());
   if (found.size() == 1) return found.front();
   return invalid_argument(dir.string() + " holds " + std::to_string(found.size()) +
-                          " .safetensors files; name one with `weights =` in model.conf");
+                          " model files (.safetensors, model.onnx); name one with `weights =` in model.conf");
+}
+
+// An .onnx file is of kind onnx unless model.conf says otherwise.
+void kind_from_file(ModelSpec& spec) {
+  if (fs::path(spec.path).extension() == ".onnx") spec.kind = "onnx";
 }
 
 }  // namespace
@@ -117,6 +124,7 @@ Result<ModelSpec> ModelRepository::find(const std::string& entry, const std::str
   if (fs::is_regular_file(path, ec)) {
     if (version != 0) return invalid_argument("'" + entry + "' is a weights file; only a model directory has versions");
     spec.path = path.string();
+    kind_from_file(spec);
     return spec;
   }
   if (!fs::is_directory(path, ec)) return not_found("the model directory has no '" + entry + "'");
@@ -141,6 +149,7 @@ Result<ModelSpec> ModelRepository::find(const std::string& entry, const std::str
     spec.path = (dir / conf.weights).string();
     if (!fs::is_regular_file(spec.path, ec)) return not_found("model weights " + spec.path + " do not exist");
   }
+  if (conf.kind.empty()) kind_from_file(spec);
   return spec;
 }
 

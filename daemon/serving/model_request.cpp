@@ -58,6 +58,15 @@ Result<ResultInput> take_result(ModelRequest& request, std::string_view name) {
   return std::move(*result);
 }
 
+Result<ModelInput> take_input(ModelRequest& request, std::string_view name) {
+  std::vector<ModelInput> taken = take(request, name);
+  if (taken.size() != 1) {
+    return invalid_argument(model_label(request) + " takes one input '" + std::string(name) + "'; the request has " +
+                            std::to_string(taken.size()));
+  }
+  return std::move(taken.front());
+}
+
 Status check_no_other_inputs(const ModelRequest& request, std::string_view reads) {
   if (request.inputs.empty()) return Status::ok();
   return invalid_argument(model_label(request) + " has no input '" + request.inputs.front().name + "'; it reads " +

@@ -18,6 +18,7 @@
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
 #include "daemon/server/server_options.h"
+#include "daemon/server/tensor_input.h"
 #include "daemon/server/work_items.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/parameters.h"
@@ -33,7 +34,7 @@ struct ResultInput {
 
 struct ModelInput {
   std::string name;  // a name given several times is a list, in order
-  std::variant<PendingImage, ResultInput> value;
+  std::variant<PendingImage, ResultInput, PendingTensor> value;
 };
 
 struct ModelRequest {
@@ -54,6 +55,8 @@ Result<std::vector<PendingImage>> take_images(ModelRequest& request, std::string
 Result<PendingImage> take_image(ModelRequest& request, std::string_view name);
 // Exactly one result reference named `name`.
 Result<ResultInput> take_result(ModelRequest& request, std::string_view name);
+// Exactly one input named `name`, whatever it holds (for kinds that take tensors or results).
+Result<ModelInput> take_input(ModelRequest& request, std::string_view name);
 // After a kind took what it reads: INVALID_ARGUMENT naming an input it does not read (`reads`
 // lists those it does, for the message).
 Status check_no_other_inputs(const ModelRequest& request, std::string_view reads);

@@ -23,6 +23,29 @@ flatbuffers::Offset<wire::Image> image_ref(flatbuffers::FlatBufferBuilder& build
   return wire::CreateImage(builder, wire::ImageSource::ImageRef, ref.Union());
 }
 
+// A tensor input: in its ImageBuffer's region, or the bytes inline.
+// (`lo`, `hi`: the region id of input.tensor_view, which only Client may read.)
+flatbuffers::Offset<wire::TensorInput> tensor_input(flatbuffers::FlatBufferBuilder& builder, const ModelInput& input,
+                                                    uint64_t lo, uint64_t hi) {
+  if (input.tensor_view != nullptr) {
+    const BufferTensor& view = *input.tensor_view;
+    if (!view.valid()) throw invalid("input '" + input.name + "' needs a tensor from an ImageBuffer");
+    const wire::Id128 region(lo, hi);
+    const auto shape = builder.CreateVector(view.shape());
+    return wire::CreateTensorInput(builder, static_cast<wire::DType>(view.dtype()), shape, &region, view.offset());
+  }
+  uint64_t bytes = dtype_size(input.inline_dtype);
+  for (uint64_t d : input.inline_shape) bytes *= d;
+  if (input.inline_shape.empty() || bytes == 0 || bytes != input.inline_data.size()) {
+    throw invalid("input '" + input.name + "': " + std::to_string(input.inline_data.size()) +
+                  " inline bytes for its shape and type (" + std::to_string(bytes) + " bytes)");
+  }
+  const auto shape = builder.CreateVector(input.inline_shape);
+  const auto data =
+      builder.CreateVector(reinterpret_cast<const uint8_t*>(input.inline_data.data()), input.inline_data.size());
+  return wire::CreateTensorInput(builder, static_cast<wire::DType>(input.inline_dtype), shape, nullptr, 0, data);
+}
+
 flatbuffers::Offset<wire::InferOptions> build_infer_options(flatbuffers::FlatBufferBuilder& builder,
                                                             const InferOptions& options) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> outputs;
@@ -142,8 +165,17 @@ PendingResult Client::infer(std::string_view model, std::span<const ModelInput> 
   std::vector<flatbuffers::Offset<wire::NamedInput>> named;
   for (const ModelInput& input : inputs) {
     const auto name = builder.CreateString(input.name);
-    if ((input.image_view != nullptr) == (input.source != nullptr)) {
-      throw invalid("input '" + input.name + "' needs exactly one of an image and a result");
+    const int sources = (input.image_view != nullptr) + (input.source != nullptr) + (input.tensor_view != nullptr) +
+                        (input.has_inline ? 1 : 0);
+    if (sources != 1) {
+      throw invalid("input '" + input.name + "' needs exactly one of an image, a tensor and a result");
+    }
+    if (input.tensor_view != nullptr || input.has_inline) {
+      const uint64_t lo = input.tensor_view != nullptr ? input.tensor_view->region_lo_ : 0;
+      const uint64_t hi = input.tensor_view != nullptr ? input.tensor_view->region_hi_ : 0;
+      named.push_back(wire::CreateNamedInput(builder, name, wire::InputSource::TensorInput,
+                                             tensor_input(builder, input, lo, hi).Union()));
+      continue;
     }
     if (input.image_view != nullptr) {
       const ImageView& view = *input.image_view;

@@ -71,6 +71,41 @@ ImageView ImageBuffer::view(uint64_t offset, uint32_t width, uint32_t height, ui
   return out;
 }
 
+BufferTensor ImageBuffer::tensor(uint64_t offset, DType dtype, std::vector<uint64_t> shape) const {
+  if (!region_) throw invalid("tensor of an empty ImageBuffer");
+  if (dtype_size(dtype) == 0) throw invalid("tensor of an unknown element type");
+  if (shape.empty()) throw invalid("a tensor needs a shape (a scalar is [1])");
+  uint64_t bytes = dtype_size(dtype);
+  for (uint64_t d : shape) {
+    if (d == 0 || bytes > std::numeric_limits<uint64_t>::max() / d) throw invalid("tensor dimension of " + std::to_string(d));
+    bytes *= d;
+  }
+  const uint64_t size = this->size();
+  if (offset > size || bytes > size - offset) {
+    throw invalid("tensor of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                  " does not fit into the " + std::to_string(size) + "-byte buffer");
+  }
+  BufferTensor out;
+  out.region_lo_ = region_->registered().id.lo;
+  out.region_hi_ = region_->registered().id.hi;
+  out.offset_ = offset;
+  out.dtype_ = dtype;
+  out.shape_ = std::move(shape);
+  return out;
+}
+
+BufferTensor ImageBuffer::write_tensor(uint64_t offset, DType dtype, std::vector<uint64_t> shape,
+                                     std::span<const std::byte> data) {
+  BufferTensor out = tensor(offset, dtype, std::move(shape));
+  uint64_t bytes = dtype_size(dtype);
+  for (uint64_t d : out.shape()) bytes *= d;
+  if (data.size() != bytes) {
+    throw invalid("write_tensor: " + std::to_string(data.size()) + " bytes for a tensor of " + std::to_string(bytes));
+  }
+  std::memcpy(this->bytes().data() + offset, data.data(), data.size());
+  return out;
+}
+
 ImageView ImageBuffer::write_rgb(uint64_t offset, const uint8_t* pixels, uint32_t width, uint32_t height,
                                  size_t src_stride) {
   const ImageView out = view(offset, width, height);

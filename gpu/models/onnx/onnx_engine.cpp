@@ -90,7 +90,7 @@ Result<CompiledGraph*> Engine::compiled(std::span<const HostTensor> inputs) {
   return raw;
 }
 
-Status Engine::check_inputs(std::span<const HostTensor> inputs) const {
+Status Engine::check_inputs(std::span<const HostTensor> inputs, const std::vector<bool>& device_held) const {
   if (inputs.size() != inputs_.size()) {
     return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, got " +
                             std::to_string(inputs.size()));
@@ -110,7 +110,8 @@ Status Engine::check_inputs(std::span<const HostTensor> inputs) const {
       return invalid_argument("input '" + want.name + "' must have shape " + shape_string(want.dims) +
                               " (-1: any), is " + shape_string(got.dims));
     }
-    if (got.bytes.size() != static_cast<size_t>(got.numel()) * elem_type_size(got.type)) {
+    const bool on_device = i < device_held.size() && device_held[i];
+    if (!on_device && got.bytes.size() != static_cast<size_t>(got.numel()) * elem_type_size(got.type)) {
       return invalid_argument("input '" + want.name + "' holds the wrong number of bytes");
     }
   }
@@ -128,6 +129,48 @@ Result<std::vector<Tensor>> Engine::upload_inputs(const CompiledGraph& graph, st
     bound.push_back(std::move(t));
   }
   return bound;
+}
+
+Result<std::vector<Tensor>> Engine::run_on_device(std::span<const EngineInput> inputs) {
+  std::vector<HostTensor> described;
+  std::vector<bool> device_held;
+  for (const EngineInput& in : inputs) {
+    described.push_back(in.host);
+    device_held.push_back(in.device.has_value());
+  }
+  RECON_RETURN_IF_ERROR(check_inputs(described, device_held));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // A shape tensor's values decide the graph: one held on the device is read back (≤ 64 values).
+    if (device_held[i] && is_shape_tensor(i)) {
+      std::vector<uint8_t> bytes(inputs[i].device->bytes());
+      RECON_RETURN_IF_ERROR(inputs[i].device->download(rt_, bytes.data(), bytes.size()));
+      RECON_ASSIGN_OR_RETURN(described[i], from_device_bytes(bytes, inputs[i].device->dtype(), described[i].type,
+                                                             described[i].dims, described[i].name));
+      device_held[i] = false;
+    }
+  }
+  RECON_ASSIGN_OR_RETURN(CompiledGraph * graph, compiled(described));
+  std::vector<Tensor> bound;
+  for (size_t i = 0, slot = 0; i < inputs.size(); ++i) {
+    if (is_shape_tensor(i)) continue;
+    const CompiledInput& in = graph->inputs[slot++];
+    if (device_held[i]) {
+      const Tensor& t = *inputs[i].device;
+      if (t.dtype() != in.dtype) {
+        return invalid_argument("input '" + in.name + "' is a " + dtype_name(t.dtype()) + " tensor on the GPU; this " +
+                                "model takes " + dtype_name(in.dtype) + " there (run both models in one precision)");
+      }
+      RECON_ASSIGN_OR_RETURN(Tensor view, t.reshape(in.shape));
+      bound.push_back(std::move(view));
+      continue;
+    }
+    RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(described[i], in.dtype));
+    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::from_host(rt_, in.dtype, in.shape, bytes.data(), bytes.size()));
+    bound.push_back(std::move(t));
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<Tensor> results, graph->new_outputs(rt_));
+  RECON_RETURN_IF_ERROR(graph->run(bound, results));
+  return results;
 }
 
 Result<std::vector<HostTensor>> Engine::run(std::span<const HostTensor> inputs) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +23,14 @@ struct EngineOptions {
   DType float_dtype = DType::kF32;  // kF16: fp16 storage, fp32 arithmetic
 };
 
+// One input of run_on_device: its ONNX type and shape, and its values either on the host
+// (`host.bytes`) or in a tensor already on this engine's device (`device`: a result of an earlier
+// request, bound as it is when its dtype is the slot's, which chains models without a copy).
+struct EngineInput {
+  HostTensor host;
+  std::optional<Tensor> device;
+};
+
 class Engine {
  public:
   static Result<std::unique_ptr<Engine>> load(Runtime& rt, const std::string& path, const EngineOptions& options = {});
@@ -34,6 +43,9 @@ class Engine {
   // Runs the model on `inputs` (one per inputs(), of its type; free dims any size) and returns the
   // graph outputs in order.
   Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+  // The same, with the outputs left on the device (one tensor per graph output, in order; dtypes as
+  // CompiledOutput says).
+  Result<std::vector<Tensor>> run_on_device(std::span<const EngineInput> inputs);
   // The device tensors to bind to `graph`'s slots for these host inputs (converted to the slots'
   // dtypes and uploaded).
   Result<std::vector<Tensor>> upload_inputs(const CompiledGraph& graph, std::span<const HostTensor> inputs);
@@ -51,7 +63,8 @@ class Engine {
 
  private:
   Engine(Runtime& rt, Model model, const EngineOptions& options);
-  Status check_inputs(std::span<const HostTensor> inputs) const;
+  // `device_held[i]`: input i's bytes are on the device, not in inputs[i].bytes.
+  Status check_inputs(std::span<const HostTensor> inputs, const std::vector<bool>& device_held = {}) const;
 
   Runtime& rt_;
   Model model_;

@@ -17,9 +17,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "recon/client/export.h"
+#include "recon/client/types.h"
 
 namespace recon::client {
 
@@ -48,6 +50,26 @@ class ImageView {
   uint32_t width_ = 0, height_ = 0, stride_ = 0;
 };
 
+// A tensor (row-major, `dtype` elements of `shape`) inside an ImageBuffer: an input of a model that
+// takes tensors (ONNX models), read by the daemon where it lies.
+class BufferTensor {
+ public:
+  BufferTensor() = default;
+
+  uint64_t offset() const { return offset_; }
+  DType dtype() const { return dtype_; }
+  const std::vector<uint64_t>& shape() const { return shape_; }
+  bool valid() const { return region_lo_ != 0 || region_hi_ != 0; }
+
+ private:
+  friend class ImageBuffer;
+  friend class Client;
+  uint64_t region_lo_ = 0, region_hi_ = 0;
+  uint64_t offset_ = 0;
+  DType dtype_ = DType::kF32;
+  std::vector<uint64_t> shape_;
+};
+
 class RECON_CLIENT_API ImageBuffer {
  public:
   ImageBuffer() = default;
@@ -72,6 +94,11 @@ class RECON_CLIENT_API ImageBuffer {
   ImageView write_rgb(uint64_t offset, const uint8_t* pixels, uint32_t width, uint32_t height, size_t src_stride = 0);
   // A view of an image already written in place (stride 0 = width * 3); bounds are checked.
   ImageView view(uint64_t offset, uint32_t width, uint32_t height, uint32_t stride = 0) const;
+  // A view of a tensor at `offset` (written in place, e.g. through data()); bounds are checked.
+  // Throws Error(kInvalidArgument) for an empty shape or dimension, or when it does not fit.
+  BufferTensor tensor(uint64_t offset, DType dtype, std::vector<uint64_t> shape) const;
+  // Copies `data` (exactly the tensor's bytes) to `offset` and returns its view.
+  BufferTensor write_tensor(uint64_t offset, DType dtype, std::vector<uint64_t> shape, std::span<const std::byte> data);
   // Bytes an image of that size takes packed (width * height * 3).
   static uint64_t rgb_bytes(uint32_t width, uint32_t height) { return uint64_t{width} * height * 3; }
 
