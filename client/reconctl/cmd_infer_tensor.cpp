@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 const struct {
   const char* descr;
   DType dtype;
-} kDtypes[] = {{"<f4", DType::kF32}, {"<f2", DType::kF16}, {"|u1", DType::kU8}, {"<i4", DType::kI32},
-               {"<i8", DType::kI64}, {"<u4", DType::kU32}};
+} kDtypes[] = {{"<f4", DType::kF32}, {"<f2", DType::kF16}, {"|u1", DType::kU8},
+               {"<i4", DType::kI32}, {"<i8", DType::kI64}, {"<u4", DType::kU32}};
 
 DType dtype_of(const std::string& descr, const std::string& file) {
   for (const auto& d : kDtypes) {
@@ -44,8 +44,8 @@ const char* descr_of(DType dtype) {
 std::string file_name(const std::string& output) {
   std::string s = output;
   for (char& c : s) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) c = '_';
   }
   return s + ".npy";

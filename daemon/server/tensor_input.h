@@ -31,7 +31,7 @@ struct PendingTensor {
 };
 
 struct TensorRules {
-  uint64_t max_bytes = uint64_t{1} << 31;        // any one tensor
+  uint64_t max_bytes = uint64_t{1} << 31;          // any one tensor
   uint64_t max_inline_bytes = uint64_t{64} << 20;  // inline tensors
 };
 

@@ -17,105 +17,17 @@
 #include <vector>
 
 #include "recon/client.h"
+#include "tests/client/recond_process.h"
 
 namespace recon::client {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Recond;
 namespace fs = std::filesystem;
 
-class Recond {
- public:
-  // `model`: the weights recond serves as "mast3r" (default: the tiny golden model).
-  explicit Recond(const std::string& model_path = RECON_GOLDEN_MODEL) {
-    char tmpl[] = "/tmp/recon-recond-test-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp");
-    dir_ = tmpl;
-    const std::string log = dir_ + "/recond.log";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string model = "mast3r=" + model_path;
-      const std::string sockets = dir_ + "/run";
-      const std::string cache = dir_ + "/pipeline-cache.bin";
-      std::freopen(log.c_str(), "w", stderr);
-      std::freopen(log.c_str(), "a", stdout);
-      ::execl(RECOND_PATH, RECOND_PATH, "--foreground", "--config", "/dev/null", "--socket-dir", sockets.c_str(),
-              "--model", model.c_str(), "--warmup", "64x48", "--precision", "fp32", "--pipeline-cache", cache.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-  }
-  ~Recond() {
-    stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  ConnectOptions options() const {
-    ConnectOptions o = ConnectOptions::in_directory(dir_ + "/run");
-    o.timeout = 120s;
-    o.client_name = "recond-integration-test";
-    return o;
-  }
-
-  // Waits for READY (warm-up compiles pipelines: minutes on a CPU device).
-  bool wait_ready(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    ConnectOptions o = options();
-    o.timeout = 2s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      try {
-        if (Client::connect_control(o).status().state == DaemonState::kReady) return true;
-      } catch (const Error&) {
-      }
-      std::this_thread::sleep_for(200ms);
-    }
-    return false;
-  }
-
-  // SIGTERM; the exit status (-1 when it had to be killed).
-  int stop() {
-    if (pid_ <= 0) return exit_code_;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 600; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        return exit_code_;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    return -1;
-  }
-
-  std::string log() const {
-    std::string out;
-    if (FILE* f = std::fopen((dir_ + "/recond.log").c_str(), "r")) {
-      char chunk[4096];
-      size_t n;
-      while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) out.append(chunk, n);
-      std::fclose(f);
-    }
-    return out;
-  }
-
- private:
-  std::string dir_;
-  pid_t pid_ = -1;
-  int exit_code_ = -1;
-};
-
 TEST(LibreconWithRecond, InfersAPairFetchesLazilyAndReleases) {
-  Recond recond;
+  Recond recond(RECON_GOLDEN_MODEL);
   ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
 
   {
@@ -164,7 +76,7 @@ TEST(LibreconWithRecond, InfersAPairFetchesLazilyAndReleases) {
 }
 
 TEST(LibreconWithRecond, InfersABatchMatchesAPairAndReleasesEverything) {
-  Recond recond;
+  Recond recond(RECON_GOLDEN_MODEL);
   ASSERT_TRUE(recond.wait_ready(600s)) << recond.log();
   {
     Client client = Client::connect(recond.options());

@@ -77,7 +77,8 @@ BufferTensor ImageBuffer::tensor(uint64_t offset, DType dtype, std::vector<uint6
   if (shape.empty()) throw invalid("a tensor needs a shape (a scalar is [1])");
   uint64_t bytes = dtype_size(dtype);
   for (uint64_t d : shape) {
-    if (d == 0 || bytes > std::numeric_limits<uint64_t>::max() / d) throw invalid("tensor dimension of " + std::to_string(d));
+    if (d == 0 || bytes > std::numeric_limits<uint64_t>::max() / d)
+      throw invalid("tensor dimension of " + std::to_string(d));
     bytes *= d;
   }
   const uint64_t size = this->size();
@@ -95,7 +96,7 @@ BufferTensor ImageBuffer::tensor(uint64_t offset, DType dtype, std::vector<uint6
 }
 
 BufferTensor ImageBuffer::write_tensor(uint64_t offset, DType dtype, std::vector<uint64_t> shape,
-                                     std::span<const std::byte> data) {
+                                       std::span<const std::byte> data) {
   BufferTensor out = tensor(offset, dtype, std::move(shape));
   uint64_t bytes = dtype_size(dtype);
   for (uint64_t d : out.shape()) bytes *= d;

@@ -67,7 +67,8 @@ StoredTensor stored(const std::string& name, gpu::Tensor tensor) {
 Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
   onnx::EngineOptions options;
   options.float_dtype = info.precision == gpu::Precision::kF32 ? gpu::DType::kF32 : gpu::DType::kF16;
-  RECON_ASSIGN_OR_RETURN(std::unique_ptr<onnx::Engine> engine, onnx::Engine::load(device.runtime(), spec.path, options));
+  RECON_ASSIGN_OR_RETURN(std::unique_ptr<onnx::Engine> engine,
+                         onnx::Engine::load(device.runtime(), spec.path, options));
   for (const onnx::ValueInfo* in : engine->inputs()) info.inputs.push_back(in->name);
   for (const onnx::ValueInfo& out : engine->model().graph.outputs) info.outputs.push_back(out.name);
   std::error_code ec;

@@ -8,6 +8,8 @@ Models: a ResNet-style CNN (conv + batch norm + ReLU, strided residual blocks, m
 average pool, linear, softmax), a small ViT (patch embedding, class token, position embedding,
 pre-norm attention blocks with GELU MLPs, written with reshape/permute on the traced shapes so the
 export carries Shape/Gather/Concat shape arithmetic), and an MLP; all with a dynamic batch axis.
+Also a head reading the MLP's output (head/model.onnx) and what the chain MLP → head gives for
+the MLP's inputs (head/chain_expected_<k>.npy).
 """
 import os
 import sys
@@ -104,6 +106,17 @@ class Mlp(nn.Module):
         return self.net(x)
 
 
+class Head(nn.Module):
+    """Reads the MLP's output: the second model of a chain (tests/client/recond_onnx_test.cpp)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
 def randomise_norms(model):
     """Batch-norm statistics and norm affines away from identity, so folding them is tested."""
     g = torch.Generator().manual_seed(7)
@@ -138,7 +151,18 @@ def main():
     g = torch.Generator().manual_seed(1)
     export(out_dir, "resnet_small", ResNetSmall(), [2, 1], lambda b: torch.randn(b, 3, 32, 32, generator=g), 13)
     export(out_dir, "vit_small", VitSmall(), [2, 3], lambda b: torch.randn(b, 3, 16, 16, generator=g), 13)
-    export(out_dir, "mlp", Mlp(), [1, 5], lambda b: torch.randn(b, 20, generator=g), 13)
+    mlp = Mlp()
+    export(out_dir, "mlp", mlp, [1, 5], lambda b: torch.randn(b, 20, generator=g), 13)
+    # The head on the MLP's own outputs for its inputs: what a chain of the two gives.
+    head = Head().eval()
+    d = os.path.join(out_dir, "head")
+    os.makedirs(d, exist_ok=True)
+    torch.onnx.export(head, torch.zeros(1, 5), os.path.join(d, "model.onnx"), opset_version=13, input_names=["x"],
+                      output_names=["z"], dynamic_axes={"x": {0: "batch"}, "z": {0: "batch"}})
+    for k in range(2):
+        with torch.no_grad():
+            y = torch.from_numpy(np.load(os.path.join(out_dir, "mlp", f"expected_{k}.npy")))
+            np.save(os.path.join(d, f"chain_expected_{k}.npy"), head(y).numpy())
     open(os.path.join(out_dir, "stamp"), "w").close()
 
 

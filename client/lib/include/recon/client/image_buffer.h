@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "recon/client/export.h"
 #include "recon/client/types.h"

@@ -7,8 +7,8 @@
 // infer() call that sends it (not its answer).
 #pragma once
 
-#include <string>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 

@@ -96,7 +96,7 @@ struct LoadModelRequest {
   // Relative to the daemon's model directory (recond --model-dir): a model directory of the
   // repository (docs/DAEMON.md) or a weights file; empty = `name`.
   std::string weights;
-  std::string kind;      // "mast3r", "retrieval"; empty = the directory's model.conf, else mast3r
+  std::string kind;      // "mast3r", "retrieval", "onnx"; empty = model.conf's, else onnx for a .onnx file, else mast3r
   uint32_t version = 0;  // of a model directory; 0 = the highest
   std::string backbone;  // kind "retrieval": the loaded mast3r model feeding it; empty = model.conf's
   Precision precision = Precision::kDefault;

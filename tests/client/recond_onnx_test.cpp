@@ -1,0 +1,154 @@
+// ONNX models served by the real recond, through librecon: loaded from the model directory (a
+// version directory with model.onnx, and a bare .onnx file), run on tensors in a shared-memory
+// region and inline, chained on the GPU (a result's tensor as the next model's input), compared
+// with PyTorch's outputs (tests/models/onnx/make_torch_models.py); bad tensors, missing or unknown
+// inputs and a corrupt model file get typed errors while the daemon keeps serving.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "recon/client.h"
+#include "tests/client/recond_process.h"
+#include "tools/io/npy.h"
+
+namespace recon::client {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+io::NpyArray npy(const fs::path& path) {
+  auto a = io::read_npy_file(path.string());
+  if (!a.is_ok()) throw std::runtime_error(a.status().to_string());
+  return std::move(*a);
+}
+
+std::span<const std::byte> bytes_of(const io::NpyArray& a) {
+  return {reinterpret_cast<const std::byte*>(a.data.data()), a.data.size()};
+}
+
+std::vector<uint64_t> shape_of(const io::NpyArray& a) {
+  return {a.shape.begin(), a.shape.end()};
+}
+
+// max |got − want| over the f32 tensor `name` of `result` against `want`.
+double max_error(Result& result, const std::string& name, const io::NpyArray& want) {
+  const TensorView view = result.tensor(name);
+  EXPECT_EQ(std::vector<uint64_t>(view.shape().begin(), view.shape().end()), shape_of(want));
+  const auto got = view.as<float>();
+  const auto* w = reinterpret_cast<const float*>(want.data.data());
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(double(got[i]) - w[i]));
+  return worst;
+}
+
+class OnnxWithRecond : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    models_ = fs::temp_directory_path() / ("recon-onnx-models-" + std::to_string(::getpid()));
+    fs::create_directories(models_ / "mlp" / "1");
+    const fs::path torch(RECON_ONNX_TORCH_MODELS);
+    fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp" / "1" / "model.onnx");
+    fs::copy_file(torch / "head" / "model.onnx", models_ / "head.onnx");
+    // A model file cut short: its load must fail alone.
+    std::ifstream in(torch / "mlp" / "model.onnx", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(models_ / "cut.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    recond_ = new testing::Recond(std::vector<std::string>{"--model-dir", models_.string(), "--precision", "fp32"});
+    ASSERT_TRUE(recond_->wait_ready(300s)) << recond_->log();
+    Client control = Client::connect_control(recond_->options());
+    control.load_model({.name = "mlp"});
+    control.load_model({.name = "head", .weights = "head.onnx"});
+  }
+  static void TearDownTestSuite() {
+    if (recond_ != nullptr) {
+      EXPECT_EQ(recond_->stop(), 0) << recond_->log();
+    }
+    delete recond_;
+    recond_ = nullptr;
+    std::error_code ec;
+    fs::remove_all(models_, ec);
+  }
+
+  static fs::path torch(const std::string& file) { return fs::path(RECON_ONNX_TORCH_MODELS) / file; }
+
+  static inline testing::Recond* recond_ = nullptr;
+  static inline fs::path models_;
+};
+
+TEST_F(OnnxWithRecond, InfersFromARegionAndInlineAsPyTorchDoes) {
+  Client client = Client::connect(recond_->options());
+  const io::NpyArray x5 = npy(torch("mlp/input_1.npy")), x1 = npy(torch("mlp/input_0.npy"));
+  ImageBuffer buffer = client.create_buffer(x5.data.size(), "onnx-test");
+  const BufferTensor view = buffer.write_tensor(0, DType::kF32, shape_of(x5), bytes_of(x5));
+  const ModelInput in_region[] = {ModelInput::buffer_tensor("x", view)};
+  Result region = client.infer("mlp", in_region).get();
+  EXPECT_LE(max_error(region, "y", npy(torch("mlp/expected_1.npy"))), 1e-5);
+  EXPECT_EQ(region.model(), "mlp");
+
+  const ModelInput in_message[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x1), bytes_of(x1))};
+  Result inline_result = client.infer("mlp", in_message).get();
+  EXPECT_LE(max_error(inline_result, "y", npy(torch("mlp/expected_0.npy"))), 1e-5);
+}
+
+TEST_F(OnnxWithRecond, ChainsAResultTensorIntoTheNextModelOnTheGpu) {
+  Client client = Client::connect(recond_->options());
+  const io::NpyArray x = npy(torch("mlp/input_1.npy"));
+  const ModelInput first[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x), bytes_of(x))};
+  Result y = client.infer("mlp", first).get();  // not fetched: its tensor stays on the GPU
+  const ModelInput second[] = {ModelInput::result("x", y, "y")};
+  Result z = client.infer("head", second).get();
+  EXPECT_LE(max_error(z, "z", npy(torch("head/chain_expected_1.npy"))), 1e-5);
+  EXPECT_EQ(y.fetched_bytes(), 0u);
+}
+
+TEST_F(OnnxWithRecond, BadTensorsAndModelFilesGetTypedErrorsAndTheDaemonKeepsServing) {
+  Client client = Client::connect(recond_->options());
+  auto refused = [&](std::span<const ModelInput> inputs, const std::string& model, const std::string& phrase) {
+    try {
+      client.infer(model, inputs).get();
+      ADD_FAILURE() << "accepted: " << phrase;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+    }
+  };
+  const std::vector<int32_t> ints(5 * 20, 1);
+  const std::span<const std::byte> int_bytes(reinterpret_cast<const std::byte*>(ints.data()), ints.size() * 4);
+  const ModelInput wrong_type[] = {ModelInput::inline_tensor("x", DType::kI32, {5, 20}, int_bytes)};
+  refused(wrong_type, "mlp", "must be FLOAT");
+  const std::vector<float> floats(5 * 21, 0.5f);
+  const std::span<const std::byte> float_bytes(reinterpret_cast<const std::byte*>(floats.data()), floats.size() * 4);
+  const ModelInput wrong_shape[] = {ModelInput::inline_tensor("x", DType::kF32, {5, 21}, float_bytes)};
+  refused(wrong_shape, "mlp", "[-1,20]");
+  refused({}, "mlp", "takes one input 'x'");
+  const ModelInput extra[] = {ModelInput::inline_tensor("x", DType::kF32, {5, 20}, float_bytes.first(400)),
+                              ModelInput::inline_tensor("w", DType::kF32, {1}, float_bytes.first(4))};
+  refused(extra, "mlp", "has no input 'w'");
+
+  // A tensor that does not fit its region is refused before anything runs.
+  ImageBuffer buffer = client.create_buffer(4096, "onnx-test-small");
+  EXPECT_THROW(buffer.tensor(0, DType::kF32, {5, 20000}), Error);
+
+  Client control = Client::connect_control(recond_->options());
+  try {
+    control.load_model({.name = "cut", .weights = "cut.onnx"});
+    ADD_FAILURE() << "a cut model file loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut"), std::string::npos) << e.what();
+  }
+
+  // Everyone else is still served.
+  const io::NpyArray x = npy(torch("mlp/input_0.npy"));
+  const ModelInput good[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x), bytes_of(x))};
+  Result r = client.infer("mlp", good).get();
+  EXPECT_LE(max_error(r, "y", npy(torch("mlp/expected_0.npy"))), 1e-5);
+}
+
+}  // namespace
+}  // namespace recon::client
