@@ -1,9 +1,10 @@
 #version 450
-// out = a ∘ b with NumPy broadcasting, ∘ ∈ {+, −, ×, ÷} chosen by OP (ops::BinaryOp order).
+// out = a ∘ b with NumPy broadcasting, ∘ ∈ {+, −, ×, ÷, max, min, pow} chosen by OP (ops::BinaryOp order).
 // The host merges axes first; a broadcast axis has stride 0. SAME_SHAPE = 1 is the fast path for
 // operands of one shape (no index arithmetic).
 #include "common.glsl"
 layout(constant_id = 0) const uint OP = 0;
+#include "binary_apply.glsl"
 layout(constant_id = 1) const uint SAME_SHAPE = 0;
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORE_T a[]; };
@@ -17,15 +18,6 @@ layout(push_constant) uniform Push {
   uint stride_a[6];
   uint stride_b[6];
 } p;
-
-float apply(float x, float y) {
-  switch (OP) {
-    case 0: return x + y;
-    case 1: return x - y;
-    case 2: return x * y;
-    default: return x / y;
-  }
-}
 
 void main() {
   uint i = linear_invocation(256);
@@ -44,5 +36,5 @@ void main() {
       rem = q;
     }
   }
-  out_data[p.base_out + i] = STORE_T(apply(float(a[ia]), float(b[ib])));
+  out_data[p.base_out + i] = STORE_T(binary_apply(float(a[ia]), float(b[ib])));
 }

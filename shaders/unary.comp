@@ -45,19 +45,6 @@ float recon_expm1(float x) {
   return um1 * (x / recon_log(u));
 }
 
-// x^y as ONNX and NumPy define it for a negative base: defined for integer exponents only.
-float recon_pow(float x, float y) {
-  if (y == 2.0) return x * x;
-  if (y == 1.0) return x;
-  if (y == 0.0) return 1.0;
-  if (y == 0.5) return sqrt(x);
-  if (x == 0.0) return y > 0.0 ? 0.0 : 1.0 / 0.0;
-  const float r = pow(abs(x), y);
-  if (x > 0.0) return r;
-  if (floor(y) != y) return 0.0 / 0.0;
-  return mod(y, 2.0) == 0.0 ? r : -r;
-}
-
 float apply(float v) {
   switch (OP) {
     case 0: return v;                          // identity: scale_shift

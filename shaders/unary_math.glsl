@@ -82,3 +82,16 @@ float recon_gelu_tanh(float x) {
   float u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
   return x * recon_sigmoid(2.0 * u);
 }
+
+// x^y as ONNX and NumPy define it for a negative base: defined for integer exponents only.
+float recon_pow(float x, float y) {
+  if (y == 2.0) return x * x;
+  if (y == 1.0) return x;
+  if (y == 0.0) return 1.0;
+  if (y == 0.5) return sqrt(x);
+  if (x == 0.0) return y > 0.0 ? 0.0 : 1.0 / 0.0;
+  const float r = pow(abs(x), y);
+  if (x > 0.0) return r;
+  if (floor(y) != y) return 0.0 / 0.0;
+  return mod(y, 2.0) == 0.0 ? r : -r;
+}

@@ -36,6 +36,12 @@ const char* op_name(BinaryOp op) {
       return "mul";
     case BinaryOp::kDiv:
       return "div";
+    case BinaryOp::kMax:
+      return "max";
+    case BinaryOp::kMin:
+      return "min";
+    case BinaryOp::kPow:
+      return "pow";
   }
   return "?";
 }
@@ -116,7 +122,7 @@ Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
 
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out) {
   const std::string name = std::string("binary ") + op_name(op);
-  if (static_cast<uint32_t>(op) > 3) return invalid_argument("binary: unknown op");
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kPow)) return invalid_argument("binary: unknown op");
   if (a.dtype() != b.dtype() || a.dtype() != out.dtype()) {
     return invalid_argument(name + ": dtypes differ (" + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
                             dtype_name(out.dtype()) + ")");

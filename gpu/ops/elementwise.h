@@ -1,4 +1,5 @@
-// Elementwise binary arithmetic with NumPy broadcasting: out = a ∘ b for ∘ ∈ {+, −, ×, ÷}.
+// Elementwise binary arithmetic with NumPy broadcasting: out = a ∘ b for ∘ ∈ {+, −, ×, ÷, max, min,
+// pow}.
 // (The runtime's same-shape `ops::add` in elementwise_basic.h stays; this is the general form.)
 //
 // Broadcasting: shapes are aligned at their last axis; a missing or size-1 axis of one operand
@@ -23,7 +24,15 @@
 namespace recon::gpu::ops {
 
 // The order is the shader's OP specialisation constant (shaders/binary.comp).
-enum class BinaryOp : uint32_t { kAdd = 0, kSub = 1, kMul = 2, kDiv = 3 };
+enum class BinaryOp : uint32_t {
+  kAdd = 0,
+  kSub = 1,
+  kMul = 2,
+  kDiv = 3,
+  kMax = 4,  // GLSL max/min: which operand a NaN yields is unspecified
+  kMin = 5,
+  kPow = 6,  // a^b; a negative base takes integer exponents only (NaN otherwise), as in NumPy
+};
 
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out);
 inline Status binary_add(Graph& g, const Arg& a, const Arg& b, const Arg& out) {

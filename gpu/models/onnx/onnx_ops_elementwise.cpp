@@ -7,13 +7,15 @@
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/elementwise.h"
+#include "gpu/ops/elementwise_basic.h"
+#include "gpu/ops/layout.h"
 #include "gpu/ops/unary.h"
 
 namespace recon::gpu::onnx::ops_builders {
 namespace {
 
-Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op) {
-  if (ctx.all_inputs_on_host()) {
+Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool may_fold = true) {
+  if (may_fold && ctx.all_inputs_on_host()) {
     Result<HostTensor> t = fold_binary(fold, *ctx.input(0).host, *ctx.input(1).host);
     if (!t) return ctx.fail(t.status().message());
     ctx.set_host_output(0, std::move(*t));
@@ -40,6 +42,34 @@ Status compare_on_host(OpContext& ctx, FoldBinary fold) {
   if (!t) return ctx.fail(t.status().message());
   ctx.set_host_output(0, std::move(*t));
   return Status::ok();
+}
+
+// Sum, Max, Min, Mean of any number of inputs with broadcasting, as a chain of binary ops (the
+// last one writes the output; Mean then scales it).
+Status variadic(OpContext& ctx, gpu::ops::BinaryOp op, bool mean = false) {
+  if (ctx.input_count() == 0) return ctx.fail("no inputs");
+  RECON_ASSIGN_OR_RETURN(Arg acc, ctx.float_input(0));
+  if (ctx.input_count() == 1) return ctx.set_view_output(0, 0, acc.shape());
+  Shape shape = acc.shape();
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    Result<Shape> s = gpu::ops::broadcast_shape(shape, ctx.input(i).shape);
+    if (!s) return ctx.fail(s.status().message());
+    shape = *s;
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, shape));
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    RECON_ASSIGN_OR_RETURN(Arg next, ctx.float_input(i));
+    Result<Shape> s = gpu::ops::broadcast_shape(acc.shape(), next.shape());
+    if (!s) return ctx.fail(s.status().message());
+    Arg dst = out;  // the output doubles as the accumulator once partial results have its shape
+    if (i + 1 < ctx.input_count() && *s != shape) {
+      RECON_ASSIGN_OR_RETURN(dst, ctx.scratch(acc.dtype(), *s));
+    }
+    RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), op, acc, next, dst));
+    acc = dst;
+  }
+  if (!mean) return Status::ok();
+  return gpu::ops::scale_shift(ctx.graph(), out, out, 1.0f / static_cast<float>(ctx.input_count()), 0.0f);
 }
 
 }  // namespace
@@ -79,23 +109,16 @@ Status where(OpContext& ctx) {
 }
 
 Status sum(OpContext& ctx) {
-  if (ctx.input_count() == 0) return ctx.fail("Sum of no inputs");
-  RECON_ASSIGN_OR_RETURN(Arg acc, ctx.float_input(0));
-  if (ctx.input_count() == 1) return ctx.set_view_output(0, 0, acc.shape());
-  for (size_t i = 1; i < ctx.input_count(); ++i) {
-    RECON_ASSIGN_OR_RETURN(Arg next, ctx.float_input(i));
-    Result<Shape> shape = gpu::ops::broadcast_shape(acc.shape(), next.shape());
-    if (!shape) return ctx.fail(shape.status().message());
-    Arg out = acc;
-    if (i + 1 == ctx.input_count()) {
-      RECON_ASSIGN_OR_RETURN(out, ctx.new_output(0, ctx.input(0).type, *shape));
-    } else {
-      RECON_ASSIGN_OR_RETURN(out, ctx.scratch(acc.dtype(), *shape));
-    }
-    RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, acc, next, out));
-    acc = out;
-  }
-  return Status::ok();
+  return variadic(ctx, gpu::ops::BinaryOp::kAdd);
+}
+Status max(OpContext& ctx) {
+  return variadic(ctx, gpu::ops::BinaryOp::kMax);
+}
+Status min(OpContext& ctx) {
+  return variadic(ctx, gpu::ops::BinaryOp::kMin);
+}
+Status mean(OpContext& ctx) {
+  return variadic(ctx, gpu::ops::BinaryOp::kAdd, true);
 }
 
 Status relu(OpContext& ctx) {
@@ -178,6 +201,22 @@ Status clip(OpContext& ctx) {
   if (ctx.opset() < 11) {
     lo = ctx.attr_float("min", lo);
     hi = ctx.attr_float("max", hi);
+  } else if ((ctx.has_input(1) && !ctx.input(1).is_host()) || (ctx.has_input(2) && !ctx.input(2).is_host())) {
+    // Bounds given at run time: max with the lower, then min with the upper, on the device.
+    RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+    RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+    Arg cur = x;
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (!ctx.has_input(i)) continue;
+      RECON_ASSIGN_OR_RETURN(Arg bound, ctx.float_input(i));
+      if (bound.numel() != 1) return ctx.fail("min and max must be scalars");
+      RECON_ASSIGN_OR_RETURN(Arg scalar, gpu::ops::reshape_view(bound, {1}));
+      RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), i == 1 ? gpu::ops::BinaryOp::kMax : gpu::ops::BinaryOp::kMin,
+                                             cur, scalar, out));
+      cur = out;
+    }
+    if (!ctx.has_input(1) && !ctx.has_input(2)) return gpu::ops::copy(ctx.graph(), x, out);
+    return Status::ok();
   } else {
     for (size_t i : {size_t{1}, size_t{2}}) {
       if (!ctx.has_input(i)) continue;
@@ -190,13 +229,14 @@ Status clip(OpContext& ctx) {
   return unary_op(ctx, gpu::ops::UnaryOp::kClip, 1.0f, 0.0f, lo, hi);
 }
 
-// Pow with a constant scalar exponent (x², x^0.5 in decomposed norms); a tensor of exponents on
-// the device is not supported.
+// Pow: a constant scalar exponent (x², x^0.5 in decomposed norms) takes the unary op, any other
+// exponent (a tensor, broadcast) the binary one.
 Status pow(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(const HostTensor* e, ctx.host_input(1));
-  RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*e));
-  if (v.size() != 1) return ctx.fail("the exponent must be one constant value");
-  return unary_op(ctx, gpu::ops::UnaryOp::kPow, 1.0f, 0.0f, static_cast<float>(v[0]));
+  if (ctx.input(1).is_host() && ctx.input(1).host->numel() == 1) {
+    RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*ctx.input(1).host));
+    return unary_op(ctx, gpu::ops::UnaryOp::kPow, 1.0f, 0.0f, static_cast<float>(v[0]));
+  }
+  return binary_op(ctx, FoldBinary::kMul, gpu::ops::BinaryOp::kPow, /*may_fold=*/false);
 }
 
 Status identity(OpContext& ctx) {

@@ -32,6 +32,12 @@ double apply(BinaryOp op, double x, double y) {
       return x * y;
     case BinaryOp::kDiv:
       return x / y;
+    case BinaryOp::kMax:
+      return std::max(x, y);
+    case BinaryOp::kMin:
+      return std::min(x, y);
+    case BinaryOp::kPow:
+      return std::pow(x, y);
   }
   return 0;
 }
@@ -68,17 +74,24 @@ double check(BinaryOp op, const std::vector<float>& a, const Shape& sa, const st
 
 class ElementwiseTest : public GpuTest, public ::testing::WithParamInterface<DType> {
  protected:
-  double tolerance() const { return GetParam() == DType::kF32 ? 1e-6 : 1e-3; }
+  // pow: GLSL's pow (exp2 of a log2) carries a few fp32 ulps more than one rounding.
+  double tolerance(BinaryOp op) const {
+    return GetParam() == DType::kF32 ? (op == BinaryOp::kPow ? 4e-6 : 1e-6) : 1e-3;
+  }
   double floor() const { return GetParam() == DType::kF32 ? 1e-30 : 1e-4; }
   // Runs every op on fresh data of the given shapes and returns nothing; fails the test on error.
   void run_case(const Shape& sa, const Shape& sb, uint32_t seed) {
     const DType d = GetParam();
     const Shape so = ops::broadcast_shape(sa, sb).value();
-    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin,
+                        BinaryOp::kPow}) {
       seed += 17;
       auto a = random_floats(shape_numel(sa), seed, -2.0f, 2.0f);
       auto b = random_floats(shape_numel(sb), seed + 1, 0.5f, 2.0f);  // away from 0 for div
       for (size_t i = 0; i < b.size(); i += 2) b[i] = -b[i];
+      if (op == BinaryOp::kPow) {
+        for (float& x : a) x = std::abs(x) + 0.25f;  // a positive base: any real exponent
+      }
       Tensor ta = upload_f32(rt(), d, sa, a), tb = upload_f32(rt(), d, sb, b);
       Tensor out = poisoned(rt(), d, so);
       Graph g(rt());
@@ -86,7 +99,7 @@ class ElementwiseTest : public GpuTest, public ::testing::WithParamInterface<DTy
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       ASSERT_TRUE(g.run().is_ok());
       EXPECT_LE(check(op, download_f32(rt(), ta), sa, download_f32(rt(), tb), sb, download_f32(rt(), out), so, floor()),
-                tolerance())
+                tolerance(op))
           << "op " << static_cast<int>(op) << " " << shape_string(sa) << " with " << shape_string(sb);
     }
   }
@@ -138,7 +151,8 @@ TEST_P(ElementwiseTest, InPlaceOnTheFirstOperand) {
   Graph g(rt());
   ASSERT_TRUE(ops::binary_mul(g, ta, tb, ta).is_ok());
   ASSERT_TRUE(g.run().is_ok());
-  EXPECT_LE(check(BinaryOp::kMul, sa, {5, 77}, sb, {77}, download_f32(rt(), ta), {5, 77}, floor()), tolerance());
+  EXPECT_LE(check(BinaryOp::kMul, sa, {5, 77}, sb, {77}, download_f32(rt(), ta), {5, 77}, floor()),
+            tolerance(BinaryOp::kMul));
 }
 
 TEST_P(ElementwiseTest, EmptyTensorsRecordNothing) {

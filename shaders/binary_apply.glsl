@@ -1,0 +1,14 @@
+// a ∘ b for the ops of ops::BinaryOp, in its order; the includer declares the OP constant.
+#include "unary_math.glsl"
+
+float binary_apply(float x, float y) {
+  switch (OP) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    case 3: return x / y;
+    case 4: return max(x, y);
+    case 5: return min(x, y);
+    default: return recon_pow(x, y);  // 6
+  }
+}
