@@ -174,6 +174,7 @@ ServerOptions server_options(const DaemonConfig& config, const ServerFlags& flag
     ModelSpec spec;
     spec.name = m.name;
     spec.path = m.path;
+    if (std::filesystem::path(m.path).extension() == ".onnx") spec.kind = "onnx";  // as the model directory decides
     o.models.push_back(std::move(spec));
   }
   if (flags.retrieval) {

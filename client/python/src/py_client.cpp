@@ -172,10 +172,25 @@ PyResult PyClient::infer_model(const std::string& model, const py::dict& inputs,
       flat.emplace_back(name, py::reinterpret_borrow<py::object>(value));
     }
   }
+  // A numpy array of float32, float16, int32 or int64 is a tensor input (ONNX models), sent inside
+  // the request; uint8 arrays and paths are images.
+  auto tensor_dtype = [](const py::object& value) -> std::optional<client::DType> {
+    if (!py::isinstance<py::array>(value)) return std::nullopt;
+    const py::dtype d = py::reinterpret_borrow<py::array>(value).dtype();
+    if (d.is(py::dtype::of<float>())) return client::DType::kF32;
+    if (d.is(py::dtype("float16"))) return client::DType::kF16;
+    if (d.is(py::dtype::of<int32_t>())) return client::DType::kI32;
+    if (d.is(py::dtype::of<int64_t>())) return client::DType::kI64;
+    return std::nullopt;
+  };
   std::vector<py::object> images;
   for (const auto& [name, value] : flat) {
-    if (!py::isinstance<PyResult>(value) && !py::isinstance<py::tuple>(value)) images.push_back(value);
+    if (!py::isinstance<PyResult>(value) && !py::isinstance<py::tuple>(value) && !tensor_dtype(value)) {
+      images.push_back(value);
+    }
   }
+  std::vector<py::array> tensors;  // C-contiguous copies where needed, alive until the request is sent
+  tensors.reserve(flat.size());
   StagedImages staged = images.empty() ? StagedImages{} : stage(images);
   std::vector<client::ModelInput> named;
   size_t next_image = 0;
@@ -185,6 +200,14 @@ PyResult PyClient::infer_model(const std::string& model, const py::dict& inputs,
     } else if (py::isinstance<py::tuple>(value)) {
       const auto [source, tensor] = value.cast<std::pair<py::object, std::string>>();
       named.push_back(client::ModelInput::result(name, source.cast<const PyResult&>().result(), tensor));
+    } else if (const std::optional<client::DType> dtype = tensor_dtype(value)) {
+      tensors.push_back(py::array::ensure(value, py::array::c_style));
+      const py::array& a = tensors.back();
+      std::vector<uint64_t> shape(a.shape(), a.shape() + a.ndim());
+      if (shape.empty()) shape = {1};
+      named.push_back(client::ModelInput::inline_tensor(
+          name, *dtype, std::move(shape),
+          std::span(reinterpret_cast<const std::byte*>(a.data()), static_cast<size_t>(a.nbytes()))));
     } else {
       named.push_back(client::ModelInput::image(name, staged.views()[next_image++]));
     }
@@ -368,7 +391,9 @@ size; outputs keeps only the named tensors; ttl and deadline are in seconds.)")
           R"(The generic request: any model by name with named inputs.
 
 inputs maps a name to an image, a list of images (a list input), a Result (read where it lies on
-the GPU) or (Result, tensor name). e.g. infer_model("match", {"pair": r}, {"subsample": "4"}).)")
+the GPU), (Result, tensor name), or a numpy array of float32, float16, int32 or int64: a tensor
+(ONNX models), sent inside the request. e.g. infer_model("match", {"pair": r}, {"subsample": "4"}),
+infer_model("resnet", {"x": batch})["y"].)")
       .def(
           "reconstruct",
           [options](PyClient& self, const py::sequence& images, py::object progress, std::string model, Size resolution,

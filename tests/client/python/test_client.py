@@ -4,6 +4,7 @@ outlive their Result, errors carry the daemon's code, threads share one connecti
 answers."""
 
 import gc
+import os
 import threading
 import time
 
@@ -12,7 +13,7 @@ import pytest
 from PIL import Image
 
 import recon
-from conftest import DEMO_MODEL, H, W, Recond, image
+from conftest import DEMO_MODEL, TINY_MODEL, H, W, Recond, image
 
 PAIR_TENSORS = {"pts3d_1", "pts3d_2", "conf_1", "conf_2", "desc_1", "desc_2", "desc_conf_1", "desc_conf_2"}
 
@@ -176,5 +177,26 @@ def test_reconstruct_reports_progress_and_returns_the_scene():
         assert bad.value.code == "INVALID_ARGUMENT" and "nope" in bad.value.message
         del scene, poses, client
         gc.collect()
+    finally:
+        assert daemon.stop() == 0, daemon.read_log()
+
+
+def test_an_onnx_model_takes_numpy_tensors_and_chains_on_the_gpu():
+    models = os.environ.get("RECON_ONNX_TORCH_MODELS", "")
+    if not os.path.exists(os.path.join(models, "mlp", "model.onnx")):
+        pytest.skip("no exported ONNX test models (RECON_ONNX_TORCH_MODELS)")
+    daemon = Recond(TINY_MODEL, "--model", "mlp=" + os.path.join(models, "mlp", "model.onnx"),
+                    "--model", "head=" + os.path.join(models, "head", "model.onnx"))
+    try:
+        c = recon.Client(daemon.sockets, client_name="pytest-onnx", timeout=120)
+        x = numpy.load(os.path.join(models, "mlp", "input_1.npy"))
+        y = c.infer_model("mlp", {"x": x})
+        assert numpy.abs(y["y"] - numpy.load(os.path.join(models, "mlp", "expected_1.npy"))).max() < 1e-5
+        # The head reads y's tensor where it lies on the GPU.
+        z = c.infer_model("head", {"x": (y, "y")})
+        assert numpy.abs(z["z"] - numpy.load(os.path.join(models, "head", "chain_expected_1.npy"))).max() < 1e-5
+        with pytest.raises(recon.Error) as refused:
+            c.infer_model("mlp", {"x": x.astype(numpy.int32)})
+        assert refused.value.code == "INVALID_ARGUMENT" and "must be FLOAT" in str(refused.value)
     finally:
         assert daemon.stop() == 0, daemon.read_log()

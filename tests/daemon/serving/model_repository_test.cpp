@@ -70,13 +70,31 @@ TEST_F(ModelRepositoryTest, WithoutModelConfOrVersionsTheOneWeightsFileIsAMast3r
   EXPECT_EQ(repository.find("plain", "plain", 1).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(ModelRepositoryTest, ModelOnnxInAVersionDirectoryOrAnOnnxFileIsAnOnnxModel) {
+  write("resnet/1/model.onnx");
+  write("resnet/2/model.onnx");
+  write("bare.onnx");
+  const ModelRepository repository(root_.string());
+  auto spec = repository.find("resnet", "resnet", 0);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  EXPECT_EQ(spec->kind, "onnx");
+  EXPECT_EQ(spec->version, 2u);
+  EXPECT_EQ(spec->path, at("resnet/2/model.onnx"));
+  auto file = repository.find("bare.onnx", "bare", 0);
+  ASSERT_TRUE(file.is_ok()) << file.status().to_string();
+  EXPECT_EQ(file->kind, "onnx");
+  // model.conf still decides.
+  write("resnet/model.conf", "kind = mast3r\n");
+  EXPECT_EQ(repository.find("resnet", "resnet", 0)->kind, "mast3r");
+}
+
 TEST_F(ModelRepositoryTest, ModelConfWeightsChoosesAmongSeveralFiles) {
   write("two/1/fp32.safetensors");
   write("two/1/fp16.safetensors");
   const ModelRepository repository(root_.string());
   const Status ambiguous = repository.find("two", "two", 0).status();
   EXPECT_EQ(ambiguous.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(ambiguous.message().find("holds 2 .safetensors files"), std::string::npos) << ambiguous.to_string();
+  EXPECT_NE(ambiguous.message().find("holds 2 model files"), std::string::npos) << ambiguous.to_string();
 
   write("two/model.conf", "weights = fp16.safetensors  \n");
   auto spec = repository.find("two", "two", 0);
