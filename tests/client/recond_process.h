@@ -1,6 +1,7 @@
 // Recond: the real daemon as a child process for librecon tests — recond --foreground on a private
 // socket directory and pipeline cache, READY awaited by polling its status, SIGTERM at the end
-// (whose exit status a test may check), its log for failure messages. Needs RECOND_PATH defined.
+// (whose exit status a test may check), its log for failure messages. Needs RECOND_PATH defined
+// (RECON_RECOND in the environment overrides it: benches copied to another machine).
 #pragma once
 
 #include <signal.h>
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -34,8 +36,9 @@ class Recond {
     const std::string log = dir_ + "/recond.log";
     pid_ = ::fork();
     if (pid_ == 0) {
+      const char* recond = std::getenv("RECON_RECOND") != nullptr ? std::getenv("RECON_RECOND") : RECOND_PATH;
       std::vector<std::string> argv = {
-          RECOND_PATH,    "--foreground", "--config",         "/dev/null",
+          recond,         "--foreground", "--config",         "/dev/null",
           "--socket-dir", dir_ + "/run",  "--pipeline-cache", dir_ + "/pipeline-cache.bin"};
       argv.insert(argv.end(), args.begin(), args.end());
       std::vector<char*> c_argv;
@@ -43,7 +46,7 @@ class Recond {
       c_argv.push_back(nullptr);
       std::freopen(log.c_str(), "w", stderr);
       std::freopen(log.c_str(), "a", stdout);
-      ::execv(RECOND_PATH, c_argv.data());
+      ::execv(recond, c_argv.data());
       ::_exit(127);
     }
   }
