@@ -78,14 +78,19 @@ void start(Setup& out) {
     out.models = fs::temp_directory_path() / ("recon-onnx-bench-" + std::to_string(::getpid()));
     fs::create_directories(out.models / "bench" / "1");
     fs::copy_file(model, out.models / "bench" / "1" / "model.onnx");
-    out.recond = std::make_unique<testing::Recond>(
-        std::vector<std::string>{"--model-dir", out.models.string(), "--precision", "fp32"});
-    if (!out.recond->wait_ready(std::chrono::seconds(300))) {
-      out.error = "recond did not start: " + out.recond->log();
-      return;
+    try {
+      out.recond = std::make_unique<testing::Recond>(
+          std::vector<std::string>{"--model-dir", out.models.string(), "--precision", "fp32"});
+      if (!out.recond->wait_ready(std::chrono::seconds(300))) {
+        out.error = "recond did not start: " + out.recond->log();
+        return;
+      }
+      Client::connect_control(out.recond->options()).load_model({.name = "bench"});
+      out.client.emplace(Client::connect(out.recond->options()));
+    } catch (const Error& e) {
+      const std::string log = out.recond ? out.recond->log() : std::string();
+      out.error = std::string("recond: ") + e.what() + "\n" + log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
     }
-    Client::connect_control(out.recond->options()).load_model({.name = "bench"});
-    out.client.emplace(Client::connect(out.recond->options()));
   }
 }
 

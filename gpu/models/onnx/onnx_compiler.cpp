@@ -73,11 +73,26 @@ class Compiler {
       Value v;
       v.type = info.type;
       v.shape = shape;
-      v.device = out_->graph->add_slot(info.name, *dtype, shape);
-      out_->inputs.push_back({info.name, info.type, shape, *dtype, *v.device});
+      // The slot holds the declared type as it is (f32 for float, f16 for float16): callers copy
+      // their bytes as they are, and a float input of an fp16 graph is cast on the GPU here.
+      const DType io = io_dtype(info.type, *dtype);
+      const Arg slot = out_->graph->add_slot(info.name, io, shape);
+      out_->inputs.push_back({info.name, info.type, shape, io, slot});
+      v.device = slot;
+      if (io != *dtype) {
+        RECON_ASSIGN_OR_RETURN(Tensor t, out_->memory->allocate(*dtype, shape, v.storage));
+        RECON_RETURN_IF_ERROR(gpu::ops::cast(*out_->graph, slot, t).with_context("input '" + info.name + "'"));
+        v.device = Arg(t);
+      }
       values_[info.name] = std::move(v);
     }
     return Status::ok();
+  }
+
+  // The dtype a graph input or output is bound with: floats as declared, others as on the device.
+  static DType io_dtype(ElemType type, DType device) {
+    if (type == ElemType::kFloat16) return DType::kF16;
+    return is_floating(type) ? DType::kF32 : device;
   }
 
   void compute_last_uses() {
@@ -149,7 +164,7 @@ class Compiler {
       Value& v = it->second;
       // A constant output is uploaded once and copied like any other.
       RECON_ASSIGN_OR_RETURN(Arg src, v.device ? Result<Arg>(*v.device) : upload_host_value(rt_, v, float_dtype_));
-      const DType dtype = v.type == ElemType::kFloat16 ? DType::kF16 : is_floating(v.type) ? DType::kF32 : src.dtype();
+      const DType dtype = io_dtype(v.type, src.dtype());
       CompiledOutput out{info.name, v.type, v.shape, dtype,
                          out_->graph->add_slot("output:" + info.name, dtype, v.shape)};
       RECON_RETURN_IF_ERROR(gpu::ops::cast(*out_->graph, src, out.slot).with_context("output '" + info.name + "'"));

@@ -16,6 +16,8 @@
 
 namespace recon::gpu::onnx {
 
+// Inputs are bound as declared: f32 for float (cast on the GPU when the graph runs in fp16), f16
+// for float16, i32 for integers.
 struct CompiledInput {
   std::string name;
   ElemType type;  // the ONNX type the caller hands over
