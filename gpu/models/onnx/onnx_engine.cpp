@@ -25,11 +25,9 @@ Engine::Engine(Runtime& rt, Model model, const EngineOptions& options)
     : rt_(rt), model_(std::move(model)), options_(options), inputs_(runtime_inputs(model_)) {}
 
 Result<std::unique_ptr<Engine>> Engine::load(Runtime& rt, const std::string& path, const EngineOptions& options) {
-  Result<Model> model = read_onnx_model(path);
-  if (!model) return Status(model.status().code(), path + ": " + model.status().message());
-  Result<std::unique_ptr<Engine>> engine = from_model(rt, std::move(*model), options);
-  if (!engine) return Status(engine.status().code(), path + ": " + engine.status().message());
-  return engine;
+  // The reader's errors name the file already; callers add it to the others (recond: "loading ... from PATH").
+  RECON_ASSIGN_OR_RETURN(Model model, read_onnx_model(path));
+  return from_model(rt, std::move(model), options);
 }
 
 Result<std::unique_ptr<Engine>> Engine::from_model(Runtime& rt, Model model, const EngineOptions& options) {
