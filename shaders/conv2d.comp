@@ -60,9 +60,8 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   const uint oi = bz * p.stride_out + m * (p.ho * p.wo) + n;
   float v = acc;
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) v += float(bias[p.off_bias + m]);
-  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
-  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + oi]);
-  outp[p.off_out + oi] = STORE_T(v);
+  const float r = (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? float(res[p.off_r + oi]) : 0.0;
+  outp[p.off_out + oi] = STORE_T(gemm_act_residual(v, r, p.flags));
 }
 
 #include "gemm_scalar.glsl"

@@ -150,9 +150,8 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   const uint oi = bz * p.stride_out + m * (p.ho * p.wo) + n;
   float v = acc;
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) v += float(bias[p.off_bias + m]);
-  v = gemm_activation_fp16_out(v, p.flags & GEMM_FLAG_ACT_MASK);
-  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + oi]);
-  outp[p.off_out + oi] = float16_t(v);
+  const float r = (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? float(res[p.off_r + oi]) : 0.0;
+  outp[p.off_out + oi] = float16_t(gemm_act_residual_fp16_out(v, r, p.flags));
 }
 
 #define GEMM_STORE8 VEC_OUT
@@ -163,9 +162,8 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
   const uvec4 rw = residual ? res4[(p.off_r + oi) / 8u] : uvec4(0u);
   float v[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
-    float x = gemm_activation_fp16_out(acc[e] + b, p.flags & GEMM_FLAG_ACT_MASK);
-    if (residual) x += float(unpackFloat2x16(rw[e / 2u])[e % 2u]);
-    v[e] = x;
+    const float r = residual ? float(unpackFloat2x16(rw[e / 2u])[e % 2u]) : 0.0;
+    v[e] = gemm_act_residual_fp16_out(acc[e] + b, r, p.flags);
   }
   outp4[(p.off_out + oi) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                                        packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));

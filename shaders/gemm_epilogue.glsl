@@ -26,6 +26,7 @@
 #define GEMM_FLAG_INPUT_RELU 0x100u
 #define GEMM_FLAG_TRANS_A 0x200u  // scalar matmul only; the coopmat shaders specialise transposes
 #define GEMM_FLAG_TRANS_B 0x400u
+#define GEMM_FLAG_RESIDUAL_FIRST 0x800u  // act(v + residual), not act(v) + residual
 
 // exp(x) with Cody-Waite reduction by ln 2 and a degree-7 Taylor polynomial on |r| <= ln2/2.
 float gemm_exp(float x) {
@@ -171,4 +172,24 @@ float gemm_activation(float v, uint act) {
     case GEMM_ACT_TANH: return gemm_tanh(v);
     default: return v;
   }
+}
+
+// The activation and the residual `r` (read by the caller only when GEMM_FLAG_RESIDUAL is set) in
+// the order the flags ask for: act(v) + r, or act(v + r) with GEMM_FLAG_RESIDUAL_FIRST (ResNet's
+// ReLU after the shortcut).
+float gemm_act_residual(float v, float r, uint flags) {
+  const bool residual = (flags & GEMM_FLAG_RESIDUAL) != 0u;
+  if (residual && (flags & GEMM_FLAG_RESIDUAL_FIRST) != 0u) return gemm_activation(v + r, flags & GEMM_FLAG_ACT_MASK);
+  v = gemm_activation(v, flags & GEMM_FLAG_ACT_MASK);
+  return residual ? v + r : v;
+}
+
+// The same for the epilogues that store fp16.
+float gemm_act_residual_fp16_out(float v, float r, uint flags) {
+  const bool residual = (flags & GEMM_FLAG_RESIDUAL) != 0u;
+  if (residual && (flags & GEMM_FLAG_RESIDUAL_FIRST) != 0u) {
+    return gemm_activation_fp16_out(v + r, flags & GEMM_FLAG_ACT_MASK);
+  }
+  v = gemm_activation_fp16_out(v, flags & GEMM_FLAG_ACT_MASK);
+  return residual ? v + r : v;
 }

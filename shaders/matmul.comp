@@ -50,9 +50,8 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) {
     v += float(bias[p.off_bias + ((p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u ? m : n)]);
   }
-  v = gemm_activation(v, p.flags & GEMM_FLAG_ACT_MASK);
-  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + ci]);
-  c[p.off_c + ci] = STORE_T(v);
+  const float r = (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? float(res[p.off_r + ci]) : 0.0;
+  c[p.off_c + ci] = STORE_T(gemm_act_residual(v, r, p.flags));
 }
 
 #include "gemm_scalar.glsl"

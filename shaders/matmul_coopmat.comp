@@ -93,9 +93,8 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) {
     v += float(bias[p.off_bias + ((p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u ? m : n)]);
   }
-  v = gemm_activation_fp16_out(v, p.flags & GEMM_FLAG_ACT_MASK);
-  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) v += float(res[p.off_r + ci]);
-  c[p.off_c + ci] = float16_t(v);
+  const float r = (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? float(res[p.off_r + ci]) : 0.0;
+  c[p.off_c + ci] = float16_t(gemm_act_residual_fp16_out(v, r, p.flags));
 }
 
 #define GEMM_STORE8 VEC_C
@@ -114,9 +113,8 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
     float x = p.alpha * acc[e];
     if (beta) x += p.beta * float(unpackFloat2x16(cw[word])[half_]);
     if (has_bias) x += bias_row ? brow : float(unpackFloat2x16(bw[word])[half_]);
-    x = gemm_activation_fp16_out(x, p.flags & GEMM_FLAG_ACT_MASK);
-    if (residual) x += float(unpackFloat2x16(rw[word])[half_]);
-    v[e] = x;
+    const float r = residual ? float(unpackFloat2x16(rw[word])[half_]) : 0.0;
+    v[e] = gemm_act_residual_fp16_out(x, r, p.flags);
   }
   c4[(p.off_c + ci) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                                   packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));

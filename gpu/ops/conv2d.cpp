@@ -206,6 +206,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   uint32_t flags = static_cast<uint32_t>(epilogue.activation);
   if (bias) flags |= kGemmFlagBias;
   if (epilogue.residual) flags |= kGemmFlagResidual;
+  if (epilogue.residual && epilogue.residual_first) flags |= kGemmFlagResidualFirst;
   if (p.input_relu) flags |= kGemmFlagInputRelu;
   const char* shader = tiling.coopmat ? "conv2d_coopmat_f16" : (dtype == DType::kF32 ? "conv2d_f32" : "conv2d_f16");
   GemmSplitK split;  // one dispatch only: see matmul_strided

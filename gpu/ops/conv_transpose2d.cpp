@@ -23,6 +23,7 @@ constexpr int64_t kU32Max = 0xffffffffLL;
 Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& weight,
                         const std::optional<Arg>& bias, const Arg& out, const Epilogue& epilogue, GemmPath path) {
   const Shape &si = input.shape(), &sw = weight.shape();
+  if (epilogue.residual_first) return invalid_argument("conv_transpose2d: the activation comes before the residual");
   if (si.size() != 4 || sw.size() != 4 || sw[0] != si[1] || sw[2] < 1 || sw[3] < 1) {
     return invalid_argument("conv_transpose2d: expects input [B,Cin,H,W] and weight [Cin,Cout,KH,KW], got " +
                             shape_string(si) + " and " + shape_string(sw));

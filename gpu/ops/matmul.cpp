@@ -358,6 +358,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   uint32_t flags = static_cast<uint32_t>(opt.epilogue.activation);
   if (opt.bias) flags |= kGemmFlagBias | (opt.bias_per_row ? kGemmFlagBiasPerRow : 0);
   if (opt.epilogue.residual) flags |= kGemmFlagResidual;
+  if (opt.epilogue.residual && opt.epilogue.residual_first) flags |= kGemmFlagResidualFirst;
   if (opt.beta != 0.0f) flags |= kGemmFlagBeta;
   const Access c_access = opt.beta != 0.0f ? Access::kReadWrite : Access::kWrite;
   const char* shader = tiling.coopmat ? "matmul_coopmat_f16" : (dtype == DType::kF32 ? "matmul_f32" : "matmul_f16");

@@ -71,6 +71,9 @@ struct RopeEpilogue {
 struct Epilogue {
   Activation activation = Activation::kNone;
   std::optional<Arg> residual;  // same shape and dtype as the output; may be the output itself
+  // act(x + residual) instead of act(x) + residual (ResNet's ReLU after the shortcut). matmul and
+  // conv2d take it; conv_transpose2d refuses it.
+  bool residual_first = false;
   std::optional<RopeEpilogue> rope;
 };
 
@@ -172,6 +175,6 @@ bool operands_overlap(const Arg& x, const Arg& y);
 
 // Epilogue flag word of the GEMM shaders (bits mirrored in shaders/gemm_epilogue.glsl).
 inline constexpr uint32_t kGemmFlagBias = 0x10, kGemmFlagBiasPerRow = 0x20, kGemmFlagResidual = 0x40,
-                          kGemmFlagBeta = 0x80, kGemmFlagInputRelu = 0x100;
+                          kGemmFlagBeta = 0x80, kGemmFlagInputRelu = 0x100, kGemmFlagResidualFirst = 0x800;
 
 }  // namespace recon::gpu::ops

@@ -177,9 +177,15 @@ class Fuser {
     } else {
       return false;
     }
-    // act(x) + R is what the epilogue computes: with a residual already fused, the activation
-    // would come after the sum, so it stays a separate op.
-    if (producer.inputs.size() > kConvResidualInput && producer.op_type == "Conv") return false;
+    // With a residual already fused the activation comes after the sum (the epilogue's
+    // residual-first order).
+    if (producer.inputs.size() > kConvResidualInput && producer.op_type == "Conv") {
+      Attribute first;
+      first.name = kFusedResidualFirst;
+      first.kind = Attribute::Kind::kInt;
+      first.i = 1;
+      producer.attributes.push_back(first);
+    }
     Attribute attr;
     attr.name = kFusedActivation;
     attr.kind = Attribute::Kind::kInt;

@@ -3,6 +3,7 @@
 // named by the checks before anything is built).
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_op_table.h"
@@ -158,11 +159,16 @@ Status conv(OpContext& ctx) {
   if (!shape) return ctx.fail(shape.status().message());
   gpu::ops::Epilogue epilogue;
   epilogue.activation = fused_activation(ctx);
+  epilogue.residual_first = ctx.attr_int(kFusedResidualFirst, 0) != 0;
   std::optional<Arg> added;  // a fused residual that does not have the output's shape
   if (ctx.has_input(kConvResidualInput)) {
     RECON_ASSIGN_OR_RETURN(Arg r, ctx.float_input(kConvResidualInput));
     (r.shape() == *shape ? epilogue.residual : added) = r;
   }
+  // A broadcast residual is added after the convolution, and an activation meant for the sum after that.
+  const gpu::ops::Activation after_add = added && epilogue.residual_first
+                                             ? std::exchange(epilogue.activation, gpu::ops::Activation::kNone)
+                                             : gpu::ops::Activation::kNone;
   Shape out_shape = *shape;
   if (added) {
     Result<Shape> sum = gpu::ops::broadcast_shape(*shape, added->shape());
@@ -173,7 +179,9 @@ Status conv(OpContext& ctx) {
   if (!added) return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p, epilogue);
   RECON_ASSIGN_OR_RETURN(Arg conv_out, ctx.scratch(out.dtype(), *shape));
   RECON_RETURN_IF_ERROR(gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, conv_out, p, epilogue));
-  return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, conv_out, *added, out);
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, conv_out, *added, out));
+  if (after_add == gpu::ops::Activation::kNone) return Status::ok();
+  return gpu::ops::unary(ctx.graph(), as_unary(after_add), out, out);
 }
 
 std::string check_conv_transpose(const Node& node, int64_t opset) {

@@ -50,12 +50,13 @@ struct Case {
   Activation act = Activation::kNone;
   int residual = 0;  // 0 none, 1 separate, 2 the output itself
   std::string name;
+  bool residual_first = false;  // act(x + r): the residual before the activation
   ops::ConvWeightLayout layout = ops::ConvWeightLayout::kOIHW;
 };
 
 Case make(std::string name, int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw,
           int64_t sh, int64_t sw, int64_t ph, int64_t pw) {
-  Case c{b, cin, h, w, cout, kh, kw, {}, true, Activation::kNone, 0, std::move(name)};
+  Case c{b, cin, h, w, cout, kh, kw, {}, true, Activation::kNone, 0, std::move(name), false};
   c.params.stride_h = sh, c.params.stride_w = sw, c.params.pad_h = ph, c.params.pad_w = pw;
   return c;
 }
@@ -98,6 +99,7 @@ class Conv2dTest : public recon::gpu::testing::GpuTest {
     ops::Epilogue ep;
     ep.activation = c.act;
     if (tr) ep.residual = *tr;
+    ep.residual_first = c.residual_first;
     std::optional<Arg> bias_arg;
     if (tb) bias_arg = *tb;
     Graph g(rt());
@@ -126,9 +128,15 @@ class Conv2dTest : public recon::gpu::testing::GpuTest {
                   scale += std::abs(t);
                 }
             if (c.bias) sum += hb[o], scale += std::abs(hb[o]);
-            double want = act_ref(sum, c.act);
             const int64_t oi = ((b * c.cout + o) * ho + y) * wo + x;
-            if (tr) want += hr[oi], scale += std::abs(hr[oi]);
+            double want = 0;
+            if (tr && c.residual_first) {
+              want = act_ref(sum + hr[oi], c.act);
+            } else {
+              want = act_ref(sum, c.act);
+              if (tr) want += hr[oi];
+            }
+            if (tr) scale += std::abs(hr[oi]);
             ASSERT_TRUE(std::isfinite(got[oi])) << "output " << b << "," << o << "," << y << "," << x << " unwritten";
             worst = std::max(worst, std::abs(got[oi] - want) / (scale + std::abs(want) + 1e-6));
           }
@@ -155,6 +163,11 @@ std::vector<Case> mast3r_cases() {
   v.back().residual = 2, v.back().act = Activation::kSigmoid;
   v.push_back(make("1x1 stride 2 (general path)", 1, 6, 9, 10, 5, 1, 1, 2, 2, 0, 0));
   v.back().bias = false;
+  // ResNet's blocks: the ReLU after the shortcut, on the 3x3 path and on the 1x1 (matmul) path.
+  v.push_back(make("3x3 pad 1, ReLU after the residual (ResNet)", 2, 7, 9, 11, 12, 3, 3, 1, 1, 1, 1));
+  v.back().act = Activation::kRelu, v.back().residual = 1, v.back().residual_first = true;
+  v.push_back(make("1x1, ReLU after the in-place residual (ResNet conv3)", 2, 16, 6, 8, 24, 1, 1, 1, 1, 0, 0));
+  v.back().act = Activation::kRelu, v.back().residual = 2, v.back().residual_first = true;
   return v;
 }
 
