@@ -68,16 +68,6 @@ Result<recon::io::NpyArray> to_npy(const onnx::HostTensor& t) {
   return recon::invalid_argument(std::string("output type ") + onnx::elem_type_name(t.type) + " has no .npy dtype");
 }
 
-std::string file_name(const std::string& output) {
-  std::string s = output;
-  for (char& c : s) {
-    const bool ok =
-        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return s + ".npy";
-}
-
 Result<Args> parse(int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
@@ -161,7 +151,7 @@ int main(int argc, char** argv) {
     if (args.out.empty()) continue;
     auto npy = to_npy(o);
     if (!npy) return fail(npy.status().to_string());
-    const std::string path = (std::filesystem::path(args.out) / file_name(o.name)).string();
+    const std::string path = (std::filesystem::path(args.out) / recon::io::npy_file_name(o.name)).string();
     if (Status s = recon::io::write_npy_file(path, *npy); !s.is_ok()) return fail(s.to_string());
   }
 

@@ -41,16 +41,6 @@ const char* descr_of(DType dtype) {
   return nullptr;
 }
 
-std::string file_name(const std::string& output) {
-  std::string s = output;
-  for (char& c : s) {
-    const bool ok =
-        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return s + ".npy";
-}
-
 }  // namespace
 
 int cmd_infer_tensor(const Context& context) {
@@ -112,7 +102,7 @@ int cmd_infer_tensor(const Context& context) {
     recon::io::NpyArray out{descr, {view.shape().begin(), view.shape().end()}, {}};
     const auto* b = reinterpret_cast<const uint8_t*>(view.bytes().data());
     out.data.assign(b, b + view.bytes().size());
-    const std::string path = (fs::path(*out_dir) / file_name(info.name)).string();
+    const std::string path = (fs::path(*out_dir) / recon::io::npy_file_name(info.name)).string();
     const recon::Status written = recon::io::write_npy_file(path, out);
     if (!written.is_ok()) throw LocalFileError("cannot write " + path + ": " + written.message());
     std::string dims;

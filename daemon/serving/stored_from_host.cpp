@@ -16,4 +16,14 @@ Result<StoredTensor> stored_from_host(gpu::Runtime& rt, std::string name, gpu::D
   return t;
 }
 
+StoredTensor stored_tensor(std::string name, gpu::Tensor tensor) {
+  StoredTensor t;
+  t.name = std::move(name);
+  t.dtype = tensor.dtype();
+  t.shape.assign(tensor.shape().begin(), tensor.shape().end());
+  t.bytes = tensor.bytes();
+  t.tensor = std::move(tensor);
+  return t;
+}
+
 }  // namespace recon::daemon

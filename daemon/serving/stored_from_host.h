@@ -1,5 +1,5 @@
-// A result tensor made from host data: uploaded to the device once, named and shaped as a result
-// handle lists it. Used by results computed on the host (match lists, a job's outputs).
+// Result tensors as a handle lists them: made from host data (uploaded to the device once; match
+// lists, a job's outputs) or from a tensor already on the device (an engine's output).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,9 @@ namespace recon::daemon {
 // (bytes == 0) gets no device buffer (device memory has no 0-byte buffers).
 Result<StoredTensor> stored_from_host(gpu::Runtime& rt, std::string name, gpu::DType dtype, std::vector<uint64_t> shape,
                                       const void* data, uint64_t bytes);
+
+// `tensor` under `name`, with its dtype, shape and size.
+StoredTensor stored_tensor(std::string name, gpu::Tensor tensor);
 
 template <typename T>
 Result<StoredTensor> stored_from_host(gpu::Runtime& rt, std::string name, gpu::DType dtype, std::vector<uint64_t> shape,

@@ -67,5 +67,11 @@ TEST(Npy, MalformedFilesAreRefusedWithAReason) {
   EXPECT_FALSE(write_npy_file("/tmp/x.npy", NpyArray{"<f4", {2}, std::vector<uint8_t>(4)}).is_ok());
 }
 
+TEST(Npy, FileNamesKeepOnlyPortableCharacters) {
+  EXPECT_EQ(npy_file_name("pts3d_1"), "pts3d_1.npy");
+  EXPECT_EQ(npy_file_name("onnx::Gemm_12"), "onnx__Gemm_12.npy");
+  EXPECT_EQ(npy_file_name("out/0 x"), "out_0_x.npy");
+}
+
 }  // namespace
 }  // namespace recon::io

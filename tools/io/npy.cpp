@@ -44,6 +44,16 @@ size_t npy_item_size(const std::string& descr) {
   return 0;
 }
 
+std::string npy_file_name(const std::string& name) {
+  std::string s = name;
+  for (char& c : s) {
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return s + ".npy";
+}
+
 Result<NpyArray> parse_npy(std::span<const uint8_t> bytes) {
   static const uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) return invalid_argument("not an .npy file");

@@ -21,6 +21,10 @@ struct NpyArray {
 // Bytes per item of a descr recon reads, or 0 (big-endian, structured, strings...).
 size_t npy_item_size(const std::string& descr);
 
+// The file a tensor called `name` is written to: every character outside [A-Za-z0-9._-] replaced
+// by '_', then ".npy" (ONNX names such as "onnx::Gemm_12" or "out/0").
+std::string npy_file_name(const std::string& name);
+
 Result<NpyArray> read_npy_file(const std::string& path);
 Result<NpyArray> parse_npy(std::span<const uint8_t> bytes);
 Status write_npy_file(const std::string& path, const NpyArray& array);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "daemon/serving/device.h"
+#include "daemon/serving/stored_from_host.h"
 #include "gpu/models/onnx/onnx_engine.h"
 
 namespace recon::daemon {
@@ -52,16 +53,6 @@ Result<onnx::EngineInput> engine_input(const ModelInput& input, const onnx::Valu
   return out;
 }
 
-StoredTensor stored(const std::string& name, gpu::Tensor tensor) {
-  StoredTensor t;
-  t.name = name;
-  t.dtype = tensor.dtype();
-  t.shape.assign(tensor.shape().begin(), tensor.shape().end());
-  t.bytes = tensor.bytes();
-  t.tensor = std::move(tensor);
-  return t;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
@@ -107,7 +98,7 @@ void OnnxInstance::run(std::vector<ModelInput> inputs, const std::vector<std::st
   const auto& names = engine_->model().graph.outputs;
   for (size_t i = 0; i < results->size(); ++i) {
     if (!outputs.empty() && std::find(outputs.begin(), outputs.end(), names[i].name) == outputs.end()) continue;
-    tensors.push_back(stored(names[i].name, std::move((*results)[i])));
+    tensors.push_back(stored_tensor(names[i].name, std::move((*results)[i])));
   }
   const StageTimes times{picked, ns_between(picked, start), compute_ns, 1, SteadyClock::now()};
   auto handle = answer.store(std::move(reservation), model, std::move(tensors), times);

@@ -9,19 +9,6 @@
 #include "gpu/models/retrieval/retrieval.h"
 
 namespace recon::daemon {
-namespace {
-
-StoredTensor stored(const char* name, gpu::Tensor tensor) {
-  StoredTensor t;
-  t.name = name;
-  t.dtype = tensor.dtype();
-  t.shape.assign(tensor.shape().begin(), tensor.shape().end());
-  t.bytes = tensor.bytes();
-  t.tensor = std::move(tensor);
-  return t;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<ModelInstance>> RetrievalInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
   if (spec.backbone.empty()) return invalid_argument("a retrieval model needs a backbone (a mast3r model)");
@@ -72,10 +59,10 @@ Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, u
       answer.scores.push_back(p.score);
     }
   }
-  answer.tensors.push_back(stored("embeddings", std::move(out.global)));
-  answer.tensors.push_back(stored("features", std::move(out.features)));
-  answer.tensors.push_back(stored("attention", std::move(out.attention)));
-  answer.tensors.push_back(stored("token_index", std::move(out.token_index)));
+  answer.tensors.push_back(stored_tensor("embeddings", std::move(out.global)));
+  answer.tensors.push_back(stored_tensor("features", std::move(out.features)));
+  answer.tensors.push_back(stored_tensor("attention", std::move(out.attention)));
+  answer.tensors.push_back(stored_tensor("token_index", std::move(out.token_index)));
   if (top_k > 0) {
     // The chosen pairs as tensors too, so that a generic Infer's result holds them.
     std::vector<int32_t> pairs;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "gpu/models/onnx/onnx_host.h"
 
@@ -57,6 +58,43 @@ bool is_integer(ElemType t) {
          t == ElemType::kUint8 || t == ElemType::kUint16 || t == ElemType::kUint32 || t == ElemType::kUint64;
 }
 
+// r[i] = va[oa[i]] ∘ vb[ob[i]] (comparisons give 0 or 1); integers divide truncating, by zero never.
+template <typename T>
+Result<std::vector<T>> apply_binary(FoldBinary op, const std::vector<T>& va, const std::vector<T>& vb,
+                                    const std::vector<int64_t>& oa, const std::vector<int64_t>& ob) {
+  std::vector<T> r(oa.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    const T x = va[static_cast<size_t>(oa[i])], y = vb[static_cast<size_t>(ob[i])];
+    switch (op) {
+      case FoldBinary::kAdd:
+        r[i] = x + y;
+        break;
+      case FoldBinary::kSub:
+        r[i] = x - y;
+        break;
+      case FoldBinary::kMul:
+        r[i] = x * y;
+        break;
+      case FoldBinary::kDiv:
+        if constexpr (std::is_integral_v<T>) {
+          if (y == 0) return invalid_argument("integer division by zero in shape arithmetic");
+        }
+        r[i] = x / y;
+        break;
+      case FoldBinary::kEqual:
+        r[i] = x == y;
+        break;
+      case FoldBinary::kLess:
+        r[i] = x < y;
+        break;
+      case FoldBinary::kGreater:
+        r[i] = x > y;
+        break;
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
@@ -86,67 +124,14 @@ Result<HostTensor> fold_binary(FoldBinary op, const HostTensor& a, const HostTen
   if (is_integer(a.type)) {
     RECON_ASSIGN_OR_RETURN(std::vector<int64_t> va, host_int64s(a));
     RECON_ASSIGN_OR_RETURN(std::vector<int64_t> vb, host_int64s(b));
-    std::vector<int64_t> r(oa.size());
-    for (size_t i = 0; i < r.size(); ++i) {
-      const int64_t x = va[static_cast<size_t>(oa[i])], y = vb[static_cast<size_t>(ob[i])];
-      switch (op) {
-        case FoldBinary::kAdd:
-          r[i] = x + y;
-          break;
-        case FoldBinary::kSub:
-          r[i] = x - y;
-          break;
-        case FoldBinary::kMul:
-          r[i] = x * y;
-          break;
-        case FoldBinary::kDiv:
-          if (y == 0) return invalid_argument("integer division by zero in shape arithmetic");
-          r[i] = x / y;
-          break;
-        case FoldBinary::kEqual:
-          r[i] = x == y;
-          break;
-        case FoldBinary::kLess:
-          r[i] = x < y;
-          break;
-        case FoldBinary::kGreater:
-          r[i] = x > y;
-          break;
-      }
-    }
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> r, apply_binary(op, va, vb, oa, ob));
     if (out_type == ElemType::kInt64) return make_int64_tensor(std::move(dims), r);
     std::vector<double> d(r.begin(), r.end());
     return make_tensor(out_type, std::move(dims), d);
   }
   RECON_ASSIGN_OR_RETURN(std::vector<double> va, host_doubles(a));
   RECON_ASSIGN_OR_RETURN(std::vector<double> vb, host_doubles(b));
-  std::vector<double> r(oa.size());
-  for (size_t i = 0; i < r.size(); ++i) {
-    const double x = va[static_cast<size_t>(oa[i])], y = vb[static_cast<size_t>(ob[i])];
-    switch (op) {
-      case FoldBinary::kAdd:
-        r[i] = x + y;
-        break;
-      case FoldBinary::kSub:
-        r[i] = x - y;
-        break;
-      case FoldBinary::kMul:
-        r[i] = x * y;
-        break;
-      case FoldBinary::kDiv:
-        r[i] = x / y;
-        break;
-      case FoldBinary::kEqual:
-        r[i] = x == y;
-        break;
-      case FoldBinary::kLess:
-        r[i] = x < y;
-        break;
-      case FoldBinary::kGreater:
-        r[i] = x > y;
-        break;
-    }
-  }
+  RECON_ASSIGN_OR_RETURN(std::vector<double> r, apply_binary(op, va, vb, oa, ob));
   return make_tensor(out_type, std::move(dims), r);
 }
 
