@@ -71,12 +71,19 @@ bool Engine::is_shape_tensor(size_t i) const {
 Result<CompiledGraph*> Engine::compiled(std::span<const HostTensor> inputs) {
   std::vector<std::vector<int64_t>> key;
   std::vector<InputSpec> specs;
+  // Shape tensors are read once, here: their bytes may be a client's shared memory, which can
+  // change at any time, and the key and the graph it caches must see the same values.
+  std::vector<HostTensor> values;
+  values.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     key.push_back(inputs[i].dims);
     InputSpec spec{inputs[i].dims, nullptr};
     if (is_shape_tensor(i)) {
-      spec.value = &inputs[i];
-      key.emplace_back(inputs[i].bytes.begin(), inputs[i].bytes.end());
+      values.push_back(HostTensor::owned(inputs[i].type, inputs[i].dims,
+                                         std::vector<uint8_t>(inputs[i].bytes.begin(), inputs[i].bytes.end()),
+                                         inputs[i].name));
+      spec.value = &values.back();
+      key.emplace_back(values.back().bytes.begin(), values.back().bytes.end());
     }
     specs.push_back(spec);
   }

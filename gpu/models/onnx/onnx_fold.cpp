@@ -1,5 +1,6 @@
 #include "gpu/models/onnx/onnx_fold.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -108,6 +109,13 @@ Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const
                               " and " + std::to_string(db));
     }
     out[i] = da == 1 ? db : da;
+  }
+  int64_t n = 1;
+  for (int64_t d : out) {
+    if (d < 0 || (d != 0 && n > kMaxFoldElements / d)) {
+      return invalid_argument("a folded tensor of more than 2^26 elements (" + std::to_string(d) + " on one axis)");
+    }
+    n *= d;
   }
   return out;
 }
@@ -222,6 +230,9 @@ Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices
   std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
   dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
   dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  if (outer * static_cast<int64_t>(idx.size()) > kMaxFoldElements / std::max<int64_t>(inner, 1)) {
+    return invalid_argument("a folded Gather of more than 2^26 elements");
+  }
   std::vector<int64_t> offsets;
   offsets.reserve(static_cast<size_t>(outer * static_cast<int64_t>(idx.size()) * inner));
   for (int64_t o = 0; o < outer; ++o) {

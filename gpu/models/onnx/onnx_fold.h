@@ -13,9 +13,13 @@
 
 namespace recon::gpu::onnx {
 
+// The largest tensor folding makes (elements): shapes can come from a client's shape tensors, and
+// the host must not be made to allocate without bound.
+inline constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
+
 enum class FoldBinary { kAdd, kSub, kMul, kDiv, kEqual, kLess, kGreater };
 
-// NumPy broadcasting of two shapes, or INVALID_ARGUMENT.
+// NumPy broadcasting of two shapes, or INVALID_ARGUMENT (also beyond kMaxFoldElements).
 Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 Result<HostTensor> fold_binary(FoldBinary op, const HostTensor& a, const HostTensor& b);

@@ -76,7 +76,7 @@ Status constant_of_shape(OpContext& ctx) {
   }
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d != 0 && n > (int64_t{1} << 31) / d) return ctx.fail("ConstantOfShape of more than 2^31 elements");
+    if (d != 0 && n > kMaxFoldElements / d) return ctx.fail("ConstantOfShape of more than 2^26 elements");
     n *= d;
   }
   std::vector<double> values(static_cast<size_t>(n), fill);

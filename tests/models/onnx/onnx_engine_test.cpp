@@ -245,6 +245,27 @@ TEST_F(OnnxEngineTest, AFailedCompileGivesBackEveryPooledByte) {
   EXPECT_EQ(rt().pool(MemoryRole::kWeights).stats().in_use_bytes, weights);
 }
 
+// A shape tensor is a graph input whose values decide shapes: each value set compiles its own
+// graph, and one that would make the host fold a huge tensor is refused, not allocated.
+TEST_F(OnnxEngineTest, ShapeTensorInputsKeyTheGraphAndHugeFoldsAreRefused) {
+  Node fill = node("ConstantOfShape", {"shape"}, {"y"});
+  Model m = model_of({fill}, {info("shape", ElemType::kInt64, {2})}, {info("y", ElemType::kFloat, {-1, -1})});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  ASSERT_TRUE((*engine)->is_shape_tensor(0));
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 3}, std::vector<int64_t>{4, 1}}) {
+    const HostTensor shape = make_int64_tensor({2}, dims);
+    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&shape, 1));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ((*r)[0].dims, dims);
+  }
+  EXPECT_EQ((*engine)->compiled_count(), 2u);
+  const HostTensor huge = make_int64_tensor({2}, std::vector<int64_t>{int64_t{1} << 14, int64_t{1} << 14});
+  Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&huge, 1));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("2^26"), std::string::npos) << r.status().message();
+}
+
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
   std::vector<Node> nodes;
   std::string prev = "x";
