@@ -1,5 +1,7 @@
 #include "gpu/models/onnx/onnx_engine.h"
 
+#include <algorithm>
+
 #include "gpu/models/onnx/onnx_file.h"
 #include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_host.h"
@@ -88,9 +90,17 @@ Result<CompiledGraph*> Engine::compiled(std::span<const HostTensor> inputs) {
     specs.push_back(spec);
   }
   auto it = compiled_.find(key);
-  if (it != compiled_.end()) return it->second.get();
+  if (it != compiled_.end()) {
+    recent_.splice(recent_.begin(), recent_, std::find(recent_.begin(), recent_.end(), key));
+    return it->second.get();
+  }
   RECON_ASSIGN_OR_RETURN(std::unique_ptr<CompiledGraph> graph, compile_graph(rt_, model_, specs, options_.float_dtype));
   CompiledGraph* raw = graph.get();
+  if (compiled_.size() >= kMaxCompiledGraphs) {
+    compiled_.erase(recent_.back());
+    recent_.pop_back();
+  }
+  recent_.push_front(key);
   compiled_.emplace(std::move(key), std::move(graph));
   return raw;
 }

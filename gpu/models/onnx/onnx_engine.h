@@ -4,6 +4,7 @@
 // onnx model kind will own one per device.
 #pragma once
 
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,7 @@ class Engine {
   bool is_shape_tensor(size_t i) const;
   static constexpr int64_t kMaxShapeTensorElements = 64;
   size_t compiled_count() const { return compiled_.size(); }
+  static constexpr size_t kMaxCompiledGraphs = 8;
   // What the load-time rewrites fused (onnx_fusion.h).
   const FusionCounts& fused() const { return fused_; }
 
@@ -71,8 +73,12 @@ class Engine {
   EngineOptions options_;
   std::vector<const ValueInfo*> inputs_;
   FusionCounts fused_;
-  // Keyed by the slot inputs' shapes and the shape tensors' bytes.
-  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<CompiledGraph>> compiled_;
+  // Keyed by the slot inputs' shapes and the shape tensors' bytes; at most kMaxCompiledGraphs, the
+  // least recently used dropped first (each holds its activations: a client sending ever new shapes
+  // must not grow the daemon without bound).
+  using Key = std::vector<std::vector<int64_t>>;
+  std::map<Key, std::unique_ptr<CompiledGraph>> compiled_;
+  std::list<Key> recent_;  // most recently used first
 };
 
 }  // namespace recon::gpu::onnx

@@ -246,7 +246,8 @@ TEST_F(OnnxEngineTest, AFailedCompileGivesBackEveryPooledByte) {
 }
 
 // A shape tensor is a graph input whose values decide shapes: each value set compiles its own
-// graph, and one that would make the host fold a huge tensor is refused, not allocated.
+// graph (the least recently used dropped beyond kMaxCompiledGraphs), and one that would make the
+// host fold a huge tensor is refused, not allocated.
 TEST_F(OnnxEngineTest, ShapeTensorInputsKeyTheGraphAndHugeFoldsAreRefused) {
   Node fill = node("ConstantOfShape", {"shape"}, {"y"});
   Model m = model_of({fill}, {info("shape", ElemType::kInt64, {2})}, {info("y", ElemType::kFloat, {-1, -1})});
@@ -260,6 +261,12 @@ TEST_F(OnnxEngineTest, ShapeTensorInputsKeyTheGraphAndHugeFoldsAreRefused) {
     EXPECT_EQ((*r)[0].dims, dims);
   }
   EXPECT_EQ((*engine)->compiled_count(), 2u);
+  // Ever new shapes keep at most kMaxCompiledGraphs graphs.
+  for (int64_t n = 1; n <= 12; ++n) {
+    const HostTensor shape = make_int64_tensor({2}, std::vector<int64_t>{n, 2});
+    ASSERT_TRUE((*engine)->run(std::span<const HostTensor>(&shape, 1)).is_ok());
+  }
+  EXPECT_EQ((*engine)->compiled_count(), Engine::kMaxCompiledGraphs);
   const HostTensor huge = make_int64_tensor({2}, std::vector<int64_t>{int64_t{1} << 14, int64_t{1} << 14});
   Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&huge, 1));
   ASSERT_FALSE(r.is_ok());
