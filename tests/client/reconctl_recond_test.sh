@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# ctest reconctl.with_recond: `reconctl batch`, `match`, `retrieve` and `reconstruct` against the real recond on
-# the tests' tiny model and golden retrieval head, with the samples prepared to 64 px (64x48).
+# ctest reconctl.with_recond: `reconctl batch`, `match`, `retrieve`, `reconstruct` and `infer-tensor` against
+# the real recond on the tests' tiny model, golden retrieval head and (with MODELS) the MLP exported by
+# tests/models/onnx, with the samples prepared to 64 px (64x48).
 # Checks exit codes, the files written, the error exit code of a bad request, and that a full
 # daemon (every session slot held) is reported as a limit (exit 1), not as an absent daemon.
-#   reconctl_recond_test.sh RECOND RECONCTL SOURCE_DIR
+#   reconctl_recond_test.sh RECOND RECONCTL SOURCE_DIR [MODELS]
 set -euo pipefail
 recond=$1
 reconctl=$2
 source=$3
+models=${4:-}
 work=$(mktemp -d /tmp/reconctl-recond-XXXXXX)
 # shellcheck source=../recond_fixture.sh
 source "$source/tests/recond_fixture.sh"
@@ -15,7 +17,8 @@ tiny_daemon() {
   start_recond "$work/recond.log" --socket-dir "$work/run" \
     --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
     --max-clients 2 --pipeline-cache "$work/cache.bin" \
-    --retrieval "$source/tests/golden/retrieval/projector/model.safetensors"
+    --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" \
+    ${models:+--model "mlp=$models/mlp/model.onnx"}
   wait_ready "$work/run" "$work/recond.log"
 }
 tiny_daemon
@@ -115,5 +118,19 @@ test "$code" = 1 || { echo "a full daemon: expected exit code 1, got $code"; cat
 grep -q "RESOURCE_EXHAUSTED" "$work/full.txt" || { cat "$work/full.txt"; exit 1; }
 grep -q "at most 2 sessions" "$work/full.txt" || { cat "$work/full.txt"; exit 1; }
 
+if [ -n "$models" ]; then
+  # An ONNX model: the input from a .npy file, in shared memory and inline; the output as PyTorch gives it.
+  for how in region inline; do
+    flag=
+    if [ "$how" = inline ]; then flag=--inline; fi
+    ctl infer-tensor mlp --input "x=$models/mlp/input_1.npy" --out "$work/onnx-$how" $flag >"$work/onnx-$how.txt"
+    grep -q "output y: f32 \[5,5\]" "$work/onnx-$how.txt" || { cat "$work/onnx-$how.txt"; exit 1; }
+    /usr/bin/python3 -c "import numpy as n,sys; sys.exit(int(abs(n.load(sys.argv[1]) - n.load(sys.argv[2])).max() > 1e-5))" \
+      "$work/onnx-$how/y.npy" "$models/mlp/expected_1.npy"
+  done
+  expect_exit1 "$work/onnx-bad.txt" ctl infer-tensor mlp --input "w=$models/mlp/input_1.npy" --out "$work/onnx-bad"
+  grep -q "takes one input 'x'" "$work/onnx-bad.txt" || { cat "$work/onnx-bad.txt"; exit 1; }
+fi
+
 stop_recond
-echo "reconctl batch, match, retrieve and a full daemon against recond: ok"
+echo "reconctl batch, match, retrieve, infer-tensor and a full daemon against recond: ok"
