@@ -91,9 +91,19 @@ using Command = int (*)(const Context&);
 
 const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> by_name = {
-      {"status", cmd_status}, {"models", cmd_models}, {"wait-ready", cmd_wait_ready}, {"warmup", cmd_warmup},
-      {"load", cmd_load},     {"unload", cmd_unload}, {"infer", cmd_infer},           {"bench", cmd_bench},
-      {"batch", cmd_batch},   {"match", cmd_match},   {"infer-tensor", cmd_infer_tensor},   {"retrieve", cmd_retrieve},     {"reconstruct", cmd_reconstruct},
+      {"status", cmd_status},
+      {"models", cmd_models},
+      {"wait-ready", cmd_wait_ready},
+      {"warmup", cmd_warmup},
+      {"load", cmd_load},
+      {"unload", cmd_unload},
+      {"infer", cmd_infer},
+      {"bench", cmd_bench},
+      {"batch", cmd_batch},
+      {"match", cmd_match},
+      {"infer-tensor", cmd_infer_tensor},
+      {"retrieve", cmd_retrieve},
+      {"reconstruct", cmd_reconstruct},
   };
   return by_name;
 }
