@@ -51,6 +51,15 @@ struct Setup {
   }
 };
 
+onnx::HostTensor host_input(const Setup& s) {
+  onnx::HostTensor t;
+  t.name = s.input_name;
+  t.type = onnx::ElemType::kFloat;
+  t.dims = s.input.shape;
+  t.bytes = s.input.data;
+  return t;
+}
+
 // Fills `out` once: the model, its input, the in-process engine, and recond serving the model.
 void start(Setup& out) {
   {
@@ -101,10 +110,7 @@ void start(Setup& out) {
       const ModelInput in[] = {ModelInput::inline_tensor(out.input_name, DType::kF32,
                                                          {out.input.shape.begin(), out.input.shape.end()}, bytes)};
       out.client->infer("bench", in).get().release();
-      onnx::HostTensor x;
-      x.type = onnx::ElemType::kFloat;
-      x.dims = out.input.shape;
-      x.bytes = out.input.data;
+      const onnx::HostTensor x = host_input(out);
       if (!out.engine->run(std::span(&x, 1)).is_ok()) out.error = "the engine failed on the input";
     } catch (const Error& e) {
       const std::string log = out.recond ? out.recond->log() : std::string();
@@ -118,15 +124,6 @@ Setup& setup() {
   static const bool started = (start(s), true);
   (void)started;
   return s;
-}
-
-onnx::HostTensor host_input(const Setup& s) {
-  onnx::HostTensor t;
-  t.name = s.input_name;
-  t.type = onnx::ElemType::kFloat;
-  t.dims = s.input.shape;
-  t.bytes = s.input.data;
-  return t;
 }
 
 double since(Clock::time_point t) {

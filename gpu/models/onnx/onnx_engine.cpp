@@ -133,20 +133,28 @@ Status Engine::check_inputs(std::span<const HostTensor> inputs, const std::vecto
   return Status::ok();
 }
 
+Result<Tensor> Engine::upload_input(const HostTensor& input, const CompiledInput& slot) {
+  RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(input, slot.dtype));
+  return Tensor::from_host(rt_, slot.dtype, slot.shape, bytes.data(), bytes.size());
+}
+
 Result<std::vector<Tensor>> Engine::upload_inputs(const CompiledGraph& graph, std::span<const HostTensor> inputs) {
   std::vector<Tensor> bound;
   for (size_t i = 0, slot = 0; i < inputs.size(); ++i) {
     if (is_shape_tensor(i)) continue;
     if (slot >= graph.inputs.size()) return invalid_argument("more inputs than the graph has slots");
-    const CompiledInput& in = graph.inputs[slot++];
-    RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(inputs[i], in.dtype));
-    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::from_host(rt_, in.dtype, in.shape, bytes.data(), bytes.size()));
+    RECON_ASSIGN_OR_RETURN(Tensor t, upload_input(inputs[i], graph.inputs[slot++]));
     bound.push_back(std::move(t));
   }
   return bound;
 }
 
 Result<std::vector<Tensor>> Engine::run_on_device(std::span<const EngineInput> inputs) {
+  RECON_ASSIGN_OR_RETURN(Execution done, execute(inputs));
+  return std::move(done.outputs);
+}
+
+Result<Engine::Execution> Engine::execute(std::span<const EngineInput> inputs) {
   std::vector<HostTensor> described;
   std::vector<bool> device_held;
   for (const EngineInput& in : inputs) {
@@ -179,26 +187,24 @@ Result<std::vector<Tensor>> Engine::run_on_device(std::span<const EngineInput> i
       bound.push_back(std::move(view));
       continue;
     }
-    RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(described[i], in.dtype));
-    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::from_host(rt_, in.dtype, in.shape, bytes.data(), bytes.size()));
+    RECON_ASSIGN_OR_RETURN(Tensor t, upload_input(described[i], in));
     bound.push_back(std::move(t));
   }
   RECON_ASSIGN_OR_RETURN(std::vector<Tensor> results, graph->new_outputs(rt_));
   RECON_RETURN_IF_ERROR(graph->run(bound, results));
-  return results;
+  return Execution{graph, std::move(results)};
 }
 
 Result<std::vector<HostTensor>> Engine::run(std::span<const HostTensor> inputs) {
-  RECON_RETURN_IF_ERROR(check_inputs(inputs));
-  RECON_ASSIGN_OR_RETURN(CompiledGraph * graph, compiled(inputs));
-  RECON_ASSIGN_OR_RETURN(std::vector<Tensor> bound, upload_inputs(*graph, inputs));
-  RECON_ASSIGN_OR_RETURN(std::vector<Tensor> results, graph->new_outputs(rt_));
-  RECON_RETURN_IF_ERROR(graph->run(bound, results));
+  std::vector<EngineInput> on_host;
+  for (const HostTensor& t : inputs) on_host.push_back({t, std::nullopt});
+  RECON_ASSIGN_OR_RETURN(Execution done, execute(on_host));
   std::vector<HostTensor> outputs;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const CompiledOutput& o = graph->outputs[i];
-    std::vector<uint8_t> bytes(results[i].bytes());
-    RECON_RETURN_IF_ERROR(results[i].download(rt_, bytes.data(), bytes.size()));
+  for (size_t i = 0; i < done.outputs.size(); ++i) {
+    const CompiledOutput& o = done.graph->outputs[i];
+    const Tensor& result = done.outputs[i];
+    std::vector<uint8_t> bytes(result.bytes());
+    RECON_RETURN_IF_ERROR(result.download(rt_, bytes.data(), bytes.size()));
     RECON_ASSIGN_OR_RETURN(HostTensor t, from_device_bytes(bytes, o.dtype, o.type, o.shape, o.name));
     outputs.push_back(std::move(t));
   }

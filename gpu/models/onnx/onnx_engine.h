@@ -66,6 +66,13 @@ class Engine {
  private:
   Engine(Runtime& rt, Model model, const EngineOptions& options);
   // `device_held[i]`: input i's bytes are on the device, not in inputs[i].bytes.
+  // One run: the graph it used and its outputs on the device (run and run_on_device).
+  struct Execution {
+    CompiledGraph* graph;
+    std::vector<Tensor> outputs;
+  };
+  Result<Execution> execute(std::span<const EngineInput> inputs);
+  Result<Tensor> upload_input(const HostTensor& input, const CompiledInput& slot);
   Status check_inputs(std::span<const HostTensor> inputs, const std::vector<bool>& device_held = {}) const;
 
   Runtime& rt_;

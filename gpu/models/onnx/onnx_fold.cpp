@@ -7,15 +7,10 @@
 #include <type_traits>
 
 #include "gpu/models/onnx/onnx_host.h"
+#include "gpu/tensor.h"
 
 namespace recon::gpu::onnx {
 namespace {
-
-int64_t numel_of(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
 
 // Element offsets of `dims` (left-padded to out's rank) for every index of `out`, with broadcast
 // axes repeating.
@@ -29,7 +24,7 @@ std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& dims, const s
     stride[d] = padded[d] == 1 ? 0 : step;
     step *= padded[d];
   }
-  const int64_t n = numel_of(out);
+  const int64_t n = shape_numel(out);
   std::vector<int64_t> offsets(static_cast<size_t>(n));
   std::vector<int64_t> idx(rank, 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -178,7 +173,7 @@ Result<HostTensor> fold_concat(std::span<const HostTensor* const> inputs, int64_
   for (int64_t d = 0; d < axis; ++d) outer *= dims[static_cast<size_t>(d)];
   const size_t es = elem_type_size(first.type);
   std::vector<uint8_t> out;
-  out.reserve(static_cast<size_t>(numel_of(dims)) * es);
+  out.reserve(static_cast<size_t>(shape_numel(dims)) * es);
   for (int64_t o = 0; o < outer; ++o) {
     for (const HostTensor* t : inputs) {
       const size_t block = static_cast<size_t>(t->numel() / std::max<int64_t>(outer, 1)) * es;
@@ -203,7 +198,7 @@ Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> sta
                                      : (starts[d] - ends[d] - steps[d] - 1) / -steps[d];
     dims[d] = std::max<int64_t>(len, 0);
   }
-  const int64_t n = numel_of(dims);
+  const int64_t n = shape_numel(dims);
   std::vector<int64_t> offsets(static_cast<size_t>(n));
   std::vector<int64_t> idx(rank, 0);
   for (int64_t i = 0; i < n; ++i) {
