@@ -6,15 +6,26 @@
 //                  outputs inline, release — interleaved request by request with Engine, so that a
 //                  drifting machine hits both alike: overhead_us and ratio_vs_engine;
 //  * Daemon/region the same with the input in a registered region and the outputs fetched into
-//                  shared memory (librecon's output arena).
-// recond runs on the default device (RECON_DEVICE picks another), the engine on the same one.
+//                  shared memory (librecon's output arena);
+//  * Clients       C clients (threads, each its own session; 16 by default) in a closed loop,
+//                  requests of the input's rows, outputs fetched: against the model loaded alone
+//                  and loaded again with dynamic batching (config.pbtxt: max_batch_size
+//                  RECON_ONNX_BENCH_MAX_BATCH, default 16; max_queue_delay_microseconds 500),
+//                  alternating rounds of both in one run: requests/s, p50 latency, and the gain.
+// recond runs on the default device (RECON_DEVICE picks another), the engine on the same one, in
+// RECON_ONNX_BENCH_PRECISION (fp32 by default, or fp16).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gpu/models/onnx/onnx_engine.h"
 #include "recon/client.h"
@@ -60,7 +71,19 @@ onnx::HostTensor host_input(const Setup& s) {
   return t;
 }
 
-// Fills `out` once: the model, its input, the in-process engine, and recond serving the model.
+// `model` and its external data files (PyTorch's exporter writes model.onnx.data for large models)
+// into `dir` as model.onnx...
+void copy_model(const fs::path& model, const fs::path& dir) {
+  fs::create_directories(dir);
+  const std::string file = model.filename().string();
+  for (const auto& e : fs::directory_iterator(model.parent_path())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(file, 0) == 0) fs::copy_file(e.path(), dir / ("model.onnx" + name.substr(file.size())));
+  }
+}
+
+// Fills `out` once: the model, its input, the in-process engine, and recond serving the model
+// twice: "bench" (each request alone) and "bench_batched" (dynamic batching).
 void start(Setup& out) {
   {
     const std::string model = env_or("RECON_ONNX_BENCH_MODEL", RECON_ONNX_TORCH_MODELS "/mlp/model.onnx");
@@ -85,24 +108,21 @@ void start(Setup& out) {
     out.engine = std::move(*engine);
     out.input_name = out.engine->inputs().front()->name;
     out.models = fs::temp_directory_path() / ("recon-onnx-bench-" + std::to_string(::getpid()));
-    fs::create_directories(out.models / "bench" / "1");
-    fs::copy_file(model, out.models / "bench" / "1" / "model.onnx");
-    // External data files beside it (PyTorch's exporter writes model.onnx.data for large models).
-    for (const auto& e : fs::directory_iterator(fs::path(model).parent_path())) {
-      const std::string name = e.path().filename().string();
-      if (name != fs::path(model).filename().string() && name.rfind(fs::path(model).filename().string(), 0) == 0) {
-        fs::copy_file(e.path(), out.models / "bench" / "1" /
-                                    ("model.onnx" + name.substr(fs::path(model).filename().string().size())));
-      }
-    }
+    copy_model(model, out.models / "bench" / "1");
+    copy_model(model, out.models / "bench_batched" / "1");
+    std::ofstream(out.models / "bench_batched" / "config.pbtxt")
+        << "max_batch_size: " << env_or("RECON_ONNX_BENCH_MAX_BATCH", "16")
+        << "\ndynamic_batching { max_queue_delay_microseconds: 500 }\n";
     try {
-      out.recond = std::make_unique<testing::Recond>(
-          std::vector<std::string>{"--model-dir", out.models.string(), "--precision", "fp32"});
+      out.recond = std::make_unique<testing::Recond>(std::vector<std::string>{
+          "--model-dir", out.models.string(), "--precision", env_or("RECON_ONNX_BENCH_PRECISION", "fp32")});
       if (!out.recond->wait_ready(std::chrono::seconds(300))) {
         out.error = "recond did not start: " + out.recond->log();
         return;
       }
-      Client::connect_control(out.recond->options()).load_model({.name = "bench"});
+      Client control = Client::connect_control(out.recond->options());
+      control.load_model({.name = "bench"});
+      control.load_model({.name = "bench_batched"});
       out.client.emplace(Client::connect(out.recond->options()));
       // Both sides compile the graph for this input shape before anything is timed.
       const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(out.input.data.data()),
@@ -176,7 +196,68 @@ void BM_Daemon(benchmark::State& state) {
   state.SetLabel(std::string("Infer + fetch + release through recond, input ") + (region ? "in a region" : "inline"));
 }
 
+// `clients` sessions, each a thread sending `model` requests in a closed loop (infer, fetch,
+// release) for `seconds`: requests per second and the median latency in ms.
+struct Load {
+  double requests_per_s = 0;
+  double p50_ms = 0;
+};
+Load closed_loop(const Setup& s, const std::string& model, int clients, double seconds) {
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(s.input.data.data()), s.input.data.size());
+  const std::vector<uint64_t> shape(s.input.shape.begin(), s.input.shape.end());
+  std::vector<std::vector<double>> latencies(static_cast<size_t>(clients));
+  std::atomic<bool> failed{false};
+  const auto stop = Clock::now() + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      try {
+        Client client = Client::connect(s.recond->options());
+        const ModelInput in[] = {ModelInput::inline_tensor(s.input_name, DType::kF32, shape, bytes)};
+        while (Clock::now() < stop) {
+          const auto t = Clock::now();
+          Result r = client.infer(model, in).get();
+          r.fetch({}, /*release_after=*/true);
+          latencies[static_cast<size_t>(c)].push_back(since(t));
+        }
+      } catch (const Error&) {
+        failed = true;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  if (failed || all.empty()) return {};
+  std::sort(all.begin(), all.end());
+  return {static_cast<double>(all.size()) / seconds, all[all.size() / 2] * 1e3};
+}
+
+void BM_Clients(benchmark::State& state) {
+  SETUP_OR_SKIP(s);
+  const int clients = static_cast<int>(state.range(0));
+  closed_loop(s, "bench_batched", clients, 0.5);  // compiles the batch sizes the load forms
+  double alone_rps = 0, batched_rps = 0, alone_p50 = 0, batched_p50 = 0;
+  for (auto _ : state) {
+    const Load alone = closed_loop(s, "bench", clients, 2.0);
+    const Load batched = closed_loop(s, "bench_batched", clients, 2.0);
+    if (alone.requests_per_s == 0 || batched.requests_per_s == 0) state.SkipWithError("a client failed");
+    alone_rps += alone.requests_per_s;
+    batched_rps += batched.requests_per_s;
+    alone_p50 += alone.p50_ms;
+    batched_p50 += batched.p50_ms;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["alone_req_per_s"] = alone_rps / n;
+  state.counters["batched_req_per_s"] = batched_rps / n;
+  state.counters["alone_p50_ms"] = alone_p50 / n;
+  state.counters["batched_p50_ms"] = batched_p50 / n;
+  state.counters["gain"] = batched_rps / std::max(alone_rps, 1e-9);
+  state.SetLabel(std::to_string(clients) + " clients in a closed loop, each request alone vs dynamic batching");
+}
+
 BENCHMARK(BM_Engine)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_Clients)->Arg(16)->ArgName("clients")->Iterations(3)->UseRealTime();
 BENCHMARK(BM_Daemon)->Arg(0)->Arg(1)->ArgName("region")->MinTime(1.0)->UseRealTime();
 
 }  // namespace

@@ -30,6 +30,14 @@ void write_model_json(JsonWriter& j, const ModelStatus& m) {
   for (const Resolution& r : m.resolutions) j.value(to_string(r));
   j.end_array();
   j.key("weight_bytes").value(m.weight_bytes).key("error").value(m.error).key("version").value(m.version);
+  for (const auto& [key, names] : {std::pair{"inputs", &m.inputs}, std::pair{"outputs", &m.outputs}}) {
+    j.key(key).begin_array();
+    for (const std::string& name : *names) j.value(name);
+    j.end_array();
+  }
+  j.key("max_batch").value(m.max_batch).key("max_queue_delay_us").value(m.max_queue_delay_us);
+  j.key("requests").value(m.requests).key("inferences").value(m.inferences).key("executions").value(m.executions);
+  j.key("queue_us").value(m.queue_us).key("compute_us").value(m.compute_us);
   j.end_object();
 }
 
@@ -38,15 +46,20 @@ void write_model_json(JsonWriter& j, const ModelStatus& m) {
 std::string models_text(const std::vector<ModelStatus>& models) {
   if (models.empty()) return "no models loaded\n";
   Table table;
-  table.add_row({"MODEL", "KIND", "VERSION", "STATE", "PRECISION", "RESOLUTIONS", "WEIGHTS"});
-  std::string errors;
+  table.add_row({"MODEL", "KIND", "VERSION", "STATE", "PRECISION", "RESOLUTIONS", "WEIGHTS", "BATCH", "RUNS"});
+  std::string notes;  // errors and signatures, under the table
   for (const ModelStatus& m : models) {
     table.add_row({m.name, m.kind.empty() ? m.name : m.kind, m.version ? std::to_string(m.version) : "-",
                    model_state_name(m.state), precision_name(m.precision), resolutions_text(m.resolutions),
-                   m.weight_bytes ? format_bytes(m.weight_bytes) : "-"});
-    if (!m.error.empty()) errors += "  " + m.name + ": " + m.error + "\n";
+                   m.weight_bytes ? format_bytes(m.weight_bytes) : "-",
+                   m.max_batch > 1 ? std::to_string(m.max_batch) : "-",
+                   // inferences in engine calls (their ratio is the mean batch)
+                   m.executions ? std::to_string(m.inferences) + " in " + std::to_string(m.executions) : "-"});
+    if (!m.error.empty()) notes += "  " + m.name + ": " + m.error + "\n";
+    if (!m.inputs.empty())
+      notes += "  " + m.name + ": inputs " + join(m.inputs, ", ") + "; outputs " + join(m.outputs, ", ") + "\n";
   }
-  return table.render() + errors;
+  return table.render() + notes;
 }
 
 std::string models_json(const std::vector<ModelStatus>& models) {

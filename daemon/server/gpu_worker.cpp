@@ -3,9 +3,6 @@
 
 #include <utility>
 
-#include "daemon/serving/mast3r/mast3r_instance.h"
-#include "daemon/serving/match/match_instance.h"
-#include "daemon/serving/retrieval/retrieval_instance.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {
@@ -44,8 +41,8 @@ void GpuWorker::loop() {
       check_lost();
       continue;
     }
-    auto* pairs = std::get_if<std::vector<PairWork>>(&work);
-    const size_t count = pairs != nullptr ? pairs->size() : 1;
+    auto* batch = std::get_if<std::vector<BatchWork>>(&work);
+    const size_t count = batch != nullptr ? batch->size() : 1;
     const bool skip = options_.skip_models && options_.skip_models();
     if ((skip || device_.lost()) &&
         answer_without_device(work, skip ? unavailable("model work is skipped (test hook)") : device_.lost_status())) {
@@ -54,9 +51,9 @@ void GpuWorker::loop() {
       continue;
     }
     // Counted before they run, so that a client that has its answer sees them counted.
-    if (pairs != nullptr) {
+    if (batch != nullptr) {
       device_.count_work(count);
-      run_pairs(std::move(*pairs));
+      run_batch(std::move(*batch));
     } else if (auto* control = std::get_if<ControlWork>(&work)) {
       run_control(std::move(*control));
     } else if (auto* solo = std::get_if<SoloWork>(&work)) {
@@ -81,8 +78,8 @@ void GpuWorker::check_lost() {
 }
 
 bool GpuWorker::answer_without_device(Work& work, const Status& why) {
-  if (auto* pairs = std::get_if<std::vector<PairWork>>(&work)) {
-    for (const PairWork& job : *pairs) context_.responder(job.context).fail(why);
+  if (auto* batch = std::get_if<std::vector<BatchWork>>(&work)) {
+    for (const BatchWork& job : *batch) context_.responder(job.context).fail(why);
     return true;
   }
   if (auto* solo = std::get_if<SoloWork>(&work)) {
@@ -100,9 +97,10 @@ bool GpuWorker::answer_without_device(Work& work, const Status& why) {
   return false;  // the start-up (a control job without a context)
 }
 
-// Each work item's kind runs it (run_work in its instance's header), finding its ready instance.
-void GpuWorker::run_pairs(std::vector<PairWork> pairs) {
-  run_work(std::move(pairs), device_, context_);
+// Each work item's kind runs it (run_work in work_items.h: a batch's `run`, a KindWork's body, a
+// job's step), finding its ready instance.
+void GpuWorker::run_batch(std::vector<BatchWork> batch) {
+  run_work(std::move(batch), device_, context_);
 }
 
 void GpuWorker::run_solo(SoloWork job) {

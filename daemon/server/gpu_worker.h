@@ -1,9 +1,9 @@
 // GpuWorker: the threads that drive one device. Its compute thread takes work from the Scheduler —
-// batches of pairs, InferBatch and Match requests, control jobs (start-up, Warmup, LoadModel,
+// batches (InferPair, batched onnx requests), requests that run alone, control jobs (start-up, Warmup, LoadModel,
 // UnloadModel), jobs' device steps — runs it on the device's model instances, stores results
 // (ResultStore), records metrics and posts every answer to the Outbox. Its FetchWorker copies
 // results out beside it (fetch_worker.h). A failure fails only the requests it concerns: a batch
-// that runs out of device memory is retried pair by pair, and only the pairs that still fail get
+// of pairs that runs out of device memory is retried pair by pair, and only the pairs that still fail get
 // RESOURCE_EXHAUSTED. Liveness: heartbeat() advances whenever a thread is idle or finishes a unit
 // of work (the older of the two counts); the I/O thread sends WATCHDOG=1 only while every
 // worker's heartbeat is fresh, so a hung GPU call stops the pings.
@@ -52,7 +52,7 @@ class GpuWorker {
   void check_lost();
   // The model kinds run their work items (run_work in mast3r_instance.h, retrieval_instance.h,
   // match_instance.h; a job's DeviceStep runs itself).
-  void run_pairs(std::vector<PairWork> pairs);
+  void run_batch(std::vector<BatchWork> batch);
   void run_solo(SoloWork job);
   void run_control(ControlWork job);
 

@@ -58,10 +58,13 @@ void Metrics::record_request(StatusCode code) {
   }
 }
 
-void Metrics::record_execution(uint32_t batch, SteadyClock::time_point now) {
+void Metrics::record_execution(const std::string& model, uint32_t batch, SteadyClock::time_point now) {
   std::lock_guard lock(mutex_);
   ++counters_.executions;
   counters_.inferences += batch;
+  ModelCounters& per_model = counters_.models[model];
+  ++per_model.executions;
+  per_model.inferences += batch;
   const int64_t second = std::chrono::duration_cast<std::chrono::seconds>(now - start_).count();
   const size_t bucket = static_cast<size_t>(second) % kThroughputWindowS;
   if (second_of_bucket_[bucket] != second) {
@@ -71,9 +74,13 @@ void Metrics::record_execution(uint32_t batch, SteadyClock::time_point now) {
   pairs_by_second_[bucket] += batch;
 }
 
-void Metrics::record_timings(const RequestTimings& t) {
+void Metrics::record_timings(const std::string& model, const RequestTimings& t) {
   const uint64_t values[kStageCount] = {t.queue_ns, t.input_ns, t.compute_ns, t.output_ns, t.total_ns};
   std::lock_guard lock(mutex_);
+  ModelCounters& per_model = counters_.models[model];
+  ++per_model.requests;
+  per_model.queue_us += t.queue_ns / 1000;
+  per_model.compute_us += t.compute_ns / 1000;
   for (size_t i = 0; i < kStageCount; ++i) {
     counters_.cumulative_us[i] += values[i] / 1000;
     windows_[i].record(values[i] / 1000);

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -42,6 +43,17 @@ class LatencyWindow {
   size_t filled_ = 0;
 };
 
+// One model's counters (Triton's per-model statistics): requests answered with a result,
+// inferences (rows: pairs, or the batch dimension of onnx requests), engine calls, and the
+// cumulative queue and compute time of its requests.
+struct ModelCounters {
+  uint64_t requests = 0;
+  uint64_t inferences = 0;
+  uint64_t executions = 0;
+  uint64_t queue_us = 0;
+  uint64_t compute_us = 0;
+};
+
 struct MetricsSnapshot {
   uint64_t requests_ok = 0;
   uint64_t requests_failed = 0;
@@ -61,6 +73,7 @@ struct MetricsSnapshot {
   uint64_t retrieval_images = 0;
   double pairs_per_s = 0;
   uint32_t window_s = 0;
+  std::map<std::string, ModelCounters> models;  // by model name
 };
 
 class Metrics {
@@ -73,10 +86,10 @@ class Metrics {
 
   // One answered request (every ZeroMQ request counts once).
   void record_request(StatusCode code);
-  // One engine call over `batch` pairs.
-  void record_execution(uint32_t batch, SteadyClock::time_point now = SteadyClock::now());
-  // The stages of one successful inference.
-  void record_timings(const RequestTimings& timings);
+  // One engine call of `model` over `batch` rows (pairs).
+  void record_execution(const std::string& model, uint32_t batch, SteadyClock::time_point now = SteadyClock::now());
+  // The stages of one successful inference of `model`.
+  void record_timings(const std::string& model, const RequestTimings& timings);
   void record_fetch(uint64_t bytes, uint64_t ns);
   // One InferBatch that ran `pairs` pairs (record_execution counts the engine call).
   void record_batch(uint64_t pairs);

@@ -2,6 +2,7 @@
 #include "daemon/server/prometheus_text.h"
 
 #include <cstdio>
+#include <tuple>
 
 #include "gpu/status.h"
 
@@ -126,6 +127,23 @@ std::string prometheus_text(const ServerSnapshot& s) {
       w.sample("recon_pool_bytes", labels + ",kind=\"reserved\"", stats->reserved_bytes);
       w.sample("recon_pool_bytes", labels + ",kind=\"in_use\"", stats->in_use_bytes);
       w.sample("recon_pool_bytes", labels + ",kind=\"high_water\"", stats->high_water_bytes);
+    }
+  }
+  // Per model, in Triton's vocabulary (nv_inference_count, nv_inference_exec_count, ...).
+  const std::tuple<const char*, const char*, uint64_t ModelCounters::*> per_model[] = {
+      {"recon_model_request_success_total", "Requests of the model answered with a result.", &ModelCounters::requests},
+      {"recon_model_inference_total", "Inferences (rows: pairs, or onnx batch rows) the model ran.",
+       &ModelCounters::inferences},
+      {"recon_model_execution_total", "Engine calls of the model (inferences / executions = mean batch).",
+       &ModelCounters::executions},
+      {"recon_model_queue_duration_us_total", "Cumulative queue time of the model's requests.",
+       &ModelCounters::queue_us},
+      {"recon_model_compute_duration_us_total", "Cumulative compute time of the model's requests.",
+       &ModelCounters::compute_us}};
+  for (const auto& [name, help, field] : per_model) {
+    w.family(name, "counter", help);
+    for (const auto& [model, counters] : m.models) {
+      w.sample(name, "model=\"" + prometheus_label(model) + "\"", counters.*field);
     }
   }
   w.family("recon_model_ready", "gauge", "1 per loaded model that is ready.");

@@ -54,12 +54,17 @@ flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferB
 }
 
 flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBufferBuilder& builder,
-                                                          const ModelInfo& model) {
+                                                          const ModelInfo& model, const ModelCounters& counters) {
   std::vector<wire::Resolution> resolutions;
   for (const ImageSize& r : model.resolutions) resolutions.emplace_back(r.height, r.width);
-  return wire::CreateModelStatusDirect(builder, model.name.c_str(), model.kind.c_str(), to_wire(model.state),
-                                       to_wire(model.precision), &resolutions, model.weight_bytes,
-                                       model.error.empty() ? nullptr : model.error.c_str(), model.version);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> inputs, outputs;
+  for (const std::string& name : model.inputs) inputs.push_back(builder.CreateString(name));
+  for (const std::string& name : model.outputs) outputs.push_back(builder.CreateString(name));
+  return wire::CreateModelStatusDirect(
+      builder, model.name.c_str(), model.kind.c_str(), to_wire(model.state), to_wire(model.precision), &resolutions,
+      model.weight_bytes, model.error.empty() ? nullptr : model.error.c_str(), model.version, &inputs, &outputs,
+      model.batching.max_rows, static_cast<uint32_t>(model.batching.max_wait.count()), counters.requests,
+      counters.inferences, counters.executions, counters.queue_us, counters.compute_us);
 }
 
 flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/ipc/id128.h"
+#include "daemon/server/metrics.h"
 #include "daemon/server/result_store.h"
 #include "daemon/serving/device.h"
 #include "daemon/serving/jobs/job.h"
@@ -23,8 +24,9 @@ wire::Precision to_wire(gpu::Precision precision);
 
 flatbuffers::Offset<wire::TensorInfo> build_tensor_info(flatbuffers::FlatBufferBuilder& builder,
                                                         const StoredTensor& tensor);
+// `counters`: the model's since start (GetStatus); zero where an answer has none (LoadModel, Warmup).
 flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBufferBuilder& builder,
-                                                          const ModelInfo& model);
+                                                          const ModelInfo& model, const ModelCounters& counters = {});
 
 flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,
                                                             const StoredResult& result);

@@ -8,8 +8,8 @@ namespace {
 
 template <typename Queued>
 void take_dropped(Queued& queued, DroppedJobs& dropped) {
-  if (auto* pair = std::get_if<PairWork>(&queued.job)) {
-    dropped.pairs.push_back(std::move(*pair));
+  if (auto* item = std::get_if<BatchWork>(&queued.job)) {
+    dropped.batched.push_back(std::move(*item));
   } else {
     dropped.solo.push_back(std::move(std::get<SoloWork>(queued.job)));
   }
@@ -40,7 +40,7 @@ Scheduler::Scheduler(SchedulerOptions options, size_t devices, std::function<boo
       in_flight_(devices, 0),
       fetch_in_flight_(devices, 0) {}
 
-Status Scheduler::enqueue_locked(ClientId client, std::variant<PairWork, SoloWork> job) {
+Status Scheduler::enqueue_locked(ClientId client, std::variant<BatchWork, SoloWork> job) {
   if (closed_) return unavailable("the daemon is stopping");
   if (pending_infer_ >= options_.max_queue) {
     ++rejected_full_;
@@ -54,7 +54,7 @@ Status Scheduler::enqueue_locked(ClientId client, std::variant<PairWork, SoloWor
   return Status::ok();
 }
 
-Status Scheduler::submit(PairWork job) {
+Status Scheduler::submit(BatchWork job) {
   std::unique_lock lock(mutex_);
   const ClientId client = job.context.client();
   RECON_RETURN_IF_ERROR(enqueue_locked(client, std::move(job)));
@@ -103,7 +103,7 @@ bool Scheduler::runnable_on(const Queued& queued, size_t device) const {
     const Placement where = placement(work);
     return where.device ? *where.device == device : runnable_(device, *where.model);
   };
-  if (const auto* pair = std::get_if<PairWork>(&queued.job)) return runs_here(*pair);
+  if (const auto* item = std::get_if<BatchWork>(&queued.job)) return runs_here(*item);
   return std::visit(runs_here, std::get<SoloWork>(queued.job));
 }
 
@@ -137,54 +137,76 @@ std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyCl
     served_locked(ring_[head], 1);
     return work;
   }
-  const BatchKey key = std::get<PairWork>(first.job).key;
+  const BatchWork& lead = std::get<BatchWork>(first.job);
+  const BatchKey key = lead.key;
+  const BatchRule rule = lead.rule;
+  const bool batching = rule.max_rows > 1;
   const auto same_key = [&](const Queued& q) {
-    const auto* pair = std::get_if<PairWork>(&q.job);
-    return pair != nullptr && pair->key == key;
+    const auto* item = std::get_if<BatchWork>(&q.job);
+    return item != nullptr && item->key == key;
   };
 
-  // Per session (in ring order from the head): how many of its first pairs share the key.
-  std::vector<std::pair<ClientId, size_t>> prefixes;
-  size_t available = 0;
+  // Per session (in ring order from the head): how many of its first requests share the key, and
+  // their rows.
+  struct Prefix {
+    ClientId client;
+    size_t items;
+  };
+  std::vector<Prefix> prefixes;
+  size_t available = 0;  // rows
   for (size_t k = 0; k < ring_.size(); ++k) {
     const ClientId client = ring_[(head + k) % ring_.size()];
     const auto& queue = per_client_[client];
     size_t prefix = 0;
-    if (options_.max_batch > 1) {
-      while (prefix < queue.size() && same_key(queue[prefix])) ++prefix;
-    } else {
-      prefix = k == 0 ? 1 : 0;
+    if (batching) {
+      while (prefix < queue.size() && same_key(queue[prefix])) {
+        available += std::get<BatchWork>(queue[prefix].job).rows;
+        ++prefix;
+      }
+    } else if (k == 0) {
+      prefix = 1;
+      available = lead.rows;
     }
-    if (prefix > 0) prefixes.emplace_back(client, prefix);
-    available += prefix;
+    if (prefix > 0) prefixes.push_back({client, prefix});
   }
-  if (options_.max_batch > 1 && available < options_.max_batch && options_.max_wait.count() > 0 && !closed_) {
-    const auto deadline = first.enqueued + options_.max_wait;
+  if (batching && available < rule.max_rows && rule.max_wait.count() > 0 && !closed_) {
+    const auto deadline = first.enqueued + rule.max_wait;
     if (SteadyClock::now() < deadline) {
       wait_until = deadline;
       return std::nullopt;
     }
   }
-  const uint32_t size = batch_size_for(available, options_.max_batch);
+  const size_t rows = rule.power_of_two ? batch_size_for(available, rule.max_rows)
+                                        : std::min<size_t>(available, std::max<uint32_t>(rule.max_rows, 1));
 
-  // Round-robin over the sessions: one pair each per round.
+  // Round-robin over the sessions: one request each per round, while the rows fit (the head always
+  // runs: admission bounds a request's rows by max_rows). A session stops at its first request
+  // that does not fit, so that its requests keep their order.
   std::vector<size_t> take(prefixes.size(), 0);
+  std::vector<bool> blocked(prefixes.size(), false);
   size_t taken = 0;
-  for (size_t round = 0; taken < size; ++round) {
-    for (size_t i = 0; i < prefixes.size() && taken < size; ++i) {
-      if (round < prefixes[i].second) {
-        ++take[i];
-        ++taken;
+  bool progress = true;
+  for (size_t round = 0; progress && taken < rows; ++round) {
+    progress = false;
+    for (size_t i = 0; i < prefixes.size() && taken < rows; ++i) {
+      if (blocked[i] || round >= prefixes[i].items) continue;
+      const auto& queued = per_client_[prefixes[i].client][take[i]];
+      const uint32_t r = std::get<BatchWork>(queued.job).rows;
+      if (taken > 0 && taken + r > rows) {
+        blocked[i] = true;
+        continue;
       }
+      ++take[i];
+      taken += r;
+      progress = true;
     }
   }
-  std::vector<PairWork> batch;
-  batch.reserve(size);
+  std::vector<BatchWork> batch;
   for (size_t i = 0; i < prefixes.size(); ++i) {
     if (take[i] == 0) continue;
-    auto& queue = per_client_[prefixes[i].first];
-    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<PairWork>(queue[n].job)));
-    served_locked(prefixes[i].first, take[i]);
+    auto& queue = per_client_[prefixes[i].client];
+    for (size_t n = 0; n < take[i]; ++n) batch.push_back(std::move(std::get<BatchWork>(queue[n].job)));
+    served_locked(prefixes[i].client, take[i]);
   }
   return Work(std::move(batch));
 }
@@ -201,8 +223,8 @@ Scheduler::Wait Scheduler::next(size_t device, std::chrono::milliseconds idle, W
     }
     std::optional<SteadyClock::time_point> batch_wait;
     if (std::optional<Work> work = take_locked(device, batch_wait)) {
-      const auto* pairs = std::get_if<std::vector<PairWork>>(&*work);
-      in_flight_[device] += pairs != nullptr ? static_cast<uint32_t>(pairs->size()) : 1;
+      const auto* batch = std::get_if<std::vector<BatchWork>>(&*work);
+      in_flight_[device] += batch != nullptr ? static_cast<uint32_t>(batch->size()) : 1;
       out = std::move(*work);
       return Wait::kWork;
     }

@@ -3,9 +3,9 @@
 //    beyond that submit() answers RESOURCE_EXHAUSTED at once (the client retries), never blocks.
 //  * Fairness: each session has its own FIFO; workers serve the sessions round-robin, so a
 //    client that queues 200 pairs delays another client's next pair by at most one batch.
-//  * Batching: a worker takes the head pair of the next session and adds the heads of other
-//    sessions (then their next ones, round by round) with the same BatchKey, up to max_batch,
-//    optionally waiting max_wait for more; batch sizes are those batch_size_for() allows.
+//  * Batching: a worker takes the head request of the next session and adds the heads of other
+//    sessions (then their next ones, round by round) with the same BatchKey, up to the model's
+//    BatchRule (max_rows rows, waiting max_wait for more; with power_of_two, batch_size_for()).
 //  * Solo items (InferBatch, Match) wait in their session's FIFO like pairs and count as one
 //    request against max_queue; when one reaches the head of the served session it runs alone.
 //  * Lanes: fetch items go to the fetch thread of their device (next_fetch), beside its compute;
@@ -34,8 +34,6 @@ namespace recon::daemon {
 struct SchedulerOptions {
   uint32_t max_queue = 256;
   uint32_t max_fetch_queue = 256;
-  uint32_t max_batch = 1;
-  std::chrono::microseconds max_wait{0};
 };
 
 // The batch size to run for `available` same-key pairs: the largest power of two ≤ available,
@@ -45,12 +43,12 @@ uint32_t batch_size_for(size_t available, uint32_t max_batch);
 std::vector<uint32_t> warm_batch_sizes(uint32_t max_batch);
 
 // What a device's compute thread runs (fetches go to its fetch thread).
-using Work = std::variant<std::vector<PairWork>, ControlWork, SoloWork>;
+using Work = std::variant<std::vector<BatchWork>, ControlWork, SoloWork>;
 
 struct SchedulerStats {
   uint32_t pending = 0;  // inference + fetch + control items waiting
   uint32_t pending_infer = 0;
-  uint32_t in_flight = 0;  // items (pairs, fetches) a worker holds
+  uint32_t in_flight = 0;  // items (requests, fetches) a worker holds
   uint32_t capacity = 0;
   uint32_t oldest_wait_ms = 0;
   uint64_t rejected_full = 0;  // RESOURCE_EXHAUSTED answers
@@ -59,23 +57,23 @@ struct SchedulerStats {
 // Items taken out of the queue without running (session ended, shutdown). Destroying them frees
 // their leases and reservations; the caller answers them first if it wants to.
 struct DroppedJobs {
-  std::vector<PairWork> pairs;
+  std::vector<BatchWork> batched;
   std::vector<FetchWork> fetch;
   std::vector<ControlWork> control;
   std::vector<SoloWork> solo;
-  size_t size() const { return pairs.size() + fetch.size() + control.size() + solo.size(); }
+  size_t size() const { return batched.size() + fetch.size() + control.size() + solo.size(); }
 };
 
 class Scheduler {
  public:
-  // `runnable(device, model)`: may this device's worker run this model's pairs?
+  // `runnable(device, model)`: may this device's worker run this model's requests?
   Scheduler(SchedulerOptions options, size_t devices, std::function<bool(size_t, const std::string&)> runnable);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   // RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after close(). On failure the item is
   // destroyed here (its leases and reservation freed).
-  Status submit(PairWork job);
+  Status submit(BatchWork job);
   Status submit(SoloWork job);
   Status submit(FetchWork job);
   Status submit(ControlWork job, size_t device);
@@ -103,13 +101,13 @@ class Scheduler {
 
  private:
   struct Queued {
-    std::variant<PairWork, SoloWork> job;
+    std::variant<BatchWork, SoloWork> job;
     SteadyClock::time_point enqueued;
   };
-  Status enqueue_locked(ClientId client, std::variant<PairWork, SoloWork> job);
+  Status enqueue_locked(ClientId client, std::variant<BatchWork, SoloWork> job);
   bool runnable_on(const Queued& queued, size_t device) const;
-  // Picks the next work for `device` under the lock: a solo item or a batch of pairs; nullopt when
-  // nothing runnable is queued, or when the batch should wait for more pairs until `wait_until`.
+  // Picks the next work for `device` under the lock: a solo item or a batch; nullopt when nothing
+  // runnable is queued, or when the batch should wait for more requests until `wait_until`.
   std::optional<Work> take_locked(size_t device, std::optional<SteadyClock::time_point>& wait_until);
   // Takes the served session's head out and moves the session to the back of the ring.
   void served_locked(ClientId client, size_t taken);
@@ -121,7 +119,7 @@ class Scheduler {
   std::condition_variable work_;
   bool closed_ = false;
   std::unordered_map<ClientId, std::deque<Queued>> per_client_;
-  std::deque<ClientId> ring_;  // sessions with queued pairs, next to serve first
+  std::deque<ClientId> ring_;  // sessions with queued requests, next to serve first
   uint32_t pending_infer_ = 0;
   std::vector<std::deque<FetchWork>> fetch_lanes_;
   std::vector<std::deque<ControlWork>> control_lanes_;

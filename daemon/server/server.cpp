@@ -63,8 +63,7 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
   if (!stop_event_) return internal_error(std::string("eventfd: ") + std::strerror(errno));
 
   for (size_t i = 0; i < runtimes.size(); ++i) devices_.push_back(std::make_unique<Device>(i, *runtimes[i]));
-  SchedulerOptions scheduling{options_.limits.max_queue, options_.limits.max_fetch_queue,
-                              std::max<uint32_t>(1, options_.batching.max_batch), options_.batching.max_wait};
+  SchedulerOptions scheduling{options_.limits.max_queue, options_.limits.max_fetch_queue};
   scheduler_ =
       std::make_unique<Scheduler>(scheduling, devices_.size(), [this](size_t device, const std::string& model) {
         // A device runs a model it has ready; a model no device has ready goes to any worker, which
@@ -77,7 +76,6 @@ Status Server::init(ServerSockets sockets, std::vector<gpu::Runtime*> runtimes, 
       });
 
   WorkerOptions worker_options;
-  worker_options.max_batch = scheduling.max_batch;
   worker_options.before_batch = std::move(hooks.before_batch);
   worker_options.skip_models = std::move(hooks.skip_models);
   worker_options.device_lost = std::move(hooks.device_lost);
@@ -383,7 +381,7 @@ void Server::reply_error(const ReplyTarget& target, const Status& status, uint32
 }
 
 void Server::answer_dropped(const DroppedJobs& dropped, const Status& status) {
-  for (const PairWork& job : dropped.pairs) reply_error(job.context.reply, status, 1000);
+  for (const BatchWork& job : dropped.batched) reply_error(job.context.reply, status, 1000);
   for (const FetchWork& job : dropped.fetch) reply_error(job.context.reply, status, 1000);
   for (const SoloWork& job : dropped.solo) {
     if (std::holds_alternative<DeviceStep>(job)) continue;  // its job answers, once it sees the step dropped

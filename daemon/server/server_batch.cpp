@@ -4,6 +4,7 @@
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/infer_options.h"
 #include "daemon/server/server.h"
+#include "daemon/serving/mast3r/mast3r_instance.h"
 
 namespace recon::daemon {
 namespace {
@@ -54,26 +55,29 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_batch(const wire::I
                                                                    const ReplyTarget& target) {
   RECON_ASSIGN_OR_RETURN(auto admitted, admit_inference("InferBatch", body.model(), "mast3r", body.options(), target));
   auto& [model, settings] = admitted;
-  InferBatchWork job;
-  job.context = std::move(settings.context);
-  job.model = model.name;
-  job.outputs = std::move(settings.outputs);
-  job.stream = body.stream();
-  RECON_ASSIGN_OR_RETURN(job.images, accept_images("InferBatch", body.images(), session, settings.rules,
-                                                   options_.limits.max_batch_images));
-  RECON_ASSIGN_OR_RETURN(job.pairs, batch_pairs(body, job.images.size(), options_.limits.max_batch_pairs));
+  auto job = std::make_unique<InferBatchRequest>();
+  job->model = model.name;
+  job->outputs = std::move(settings.outputs);
+  job->stream = body.stream();
+  RECON_ASSIGN_OR_RETURN(job->images, accept_images("InferBatch", body.images(), session, settings.rules,
+                                                    options_.limits.max_batch_images));
+  RECON_ASSIGN_OR_RETURN(job->pairs, batch_pairs(body, job->images.size(), options_.limits.max_batch_pairs));
   // One handle per pair, all reserved now: a batch that cannot hold all its results is refused
   // before it runs (the reservations taken so far are returned when `job` goes).
-  job.reservations.reserve(job.pairs.size());
-  for (size_t k = 0; k < job.pairs.size(); ++k) {
+  job->reservations.reserve(job->pairs.size());
+  for (size_t k = 0; k < job->pairs.size(); ++k) {
     auto reservation = store_.reserve(session.client);
     if (!reservation.is_ok()) {
-      return reservation.status().with_context("the batch needs " + std::to_string(job.pairs.size()) +
+      return reservation.status().with_context("the batch needs " + std::to_string(job->pairs.size()) +
                                                " result handles");
     }
-    job.reservations.push_back(std::move(reservation).value());
+    job->reservations.push_back(std::move(reservation).value());
   }
-  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloWork(std::move(job))));
+  KindWork item;
+  item.context = std::move(settings.context);
+  item.model = model.name;
+  item.body = std::move(job);
+  RECON_RETURN_IF_ERROR(scheduler_->submit(SoloWork(std::move(item))));
   return std::optional<std::vector<uint8_t>>();
 }
 

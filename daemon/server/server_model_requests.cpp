@@ -2,6 +2,7 @@
 // the released verbs, now adapters onto it (InferPair, EncodeRetrieval, Match), each build one
 // ModelRequest; submit_model_request hands it to its kind's admission (ModelKind::admit) and the
 // work that makes to the scheduler. Which answer body the client gets is the verb's renderer.
+#include <algorithm>
 #include <map>
 
 #include "daemon/ipc/wire_convert.h"
@@ -49,6 +50,7 @@ Status Server::submit_model_request(ModelRequest request) {
   if (kind == nullptr || kind->admit == nullptr) {
     return unimplemented(model_label(request) + " serves no requests of its own");
   }
+  request.pair_batching = BatchRule{std::max<uint32_t>(1, options_.batching.max_batch), options_.batching.max_wait};
   return kind->admit(std::move(request), *scheduler_);
 }
 

@@ -45,7 +45,11 @@ std::vector<uint8_t> status_response(uint64_t request_id, const ServerSnapshot& 
     }
   }
   std::vector<flatbuffers::Offset<wire::ModelStatus>> models;
-  for (const ModelInfo& m : shown) models.push_back(build_model_status(builder, m));
+  for (const ModelInfo& m : shown) {
+    const auto counters = s.metrics.models.find(m.name);
+    models.push_back(
+        build_model_status(builder, m, counters == s.metrics.models.end() ? ModelCounters{} : counters->second));
+  }
   const auto queue =
       wire::CreateQueueStats(builder, s.queue.pending, s.queue.in_flight, s.queue.capacity, s.queue.oldest_wait_ms);
   const MetricsSnapshot& m = s.metrics;

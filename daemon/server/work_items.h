@@ -1,10 +1,10 @@
 // The work items that travel from the I/O thread through the Scheduler to a GPU worker (…Work;
 // "jobs" are the long ones of daemon/serving/jobs/, whose device steps travel as DeviceStep), each
-// with its RequestContext (where the answer goes, session, TTL, deadline). A work item owns
-// everything its request needs until it is answered: region leases (so client memory stays
-// mapped), the handle reservation (so quotas count it), the result it fetches from (shared_ptr: a
-// concurrent Release cannot free it mid-copy). Dropping one at any point frees all of that (RAII).
-// Plain data; no behaviour.
+// with its RequestContext (where the answer goes, session, TTL, deadline). A work item owns (in its
+// kind's Body) everything its request needs until it is answered: region leases (so client memory
+// stays mapped), the handle reservation (so quotas count it), the results it reads (shared_ptr: a
+// concurrent Release cannot free one mid-copy). Dropping one at any point frees all of that (RAII).
+// Plain data; the kinds' bodies run the requests.
 #pragma once
 
 #include <array>
@@ -21,67 +21,50 @@
 #include "daemon/server/image_input.h"
 #include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
-#include "gpu/models/mast3r/mast3r_engine.h"
+#include "daemon/serving/model.h"
 
 namespace recon::daemon {
 
 class Device;
+struct WorkerContext;
 
-// Same model and same input sizes: pairs that may share one engine call.
+// What must match for requests to share one engine call: the model, and what its kind makes of
+// the inputs' shapes (MASt3R: both image sizes; onnx: every input's dims after the batch axis).
 struct BatchKey {
   std::string model;
-  ImageSize view1, view2;
+  std::string shapes;
   bool operator==(const BatchKey&) const = default;
 };
 
-// InferPair: one pair, which the Scheduler may run in one engine call with other sessions' pairs
-// of the same BatchKey.
-struct PairWork {
+// A request that the Scheduler may run in one engine call with other sessions' requests of the
+// same BatchKey (InferPair; an onnx request of a model with dynamic batching). `rows` is what it
+// adds to the call (a pair: 1; an onnx request: its batch dimension); the model's BatchRule says
+// how many rows one call takes and how long the first may wait for more. The kind's `run` runs a
+// batch on a device where the model is ready; `body` is the kind's own data (its inputs, outputs
+// wanted, handle reservation), which only `run` reads.
+struct BatchWork {
+  class Body {
+   public:
+    virtual ~Body() = default;
+  };
+  using Run = void (*)(std::vector<BatchWork> batch, Device& device, const WorkerContext& worker);
   RequestContext context;
   BatchKey key;
-  std::array<PendingImage, 2> images;
-  std::vector<std::string> outputs;  // empty = all
-  HandleReservation reservation;
+  BatchRule rule;
+  uint32_t rows = 1;
+  Run run = nullptr;
+  std::unique_ptr<Body> body;
 };
 
-// InferBatch: many pairs over one image list, one engine call (Mast3rEngine::infer_batch). Each
-// pair becomes its own result handle, so the item holds one reservation per pair.
-struct InferBatchWork {
-  RequestContext context;
-  std::string model;
-  std::vector<PendingImage> images;
-  std::vector<gpu::ImagePair> pairs;            // after `symmetric` doubling
-  std::vector<std::string> outputs;             // empty = all
-  bool stream = false;                          // one answer per pair (the last final) instead of one at the end
-  std::vector<HandleReservation> reservations;  // one per pair
-};
+inline void run_work(std::vector<BatchWork> batch, Device& device, const WorkerContext& worker) {
+  const BatchWork::Run run = batch.front().run;  // a batch shares its key, so its kind
+  run(std::move(batch), device, worker);
+}
 
-// Match: descriptor matching on the device that holds `source` (an InferPair/InferBatch result).
-struct MatchWork {
-  RequestContext context;
-  size_t device = 0;
-  std::shared_ptr<const StoredResult> source;  // kept alive by the item: a Release cannot free it mid-match
-  uint32_t max_matches = 0;                    // 0 = all
-  uint32_t subsample = 8;
-  float min_confidence = 0;
-  HandleReservation reservation;
-};
-
-// EncodeRetrieval: the backbone's encoder on every image (one size), then the retrieval head.
-struct RetrievalWork {
-  RequestContext context;
-  std::string model;     // the retrieval head
-  std::string backbone;  // the mast3r model whose encoder feeds it
-  std::vector<PendingImage> images;
-  uint32_t top_k = 0;
-  HandleReservation reservation;
-};
-
-struct WorkerContext;
-
-// A request of a model kind that has no work type of its own here (onnx, and kinds after it): its
-// admission packs what runs into `body`, and a worker runs it on a device where `model` is ready.
-// A new kind therefore adds nothing to this file or to the scheduler.
+// A request that runs alone (InferBatch, Match, EncodeRetrieval, an onnx request): its kind's
+// admission packs what runs into `body` (the kind's own class, in its folder), and a worker runs it
+// on a device where `model` is ready (exactly `device` when set: a match runs where its
+// descriptors are). A new kind therefore adds nothing to this file or to the scheduler.
 struct KindWork {
   class Body {
    public:
@@ -160,17 +143,8 @@ struct Placement {
   const std::string* model = nullptr;  // the item's own (no copy: the scheduler asks under its lock)
   std::optional<size_t> device;
 };
-inline Placement placement(const PairWork& w) {
+inline Placement placement(const BatchWork& w) {
   return {&w.key.model, std::nullopt};
-}
-inline Placement placement(const InferBatchWork& w) {
-  return {&w.model, std::nullopt};
-}
-inline Placement placement(const RetrievalWork& w) {
-  return {&w.model, std::nullopt};
-}
-inline Placement placement(const MatchWork& w) {
-  return {nullptr, w.device};
 }
 inline Placement placement(const DeviceStep& w) {
   return {&w.model, w.device};
@@ -179,9 +153,9 @@ inline Placement placement(const KindWork& w) {
   return {&w.model, w.device};
 }
 
-// Requests that run alone (never batched with other sessions' pairs) but wait in the session's
+// Requests that run alone (never batched with other sessions' requests) but wait in the session's
 // FIFO like pairs, so that fairness and the queue bound cover them too.
-using SoloWork = std::variant<InferBatchWork, MatchWork, RetrievalWork, DeviceStep, KindWork>;
+using SoloWork = std::variant<KindWork, DeviceStep>;
 
 struct FetchWork {
   RequestContext context;

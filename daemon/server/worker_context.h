@@ -16,7 +16,6 @@
 namespace recon::daemon {
 
 struct WorkerOptions {
-  uint32_t max_batch = 1;
   // How long the worker sleeps between heartbeats when idle.
   std::chrono::milliseconds idle_tick{250};
   // Test hook: runs before every pair batch on the worker thread (e.g. to hold a request in

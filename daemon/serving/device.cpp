@@ -28,6 +28,10 @@ Status Device::load(const ModelSpec& spec) {
   if (kind == nullptr || kind->load == nullptr) {
     return invalid_argument("model kind '" + spec.kind + "' cannot be loaded (kinds: " + loadable_model_kinds() + ")");
   }
+  if ((spec.batching || spec.max_batch_size > 0) && !kind->dynamic_batching) {
+    return invalid_argument("model '" + spec.name + "': " + spec.kind +
+                            " models take no max_batch_size in their config (recond's --max-batch batches pairs)");
+  }
   ModelInfo info;
   info.name = spec.name;
   info.kind = spec.kind;

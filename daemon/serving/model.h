@@ -3,6 +3,7 @@
 // one (ModelInfo: a copy of the device's catalog entry, never an engine pointer).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,25 @@ const char* model_state_name(ModelState state);
 // The engines' precision of a configured one (recond.conf, model.conf).
 gpu::Precision gpu_precision(Precision precision);
 
+// How a model's requests share engine calls (Triton's max_batch_size and dynamic_batching): one
+// call takes up to `max_rows` rows (MASt3R: pairs; onnx: the batch dimension of its inputs),
+// the first request waits up to `max_wait` for more. `power_of_two`: only 1, 2, 4, ... rows and
+// max_rows (MASt3R's recorded graphs); otherwise any sum up to max_rows. max_rows 1: no batching.
+struct BatchRule {
+  uint32_t max_rows = 1;
+  std::chrono::microseconds max_wait{0};
+  bool power_of_two = true;
+  bool operator==(const BatchRule&) const = default;
+};
+
+// A tensor a model's config declares (Triton's input/output), checked against the model file at
+// load: dims -1 = any; without the batch dimension when the config's max_batch_size > 0.
+struct DeclaredTensor {
+  std::string name;
+  std::string data_type;  // "TYPE_FP32", ...; empty: not declared
+  std::vector<int64_t> dims;
+};
+
 struct ModelSpec {
   std::string name;  // what requests call it
   std::string path;  // its weights file
@@ -27,6 +47,10 @@ struct ModelSpec {
   uint32_t version = 0;                     // the repository's version directory it came from (0: none)
   std::optional<gpu::Precision> precision;  // nullopt: the daemon's precision
   std::string backbone;                     // kind "retrieval": the mast3r model whose encoder feeds it
+  std::optional<BatchRule> batching;        // the config's dynamic batching (kinds that allow it)
+  // config.pbtxt's signature, when it has one; max_batch_size > 0: a batch dimension precedes dims.
+  std::vector<DeclaredTensor> declared_inputs, declared_outputs;
+  uint32_t max_batch_size = 0;
 };
 
 struct ModelInfo {
@@ -50,6 +74,9 @@ struct ModelInfo {
   uint32_t patch_size = 16;
   uint32_t default_long_side = 512;
   uint32_t desc_dim = 24;
+  // How its requests share engine calls, when its kind decides per model (onnx: the config's
+  // max_batch_size and dynamic_batching; max_rows 1 = each request alone).
+  BatchRule batching;
 };
 
 }  // namespace recon::daemon

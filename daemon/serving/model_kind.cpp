@@ -19,7 +19,11 @@ constexpr ModelKind kKinds[] = {
      .warms = true},
     {.name = "retrieval", .load = &RetrievalInstance::load, .admit = &RetrievalInstance::admit, .inputs = "images"},
     {.name = "match", .load = nullptr, .admit = &MatchInstance::admit, .inputs = "pair", .built_in = true},
-    {.name = "onnx", .load = &OnnxInstance::load, .admit = &OnnxInstance::admit, .inputs = "the graph's inputs"},
+    {.name = "onnx",
+     .load = &OnnxInstance::load,
+     .admit = &OnnxInstance::admit,
+     .inputs = "the graph's inputs",
+     .dynamic_batching = true},
 };
 
 }  // namespace

@@ -32,6 +32,10 @@ struct ModelKind {
   bool warms = false;
   // Built in: every device has one instance, made with the device (no weights, not in the catalog).
   bool built_in = false;
+  // Whether a model's config may ask for dynamic batching (ModelSpec::batching); the kind's load
+  // checks that the model can batch and sets ModelInfo::batching. (MASt3R pairs batch by the
+  // daemon's --max-batch instead.)
+  bool dynamic_batching = false;
 };
 
 // The row of `name`; nullptr for an unknown kind.

@@ -2,13 +2,16 @@
 #include "daemon/serving/model_repository.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <vector>
 
 #include "daemon/service/config_values.h"
+#include "daemon/serving/triton_config.h"
 
 namespace recon::daemon {
 namespace {
@@ -23,6 +26,8 @@ struct ModelConf {
   std::string weights;
   std::string backbone;
   std::optional<gpu::Precision> precision;
+  std::optional<uint32_t> max_batch_size;
+  std::optional<std::chrono::microseconds> max_queue_delay;
 };
 
 Result<ModelConf> read_model_conf(const fs::path& path) {
@@ -55,11 +60,49 @@ Result<ModelConf> read_model_conf(const fs::path& path) {
       auto precision = parse_precision(value);
       if (!precision.is_ok()) return precision.status().with_context(where + "precision");
       conf.precision = gpu_precision(*precision);
+    } else if (key == "max_batch_size" || key == "max_queue_delay_us") {
+      uint64_t n = 0;
+      const auto [end, err] = std::from_chars(value.data(), value.data() + value.size(), n);
+      const uint64_t max = key == "max_batch_size" ? 1u << 16 : 10'000'000u;
+      if (err != std::errc() || end != value.data() + value.size() || n > max) {
+        return invalid_argument(where + key + " must be a whole number from 0 to " + std::to_string(max));
+      }
+      if (key == "max_batch_size") {
+        conf.max_batch_size = static_cast<uint32_t>(n);
+      } else {
+        conf.max_queue_delay = std::chrono::microseconds(n);
+      }
     } else {
-      return invalid_argument(where + "unknown key '" + key + "' (kind, weights, backbone, precision)");
+      return invalid_argument(where + "unknown key '" + key +
+                              "' (kind, weights, backbone, precision, max_batch_size, max_queue_delay_us)");
     }
   }
   return conf;
+}
+
+// Triton's config.pbtxt beside the versions (triton_config.h) into `spec`: its platform names the
+// kind, max_batch_size with dynamic_batching the batching, its inputs and outputs the signature
+// the model is checked against at load. Its name, when given, must be the directory's.
+Status apply_triton_config(const fs::path& file, const fs::path& model_dir, ModelSpec& spec, bool kind_set) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(file, ec);
+  if (ec) return invalid_argument("cannot read " + file.string() + ": " + ec.message());
+  if (size > kMaxConfBytes) return invalid_argument(file.string() + " is larger than 64 KiB");
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  RECON_ASSIGN_OR_RETURN(TritonConfig config, parse_triton_config(text, file.string()));
+  if (!config.name.empty() && config.name != model_dir.filename().string()) {
+    return invalid_argument(file.string() + ": name \"" + config.name + "\" is not the model directory's (" +
+                            model_dir.filename().string() + ")");
+  }
+  if (!kind_set && !config.platform.empty()) spec.kind = "onnx";
+  spec.max_batch_size = config.max_batch_size;
+  if (config.dynamic_batching && config.max_batch_size > 1) {
+    spec.batching = BatchRule{config.max_batch_size, config.max_queue_delay, false};
+  }
+  spec.declared_inputs = std::move(config.inputs);
+  spec.declared_outputs = std::move(config.outputs);
+  return Status::ok();
 }
 
 // A file name inside the directory it is looked up in: no separator, not "." or "..".
@@ -136,6 +179,16 @@ Result<ModelSpec> ModelRepository::find(const std::string& entry, const std::str
   if (!conf.kind.empty()) spec.kind = conf.kind;
   spec.backbone = conf.backbone;
   spec.precision = conf.precision;
+  if (conf.max_batch_size) spec.max_batch_size = *conf.max_batch_size;
+  if (conf.max_batch_size.value_or(0) > 1) {
+    spec.batching = BatchRule{*conf.max_batch_size, conf.max_queue_delay.value_or(std::chrono::microseconds(0)), false};
+  }
+  if (fs::exists(path / "config.pbtxt", ec)) {
+    if (conf.max_batch_size || conf.max_queue_delay) {
+      return invalid_argument(path.string() + ": batching is set in model.conf and config.pbtxt; keep one");
+    }
+    RECON_RETURN_IF_ERROR(apply_triton_config(path / "config.pbtxt", path, spec, !conf.kind.empty()));
+  }
   RECON_ASSIGN_OR_RETURN(spec.version, pick_version(path, version));
   const fs::path dir = spec.version == 0 ? path : path / std::to_string(spec.version);
   if (conf.weights.empty()) {

@@ -2,6 +2,7 @@
 // directory laid out like Triton's model repository:
 //
 //   <root>/<model>/model.conf          optional; the keys below
+//   <root>/<model>/config.pbtxt        optional; Triton's model configuration (triton_config.h)
 //   <root>/<model>/<version>/<weights> numbered versions (1, 2, ...); the highest unless one is asked
 //   <root>/<model>/<weights>           or no version directories at all
 //   <root>/<file>.safetensors          a weights file named directly (the form before the repository)
@@ -12,6 +13,8 @@
 //   weights   = FILE                    (default: the one *.safetensors file of the version)
 //   backbone  = MODEL                   (kind retrieval: the mast3r model whose encoder feeds it)
 //   precision = fp32 | fp16 | fp16-heads (default: the daemon's)
+//   max_batch_size = N                  (onnx) > 1: dynamic batching of up to N rows a call
+//   max_queue_delay_us = N              (onnx) how long a batch's first request waits for more
 //
 // Nothing is cached: every lookup reads the directory, so a version dropped in is seen at once.
 // Any thread.

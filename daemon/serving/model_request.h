@@ -46,6 +46,9 @@ struct ModelRequest {
   Parameters parameters;
   HandleReservation reservation;
   const ServerLimits* limits = nullptr;  // the daemon's (max images, max matches)
+  // The daemon's batching of MASt3R pairs (--max-batch, --batch-wait-us); models with a batching
+  // config of their own carry it in `model.batching`.
+  BatchRule pair_batching;
 };
 
 // Takes every input named `name` out of `request`, in order. INVALID_ARGUMENT when one is not an

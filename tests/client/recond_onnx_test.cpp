@@ -1,8 +1,10 @@
 // ONNX models served by the real recond, through librecon: loaded from the model directory (a
 // version directory with model.onnx, and a bare .onnx file), run on tensors in a shared-memory
 // region and inline, chained on the GPU (a result's tensor as the next model's input), compared
-// with PyTorch's outputs (tests/models/onnx/make_torch_models.py); bad tensors, missing or unknown
-// inputs and a corrupt model file get typed errors while the daemon keeps serving.
+// with PyTorch's outputs (tests/models/onnx/make_torch_models.py); dynamic batching from a Triton
+// config.pbtxt (several clients' requests in one engine call, each answered with its own rows);
+// bad tensors, missing or unknown inputs, a corrupt model file and a config that contradicts its
+// model get typed errors while the daemon keeps serving.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,6 +57,18 @@ class OnnxWithRecond : public ::testing::Test {
     const fs::path torch(RECON_ONNX_TORCH_MODELS);
     fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp" / "1" / "model.onnx");
     fs::copy_file(torch / "head" / "model.onnx", models_ / "head.onnx");
+    // The same MLP, batched across requests (Triton's layout and config).
+    fs::create_directories(models_ / "mlp_batched" / "1");
+    fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp_batched" / "1" / "model.onnx");
+    std::ofstream(models_ / "mlp_batched" / "config.pbtxt")
+        << "name: \"mlp_batched\"\nplatform: \"onnxruntime_onnx\"\nmax_batch_size: 8\n"
+           "dynamic_batching { max_queue_delay_microseconds: 300000 }\n"
+           "input [ { name: \"x\" data_type: TYPE_FP32 dims: [ 20 ] } ]\n";
+    // A config that names an input the model does not have.
+    fs::create_directories(models_ / "mlp_misdeclared" / "1");
+    fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp_misdeclared" / "1" / "model.onnx");
+    std::ofstream(models_ / "mlp_misdeclared" / "config.pbtxt")
+        << "max_batch_size: 8\ninput [ { name: \"image\" data_type: TYPE_FP32 dims: [ 20 ] } ]\n";
     // A model file cut short: its load must fail alone.
     std::ifstream in(torch / "mlp" / "model.onnx", std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -64,6 +78,7 @@ class OnnxWithRecond : public ::testing::Test {
     Client control = Client::connect_control(recond_->options());
     control.load_model({.name = "mlp"});
     control.load_model({.name = "head", .weights = "head.onnx"});
+    control.load_model({.name = "mlp_batched"});
   }
   static void TearDownTestSuite() {
     if (recond_ != nullptr) {
@@ -105,6 +120,65 @@ TEST_F(OnnxWithRecond, ChainsAResultTensorIntoTheNextModelOnTheGpu) {
   Result z = client.infer("head", second).get();
   EXPECT_LE(max_error(z, "z", npy(torch("head/chain_expected_1.npy"))), 1e-5);
   EXPECT_EQ(y.fetched_bytes(), 0u);
+}
+
+// Two clients' requests (1 + 5 rows and 1 row) reach the model within its queue delay: they run as
+// one call over 7 rows, and each result holds exactly its own rows, as PyTorch computes them.
+TEST_F(OnnxWithRecond, DynamicBatchingRunsSeveralClientsRequestsInOneCall) {
+  Client a = Client::connect(recond_->options());
+  Client b = Client::connect(recond_->options());
+  const io::NpyArray x1 = npy(torch("mlp/input_0.npy")), x5 = npy(torch("mlp/input_1.npy"));
+  ASSERT_EQ(x1.shape.front(), 1u);
+  ASSERT_EQ(x5.shape.front(), 5u);
+  const ModelInput one[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x1), bytes_of(x1))};
+  const ModelInput five[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x5), bytes_of(x5))};
+  Client control = Client::connect_control(recond_->options());
+  const auto counters = [&] {
+    for (const ModelStatus& m : control.status().models) {
+      if (m.name == "mlp_batched") return m;
+    }
+    ADD_FAILURE() << "mlp_batched is not in the status";
+    return ModelStatus{};
+  };
+  const ModelStatus before = counters();
+  EXPECT_EQ(before.max_batch, 8u);
+  EXPECT_EQ(before.max_queue_delay_us, 300000u);
+  EXPECT_EQ(before.inputs, (std::vector<std::string>{"x"}));
+
+  PendingResult p1 = a.infer("mlp_batched", one);
+  PendingResult p2 = b.infer("mlp_batched", five);
+  PendingResult p3 = a.infer("mlp_batched", one);
+  Result r1 = p1.get(), r2 = p2.get(), r3 = p3.get();
+  EXPECT_LE(max_error(r1, "y", npy(torch("mlp/expected_0.npy"))), 1e-5);
+  EXPECT_LE(max_error(r2, "y", npy(torch("mlp/expected_1.npy"))), 1e-5);
+  EXPECT_LE(max_error(r3, "y", npy(torch("mlp/expected_0.npy"))), 1e-5);
+  EXPECT_GT(r2.timings().batch_size, 1u) << "the 5-row request ran with others";
+
+  const ModelStatus after = counters();
+  EXPECT_EQ(after.requests - before.requests, 3u);
+  EXPECT_EQ(after.inferences - before.inferences, 7u) << "rows";
+  EXPECT_LT(after.executions - before.executions, 3u) << "requests shared an engine call";
+
+  // More rows than max_batch_size in one request: refused before it queues.
+  const std::vector<float> nine(9 * 20, 0.25f);
+  const ModelInput too_many[] = {ModelInput::inline_tensor(
+      "x", DType::kF32, {9, 20}, {reinterpret_cast<const std::byte*>(nine.data()), nine.size() * 4})};
+  try {
+    a.infer("mlp_batched", too_many).get();
+    ADD_FAILURE() << "9 rows accepted by a model of max_batch_size 8";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("at most 8 rows"), std::string::npos) << e.what();
+  }
+  // A config contradicting its model fails that load alone, naming what is wrong.
+  try {
+    control.load_model({.name = "mlp_misdeclared"});
+    ADD_FAILURE() << "a config naming an input the model lacks loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'image', which the model has not"), std::string::npos) << e.what();
+  }
+  Result again = a.infer("mlp_batched", one).get();
+  EXPECT_LE(max_error(again, "y", npy(torch("mlp/expected_0.npy"))), 1e-5);
 }
 
 TEST_F(OnnxWithRecond, BadTensorsAndModelFilesGetTypedErrorsAndTheDaemonKeepsServing) {

@@ -29,6 +29,19 @@ ModelStatus model_from_wire(const wire::ModelStatus* m) {
   out.weight_bytes = m->weight_bytes();
   out.error = str(m->error());
   out.version = m->version();
+  if (m->inputs() != nullptr) {
+    for (const flatbuffers::String* name : *m->inputs()) out.inputs.push_back(str(name));
+  }
+  if (m->outputs() != nullptr) {
+    for (const flatbuffers::String* name : *m->outputs()) out.outputs.push_back(str(name));
+  }
+  out.max_batch = std::max<uint32_t>(1, m->max_batch());
+  out.max_queue_delay_us = m->max_queue_delay_us();
+  out.requests = m->requests();
+  out.inferences = m->inferences();
+  out.executions = m->executions();
+  out.queue_us = m->queue_us();
+  out.compute_us = m->compute_us();
   return out;
 }
 

@@ -280,6 +280,15 @@ py::dict PyClient::status() {
     for (const client::Resolution& r : m.resolutions) resolutions.append(py::make_tuple(r.height, r.width));
     model["resolutions"] = resolutions;
     model["error"] = m.error;
+    model["inputs"] = m.inputs;
+    model["outputs"] = m.outputs;
+    model["max_batch"] = m.max_batch;
+    model["max_queue_delay_us"] = m.max_queue_delay_us;
+    model["requests"] = m.requests;
+    model["inferences"] = m.inferences;
+    model["executions"] = m.executions;
+    model["queue_us"] = m.queue_us;
+    model["compute_us"] = m.compute_us;
     models.append(model);
   }
   out["models"] = models;

@@ -6,15 +6,22 @@
 namespace recon::daemon {
 
 Status Mast3rInstance::admit(ModelRequest request, Scheduler& scheduler) {
-  PairWork work;
-  RECON_ASSIGN_OR_RETURN(work.images[0], take_image(request, "image1"));
-  RECON_ASSIGN_OR_RETURN(work.images[1], take_image(request, "image2"));
+  auto pair = std::make_unique<PairInputs>();
+  RECON_ASSIGN_OR_RETURN(pair->images[0], take_image(request, "image1"));
+  RECON_ASSIGN_OR_RETURN(pair->images[1], take_image(request, "image2"));
   RECON_RETURN_IF_ERROR(check_no_other_inputs(request, "image1, image2"));
   RECON_RETURN_IF_ERROR(check_known_parameters(request.parameters, {}, model_label(request)));
-  work.key = BatchKey{request.model.name, work.images[0].target, work.images[1].target};
+  BatchWork work;
+  const ImageSize& a = pair->images[0].target;
+  const ImageSize& b = pair->images[1].target;
+  work.key = BatchKey{request.model.name, std::to_string(a.height) + "x" + std::to_string(a.width) + "," +
+                                              std::to_string(b.height) + "x" + std::to_string(b.width)};
+  work.rule = request.pair_batching;
+  work.run = &run_pair_batch;
   work.context = std::move(request.context);
-  work.outputs = std::move(request.outputs);
-  work.reservation = std::move(request.reservation);
+  pair->outputs = std::move(request.outputs);
+  pair->reservation = std::move(request.reservation);
+  work.body = std::move(pair);
   return scheduler.submit(std::move(work));
 }
 

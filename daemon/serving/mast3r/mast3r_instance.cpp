@@ -38,18 +38,20 @@ uint64_t Mast3rInstance::weight_bytes() const {
   return engine_->weights().device_bytes();
 }
 
-void Mast3rInstance::run_pairs(std::vector<PairWork> pairs, const WorkerContext& worker) {
+void Mast3rInstance::run_pairs(std::vector<BatchWork> pairs, const WorkerContext& worker) {
   if (worker.options.before_batch) worker.options.before_batch();
   const auto picked = SteadyClock::now();
   std::vector<Ready> ready;
   ready.reserve(pairs.size());
-  for (PairWork& job : pairs) {
+  const uint32_t max_batch = pairs.front().rule.max_rows;
+  for (BatchWork& job : pairs) {
     if (!worker.responder(job.context).may_start(picked)) continue;
     Ready r;
     r.picked = picked;
+    r.pair = static_cast<PairInputs*>(job.body.get());  // this kind's BatchWork (mast3r_admission.cpp)
     Status status;
     for (int v = 0; v < 2 && status.is_ok(); ++v) {
-      auto pixels = materialize(job.images[v], worker.input);
+      auto pixels = materialize(r.pair->images[v], worker.input);
       if (pixels.is_ok()) {
         r.pixels[v] = std::move(pixels).value();
       } else {
@@ -67,7 +69,7 @@ void Mast3rInstance::run_pairs(std::vector<PairWork> pairs, const WorkerContext&
   // Run in the batch sizes that have recorded graphs.
   size_t begin = 0;
   while (begin < ready.size()) {
-    const size_t n = batch_size_for(ready.size() - begin, worker.options.max_batch);
+    const size_t n = batch_size_for(ready.size() - begin, max_batch);
     std::vector<Ready> chunk;
     for (size_t i = begin; i < begin + n; ++i) chunk.push_back(std::move(ready[i]));
     run_engine(chunk, worker);
@@ -101,26 +103,26 @@ void Mast3rInstance::run_engine(std::vector<Ready>& ready, const WorkerContext& 
     for (Ready& r : ready) worker.responder(r.job.context).fail(status);
     return;
   }
-  worker.metrics.record_execution(static_cast<uint32_t>(ready.size()));
+  worker.metrics.record_execution(ready.front().job.key.model, static_cast<uint32_t>(ready.size()));
   for (size_t b = 0; b < ready.size(); ++b) finish_pair(ready[b], *result, b, ready.size(), compute_ns, worker);
 }
 
 void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch,
                                  uint64_t compute_ns, const WorkerContext& worker) {
-  PairWork& job = ready.job;
-  const Responder answer = worker.responder(job.context);
+  PairInputs& pair = *ready.pair;
+  const Responder answer = worker.responder(ready.job.context);
   const StageTimes times{ready.picked, ready.input_ns, compute_ns, static_cast<uint32_t>(batch), SteadyClock::now()};
-  auto tensors = pair_tensors(result.tensors, index, job.outputs);
+  auto tensors = pair_tensors(result.tensors, index, pair.outputs);
   if (!tensors.is_ok()) {
     answer.fail(tensors.status());
     return;
   }
-  auto handle = answer.store(std::move(job.reservation), job.key.model, std::move(tensors).value(), times);
+  auto handle = answer.store(std::move(pair.reservation), ready.job.key.model, std::move(tensors).value(), times);
   if (!handle.is_ok()) {
     answer.fail(handle.status());
     return;
   }
-  worker.metrics.record_timings((*handle)->timings);
+  worker.metrics.record_timings(ready.job.key.model, (*handle)->timings);
   answer.finish(ModelAnswer{**handle});
 }
 
@@ -128,9 +130,10 @@ void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, 
 // result handle per pair. The handles are all-or-nothing: when one cannot be stored (quota, session
 // gone) the ones stored before it are released and the request fails, except when streaming, where
 // the pairs already answered stay and the error ends the stream.
-void Mast3rInstance::run_infer_batch(InferBatchWork job, const WorkerContext& worker) {
+void Mast3rInstance::run_infer_batch(const RequestContext& context, InferBatchRequest& job,
+                                     const WorkerContext& worker) {
   if (worker.options.before_batch) worker.options.before_batch();
-  const Responder answer = worker.responder(job.context);
+  const Responder answer = worker.responder(context);
   std::optional<PreparedImages> images = start_with_images(job.images, worker, answer);
   if (!images) return;
   const auto picked = images->picked;
@@ -149,7 +152,7 @@ void Mast3rInstance::run_infer_batch(InferBatchWork job, const WorkerContext& wo
                                std::to_string(job.pairs.size()) + " pairs"));
     return;
   }
-  worker.metrics.record_execution(static_cast<uint32_t>(job.pairs.size()));
+  worker.metrics.record_execution(job.model, static_cast<uint32_t>(job.pairs.size()));
   worker.metrics.record_batch(job.pairs.size());
 
   std::vector<std::shared_ptr<const StoredResult>> stored;
@@ -163,13 +166,13 @@ void Mast3rInstance::run_infer_batch(InferBatchWork job, const WorkerContext& wo
     }();
     if (!handle.is_ok()) {
       if (!job.stream) {
-        for (const auto& s : stored) worker.sinks.store.release(job.context.client(), s->id);
+        for (const auto& s : stored) worker.sinks.store.release(context.client(), s->id);
       }
       answer.fail(handle.status().with_context("pair " + std::to_string(k)));
       return;
     }
     stored.push_back(std::move(handle).value());
-    worker.metrics.record_timings(stored.back()->timings);
+    worker.metrics.record_timings(job.model, stored.back()->timings);
     if (job.stream) {
       const StoredResult* one[] = {stored.back().get()};
       auto response = infer_batch_response(answer.request_id(), one, std::span(&job.pairs[k], 1),
@@ -188,21 +191,21 @@ void Mast3rInstance::run_infer_batch(InferBatchWork job, const WorkerContext& wo
   }
 }
 
-void run_work(std::vector<PairWork> pairs, Device& device, const WorkerContext& worker) {
+void run_pair_batch(std::vector<BatchWork> pairs, Device& device, const WorkerContext& worker) {
   const std::string& model = pairs.front().key.model;  // a batch shares its key
   if (Mast3rInstance* instance = device.ready<Mast3rInstance>(model)) {
     instance->run_pairs(std::move(pairs), worker);
     return;
   }
   const Status missing = device.missing(model);
-  for (const PairWork& job : pairs) worker.responder(job.context).fail(missing);
+  for (const BatchWork& job : pairs) worker.responder(job.context).fail(missing);
 }
 
-void run_work(InferBatchWork job, Device& device, const WorkerContext& worker) {
-  if (Mast3rInstance* instance = device.ready<Mast3rInstance>(job.model)) {
-    instance->run_infer_batch(std::move(job), worker);
+void InferBatchRequest::run(RequestContext context, Device& device, const WorkerContext& worker) {
+  if (Mast3rInstance* instance = device.ready<Mast3rInstance>(model)) {
+    instance->run_infer_batch(context, *this, worker);
   } else {
-    worker.responder(job.context).fail(device.missing(job.model));
+    worker.responder(context).fail(device.missing(model));
   }
 }
 

@@ -26,11 +26,34 @@ class Device;
 inline constexpr const char* kMast3rOutputs[] = {"pts3d_1", "pts3d_2", "conf_1",      "conf_2",
                                                  "desc_1",  "desc_2",  "desc_conf_1", "desc_conf_2"};
 
+// An InferPair's own data in its BatchWork (BatchWork::body).
+struct PairInputs final : BatchWork::Body {
+  std::array<PendingImage, 2> images;
+  std::vector<std::string> outputs;  // empty = all
+  HandleReservation reservation;
+};
+
+// An InferBatch request (Server::on_infer_batch), in its KindWork: many pairs over one image list,
+// one engine call (Mast3rEngine::infer_batch). Each pair becomes its own result handle, so it holds
+// one reservation per pair.
+class InferBatchRequest final : public KindWork::Body {
+ public:
+  // On a device where `model` is ready: its instance runs it; else it fails with the model's state.
+  void run(RequestContext context, Device& device, const WorkerContext& worker) override;
+
+  std::string model;
+  std::vector<PendingImage> images;
+  std::vector<gpu::ImagePair> pairs;            // after `symmetric` doubling
+  std::vector<std::string> outputs;             // empty = all
+  bool stream = false;                          // one answer per pair (the last final) instead of one at the end
+  std::vector<HandleReservation> reservations;  // one per pair
+};
+
 class Mast3rInstance final : public ModelInstance {
  public:
   // ModelKind::load: the weights at spec.path, in spec.precision.
   static Result<std::unique_ptr<ModelInstance>> load(const ModelSpec& spec, Device& device, ModelInfo& info);
-  // ModelKind::admit (mast3r_admission.cpp): inputs image1, image2 → one PairWork, submitted.
+  // ModelKind::admit (mast3r_admission.cpp): inputs image1, image2 → one BatchWork, submitted.
   static Status admit(ModelRequest request, Scheduler& scheduler);
 
   gpu::Mast3rEngine& engine() { return *engine_; }
@@ -38,12 +61,13 @@ class Mast3rInstance final : public ModelInstance {
   // The engine's graph for `batch` pairs with both views of `size`.
   Status warm(ImageSize size, uint32_t batch) override;
 
-  void run_pairs(std::vector<PairWork> pairs, const WorkerContext& worker);
-  void run_infer_batch(InferBatchWork job, const WorkerContext& worker);
+  void run_pairs(std::vector<BatchWork> pairs, const WorkerContext& worker);
+  void run_infer_batch(const RequestContext& context, InferBatchRequest& job, const WorkerContext& worker);
 
  private:
   struct Ready {
-    PairWork job;
+    BatchWork job;
+    PairInputs* pair = nullptr;  // job.body
     std::array<ModelImage, 2> pixels;
     uint64_t input_ns = 0;
     SteadyClock::time_point picked;
@@ -58,9 +82,8 @@ class Mast3rInstance final : public ModelInstance {
   std::unique_ptr<gpu::Mast3rEngine> engine_;
 };
 
-// The worker's entry points (GpuWorker; one per work item a MASt3R model runs): the ready instance
-// of the work's model runs it, or every request of it fails with the model's state.
-void run_work(std::vector<PairWork> pairs, Device& device, const WorkerContext& worker);
-void run_work(InferBatchWork job, Device& device, const WorkerContext& worker);
+// A batch of InferPair requests (BatchWork::run; mast3r_admission.cpp): the ready instance of their
+// model runs them, or every one fails with the model's state.
+void run_pair_batch(std::vector<BatchWork> pairs, Device& device, const WorkerContext& worker);
 
 }  // namespace recon::daemon

@@ -53,16 +53,19 @@ Status MatchInstance::admit(ModelRequest request, Scheduler& scheduler) {
   }
   RECON_ASSIGN_OR_RETURN(const uint32_t max_matches,
                          parameter_or<uint32_t>(request.parameters, "max_matches", 0, 0, kAnyUint));
-  MatchWork work;
-  work.context = std::move(request.context);
-  work.device = source.device;
-  work.max_matches =
+  auto work = std::make_unique<MatchRequest>();
+  work->max_matches =
       max_matches == 0 ? request.limits->max_matches : std::min(max_matches, request.limits->max_matches);
-  work.subsample = subsample;
-  work.min_confidence = min_confidence;
-  work.source = std::move(pair.result);
-  work.reservation = std::move(request.reservation);
-  return scheduler.submit(SoloWork(std::move(work)));
+  work->subsample = subsample;
+  work->min_confidence = min_confidence;
+  work->source = std::move(pair.result);
+  work->reservation = std::move(request.reservation);
+  KindWork item;
+  item.context = std::move(request.context);
+  item.model = request.model.name;
+  item.device = work->source->device;
+  item.body = std::move(work);
+  return scheduler.submit(SoloWork(std::move(item)));
 }
 
 }  // namespace recon::daemon

@@ -31,8 +31,8 @@ MatchInstance::MatchInstance(gpu::Runtime& runtime) : runtime_(runtime), matcher
 
 MatchInstance::~MatchInstance() = default;
 
-void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
-  const Responder answer = worker.responder(job.context);
+void MatchInstance::run(const RequestContext& context, MatchRequest& job, const WorkerContext& worker) {
+  const Responder answer = worker.responder(context);
   const auto picked = SteadyClock::now();
   if (!answer.may_start(picked)) return;
   const StoredResult& source = *job.source;
@@ -95,8 +95,8 @@ void MatchInstance::run(MatchWork job, const WorkerContext& worker) {
   answer.finish(ModelAnswer{**handle});
 }
 
-void run_work(MatchWork job, Device& device, const WorkerContext& worker) {
-  device.matcher().run(std::move(job), worker);
+void MatchRequest::run(RequestContext context, Device& device, const WorkerContext& worker) {
+  device.matcher().run(context, *this, worker);
 }
 
 }  // namespace recon::daemon

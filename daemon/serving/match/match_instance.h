@@ -16,16 +16,29 @@
 
 namespace recon::daemon {
 
+// A Match request (match_admission.cpp), in its KindWork placed on the device that holds `source`.
+class MatchRequest final : public KindWork::Body {
+ public:
+  // On that device's worker: its matcher runs it.
+  void run(RequestContext context, Device& device, const WorkerContext& worker) override;
+
+  std::shared_ptr<const StoredResult> source;  // kept alive by the item: a Release cannot free it mid-match
+  uint32_t max_matches = 0;                    // 0 = all
+  uint32_t subsample = 8;
+  float min_confidence = 0;
+  HandleReservation reservation;
+};
+
 class MatchInstance final : public ModelInstance {
  public:
   explicit MatchInstance(gpu::Runtime& runtime);
   // ModelKind::admit (match_admission.cpp): input pair (a whole result), parameters max_matches,
-  // subsample, min_confidence → MatchWork on the pair's device.
+  // subsample, min_confidence → a MatchRequest on the pair's device.
   static Status admit(ModelRequest request, Scheduler& scheduler);
   ~MatchInstance() override;
 
   uint64_t weight_bytes() const override { return 0; }
-  void run(MatchWork job, const WorkerContext& worker);
+  void run(const RequestContext& context, MatchRequest& job, const WorkerContext& worker);
   // The device's recorded matchers, kept per shape and options (the reconstruct job's pairwise
   // stage uses them too).
   gpu::FastMatcherCache& matchers() { return matchers_; }
@@ -34,8 +47,5 @@ class MatchInstance final : public ModelInstance {
   gpu::Runtime& runtime_;
   gpu::FastMatcherCache matchers_;
 };
-
-// The worker's entry point (GpuWorker): the device's matcher runs `job`.
-void run_work(MatchWork job, Device& device, const WorkerContext& worker);
 
 }  // namespace recon::daemon

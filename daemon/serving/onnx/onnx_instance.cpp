@@ -1,6 +1,8 @@
 // OnnxInstance: see onnx_instance.h.
 #include "daemon/serving/onnx/onnx_instance.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "daemon/serving/device.h"
@@ -53,6 +55,96 @@ Result<onnx::EngineInput> engine_input(const ModelInput& input, const onnx::Valu
   return out;
 }
 
+// Dynamic batching concatenates requests along the first axis of every input and splits every
+// output along its first axis: each must have a free first dimension (Triton's rule for
+// max_batch_size > 0), and no input may be a shape tensor (its values would differ per request).
+Status check_batch_axis(const onnx::Engine& engine) {
+  const auto refuse = [](const std::string& what) {
+    return invalid_argument("max_batch_size > 1 needs a free batch dimension first in every input and output; " + what);
+  };
+  for (size_t i = 0; i < engine.inputs().size(); ++i) {
+    const onnx::ValueInfo& in = *engine.inputs()[i];
+    if (engine.is_shape_tensor(i)) return refuse("input '" + in.name + "' is a shape tensor");
+    if (!in.has_shape || in.dims.empty() || in.dims[0] >= 0) {
+      return refuse("input '" + in.name + "' has shape " + gpu::shape_string(in.dims));
+    }
+  }
+  for (const onnx::ValueInfo& out : engine.model().graph.outputs) {
+    if (out.has_shape && (out.dims.empty() || out.dims[0] >= 0)) {
+      return refuse("output '" + out.name + "' has shape " + gpu::shape_string(out.dims));
+    }
+  }
+  return Status::ok();
+}
+
+// Triton's TYPE_... name of an ONNX element type ("" for those Triton has none of).
+std::string triton_type(onnx::ElemType t) {
+  switch (t) {
+    case onnx::ElemType::kFloat:
+      return "TYPE_FP32";
+    case onnx::ElemType::kFloat16:
+      return "TYPE_FP16";
+    case onnx::ElemType::kBfloat16:
+      return "TYPE_BF16";
+    case onnx::ElemType::kDouble:
+      return "TYPE_FP64";
+    case onnx::ElemType::kUint8:
+      return "TYPE_UINT8";
+    case onnx::ElemType::kInt8:
+      return "TYPE_INT8";
+    case onnx::ElemType::kUint16:
+      return "TYPE_UINT16";
+    case onnx::ElemType::kInt16:
+      return "TYPE_INT16";
+    case onnx::ElemType::kInt32:
+      return "TYPE_INT32";
+    case onnx::ElemType::kInt64:
+      return "TYPE_INT64";
+    case onnx::ElemType::kUint32:
+      return "TYPE_UINT32";
+    case onnx::ElemType::kUint64:
+      return "TYPE_UINT64";
+    case onnx::ElemType::kBool:
+      return "TYPE_BOOL";
+    case onnx::ElemType::kString:
+      return "TYPE_STRING";
+    default:
+      return "";
+  }
+}
+
+// The config's declared signature (config.pbtxt input/output) against the model's: every declared
+// tensor exists, with its type, and its dims (after a batch dimension when max_batch_size > 0)
+// agree where both are fixed.
+Status check_declared(const std::vector<DeclaredTensor>& declared, const std::vector<const onnx::ValueInfo*>& actual,
+                      const char* what, uint32_t max_batch_size) {
+  for (const DeclaredTensor& d : declared) {
+    const auto it = std::find_if(actual.begin(), actual.end(), [&](const auto* v) { return v->name == d.name; });
+    if (it == actual.end()) {
+      std::string names;
+      for (const auto* v : actual) names += (names.empty() ? "" : ", ") + v->name;
+      return invalid_argument(std::string("the config declares ") + what + " '" + d.name + "', which the model has " +
+                              "not (its " + what + "s: " + names + ")");
+    }
+    const onnx::ValueInfo& v = **it;
+    if (!d.data_type.empty() && d.data_type != triton_type(v.type)) {
+      return invalid_argument(std::string(what) + " '" + d.name + "' is " + d.data_type + " in the config, " +
+                              triton_type(v.type) + " in the model");
+    }
+    if (!v.has_shape) continue;
+    std::vector<int64_t> want = d.dims;
+    if (max_batch_size > 0) want.insert(want.begin(), -1);
+    bool agree = want.size() == v.dims.size();
+    for (size_t k = 0; agree && k < want.size(); ++k) agree = want[k] < 0 || v.dims[k] < 0 || want[k] == v.dims[k];
+    if (!agree) {
+      return invalid_argument(std::string(what) + " '" + d.name + "' has dims " + gpu::shape_string(v.dims) +
+                              " in the model; the config says " + gpu::shape_string(d.dims) +
+                              (max_batch_size > 0 ? " after the batch dimension" : ""));
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
@@ -62,6 +154,15 @@ Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec,
                          onnx::Engine::load(device.runtime(), spec.path, options));
   for (const onnx::ValueInfo* in : engine->inputs()) info.inputs.push_back(in->name);
   for (const onnx::ValueInfo& out : engine->model().graph.outputs) info.outputs.push_back(out.name);
+  std::vector<const onnx::ValueInfo*> outputs;
+  for (const onnx::ValueInfo& out : engine->model().graph.outputs) outputs.push_back(&out);
+  RECON_RETURN_IF_ERROR(check_declared(spec.declared_inputs, engine->inputs(), "input", spec.max_batch_size));
+  RECON_RETURN_IF_ERROR(check_declared(spec.declared_outputs, outputs, "output", spec.max_batch_size));
+  if (spec.max_batch_size > 0) RECON_RETURN_IF_ERROR(check_batch_axis(*engine));
+  if (spec.batching && spec.batching->max_rows > 1) {
+    info.batching = *spec.batching;
+    info.batching.power_of_two = false;  // any sum of rows; run_batch pads the call
+  }
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(spec.path, ec);
   info.weight_bytes = ec ? 0 : bytes;
@@ -106,8 +207,116 @@ void OnnxInstance::run(std::vector<ModelInput> inputs, const std::vector<std::st
     answer.fail(handle.status());
     return;
   }
-  worker.metrics.record_execution(1);
+  worker.metrics.record_execution(model, 1);
+  worker.metrics.record_timings(model, (*handle)->timings);
   answer.finish(ModelAnswer{**handle});
+}
+
+namespace {
+
+// The smallest power of two ≥ rows, capped at max_rows (whose own graph is the largest).
+int64_t padded_rows(int64_t rows, uint32_t max_rows) {
+  int64_t padded = 1;
+  while (padded < rows) padded *= 2;
+  return std::min<int64_t>(padded, std::max<int64_t>(rows, max_rows));
+}
+
+}  // namespace
+
+void OnnxInstance::run_batch(std::vector<BatchWork> batch, const WorkerContext& worker) {
+  const auto picked = SteadyClock::now();
+  const std::string model = batch.front().key.model;
+  std::vector<BatchWork> live;
+  int64_t rows = 0;
+  for (BatchWork& job : batch) {
+    if (!worker.responder(job.context).may_start(picked)) continue;
+    rows += job.rows;
+    live.push_back(std::move(job));
+  }
+  if (live.empty()) return;
+  const auto fail_all = [&](const Status& why) {
+    for (const BatchWork& job : live) worker.responder(job.context).fail(why);
+  };
+  // One host tensor per input: each request's rows in turn (read once from the client's memory,
+  // which the leases keep mapped), then zero rows up to the padded size.
+  const int64_t padded = padded_rows(rows, live.front().rule.max_rows);
+  const auto& first = static_cast<const OnnxRows&>(*live.front().body).inputs;
+  std::vector<onnx::EngineInput> inputs;
+  for (size_t i = 0; i < first.size(); ++i) {
+    const auto& lead = std::get<PendingTensor>(first[i].value);  // admission: batched inputs are tensors
+    const size_t row_bytes = lead.bytes().size() / static_cast<size_t>(lead.shape[0]);
+    std::vector<uint8_t> bytes(static_cast<size_t>(padded) * row_bytes, 0);
+    size_t at = 0;
+    for (const BatchWork& job : live) {
+      const auto& t = std::get<PendingTensor>(static_cast<const OnnxRows&>(*job.body).inputs[i].value);
+      std::memcpy(bytes.data() + at, t.bytes().data(), t.bytes().size());
+      at += t.bytes().size();
+    }
+    std::vector<int64_t> dims = lead.shape;
+    dims[0] = padded;
+    onnx::EngineInput in;
+    in.host = onnx::HostTensor::owned(element_type(lead.dtype), std::move(dims), std::move(bytes), first[i].name);
+    inputs.push_back(std::move(in));
+  }
+  const auto start = SteadyClock::now();
+  auto results = engine_->run_on_device(inputs);
+  const uint64_t compute_ns = ns_between(start, SteadyClock::now());
+  const uint64_t input_ns = ns_between(picked, start);
+  if (!results.is_ok()) {
+    fail_all(results.status().with_context(model));
+    return;
+  }
+  const auto& names = engine_->model().graph.outputs;
+  for (size_t o = 0; o < results->size(); ++o) {
+    const auto& shape = (*results)[o].shape();
+    if (shape.empty() || shape[0] != padded) {
+      fail_all(invalid_argument(model + ": output '" + names[o].name +
+                                "' has no batch dimension first, which dynamic batching needs (set "
+                                "max_batch_size to 0 in its config)"));
+      return;
+    }
+  }
+  worker.metrics.record_execution(model, static_cast<uint32_t>(rows));
+  int64_t row = 0;
+  for (BatchWork& job : live) {
+    auto& request = static_cast<OnnxRows&>(*job.body);
+    const Responder answer = worker.responder(job.context);
+    std::vector<StoredTensor> tensors;
+    Status sliced;
+    for (size_t o = 0; o < results->size() && sliced.is_ok(); ++o) {
+      const auto& wanted = request.outputs;
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), names[o].name) == wanted.end()) continue;
+      auto mine = (*results)[o].slice_rows(row, row + job.rows);
+      if (!mine.is_ok()) {
+        sliced = mine.status();
+        break;
+      }
+      tensors.push_back(stored_tensor(names[o].name, std::move(*mine)));
+    }
+    row += job.rows;
+    if (!sliced.is_ok()) {
+      answer.fail(sliced);
+      continue;
+    }
+    const StageTimes times{picked, input_ns, compute_ns, static_cast<uint32_t>(live.size()), SteadyClock::now()};
+    auto handle = answer.store(std::move(request.reservation), model, std::move(tensors), times);
+    if (!handle.is_ok()) {
+      answer.fail(handle.status());
+      continue;
+    }
+    worker.metrics.record_timings(model, (*handle)->timings);
+    answer.finish(ModelAnswer{**handle});
+  }
+}
+
+void run_onnx_batch(std::vector<BatchWork> batch, Device& device, const WorkerContext& worker) {
+  const std::string& model = batch.front().key.model;
+  if (OnnxInstance* instance = device.ready<OnnxInstance>(model)) {
+    instance->run_batch(std::move(batch), worker);
+    return;
+  }
+  const Status missing = device.missing(model);
+  for (const BatchWork& job : batch) worker.responder(job.context).fail(missing);
 }
 
 }  // namespace recon::daemon

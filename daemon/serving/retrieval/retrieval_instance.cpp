@@ -82,8 +82,9 @@ Result<RetrievalAnswer> RetrievalInstance::retrieve(const gpu::Tensor& tokens, u
   return answer;
 }
 
-void RetrievalInstance::run(RetrievalWork job, Mast3rInstance& backbone, const WorkerContext& worker) {
-  const Responder answer = worker.responder(job.context);
+void RetrievalInstance::run(const RequestContext& context, RetrievalRequest& job, Mast3rInstance& backbone,
+                            const WorkerContext& worker) {
+  const Responder answer = worker.responder(context);
   std::optional<PreparedImages> images = start_with_images(job.images, worker, answer);
   if (!images) return;
   const auto picked = images->picked;
@@ -106,13 +107,13 @@ void RetrievalInstance::run(RetrievalWork job, Mast3rInstance& backbone, const W
   answer.finish(ModelAnswer{**handle, &retrieved->pairs, &retrieved->scores});
 }
 
-void run_work(RetrievalWork job, Device& device, const WorkerContext& worker) {
-  Mast3rInstance* backbone = device.ready<Mast3rInstance>(job.backbone);
-  RetrievalInstance* head = device.ready<RetrievalInstance>(job.model);
-  if (backbone != nullptr && head != nullptr) {
-    head->run(std::move(job), *backbone, worker);
+void RetrievalRequest::run(RequestContext context, Device& device, const WorkerContext& worker) {
+  Mast3rInstance* encoder = device.ready<Mast3rInstance>(backbone);
+  RetrievalInstance* head = device.ready<RetrievalInstance>(model);
+  if (encoder != nullptr && head != nullptr) {
+    head->run(context, *this, *encoder, worker);
   } else {
-    worker.responder(job.context).fail(device.missing(backbone == nullptr ? job.backbone : job.model));
+    worker.responder(context).fail(device.missing(encoder == nullptr ? backbone : model));
   }
 }
 

@@ -39,12 +39,27 @@ struct RetrievalAnswer {
 class Device;
 class Mast3rInstance;
 
+// An EncodeRetrieval request (retrieval_admission.cpp), in its KindWork: the backbone's encoder on
+// every image (one size), then the head.
+class RetrievalRequest final : public KindWork::Body {
+ public:
+  // On the device's worker: the head and its backbone, both ready here, run it; else it fails with
+  // the missing one's state.
+  void run(RequestContext context, Device& device, const WorkerContext& worker) override;
+
+  std::string model;     // the retrieval head
+  std::string backbone;  // the mast3r model whose encoder feeds it
+  std::vector<PendingImage> images;
+  uint32_t top_k = 0;
+  HandleReservation reservation;
+};
+
 class RetrievalInstance final : public ModelInstance {
  public:
   // ModelKind::load: the head at spec.path on the encoder of the loaded mast3r model spec.backbone.
   // INVALID_ARGUMENT when the backbone is not loaded or its token width differs from the head's.
   static Result<std::unique_ptr<ModelInstance>> load(const ModelSpec& spec, Device& device, ModelInfo& info);
-  // ModelKind::admit (retrieval_admission.cpp): input list images, parameter top_k → RetrievalWork.
+  // ModelKind::admit (retrieval_admission.cpp): input list images, parameter top_k → a RetrievalRequest.
   static Status admit(ModelRequest request, Scheduler& scheduler);
   // The head alone, from its file.
   static Result<std::unique_ptr<RetrievalInstance>> open(gpu::Runtime& rt, const std::string& path);
@@ -55,7 +70,7 @@ class RetrievalInstance final : public ModelInstance {
   uint64_t weight_bytes() const override { return weight_bytes_; }
 
   // EncodeRetrieval, on the encoder of `backbone`.
-  void run(RetrievalWork job, Mast3rInstance& backbone, const WorkerContext& worker);
+  void run(const RequestContext& context, RetrievalRequest& job, Mast3rInstance& backbone, const WorkerContext& worker);
   // The head alone. tokens [N, T, D] (Mast3rEngine::encode); top_k 0 = no pairs, else 1 ≤ top_k < N.
   Result<RetrievalAnswer> retrieve(const gpu::Tensor& tokens, uint32_t top_k);
 
@@ -65,9 +80,5 @@ class RetrievalInstance final : public ModelInstance {
   std::unique_ptr<gpu::RetrievalModel> model_;
   uint64_t weight_bytes_ = 0;
 };
-
-// The worker's entry point (GpuWorker): the head and its backbone, both ready here, run `job`; else
-// it fails with the missing one's state.
-void run_work(RetrievalWork job, Device& device, const WorkerContext& worker);
 
 }  // namespace recon::daemon

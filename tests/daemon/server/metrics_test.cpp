@@ -17,12 +17,13 @@ TEST(Metrics, CountsRequestsAndComputesPercentiles) {
   for (int i = 1; i <= 100; ++i) {
     RequestTimings t;
     t.total_ns = uint64_t(i) * 1000;  // 1..100 µs
-    metrics.record_timings(t);
+    t.queue_ns = 2000;
+    metrics.record_timings(i <= 60 ? "a" : "b", t);
     metrics.record_request(StatusCode::kOk);
   }
   metrics.record_request(StatusCode::kNotFound);
-  metrics.record_execution(4);
-  metrics.record_execution(2);
+  metrics.record_execution("a", 4);
+  metrics.record_execution("b", 2);
   const MetricsSnapshot s = metrics.snapshot();
   EXPECT_EQ(s.requests_ok, 100u);
   EXPECT_EQ(s.requests_failed, 1u);
@@ -37,6 +38,14 @@ TEST(Metrics, CountsRequestsAndComputesPercentiles) {
   EXPECT_EQ(total.max_us, 100u);
   EXPECT_EQ(s.cumulative_us[static_cast<size_t>(Stage::kTotal)], 5050u);
   EXPECT_GT(s.pairs_per_s, 0.0);
+  // Per model: requests answered, rows, engine calls, cumulative queue time.
+  ASSERT_EQ(s.models.size(), 2u);
+  EXPECT_EQ(s.models.at("a").requests, 60u);
+  EXPECT_EQ(s.models.at("a").inferences, 4u);
+  EXPECT_EQ(s.models.at("a").executions, 1u);
+  EXPECT_EQ(s.models.at("a").queue_us, 120u);
+  EXPECT_EQ(s.models.at("b").requests, 40u);
+  EXPECT_EQ(s.models.at("b").inferences, 2u);
 }
 
 TEST(Metrics, RendersPrometheusTextAndAnswersOnlyGetMetrics) {
@@ -44,7 +53,11 @@ TEST(Metrics, RendersPrometheusTextAndAnswersOnlyGetMetrics) {
   s.state = wire::DaemonState::READY;
   s.metrics.requests_ok = 3;
   s.metrics.latency.push_back(LatencySummary{Stage::kTotal, 1, 5, 6, 7, 8});
+  s.metrics.models["resnet"] = ModelCounters{5, 40, 6, 900, 1200};
   const std::string text = prometheus_text(s);
+  EXPECT_NE(text.find("recon_model_inference_total{model=\"resnet\"} 40\n"), std::string::npos);
+  EXPECT_NE(text.find("recon_model_execution_total{model=\"resnet\"} 6\n"), std::string::npos);
+  EXPECT_NE(text.find("recon_model_queue_duration_us_total{model=\"resnet\"} 900\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE recon_request_success_total counter\nrecon_request_success_total 3\n"),
             std::string::npos);
   EXPECT_NE(text.find("recon_up{state=\"ready\"} 1"), std::string::npos);

@@ -9,22 +9,29 @@
 namespace recon::daemon {
 namespace {
 
-PairWork job(ClientId client, uint64_t id, ImageSize size = {48, 64}) {
-  PairWork j;
+// A batchable request of `rows` rows (a pair: 1) whose model batches by `rule`.
+BatchWork job(ClientId client, uint64_t id, ImageSize size = {48, 64}, BatchRule rule = {}, uint32_t rows = 1) {
+  BatchWork j;
   j.context.reply.client = client;
   j.context.reply.request_id = id;
-  j.key = BatchKey{"mast3r", size, size};
+  j.key = BatchKey{"mast3r", std::to_string(size.height) + "x" + std::to_string(size.width)};
+  j.rule = rule;
+  j.rows = rows;
   return j;
 }
 
-Scheduler make(uint32_t max_queue = 16, uint32_t max_batch = 1, std::chrono::microseconds wait = {}) {
-  return Scheduler(SchedulerOptions{max_queue, 16, max_batch, wait}, 1,
-                   [](size_t, const std::string&) { return true; });
+// MASt3R pairs batched up to `max_batch` in powers of two, the first waiting up to `wait`.
+BatchRule pairs_of(uint32_t max_batch, std::chrono::microseconds wait = {}) {
+  return BatchRule{max_batch, wait, true};
+}
+
+Scheduler make(uint32_t max_queue = 16) {
+  return Scheduler(SchedulerOptions{max_queue, 16}, 1, [](size_t, const std::string&) { return true; });
 }
 
 std::vector<uint64_t> ids(const Work& work) {
   std::vector<uint64_t> out;
-  for (const PairWork& j : std::get<std::vector<PairWork>>(work)) out.push_back(j.context.reply.request_id);
+  for (const BatchWork& j : std::get<std::vector<BatchWork>>(work)) out.push_back(j.context.reply.request_id);
   return out;
 }
 
@@ -53,17 +60,18 @@ TEST(Scheduler, ServesSessionsRoundRobin) {
 }
 
 TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice) {
-  Scheduler s(SchedulerOptions{16, 16, 4, {}}, 2, [](size_t, const std::string&) { return true; });
-  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
-  InferBatchWork batch;
+  Scheduler s(SchedulerOptions{16, 16}, 2, [](size_t, const std::string&) { return true; });
+  ASSERT_TRUE(s.submit(job(1, 1, {48, 64}, pairs_of(4))).is_ok());
+  KindWork batch;  // an InferBatch
   batch.context.reply.client = 1;
   batch.context.reply.request_id = 2;
   batch.model = "mast3r";
   ASSERT_TRUE(s.submit(SoloWork(std::move(batch))).is_ok());
-  ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
-  MatchWork match;
+  ASSERT_TRUE(s.submit(job(1, 3, {48, 64}, pairs_of(4))).is_ok());
+  KindWork match;  // a Match of descriptors held on device 1
   match.context.reply.client = 2;
   match.context.reply.request_id = 4;
+  match.model = "match";
   match.device = 1;
   ASSERT_TRUE(s.submit(SoloWork(std::move(match))).is_ok());
   EXPECT_EQ(s.stats().pending, 4u);
@@ -75,17 +83,17 @@ TEST(Scheduler, SoloJobsWaitInTheSessionFifoRunAloneAndMatchesStayOnTheirDevice)
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{1}));
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   ASSERT_TRUE(std::holds_alternative<SoloWork>(work));
-  EXPECT_EQ(std::get<InferBatchWork>(std::get<SoloWork>(work)).context.reply.request_id, 2u);
+  EXPECT_EQ(std::get<KindWork>(std::get<SoloWork>(work)).context.reply.request_id, 2u);
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{3}));
   EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kIdle);
   ASSERT_EQ(s.next(1, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
-  EXPECT_EQ(std::get<MatchWork>(std::get<SoloWork>(work)).context.reply.request_id, 4u);
+  EXPECT_EQ(std::get<KindWork>(std::get<SoloWork>(work)).context.reply.request_id, 4u);
 }
 
 TEST(Scheduler, DroppingASessionReturnsItsSoloJobs) {
   Scheduler s = make();
-  InferBatchWork batch;
+  KindWork batch;
   batch.context.reply.client = 5;
   ASSERT_TRUE(s.submit(SoloWork(std::move(batch))).is_ok());
   const DroppedJobs dropped = s.drop_client(5);
@@ -94,12 +102,13 @@ TEST(Scheduler, DroppingASessionReturnsItsSoloJobs) {
 }
 
 TEST(Scheduler, BatchesSameSizePairsAcrossSessionsInPowersOfTwo) {
-  Scheduler s = make(16, 4);
-  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
-  ASSERT_TRUE(s.submit(job(1, 2)).is_ok());
-  ASSERT_TRUE(s.submit(job(2, 3)).is_ok());
-  ASSERT_TRUE(s.submit(job(3, 4, {64, 64})).is_ok());  // another size: not in this batch
-  ASSERT_TRUE(s.submit(job(4, 5)).is_ok());
+  Scheduler s = make(16);
+  const BatchRule rule = pairs_of(4);
+  ASSERT_TRUE(s.submit(job(1, 1, {48, 64}, rule)).is_ok());
+  ASSERT_TRUE(s.submit(job(1, 2, {48, 64}, rule)).is_ok());
+  ASSERT_TRUE(s.submit(job(2, 3, {48, 64}, rule)).is_ok());
+  ASSERT_TRUE(s.submit(job(3, 4, {64, 64}, rule)).is_ok());  // another size: not in this batch
+  ASSERT_TRUE(s.submit(job(4, 5, {48, 64}, rule)).is_ok());
   Work work;
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   // Round 1 takes the head of sessions 1, 2, 4; round 2 the second of session 1.
@@ -107,7 +116,7 @@ TEST(Scheduler, BatchesSameSizePairsAcrossSessionsInPowersOfTwo) {
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   EXPECT_EQ(ids(work), (std::vector<uint64_t>{4}));
   // Three same-size pairs run as a batch of 2, then 1.
-  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(s.submit(job(5 + i, 10 + i)).is_ok());
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(s.submit(job(5 + i, 10 + i, {48, 64}, rule)).is_ok());
   ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
   EXPECT_EQ(ids(work).size(), 2u);
   EXPECT_EQ(batch_size_for(3, 4), 2u);
@@ -115,12 +124,31 @@ TEST(Scheduler, BatchesSameSizePairsAcrossSessionsInPowersOfTwo) {
   EXPECT_EQ(warm_batch_sizes(6), (std::vector<uint32_t>{1, 2, 4, 6}));
 }
 
+// A model with dynamic batching over its batch axis (onnx): requests of several rows share a call
+// while the rows fit, any sum up to max_rows; a session's requests keep their order.
+TEST(Scheduler, BatchesRequestsOfSeveralRowsUpToTheModelsMaxRows) {
+  Scheduler s = make(16);
+  const BatchRule rule{8, {}, false};
+  ASSERT_TRUE(s.submit(job(1, 1, {1, 16}, rule, 3)).is_ok());
+  ASSERT_TRUE(s.submit(job(1, 2, {1, 16}, rule, 4)).is_ok());  // 3 + 3 + 4 > 8: waits for the next call
+  ASSERT_TRUE(s.submit(job(2, 3, {1, 16}, rule, 3)).is_ok());
+  ASSERT_TRUE(s.submit(job(3, 4, {1, 16}, rule, 2)).is_ok());
+  ASSERT_TRUE(s.submit(job(4, 5, {1, 16}, rule, 1)).is_ok());
+  Work work;
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{1, 3, 4})) << "3 + 3 + 2 rows; 1 more would not fit";
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{5, 2})) << "the rest, 1 + 4 rows, in one call";
+  EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kIdle);
+}
+
 TEST(Scheduler, WaitsUpToMaxWaitToFillABatch) {
-  Scheduler s = make(16, 4, std::chrono::milliseconds(200));
-  ASSERT_TRUE(s.submit(job(1, 1)).is_ok());
+  Scheduler s = make(16);
+  const BatchRule rule = pairs_of(4, std::chrono::milliseconds(200));
+  ASSERT_TRUE(s.submit(job(1, 1, {48, 64}, rule)).is_ok());
   std::thread late([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    (void)s.submit(job(2, 2));
+    (void)s.submit(job(2, 2, {48, 64}, rule));
   });
   Work work;
   ASSERT_EQ(s.next(0, std::chrono::seconds(2), work), Scheduler::Wait::kWork);
@@ -159,10 +187,10 @@ TEST(Scheduler, DropsASessionsQueuedJobsAndClosesForShutdown) {
   ASSERT_TRUE(s.submit(job(2, 2)).is_ok());
   ASSERT_TRUE(s.submit(job(1, 3)).is_ok());
   DroppedJobs dropped = s.drop_client(1);
-  EXPECT_EQ(dropped.pairs.size(), 2u);
+  EXPECT_EQ(dropped.batched.size(), 2u);
   EXPECT_EQ(s.stats().pending, 1u);
   DroppedJobs rest = s.close();
-  EXPECT_EQ(rest.pairs.size(), 1u);
+  EXPECT_EQ(rest.batched.size(), 1u);
   EXPECT_EQ(s.submit(job(3, 4)).code(), StatusCode::kUnavailable);
   Work work;
   EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kClosed);

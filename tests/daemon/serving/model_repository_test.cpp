@@ -88,6 +88,50 @@ TEST_F(ModelRepositoryTest, ModelOnnxInAVersionDirectoryOrAnOnnxFileIsAnOnnxMode
   EXPECT_EQ(repository.find("resnet", "resnet", 0)->kind, "mast3r");
 }
 
+// Triton's layout with its config: the platform makes it an onnx model, max_batch_size with
+// dynamic_batching its batching, the inputs and outputs its declared signature; or the same
+// batching from model.conf; never from both.
+TEST_F(ModelRepositoryTest, ConfigPbtxtOrModelConfSetsDynamicBatching) {
+  write("resnet/1/model.onnx");
+  write("resnet/config.pbtxt",
+        "name: \"resnet\"\nplatform: \"onnxruntime_onnx\"\nmax_batch_size: 16\n"
+        "dynamic_batching { max_queue_delay_microseconds: 300 }\n"
+        "input [ { name: \"x\" data_type: TYPE_FP32 dims: [ 3, 224, 224 ] } ]\n");
+  const ModelRepository repository(root_.string());
+  auto spec = repository.find("resnet", "resnet", 0);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  EXPECT_EQ(spec->kind, "onnx");
+  ASSERT_TRUE(spec->batching.has_value());
+  EXPECT_EQ(*spec->batching, (BatchRule{16, std::chrono::microseconds(300), false}));
+  EXPECT_EQ(spec->max_batch_size, 16u);
+  ASSERT_EQ(spec->declared_inputs.size(), 1u);
+  EXPECT_EQ(spec->declared_inputs[0].dims, (std::vector<int64_t>{3, 224, 224}));
+
+  // max_batch_size without dynamic_batching: requests may carry a batch, none are combined.
+  write("resnet/config.pbtxt", "max_batch_size: 16\n");
+  spec = repository.find("resnet", "resnet", 0);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  EXPECT_FALSE(spec->batching.has_value());
+
+  write("resnet/config.pbtxt", "name: \"other\"\n");
+  EXPECT_NE(repository.find("resnet", "resnet", 0).status().message().find("not the model directory's"),
+            std::string::npos);
+  write("resnet/config.pbtxt", "platform: \"pytorch_libtorch\"\n");
+  EXPECT_NE(repository.find("resnet", "resnet", 0).status().message().find("config.pbtxt:1: platform"),
+            std::string::npos);
+
+  std::filesystem::remove(root_ / "resnet" / "config.pbtxt");
+  write("resnet/model.conf", "max_batch_size = 8\nmax_queue_delay_us = 1000\n");
+  spec = repository.find("resnet", "resnet", 0);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  EXPECT_EQ(*spec->batching, (BatchRule{8, std::chrono::microseconds(1000), false}));
+  write("resnet/config.pbtxt", "max_batch_size: 4\n");
+  EXPECT_NE(repository.find("resnet", "resnet", 0).status().message().find("keep one"), std::string::npos);
+  write("resnet/model.conf", "max_batch_size = many\n");
+  EXPECT_NE(repository.find("resnet", "resnet", 0).status().to_string().find("model.conf:1: max_batch_size"),
+            std::string::npos);
+}
+
 TEST_F(ModelRepositoryTest, ModelConfWeightsChoosesAmongSeveralFiles) {
   write("two/1/fp32.safetensors");
   write("two/1/fp16.safetensors");

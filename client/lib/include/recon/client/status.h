@@ -49,6 +49,14 @@ struct ModelStatus {
   uint64_t weight_bytes = 0;
   std::string error;     // why state is kFailed
   uint32_t version = 0;  // the model repository's version directory; 0 = none
+  // The named inputs and outputs of its requests (onnx: the graph's); empty: the kind's fixed ones.
+  std::vector<std::string> inputs, outputs;
+  // Dynamic batching: rows per engine call (1 = each request alone) and the first one's wait.
+  uint32_t max_batch = 1;
+  uint32_t max_queue_delay_us = 0;
+  // Since the daemon started (GetStatus only): requests answered with a result, inferences (rows),
+  // engine calls (inferences / executions = mean batch), cumulative queue and compute time.
+  uint64_t requests = 0, inferences = 0, executions = 0, queue_us = 0, compute_us = 0;
 };
 
 struct QueueStats {
