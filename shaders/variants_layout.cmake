@@ -5,3 +5,6 @@ foreach(bits 32 16 8)
   recon_shader(permute_tiled_b${bits} permute_tiled.comp DEFINES ELEM_BITS=${bits})
   recon_shader(concat_b${bits} concat.comp DEFINES ELEM_BITS=${bits})
 endforeach()
+# Pad, Tile and device Expand (gpu/ops/pad): f32/i32 words and f16.
+recon_shader(pad_b32 pad.comp DEFINES ELEM_BITS=32)
+recon_shader(pad_b16 pad.comp DEFINES ELEM_BITS=16)
