@@ -9,3 +9,6 @@ recon_shader(conv_transpose2d_f16 conv_transpose2d.comp DEFINES DTYPE_F16=1)
 recon_shader(conv_transpose2d_coopmat_f16 conv_transpose2d_coopmat.comp DEFINES DTYPE_F16=1)
 recon_shader(conv_pointwise_few_f32 conv_pointwise_few.comp DEFINES DTYPE_F16=0)
 recon_shader(conv_pointwise_few_f16 conv_pointwise_few.comp DEFINES DTYPE_F16=1)
+# conv2d_grouped: the direct form for groups, dilation and asymmetric padding.
+recon_shader(conv2d_grouped_f32 conv2d_grouped.comp DEFINES DTYPE_F16=0)
+recon_shader(conv2d_grouped_f16 conv2d_grouped.comp DEFINES DTYPE_F16=1)
