@@ -10,3 +10,6 @@ foreach(dt f32 f16)
   recon_shader(upsample_${dt} upsample.comp DEFINES DTYPE_F16=${f16})
   recon_shader(pool_${dt} pool.comp DEFINES DTYPE_F16=${f16})
 endforeach()
+# resize (gpu/ops/resize): ONNX Resize by tap tables.
+recon_shader(resize_f32 resize.comp DEFINES DTYPE_F16=0)
+recon_shader(resize_f16 resize.comp DEFINES DTYPE_F16=1)
