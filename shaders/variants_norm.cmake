@@ -10,3 +10,6 @@ foreach(dt f32 f16)
   recon_shader(batch_norm_${dt} batch_norm.comp DEFINES DTYPE_F16=${f16})
   recon_shader(l2_normalize_${dt} l2_normalize.comp DEFINES DTYPE_F16=${f16})
 endforeach()
+# lrn (gpu/ops/lrn): local response normalisation across channels.
+recon_shader(lrn_f32 lrn.comp DEFINES DTYPE_F16=0)
+recon_shader(lrn_f16 lrn.comp DEFINES DTYPE_F16=1)
