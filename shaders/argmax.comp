@@ -1,7 +1,8 @@
 #version 450
 // Index of the largest (OP 0) or smallest (OP 1) element along the middle axis of a
-// [outer, axis, inner] view, as int32. Ties go to the lower index; a NaN counts as larger (and
-// smaller) than everything, so the first NaN wins, as in PyTorch. Same two schedules as reduce.comp.
+// [outer, axis, inner] view, as int32. Ties go to the lower index (OP 2 and 3: the same with ties
+// to the higher index, ONNX's select_last_index); a NaN counts as larger (and smaller) than
+// everything, so the first (last) NaN wins, as in PyTorch. Same two schedules as reduce.comp.
 #include "common.glsl"
 layout(constant_id = 0) const uint OP = 0;
 layout(constant_id = 1) const uint WG = 256;  // power of two
@@ -20,12 +21,13 @@ bool better(float v, uint i, float bv, uint bi) {
   if (bi == 0xffffffffu) return true;
   if (i == 0xffffffffu) return false;
   bool vn = isnan(v), bn = isnan(bv);
-  if (vn || bn) return vn && (!bn || i < bi);
-  if (OP == 1) {
+  const bool earlier = OP >= 2 ? i > bi : i < bi;
+  if (vn || bn) return vn && (!bn || earlier);
+  if ((OP & 1u) == 1u) {
     v = -v;
     bv = -bv;
   }
-  return v > bv || (v == bv && i < bi);
+  return v > bv || (v == bv && earlier);
 }
 
 void main() {

@@ -86,11 +86,12 @@ Status reduce(Graph& g, ReduceOp op, const Arg& in, const Arg& out, int axis) {
   return run_reduction(g, "reduce", static_cast<uint32_t>(op), "reduce", in, out, axis);
 }
 
-Status argmax(Graph& g, const Arg& in, const Arg& out, int axis) {
-  return run_arg(g, 0, "argmax", in, out, axis);
+// The argmax shader's OP: bit 0 min, bit 1 ties to the last index.
+Status argmax(Graph& g, const Arg& in, const Arg& out, int axis, bool last_index) {
+  return run_arg(g, last_index ? 2 : 0, "argmax", in, out, axis);
 }
-Status argmin(Graph& g, const Arg& in, const Arg& out, int axis) {
-  return run_arg(g, 1, "argmin", in, out, axis);
+Status argmin(Graph& g, const Arg& in, const Arg& out, int axis, bool last_index) {
+  return run_arg(g, last_index ? 3 : 1, "argmin", in, out, axis);
 }
 
 }  // namespace recon::gpu::ops

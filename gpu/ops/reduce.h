@@ -8,9 +8,9 @@
 // coalesced reads across inner. A long axis with few outputs (e.g. [1, 1e6, 3] over axis 1) is
 // therefore sequential per output: correct, not fast.
 //
-// Ties: argmax/argmin return the lowest index among equal values; a NaN wins over every number and
-// the first NaN wins among NaNs (PyTorch's behaviour). max/min propagate NaN as GLSL max/min do
-// (unspecified; do not rely on it).
+// Ties: argmax/argmin return the lowest index among equal values (the highest with last_index); a
+// NaN wins over every number and the first NaN (the last with last_index) wins among NaNs
+// (PyTorch's behaviour). max/min propagate NaN as GLSL max/min do (unspecified; do not rely on it).
 //
 // Large tensors: split along outer (windows, see layout.h); a single outer row over one binding
 // (e.g. reducing a flat tensor of more than 128 MiB) is refused with INVALID_ARGUMENT.
@@ -42,8 +42,9 @@ inline Status reduce_min(Graph& g, const Arg& in, const Arg& out, int axis) {
   return reduce(g, ReduceOp::kMin, in, out, axis);
 }
 
-// out (i32) = index of the max / min along `axis`.
-Status argmax(Graph& g, const Arg& in, const Arg& out, int axis);
-Status argmin(Graph& g, const Arg& in, const Arg& out, int axis);
+// out (i32) = index of the max / min along `axis`; ties (and NaNs) go to the highest index instead
+// of the lowest with last_index (ONNX's select_last_index).
+Status argmax(Graph& g, const Arg& in, const Arg& out, int axis, bool last_index = false);
+Status argmin(Graph& g, const Arg& in, const Arg& out, int axis, bool last_index = false);
 
 }  // namespace recon::gpu::ops

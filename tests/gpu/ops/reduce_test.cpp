@@ -105,36 +105,46 @@ TEST_P(ReduceTest, NegativeAxesKeepdimAndOtherSchedules) {
   EXPECT_LE(run(ReduceOp::kMin, {1, 1}, 1, false, 54), GetParam() == DType::kF32 ? 0.0 : tol());
 }
 
-TEST_P(ReduceTest, ArgmaxAndArgminPickTheLowestIndexAmongTies) {
-  const DType d = GetParam();
+// Argmax/argmin over every axis on values with many ties: the lowest index wins, or the highest
+// with last_index (ONNX's select_last_index).
+void check_arg_ties(Runtime& rt, DType d, bool last) {
   for (int which = 0; which < 2; ++which) {
     for (const Shape& shape : {Shape{3, 5, 7, 130}, Shape{6, 200}}) {
       for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
         // Values from a handful of levels, so every row has many ties.
         auto x = random_floats(shape_numel(shape), 100 + axis + which, 0.0f, 5.0f);
         for (float& v : x) v = std::floor(v) * 0.5f;
-        Tensor in = upload_f32(rt(), d, shape, x);
-        Tensor out = Tensor::empty(rt(), DType::kI32, without(shape, axis)).value();
+        Tensor in = upload_f32(rt, d, shape, x);
+        Tensor out = Tensor::empty(rt, DType::kI32, without(shape, axis)).value();
         std::vector<int32_t> poison(out.numel(), -7);
-        ASSERT_TRUE(out.upload(rt(), poison.data(), poison.size() * 4).is_ok());
-        Graph g(rt());
-        ASSERT_TRUE((which == 0 ? ops::argmax(g, in, out, axis) : ops::argmin(g, in, out, axis)).is_ok());
+        ASSERT_TRUE(out.upload(rt, poison.data(), poison.size() * 4).is_ok());
+        Graph g(rt);
+        ASSERT_TRUE((which == 0 ? ops::argmax(g, in, out, axis, last) : ops::argmin(g, in, out, axis, last)).is_ok());
         ASSERT_TRUE(g.run().is_ok());
         const View v = view_of(shape, axis);
-        auto got = download_i32(rt(), out);
+        auto got = download_i32(rt, out);
         for (int64_t o = 0; o < v.outer; ++o)
           for (int64_t r = 0; r < v.inner; ++r) {
             int64_t best = 0;
             for (int64_t j = 1; j < v.len; ++j) {
               const float c = x[(o * v.len + j) * v.inner + r], b = x[(o * v.len + best) * v.inner + r];
-              if (which == 0 ? c > b : c < b) best = j;
+              if (which == 0 ? (c > b || (last && c == b)) : (c < b || (last && c == b))) best = j;
             }
-            ASSERT_EQ(got[o * v.inner + r], best) << (which ? "argmin" : "argmax") << " axis " << axis << " of "
-                                                  << shape_string(shape) << " at " << o << "," << r;
+            ASSERT_EQ(got[o * v.inner + r], best)
+                << (which ? "argmin" : "argmax") << (last ? " (last)" : "") << " axis " << axis << " of "
+                << shape_string(shape) << " at " << o << "," << r;
           }
       }
     }
   }
+}
+
+TEST_P(ReduceTest, ArgmaxAndArgminPickTheLowestIndexAmongTies) {
+  check_arg_ties(rt(), GetParam(), false);
+}
+
+TEST_P(ReduceTest, ArgmaxAndArgminPickTheHighestIndexAmongTiesWithLastIndex) {
+  check_arg_ties(rt(), GetParam(), true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ReduceTest, ::testing::Values(DType::kF32, DType::kF16),
