@@ -9,6 +9,7 @@ float binary_apply(float x, float y) {
     case 3: return x / y;
     case 4: return max(x, y);
     case 5: return min(x, y);
-    default: return recon_pow(x, y);  // 6
+    case 6: return recon_pow(x, y);
+    default: return x < 0.0 ? y * x : x;  // 7: PRelu, y the slope
   }
 }

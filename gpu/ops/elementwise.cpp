@@ -42,6 +42,8 @@ const char* op_name(BinaryOp op) {
       return "min";
     case BinaryOp::kPow:
       return "pow";
+    case BinaryOp::kPRelu:
+      return "prelu";
   }
   return "?";
 }
@@ -122,7 +124,9 @@ Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
 
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out) {
   const std::string name = std::string("binary ") + op_name(op);
-  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kPow)) return invalid_argument("binary: unknown op");
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kPRelu)) {
+    return invalid_argument("binary: unknown op");
+  }
   if (a.dtype() != b.dtype() || a.dtype() != out.dtype()) {
     return invalid_argument(name + ": dtypes differ (" + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
                             dtype_name(out.dtype()) + ")");

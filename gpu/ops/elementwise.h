@@ -1,5 +1,5 @@
 // Elementwise binary arithmetic with NumPy broadcasting: out = a ∘ b for ∘ ∈ {+, −, ×, ÷, max, min,
-// pow}.
+// pow, prelu}.
 // (The runtime's same-shape `ops::add` in elementwise_basic.h stays; this is the general form.)
 //
 // Broadcasting: shapes are aligned at their last axis; a missing or size-1 axis of one operand
@@ -31,7 +31,8 @@ enum class BinaryOp : uint32_t {
   kDiv = 3,
   kMax = 4,  // GLSL max/min: which operand a NaN yields is unspecified
   kMin = 5,
-  kPow = 6,  // a^b; a negative base takes integer exponents only (NaN otherwise), as in NumPy
+  kPow = 6,    // a^b; a negative base takes integer exponents only (NaN otherwise), as in NumPy
+  kPRelu = 7,  // a < 0 ? b·a : a (ONNX PRelu, b the slope)
 };
 
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out);

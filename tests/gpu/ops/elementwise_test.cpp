@@ -38,6 +38,8 @@ double apply(BinaryOp op, double x, double y) {
       return std::min(x, y);
     case BinaryOp::kPow:
       return std::pow(x, y);
+    case BinaryOp::kPRelu:
+      return x < 0 ? y * x : x;
   }
   return 0;
 }
@@ -84,7 +86,7 @@ class ElementwiseTest : public GpuTest, public ::testing::WithParamInterface<DTy
     const DType d = GetParam();
     const Shape so = ops::broadcast_shape(sa, sb).value();
     for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin,
-                        BinaryOp::kPow}) {
+                        BinaryOp::kPow, BinaryOp::kPRelu}) {
       seed += 17;
       auto a = random_floats(shape_numel(sa), seed, -2.0f, 2.0f);
       auto b = random_floats(shape_numel(sb), seed + 1, 0.5f, 2.0f);  // away from 0 for div
