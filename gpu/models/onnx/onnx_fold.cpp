@@ -213,6 +213,30 @@ Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> sta
   return gather_elements(in, std::move(dims), offsets);
 }
 
+Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> perm) {
+  const size_t rank = in.dims.size();
+  std::vector<int64_t> stride(rank), dims(rank);
+  int64_t step = 1;
+  for (size_t d = rank; d-- > 0;) {
+    stride[d] = step;
+    step *= in.dims[d];
+  }
+  for (size_t d = 0; d < rank; ++d) dims[d] = in.dims[static_cast<size_t>(perm[d])];
+  const int64_t n = shape_numel(dims);
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += idx[d] * stride[static_cast<size_t>(perm[d])];
+    offsets[static_cast<size_t>(i)] = off;
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return gather_elements(in, std::move(dims), offsets);
+}
+
 Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis) {
   const int64_t rank = static_cast<int64_t>(data.dims.size());
   if (axis < 0) axis += rank;

@@ -28,6 +28,8 @@ Result<HostTensor> fold_concat(std::span<const HostTensor* const> inputs, int64_
 // starts/ends/axes/steps already normalised: one entry per axis of `in` (step ≥ 1 or ≤ -1).
 Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> starts, std::span<const int64_t> ends,
                               std::span<const int64_t> steps);
+// perm: a permutation of in's axes (out.dims[d] = in.dims[perm[d]]).
+Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> perm);
 Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis);
 Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y);
 Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape);

@@ -191,6 +191,10 @@ Status transpose(OpContext& ctx) {
     if (d < 0 || d >= rank) return ctx.fail("perm out of range");
     out.push_back(in[static_cast<size_t>(d)]);
   }
+  // Host values (shape arithmetic such as PyTorch's pads, small weights) fold.
+  if (ctx.input(0).is_host() && ctx.input(0).host->numel() <= kMaxFoldElements) {
+    return host_result(ctx, fold_transpose(*ctx.input(0).host, perm));
+  }
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
   return gpu::ops::permute(ctx.graph(), x, y, perm);
