@@ -231,6 +231,10 @@ Status clip(OpContext& ctx) {
 
 // Pow: a constant scalar exponent (x², x^0.5 in decomposed norms) takes the unary op, any other
 // exponent (a tensor, broadcast) the binary one.
+Status prelu(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kMul, gpu::ops::BinaryOp::kPRelu, /*may_fold=*/false);
+}
+
 Status pow(OpContext& ctx) {
   if (ctx.input(1).is_host() && ctx.input(1).host->numel() == 1) {
     RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*ctx.input(1).host));

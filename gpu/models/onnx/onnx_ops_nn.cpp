@@ -9,10 +9,12 @@
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/batch_norm.h"
 #include "gpu/ops/conv2d.h"
+#include "gpu/ops/conv2d_grouped.h"
 #include "gpu/ops/conv_transpose2d.h"
 #include "gpu/ops/elementwise.h"
 #include "gpu/ops/layer_norm.h"
 #include "gpu/ops/layout.h"
+#include "gpu/ops/lrn.h"
 #include "gpu/ops/matmul.h"
 #include "gpu/ops/pool2d.h"
 #include "gpu/ops/reduce.h"
@@ -36,29 +38,39 @@ std::string check_spatial(const Node& node) {
   return {};
 }
 
-// Symmetric (h, w) padding from ONNX `pads` / `auto_pad` for an input of h × w, or why not.
-Result<std::array<int64_t, 2>> symmetric_pads(OpContext& ctx, const std::array<int64_t, 2>& in,
-                                              const std::array<int64_t, 2>& kernel,
-                                              const std::array<int64_t, 2>& stride) {
+// (top, left, bottom, right) padding from ONNX `pads` / `auto_pad` for an input of h × w and a
+// kernel spanning `kernel` (dilation applied); `spatial` is 1 for 1-D ops viewed as 2-D with h = 1,
+// whose pads are [left, right].
+Result<std::array<int64_t, 4>> explicit_pads(OpContext& ctx, const std::array<int64_t, 2>& in,
+                                             const std::array<int64_t, 2>& kernel, const std::array<int64_t, 2>& stride,
+                                             int spatial = 2) {
   const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   std::array<int64_t, 4> pads{0, 0, 0, 0};
   if (auto_pad == "NOTSET") {
-    const std::vector<int64_t> p = ctx.attr_ints("pads", {0, 0, 0, 0});
-    if (p.size() != 4) return ctx.fail("pads must have 4 entries for a 2-D op");
-    pads = {p[0], p[1], p[2], p[3]};
+    const std::vector<int64_t> p = ctx.attr_ints("pads", std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0));
+    if (p.size() != static_cast<size_t>(2 * spatial)) {
+      return ctx.fail("pads must have " + std::to_string(2 * spatial) + " entries");
+    }
+    pads = spatial == 1 ? std::array<int64_t, 4>{0, p[0], 0, p[1]} : std::array<int64_t, 4>{p[0], p[1], p[2], p[3]};
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int d = 0; d < 2; ++d) {
-      const int64_t out =
-          (in[static_cast<size_t>(d)] + stride[static_cast<size_t>(d)] - 1) / stride[static_cast<size_t>(d)];
-      const int64_t total = std::max<int64_t>(
-          (out - 1) * stride[static_cast<size_t>(d)] + kernel[static_cast<size_t>(d)] - in[static_cast<size_t>(d)], 0);
+    for (size_t d = 0; d < 2; ++d) {
+      const int64_t out = (in[d] + stride[d] - 1) / stride[d];
+      const int64_t total = std::max<int64_t>((out - 1) * stride[d] + kernel[d] - in[d], 0);
       const int64_t small = total / 2, large = total - small;
-      pads[static_cast<size_t>(d)] = auto_pad == "SAME_UPPER" ? small : large;
-      pads[static_cast<size_t>(d) + 2] = auto_pad == "SAME_UPPER" ? large : small;
+      pads[d] = auto_pad == "SAME_UPPER" ? small : large;
+      pads[d + 2] = auto_pad == "SAME_UPPER" ? large : small;
     }
   } else if (auto_pad != "VALID") {
     return ctx.fail("unknown auto_pad '" + auto_pad + "'");
   }
+  return pads;
+}
+
+// Symmetric (h, w) padding, or why not.
+Result<std::array<int64_t, 2>> symmetric_pads(OpContext& ctx, const std::array<int64_t, 2>& in,
+                                              const std::array<int64_t, 2>& kernel,
+                                              const std::array<int64_t, 2>& stride) {
+  RECON_ASSIGN_OR_RETURN(auto pads, explicit_pads(ctx, in, kernel, stride));
   if (pads[0] != pads[2] || pads[1] != pads[3]) {
     return ctx.fail("asymmetric padding (" + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + " before, " +
                     std::to_string(pads[2]) + "," + std::to_string(pads[3]) + " after) is not supported");
@@ -69,6 +81,13 @@ Result<std::array<int64_t, 2>> symmetric_pads(OpContext& ctx, const std::array<i
 std::array<int64_t, 2> pair_attr(OpContext& ctx, std::string_view name, int64_t fallback) {
   const std::vector<int64_t> v = ctx.attr_ints(name, {fallback, fallback});
   return {v.size() > 0 ? v[0] : fallback, v.size() > 1 ? v[1] : fallback};
+}
+
+// A per-axis attribute of a 1-D or 2-D op as (h, w); 1-D ops are viewed with h = 1.
+std::array<int64_t, 2> spatial_attr(OpContext& ctx, std::string_view name, bool one_d) {
+  if (!one_d) return pair_attr(ctx, name, 1);
+  const std::vector<int64_t> v = ctx.attr_ints(name, {1});
+  return {1, v.empty() ? 1 : v[0]};
 }
 
 Status pool(OpContext& ctx, bool max) {
@@ -129,32 +148,15 @@ std::array<int64_t, 2> flatten_at(const Shape& s, int64_t axis) {
   return {rows, cols};
 }
 
-}  // namespace
-
-std::string check_conv(const Node& node, int64_t) {
-  if (const Attribute* g = node.attribute("group"); g != nullptr && g->i != 1)
-    return "grouped convolution (group != 1)";
-  return check_spatial(node);
-}
-
-Status conv(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
-  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
-  if (x.shape().size() != 4 || w.shape().size() != 4) {
-    return ctx.fail("2-D convolution only: input " + shape_string(x.shape()) + ", weight " + shape_string(w.shape()));
-  }
-  std::optional<Arg> bias;
-  if (ctx.has_input(2)) {
-    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
-  }
+// A group-1, undilated, symmetrically padded 2-D convolution: the implicit GEMM with the fused
+// epilogue.
+Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional<Arg>& bias,
+                 const gpu::ops::Conv2dGroupedParams& g) {
   gpu::ops::Conv2dParams p;
-  const std::array<int64_t, 2> stride = pair_attr(ctx, "strides", 1);
-  p.stride_h = stride[0];
-  p.stride_w = stride[1];
-  RECON_ASSIGN_OR_RETURN(auto pads,
-                         symmetric_pads(ctx, {x.shape()[2], x.shape()[3]}, {w.shape()[2], w.shape()[3]}, stride));
-  p.pad_h = pads[0];
-  p.pad_w = pads[1];
+  p.stride_h = g.stride_h;
+  p.stride_w = g.stride_w;
+  p.pad_h = g.pad_top;
+  p.pad_w = g.pad_left;
   Result<Shape> shape = gpu::ops::conv2d_output_shape(x.shape(), w.shape(), p);
   if (!shape) return ctx.fail(shape.status().message());
   gpu::ops::Epilogue epilogue;
@@ -184,8 +186,91 @@ Status conv(OpContext& ctx) {
   return gpu::ops::unary(ctx.graph(), as_unary(after_add), out, out);
 }
 
-std::string check_conv_transpose(const Node& node, int64_t opset) {
-  std::string why = check_conv(node, opset);
+// Any other convolution: the direct kernel, then what a fusion attached (a residual, an activation)
+// as separate passes.
+Status conv_direct(OpContext& ctx, const Arg& x, const Arg& w, const std::optional<Arg>& bias,
+                   const gpu::ops::Conv2dGroupedParams& p, bool one_d) {
+  Result<Shape> shape = gpu::ops::conv2d_grouped_output_shape(x.shape(), w.shape(), p);
+  if (!shape) return ctx.fail(shape.status().message());
+  const Shape onnx_shape = one_d ? Shape{(*shape)[0], (*shape)[1], (*shape)[3]} : *shape;
+  const gpu::ops::UnaryOp act = as_unary(fused_activation(ctx));
+  const bool residual_first = ctx.attr_int(kFusedResidualFirst, 0) != 0;
+  std::optional<Arg> residual;
+  Shape out_shape = onnx_shape;
+  if (ctx.has_input(kConvResidualInput)) {
+    RECON_ASSIGN_OR_RETURN(residual, ctx.float_input(kConvResidualInput));
+    Result<Shape> sum = gpu::ops::broadcast_shape(onnx_shape, residual->shape());
+    if (!sum) return ctx.fail(sum.status().message());
+    out_shape = *sum;
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  Arg conv_out = out;
+  if (residual) {
+    RECON_ASSIGN_OR_RETURN(conv_out, ctx.scratch(out.dtype(), onnx_shape));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg conv_view, gpu::ops::reshape_view(conv_out, *shape));
+  RECON_RETURN_IF_ERROR(gpu::ops::conv2d_grouped(ctx.graph(), x, w, bias, conv_view, p));
+  // The epilogue's order: act(conv) + residual, or act(conv + residual) when residual_first.
+  if (act != gpu::ops::UnaryOp::kIdentity && (!residual || !residual_first)) {
+    RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), act, conv_out, conv_out));
+  }
+  if (!residual) return Status::ok();
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, conv_out, *residual, out));
+  if (act == gpu::ops::UnaryOp::kIdentity || !residual_first) return Status::ok();
+  return gpu::ops::unary(ctx.graph(), act, out, out);
+}
+
+}  // namespace
+
+std::string check_conv(const Node& node, int64_t) {
+  if (const Attribute* k = node.attribute("kernel_shape"); k != nullptr && k->ints.size() != 2 && k->ints.size() != 1) {
+    return std::to_string(k->ints.size()) + "-D kernels (1-D and 2-D only)";
+  }
+  return {};
+}
+
+Status conv(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  const size_t rank = x.shape().size();
+  if ((rank != 3 && rank != 4) || w.shape().size() != rank) {
+    return ctx.fail("1-D or 2-D convolution only: input " + shape_string(x.shape()) + ", weight " +
+                    shape_string(w.shape()));
+  }
+  const bool one_d = rank == 3;
+  if (one_d) {
+    // [N, C, W] as [N, C, 1, W].
+    RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
+    RECON_ASSIGN_OR_RETURN(w, gpu::ops::reshape_view(w, {w.shape()[0], w.shape()[1], 1, w.shape()[2]}));
+  }
+  std::optional<Arg> bias;
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
+  }
+  gpu::ops::Conv2dGroupedParams p;
+  p.groups = ctx.attr_int("group", 1);
+  const std::array<int64_t, 2> stride = spatial_attr(ctx, "strides", one_d);
+  const std::array<int64_t, 2> dilation = spatial_attr(ctx, "dilations", one_d);
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  p.dilation_h = dilation[0];
+  p.dilation_w = dilation[1];
+  const std::array<int64_t, 2> span{dilation[0] * (w.shape()[2] - 1) + 1, dilation[1] * (w.shape()[3] - 1) + 1};
+  RECON_ASSIGN_OR_RETURN(auto pads, explicit_pads(ctx, {x.shape()[2], x.shape()[3]}, span, stride, one_d ? 1 : 2));
+  p.pad_top = pads[0];
+  p.pad_left = pads[1];
+  p.pad_bottom = pads[2];
+  p.pad_right = pads[3];
+  const bool gemm = !one_d && p.groups == 1 && p.dilation_h == 1 && p.dilation_w == 1 && p.pad_top == p.pad_bottom &&
+                    p.pad_left == p.pad_right;
+  return gemm ? conv_gemm(ctx, x, w, bias, p) : conv_direct(ctx, x, w, bias, p, one_d);
+}
+
+std::string check_conv_transpose(const Node& node, int64_t) {
+  if (const Attribute* g = node.attribute("group"); g != nullptr && g->i != 1) {
+    return "grouped transposed convolution (group != 1)";
+  }
+  std::string why = check_spatial(node);
   if (!why.empty()) return why;
   const Attribute* k = node.attribute("kernel_shape");
   const Attribute* s = node.attribute("strides");
@@ -271,6 +356,40 @@ Status layer_norm(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
   RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
   return gpu::ops::layer_norm(ctx.graph(), x2, scale_flat, bias, out2, ctx.attr_float("epsilon", 1e-5f));
+}
+
+// InstanceNormalization: each (n, c) plane normalised as a row of layer_norm, then the
+// per-channel scale and bias broadcast over [N, C, spatial].
+Status instance_norm(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const Shape& s = x.shape();
+  if (s.size() < 3) return ctx.fail("input must be [N, C, spatial...], is " + shape_string(s));
+  const int64_t spatial = shape_numel(s) / (s[0] * s[1]);
+  RECON_ASSIGN_OR_RETURN(Arg scale, ctx.float_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg bias, ctx.float_input(2));
+  if (scale.numel() != s[1] || bias.numel() != s[1]) return ctx.fail("scale and B must have C elements");
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, s));
+  RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {s[0] * s[1], spatial}));
+  RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {s[0] * s[1], spatial}));
+  RECON_RETURN_IF_ERROR(
+      gpu::ops::layer_norm(ctx.graph(), x2, std::nullopt, std::nullopt, out2, ctx.attr_float("epsilon", 1e-5f)));
+  RECON_ASSIGN_OR_RETURN(Arg out3, gpu::ops::reshape_view(out, {s[0], s[1], spatial}));
+  RECON_ASSIGN_OR_RETURN(Arg scale2, gpu::ops::reshape_view(scale, {s[1], 1}));
+  RECON_ASSIGN_OR_RETURN(Arg bias2, gpu::ops::reshape_view(bias, {s[1], 1}));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kMul, out3, scale2, out3));
+  return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, out3, bias2, out3);
+}
+
+Status lrn(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  gpu::ops::LrnParams p;
+  p.size = ctx.attr_int("size", 0);
+  p.alpha = ctx.attr_float("alpha", 1e-4f);
+  p.beta = ctx.attr_float("beta", 0.75f);
+  p.bias = ctx.attr_float("bias", 1.0f);
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+  Status st = gpu::ops::lrn(ctx.graph(), x, out, p);
+  return st.is_ok() ? st : ctx.fail(st.message());
 }
 
 Status gemm(OpContext& ctx) {
