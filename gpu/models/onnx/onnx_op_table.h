@@ -113,6 +113,9 @@ Status split(OpContext&);
 Status slice(OpContext&);
 Status gather(OpContext&);
 Status expand(OpContext&);
+Status tile(OpContext&);
+std::string check_pad(const Node&, int64_t);
+Status pad(OpContext&);
 Status range(OpContext&);
 }  // namespace ops_builders
 

@@ -10,6 +10,7 @@
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/layout.h"
+#include "gpu/ops/pad.h"
 
 namespace recon::gpu::onnx::ops_builders {
 namespace {
@@ -342,7 +343,85 @@ Status gather(OpContext& ctx) {
 Status expand(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> target, ctx.host_ints(1));
   if (ctx.input(0).is_host()) return host_result(ctx, fold_expand(*ctx.input(0).host, target));
-  return ctx.fail("Expand on the device is not supported");
+  // On the device: size-1 axes repeat (the pad kernel's wrap mode), the input viewed at the
+  // output's rank.
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  Result<std::vector<int64_t>> shape = broadcast_dims(x.shape(), target);
+  if (!shape) return ctx.fail(shape.status().message());
+  Shape padded(shape->size() - x.shape().size(), 1);
+  padded.insert(padded.end(), x.shape().begin(), x.shape().end());
+  RECON_ASSIGN_OR_RETURN(Arg view, gpu::ops::reshape_view(x, padded));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, *shape));
+  return gpu::ops::pad_wrap(ctx.graph(), view, out);
+}
+
+Status tile(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ctx.host_ints(1));
+  if (repeats.size() != x.shape().size()) return ctx.fail("repeats must have one entry per axis");
+  Shape out_shape = x.shape();
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    if (repeats[d] < 0) return ctx.fail("negative repeats");
+    out_shape[d] *= repeats[d];
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  return gpu::ops::pad_wrap(ctx.graph(), x, out);
+}
+
+std::string check_pad(const Node& node, int64_t) {
+  const Attribute* m = node.attribute("mode");
+  if (m != nullptr && m->s != "constant" && m->s != "edge" && m->s != "reflect" && m->s != "wrap") {
+    return "Pad mode '" + m->s + "'";
+  }
+  return {};
+}
+
+// Pad: pads (and the constant) as attributes before opset 11, as inputs known at load time since;
+// opset 18's axes input names the axes the pads cover.
+Status pad(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  std::vector<int64_t> pads;
+  double value = 0.0;
+  std::vector<int64_t> axes;
+  if (ctx.opset() < 11) {
+    pads = ctx.attr_ints("pads");
+    value = ctx.attr_float("value", 0.0f);
+  } else {
+    RECON_ASSIGN_OR_RETURN(pads, ctx.host_ints(1));
+    if (ctx.has_input(2)) {
+      RECON_ASSIGN_OR_RETURN(const HostTensor* v, ctx.host_input(2));
+      RECON_ASSIGN_OR_RETURN(std::vector<double> vs, host_doubles(*v));
+      if (vs.size() > 1) return ctx.fail("constant_value must be a scalar");
+      if (!vs.empty()) value = vs[0];
+    }
+    if (ctx.has_input(3)) {
+      RECON_ASSIGN_OR_RETURN(axes, ctx.host_ints(3));
+    }
+  }
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (pads.size() != 2 * axes.size()) {
+    return ctx.fail(std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes");
+  }
+  std::vector<int64_t> begin(static_cast<size_t>(rank), 0);
+  Shape out_shape = x.shape();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+    begin[static_cast<size_t>(a)] = pads[i];
+    out_shape[static_cast<size_t>(a)] += pads[i] + pads[i + axes.size()];
+    if (out_shape[static_cast<size_t>(a)] < 0) return ctx.fail("pads crop more than the input holds");
+  }
+  const std::string mode = ctx.attr_string("mode", "constant");
+  const gpu::ops::PadMode m = mode == "edge"      ? gpu::ops::PadMode::kEdge
+                              : mode == "reflect" ? gpu::ops::PadMode::kReflect
+                              : mode == "wrap"    ? gpu::ops::PadMode::kWrap
+                                                  : gpu::ops::PadMode::kConstant;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  Status st = gpu::ops::pad(ctx.graph(), x, out, begin, m, value);
+  return st.is_ok() ? st : ctx.fail(st.message());
 }
 
 Status range(OpContext& ctx) {
