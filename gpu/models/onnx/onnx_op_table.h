@@ -99,6 +99,14 @@ Status reduce_sum(OpContext&);
 Status reduce_mean(OpContext&);
 Status reduce_max(OpContext&);
 Status reduce_min(OpContext&);
+Status reduce_l1(OpContext&);
+Status reduce_l2(OpContext&);
+Status reduce_sum_square(OpContext&);
+Status reduce_log_sum(OpContext&);
+Status reduce_log_sum_exp(OpContext&);
+Status argmax(OpContext&);
+Status argmin(OpContext&);
+Status top_k(OpContext&);
 // shapes and layout
 Status constant(OpContext&);
 Status constant_of_shape(OpContext&);

@@ -1,72 +1,234 @@
-// ONNX ReduceSum/Mean/Max/Min: several axes reduce one after another (each keeps its axis as 1,
-// so the remaining axis numbers stay valid), then keepdims = 0 drops them in a view.
+// ONNX reductions: ReduceSum/Mean/Max/Min, the composite ones (L1, L2, SumSquare, LogSum,
+// LogSumExp: an elementwise map, the sums, a map of the result), ArgMax/ArgMin and TopK. Several
+// axes reduce one after another (each keeps its axis as 1, so the remaining axis numbers stay
+// valid), then keepdims = 0 drops them in a view.
 #include <algorithm>
 #include <string>
 
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/elementwise.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/reduce.h"
+#include "gpu/ops/topk.h"
+#include "gpu/ops/unary.h"
 
 namespace recon::gpu::onnx::ops_builders {
 namespace {
 
-Status reduce_op(OpContext& ctx, gpu::ops::ReduceOp op, int64_t axes_input_since) {
-  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
-  const int64_t rank = static_cast<int64_t>(x.shape().size());
-  std::vector<int64_t> axes;
+using gpu::ops::BinaryOp;
+using gpu::ops::ReduceOp;
+using gpu::ops::UnaryOp;
+
+struct ReducePlan {
+  std::vector<int64_t> axes;  // sorted, unique; empty: nothing is reduced (noop_with_empty_axes)
+  Shape kept;                 // the input's shape with the reduced axes as 1
+  Shape out_shape;            // the ONNX output's shape (keepdims applied)
+};
+
+Result<ReducePlan> plan_reduce(OpContext& ctx, const Shape& in, int64_t axes_input_since) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  ReducePlan plan;
   if (ctx.opset() >= axes_input_since) {
     if (ctx.has_input(1)) {
-      RECON_ASSIGN_OR_RETURN(axes, ctx.host_ints(1));
+      RECON_ASSIGN_OR_RETURN(plan.axes, ctx.host_ints(1));
     }
   } else {
-    axes = ctx.attr_ints("axes");
+    plan.axes = ctx.attr_ints("axes");
   }
   const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
-  if (axes.empty()) {
-    if (ctx.attr_int("noop_with_empty_axes", 0) != 0) return ctx.set_view_output(0, 0, x.shape());
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  if (plan.axes.empty()) {
+    if (ctx.attr_int("noop_with_empty_axes", 0) != 0) {
+      plan.kept = plan.out_shape = in;
+      return plan;
+    }
+    for (int64_t d = 0; d < rank; ++d) plan.axes.push_back(d);
   }
-  for (int64_t& a : axes) {
+  for (int64_t& a : plan.axes) {
     if (a < 0) a += rank;
     if (a < 0 || a >= rank) return ctx.fail("axis out of range");
   }
-  std::sort(axes.begin(), axes.end());
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  Shape kept = x.shape();
-  for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
-  Shape out_shape;
+  std::sort(plan.axes.begin(), plan.axes.end());
+  plan.axes.erase(std::unique(plan.axes.begin(), plan.axes.end()), plan.axes.end());
+  plan.kept = in;
+  for (int64_t a : plan.axes) plan.kept[static_cast<size_t>(a)] = 1;
   for (int64_t d = 0; d < rank; ++d) {
-    if (keepdims || !std::binary_search(axes.begin(), axes.end(), d)) out_shape.push_back(kept[static_cast<size_t>(d)]);
+    if (keepdims || !std::binary_search(plan.axes.begin(), plan.axes.end(), d)) {
+      plan.out_shape.push_back(plan.kept[static_cast<size_t>(d)]);
+    }
   }
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
-  RECON_ASSIGN_OR_RETURN(Arg out_kept, gpu::ops::reshape_view(out, kept));
+  return plan;
+}
+
+// Reduces x over the plan's axes into dst (of the plan's kept shape), one axis after another.
+Status reduce_axes(OpContext& ctx, ReduceOp op, const Arg& x, const ReducePlan& plan, const Arg& dst) {
   Arg cur = x;
   Shape cur_shape = x.shape();
-  for (size_t i = 0; i < axes.size(); ++i) {
-    cur_shape[static_cast<size_t>(axes[i])] = 1;
-    Arg next = out_kept;
-    if (i + 1 < axes.size()) {
+  for (size_t i = 0; i < plan.axes.size(); ++i) {
+    cur_shape[static_cast<size_t>(plan.axes[i])] = 1;
+    Arg next = dst;
+    if (i + 1 < plan.axes.size()) {
       RECON_ASSIGN_OR_RETURN(next, ctx.scratch(x.dtype(), cur_shape));
     }
-    RECON_RETURN_IF_ERROR(gpu::ops::reduce(ctx.graph(), op, cur, next, static_cast<int>(axes[i])));
+    RECON_RETURN_IF_ERROR(gpu::ops::reduce(ctx.graph(), op, cur, next, static_cast<int>(plan.axes[i])));
     cur = next;
   }
   return Status::ok();
 }
 
+Status reduce_op(OpContext& ctx, ReduceOp op, int64_t axes_input_since) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, x.shape(), axes_input_since));
+  if (plan.axes.empty()) return ctx.set_view_output(0, 0, x.shape());
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, plan.out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg out_kept, gpu::ops::reshape_view(out, plan.kept));
+  return reduce_axes(ctx, op, x, plan, out_kept);
+}
+
+// f_after(Σ f_before(x)) over the axes: L1 (|x|), SumSquare (x²), L2 (√Σx²), LogSum (log Σx).
+enum class Before { kNone, kAbs, kSquare };
+Status composite_sum(OpContext& ctx, Before before, UnaryOp after) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, x.shape(), 18));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, plan.out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg out_kept, gpu::ops::reshape_view(out, plan.kept));
+  Arg mapped = x;
+  if (before != Before::kNone) {
+    // Without axes to reduce, the map writes the output itself.
+    if (plan.axes.empty()) {
+      mapped = out_kept;
+    } else {
+      RECON_ASSIGN_OR_RETURN(mapped, ctx.scratch(x.dtype(), x.shape()));
+    }
+    RECON_RETURN_IF_ERROR(before == Before::kAbs ? gpu::ops::unary(ctx.graph(), UnaryOp::kAbs, x, mapped)
+                                                 : gpu::ops::binary(ctx.graph(), BinaryOp::kMul, x, x, mapped));
+  }
+  if (!plan.axes.empty()) {
+    RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kSum, mapped, plan, out_kept));
+  } else if (before == Before::kNone) {
+    RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), UnaryOp::kIdentity, x, out_kept));
+  }
+  if (after == UnaryOp::kIdentity) return Status::ok();
+  return gpu::ops::unary(ctx.graph(), after, out_kept, out_kept);
+}
+
+Status arg_reduce(OpContext& ctx, bool max) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  int64_t axis = ctx.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  Shape kept = x.shape(), out_shape = x.shape();
+  kept[static_cast<size_t>(axis)] = 1;
+  if (ctx.attr_int("keepdims", 1) != 0) {
+    out_shape = kept;
+  } else {
+    out_shape.erase(out_shape.begin() + axis);
+  }
+  const bool last = ctx.attr_int("select_last_index", 0) != 0;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kInt64, out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg out_kept, gpu::ops::reshape_view(out, kept));
+  const int a = static_cast<int>(axis);
+  return max ? gpu::ops::argmax(ctx.graph(), x, out_kept, a, last)
+             : gpu::ops::argmin(ctx.graph(), x, out_kept, a, last);
+}
+
 }  // namespace
 
 Status reduce_sum(OpContext& ctx) {
-  return reduce_op(ctx, gpu::ops::ReduceOp::kSum, 13);
+  return reduce_op(ctx, ReduceOp::kSum, 13);
 }
 Status reduce_mean(OpContext& ctx) {
-  return reduce_op(ctx, gpu::ops::ReduceOp::kMean, 18);
+  return reduce_op(ctx, ReduceOp::kMean, 18);
 }
 Status reduce_max(OpContext& ctx) {
-  return reduce_op(ctx, gpu::ops::ReduceOp::kMax, 18);
+  return reduce_op(ctx, ReduceOp::kMax, 18);
 }
 Status reduce_min(OpContext& ctx) {
-  return reduce_op(ctx, gpu::ops::ReduceOp::kMin, 18);
+  return reduce_op(ctx, ReduceOp::kMin, 18);
+}
+Status reduce_l1(OpContext& ctx) {
+  return composite_sum(ctx, Before::kAbs, UnaryOp::kIdentity);
+}
+Status reduce_l2(OpContext& ctx) {
+  return composite_sum(ctx, Before::kSquare, UnaryOp::kSqrt);
+}
+Status reduce_sum_square(OpContext& ctx) {
+  return composite_sum(ctx, Before::kSquare, UnaryOp::kIdentity);
+}
+Status reduce_log_sum(OpContext& ctx) {
+  return composite_sum(ctx, Before::kNone, UnaryOp::kLog);
+}
+
+// log Σ exp(x) = m + log Σ exp(x − m) with m the maximum over the axes, so large inputs do not
+// overflow.
+Status reduce_log_sum_exp(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, x.shape(), 18));
+  if (plan.axes.empty()) return ctx.set_view_output(0, 0, x.shape());  // log(exp(x)) = x
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, plan.out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg out_kept, gpu::ops::reshape_view(out, plan.kept));
+  RECON_ASSIGN_OR_RETURN(Arg m, ctx.scratch(x.dtype(), plan.kept));
+  RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kMax, x, plan, m));
+  RECON_ASSIGN_OR_RETURN(Arg shifted, ctx.scratch(x.dtype(), x.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), BinaryOp::kSub, x, m, shifted));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), UnaryOp::kExp, shifted, shifted));
+  RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kSum, shifted, plan, out_kept));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), UnaryOp::kLog, out_kept, out_kept));
+  return gpu::ops::binary(ctx.graph(), BinaryOp::kAdd, out_kept, m, out_kept);
+}
+
+Status argmax(OpContext& ctx) {
+  return arg_reduce(ctx, true);
+}
+Status argmin(OpContext& ctx) {
+  return arg_reduce(ctx, false);
+}
+
+// TopK along any axis: ops::topk works on the last, so another axis is moved there and back.
+Status top_k(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  int64_t k = 0;
+  if (ctx.opset() < 10) {
+    k = ctx.attr_int("k", 0);
+  } else {
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> kv, ctx.host_ints(1));
+    if (kv.size() != 1) return ctx.fail("K must hold one value");
+    k = kv[0];
+  }
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  if (k < 1 || k > n || k > gpu::ops::kMaxTopK) {
+    return ctx.fail("K = " + std::to_string(k) + " must be in [1, min(" + std::to_string(n) + ", " +
+                    std::to_string(gpu::ops::kMaxTopK) + ")]");
+  }
+  const bool largest = ctx.attr_int("largest", 1) != 0;  // `sorted` = 0 allows any order; sorted is one
+  Shape out_shape = x.shape();
+  out_shape[static_cast<size_t>(axis)] = k;
+  RECON_ASSIGN_OR_RETURN(Arg values, ctx.new_output(0, ctx.input(0).type, out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.new_output(1, ElemType::kInt64, out_shape));
+  if (axis == rank - 1) return gpu::ops::topk(ctx.graph(), x, values, indices, k, largest);
+  std::vector<int> perm;
+  for (int d = 0; d < rank; ++d) {
+    if (d != axis) perm.push_back(d);
+  }
+  perm.push_back(static_cast<int>(axis));
+  std::vector<int> back(static_cast<size_t>(rank));
+  for (int d = 0; d < rank; ++d) back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
+  Shape moved, moved_out;
+  for (int d : perm) {
+    moved.push_back(x.shape()[static_cast<size_t>(d)]);
+    moved_out.push_back(out_shape[static_cast<size_t>(d)]);
+  }
+  RECON_ASSIGN_OR_RETURN(Arg t, ctx.scratch(x.dtype(), moved));
+  RECON_ASSIGN_OR_RETURN(Arg tv, ctx.scratch(x.dtype(), moved_out));
+  RECON_ASSIGN_OR_RETURN(Arg ti, ctx.scratch(DType::kI32, moved_out));
+  RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), x, t, perm));
+  RECON_RETURN_IF_ERROR(gpu::ops::topk(ctx.graph(), t, tv, ti, k, largest));
+  RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), tv, values, back));
+  return gpu::ops::permute(ctx.graph(), ti, indices, back);
 }
 
 }  // namespace recon::gpu::onnx::ops_builders
