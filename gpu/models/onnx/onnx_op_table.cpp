@@ -81,6 +81,8 @@ const std::array kTable = {
     OpRow{"ArgMax", 1, kMaxOpset, check_none, argmax},
     OpRow{"ArgMin", 1, kMaxOpset, check_none, argmin},
     OpRow{"TopK", 1, kMaxOpset, check_none, top_k},
+    OpRow{"Resize", 10, kMaxOpset, check_resize, resize},
+    OpRow{"Upsample", 7, 9, check_none, upsample},
     OpRow{"Constant", 1, kMaxOpset, check_none, constant},
     OpRow{"ConstantOfShape", 9, kMaxOpset, check_none, constant_of_shape},
     OpRow{"Shape", 1, kMaxOpset, check_none, shape},

@@ -107,6 +107,10 @@ Status reduce_log_sum_exp(OpContext&);
 Status argmax(OpContext&);
 Status argmin(OpContext&);
 Status top_k(OpContext&);
+// resampling
+std::string check_resize(const Node&, int64_t);
+Status resize(OpContext&);
+Status upsample(OpContext&);
 // shapes and layout
 Status constant(OpContext&);
 Status constant_of_shape(OpContext&);
