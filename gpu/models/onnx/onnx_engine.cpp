@@ -6,6 +6,7 @@
 #include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/models/onnx/onnx_value.h"
 
 namespace recon::gpu::onnx {
 namespace {
@@ -21,10 +22,40 @@ bool static_inputs(const std::vector<const ValueInfo*>& inputs) {
   return true;
 }
 
+// Whether node input `slot` of `op_type` is a parameter that decides the op's geometry or a
+// constant of it rather than data: Resize's roi and scales, Upsample's scales, Pad's constant.
+bool parameter_slot(const std::string& op_type, size_t slot) {
+  if (op_type == "Resize") return slot == 1 || slot == 2;
+  if (op_type == "Upsample") return slot == 1;
+  if (op_type == "Pad") return slot == 2;
+  return false;
+}
+
+// For each runtime input: whether every node that reads it reads it as a parameter.
+std::vector<bool> parameter_inputs(const Model& model, const std::vector<const ValueInfo*>& inputs) {
+  std::vector<bool> out;
+  for (const ValueInfo* in : inputs) {
+    bool read = false, only_parameter = true;
+    for (const Node& node : model.graph.nodes) {
+      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+        if (node.inputs[slot] != in->name) continue;
+        read = true;
+        only_parameter = only_parameter && parameter_slot(node.op_type, slot);
+      }
+    }
+    out.push_back(read && only_parameter);
+  }
+  return out;
+}
+
 }  // namespace
 
 Engine::Engine(Runtime& rt, Model model, const EngineOptions& options)
-    : rt_(rt), model_(std::move(model)), options_(options), inputs_(runtime_inputs(model_)) {}
+    : rt_(rt),
+      model_(std::move(model)),
+      options_(options),
+      inputs_(runtime_inputs(model_)),
+      parameter_inputs_(parameter_inputs(model_, inputs_)) {}
 
 Result<std::unique_ptr<Engine>> Engine::load(Runtime& rt, const std::string& path, const EngineOptions& options) {
   // The reader's errors name the file already; callers add it to the others (recond: "loading ... from PATH").
@@ -63,7 +94,8 @@ Result<std::unique_ptr<Engine>> Engine::from_model(Runtime& rt, Model model, con
 
 bool Engine::is_shape_tensor(size_t i) const {
   const ValueInfo& in = *inputs_[i];
-  if (in.type != ElemType::kInt64 && in.type != ElemType::kInt32) return false;
+  const bool integer = in.type == ElemType::kInt64 || in.type == ElemType::kInt32;
+  if (!integer && !(parameter_inputs_[i] && is_floating(in.type))) return false;
   if (!in.has_shape) return true;
   int64_t n = 1;
   for (int64_t d : in.dims) n *= d < 0 ? kMaxShapeTensorElements + 1 : d;

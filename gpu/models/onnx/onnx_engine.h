@@ -54,8 +54,9 @@ class Engine {
   // inputs and the values of shape tensors (is_shape_tensor) matter.
   Result<CompiledGraph*> compiled(std::span<const HostTensor> inputs);
   // Whether runtime input i is a shape tensor: an integer input of at most kMaxShapeTensorElements
-  // elements. Its value is compiled into the graph (as TensorRT treats shape tensors), so Reshape,
-  // Slice, Expand... may take shapes and axes as graph inputs.
+  // elements, or a floating one as small that only Resize's roi and scales, Upsample's scales or
+  // Pad's constant read. Its value is compiled into the graph (as TensorRT treats shape tensors), so
+  // Reshape, Slice, Expand, Resize... may take shapes, axes and scales as graph inputs.
   bool is_shape_tensor(size_t i) const;
   static constexpr int64_t kMaxShapeTensorElements = 64;
   size_t compiled_count() const { return compiled_.size(); }
@@ -79,6 +80,7 @@ class Engine {
   Model model_;
   EngineOptions options_;
   std::vector<const ValueInfo*> inputs_;
+  std::vector<bool> parameter_inputs_;  // per input: read only as a parameter (is_shape_tensor)
   FusionCounts fused_;
   // Keyed by the slot inputs' shapes and the shape tensors' bytes; at most kMaxCompiledGraphs, the
   // least recently used dropped first (each holds its activations: a client sending ever new shapes
