@@ -7,7 +7,9 @@ tests/models/onnx/onnx_torch_models_test.cpp. Seeded; written at build time into
 Models: a ResNet-style CNN (conv + batch norm + ReLU, strided residual blocks, max pool, global
 average pool, linear, softmax), a small ViT (patch embedding, class token, position embedding,
 pre-norm attention blocks with GELU MLPs, written with reshape/permute on the traced shapes so the
-export carries Shape/Gather/Concat shape arithmetic), and an MLP; all with a dynamic batch axis.
+export carries Shape/Gather/Concat shape arithmetic), an MLP, and a MobileNet-style CNN (reflect
+padding, depthwise, grouped and dilated convolutions, instance norm, PReLU, bilinear and nearest
+resizing); all with a dynamic batch axis.
 Also a head reading the MLP's output (head/model.onnx) and what the chain MLP → head gives for
 the MLP's inputs (head/chain_expected_<k>.npy).
 """
@@ -106,6 +108,26 @@ class Mlp(nn.Module):
         return self.net(x)
 
 
+class MobileSmall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, 2, 1)
+        self.pad = nn.ReflectionPad2d((1, 2, 1, 0))
+        self.dw = nn.Conv2d(16, 16, 3, 1, 0, groups=16)
+        self.pw = nn.Conv2d(16, 24, 1)
+        self.norm = nn.InstanceNorm2d(24, affine=True)
+        self.act = nn.PReLU(24)
+        self.grouped = nn.Conv2d(24, 24, 3, 1, 2, dilation=2, groups=4)
+        self.head = nn.Conv2d(24, 4, 1)
+
+    def forward(self, x):
+        y = F.relu(self.stem(x))
+        y = self.act(self.norm(self.pw(self.dw(self.pad(y)))))
+        y = F.relu(self.grouped(y) + y)
+        y = F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+        return F.interpolate(self.head(y), size=(20, 45), mode="nearest")
+
+
 class Head(nn.Module):
     """Reads the MLP's output: the second model of a chain (tests/client/recond_onnx_test.cpp)."""
 
@@ -124,7 +146,7 @@ def randomise_norms(model):
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.2)
             m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-        if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):
+        if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm, nn.InstanceNorm2d)):
             m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
             m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
 
@@ -151,6 +173,7 @@ def main():
     g = torch.Generator().manual_seed(1)
     export(out_dir, "resnet_small", ResNetSmall(), [2, 1], lambda b: torch.randn(b, 3, 32, 32, generator=g), 13)
     export(out_dir, "vit_small", VitSmall(), [2, 3], lambda b: torch.randn(b, 3, 16, 16, generator=g), 13)
+    export(out_dir, "mobile_small", MobileSmall(), [2, 1], lambda b: torch.randn(b, 3, 32, 32, generator=g), 13)
     mlp = Mlp()
     export(out_dir, "mlp", mlp, [1, 5], lambda b: torch.randn(b, 20, generator=g), 13)
     # The head on the MLP's own outputs for its inputs: what a chain of the two gives.

@@ -101,7 +101,7 @@ TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32AndFp16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxTorchModelTest,
-                         ::testing::Values("resnet_small", "vit_small", "mlp"));
+                         ::testing::Values("resnet_small", "vit_small", "mlp", "mobile_small"));
 
 TEST_F(OnnxEngineTest, TheResNetsResidualsAndActivationsFuseIntoItsConvolutions) {
   Result<std::unique_ptr<Engine>> engine =
