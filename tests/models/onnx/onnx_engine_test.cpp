@@ -274,6 +274,37 @@ TEST_F(OnnxEngineTest, ShapeTensorInputsKeyTheGraphAndHugeFoldsAreRefused) {
   EXPECT_NE(r.status().message().find("2^26"), std::string::npos) << r.status().message();
 }
 
+TEST_F(OnnxEngineTest, FloatInputsReadOnlyAsResizeScalesAreShapeTensors) {
+  const auto resize_model = [](bool scales_also_data) {
+    std::vector<Node> nodes{node("Resize", {"x", "", "scales"}, {"y"})};
+    std::vector<ValueInfo> outputs{info("y", ElemType::kFloat, {-1, -1, -1, -1})};
+    if (scales_also_data) {
+      nodes.push_back(node("Relu", {"scales"}, {"r"}));
+      outputs.push_back(info("r", ElemType::kFloat, {4}));
+    }
+    return model_of(std::move(nodes),
+                    {info("x", ElemType::kFloat, {1, 1, 2, 2}), info("scales", ElemType::kFloat, {4})},
+                    std::move(outputs));
+  };
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), resize_model(false));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  EXPECT_FALSE((*engine)->is_shape_tensor(0));
+  ASSERT_TRUE((*engine)->is_shape_tensor(1));
+  for (const std::vector<double>& scales : {std::vector<double>{1, 1, 2, 2}, std::vector<double>{1, 1, 1, 3}}) {
+    std::vector<HostTensor> in{floats({1, 1, 2, 2}, 3.0f), make_tensor(ElemType::kFloat, {4}, scales).value()};
+    Result<std::vector<HostTensor>> r = (*engine)->run(in);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ((*r)[0].dims,
+              (std::vector<int64_t>{1, 1, 2 * static_cast<int64_t>(scales[2]), 2 * static_cast<int64_t>(scales[3])}));
+    for (float v : (*r)[0].values<float>()) EXPECT_EQ(v, 3.0f);
+  }
+  EXPECT_EQ((*engine)->compiled_count(), 2u) << "one graph per value of the scales";
+  // Read as data too, the input is an ordinary one, and Resize cannot read its scales at load.
+  Result<std::unique_ptr<Engine>> mixed = Engine::from_model(rt(), resize_model(true));
+  ASSERT_FALSE(mixed.is_ok());
+  EXPECT_NE(mixed.status().message().find("'scales') must be known"), std::string::npos) << mixed.status().message();
+}
+
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
   std::vector<Node> nodes;
   std::string prev = "x";
