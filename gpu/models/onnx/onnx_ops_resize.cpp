@@ -163,7 +163,8 @@ Status resize(OpContext& ctx) {
       }
       for (size_t i : named) {
         axes[i].scale = scale;
-        axes[i].out = static_cast<int64_t>(std::nearbyint(scale * static_cast<double>(axes[i].in)));
+        // round_int of the spec: to the nearest integer, halves up.
+        axes[i].out = static_cast<int64_t>(std::floor(scale * static_cast<double>(axes[i].in) + 0.5));
       }
     } else {
       return ctx.fail("unknown keep_aspect_ratio_policy '" + policy + "'");
@@ -186,6 +187,11 @@ Status resize(OpContext& ctx) {
     for (size_t i = 0; i < named.size(); ++i) {
       axes[named[i]].roi_start = roi[i];
       axes[named[i]].roi_end = roi[i + named.size()];
+      // With scales the spec sizes the output by the region (⌊in·(end − start)·scale⌋), which the
+      // reference's coordinates do not follow: only sizes are taken with a region.
+      if (!present(3) && (roi[i] != 0.0 || roi[i + named.size()] != 1.0)) {
+        return ctx.fail("tf_crop_and_resize with scales and a region of interest (give sizes)");
+      }
     }
   }
   return resample(ctx, p, std::move(axes));
