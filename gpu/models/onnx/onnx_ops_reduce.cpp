@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/reduce.h"
@@ -85,30 +86,45 @@ Status reduce_op(OpContext& ctx, ReduceOp op, int64_t axes_input_since) {
 }
 
 // f_after(Σ f_before(x)) over the axes: L1 (|x|), SumSquare (x²), L2 (√Σx²), LogSum (log Σx).
+// Squares are formed and summed in fp32 under fp16 storage: an fp16 square overflows above 256.
 enum class Before { kNone, kAbs, kSquare };
 Status composite_sum(OpContext& ctx, Before before, UnaryOp after) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   RECON_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, x.shape(), 18));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, plan.out_shape));
   RECON_ASSIGN_OR_RETURN(Arg out_kept, gpu::ops::reshape_view(out, plan.kept));
-  Arg mapped = x;
+  const DType work = before == Before::kSquare ? DType::kF32 : x.dtype();
+  Arg src = x;
+  if (work != x.dtype()) {
+    RECON_ASSIGN_OR_RETURN(src, ctx.scratch(work, x.shape()));
+    RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), x, src));
+  }
+  // The sums land in the output unless they are in another dtype than it.
+  Arg result = out_kept;
+  if (work != out.dtype()) {
+    RECON_ASSIGN_OR_RETURN(result, ctx.scratch(work, plan.kept));
+  }
+  Arg mapped = src;
   if (before != Before::kNone) {
-    // Without axes to reduce, the map writes the output itself.
+    // Without axes to reduce, the map writes the result itself.
     if (plan.axes.empty()) {
-      mapped = out_kept;
+      mapped = result;
     } else {
-      RECON_ASSIGN_OR_RETURN(mapped, ctx.scratch(x.dtype(), x.shape()));
+      RECON_ASSIGN_OR_RETURN(mapped, ctx.scratch(work, x.shape()));
     }
-    RECON_RETURN_IF_ERROR(before == Before::kAbs ? gpu::ops::unary(ctx.graph(), UnaryOp::kAbs, x, mapped)
-                                                 : gpu::ops::binary(ctx.graph(), BinaryOp::kMul, x, x, mapped));
+    RECON_RETURN_IF_ERROR(before == Before::kAbs ? gpu::ops::unary(ctx.graph(), UnaryOp::kAbs, src, mapped)
+                                                 : gpu::ops::binary(ctx.graph(), BinaryOp::kMul, src, src, mapped));
   }
   if (!plan.axes.empty()) {
-    RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kSum, mapped, plan, out_kept));
+    RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kSum, mapped, plan, result));
   } else if (before == Before::kNone) {
-    RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), UnaryOp::kIdentity, x, out_kept));
+    RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), UnaryOp::kIdentity, src, result));
   }
-  if (after == UnaryOp::kIdentity) return Status::ok();
-  return gpu::ops::unary(ctx.graph(), after, out_kept, out_kept);
+  if (after != UnaryOp::kIdentity) {
+    RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), after, result, result));
+  }
+  if (result.dtype() == out_kept.dtype()) return Status::ok();
+  return gpu::ops::cast(ctx.graph(), result, out_kept);
 }
 
 Status arg_reduce(OpContext& ctx, bool max) {

@@ -305,6 +305,26 @@ TEST_F(OnnxEngineTest, FloatInputsReadOnlyAsResizeScalesAreShapeTensors) {
   EXPECT_NE(mixed.status().message().find("'scales') must be known"), std::string::npos) << mixed.status().message();
 }
 
+TEST_F(OnnxEngineTest, ReduceL2AndSumSquareSquareInFp32UnderFp16Storage) {
+  // 1000² overflows fp16; the norm, 1000·√8 ≈ 2828, does not.
+  for (const char* op : {"ReduceL2", "ReduceSumSquare"}) {
+    Node reduce = node(op, {"x"}, {"y"});
+    Attribute axes;
+    axes.name = "axes";
+    axes.kind = Attribute::Kind::kInts;
+    axes.ints = {1};
+    reduce.attributes.push_back(axes);
+    Model m = model_of({reduce}, {info("x", ElemType::kFloat, {2, 8})}, {info("y", ElemType::kFloat, {2, 1})});
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m), {DType::kF16});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    const HostTensor x = floats({2, 8}, std::string(op) == "ReduceL2" ? 1000.0f : 80.0f);
+    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&x, 1));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const double want = std::string(op) == "ReduceL2" ? 1000.0 * std::sqrt(8.0) : 8 * 80.0 * 80.0;
+    for (float v : (*r)[0].values<float>()) EXPECT_NEAR(v, want, want * 1e-3) << op;
+  }
+}
+
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
   std::vector<Node> nodes;
   std::string prev = "x";
