@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* recon_status, recon_dtype and RECON_INIT, shared with the GPU runtime's recon/runtime.h. */
+#include "recon/c_common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,32 +30,6 @@ extern "C" {
 
 #define RECON_C_ABI_VERSION 1
 #define RECON_MAX_DIMS 8
-/* Zero-fills a struct and sets its struct_size: recon_infer_options o = RECON_INIT(recon_infer_options); */
-#define RECON_INIT(type) ((type){.struct_size = sizeof(type)})
-
-typedef enum recon_status {
-  RECON_OK = 0,
-  RECON_INVALID_ARGUMENT = 1,
-  RECON_NOT_FOUND = 2,
-  RECON_PERMISSION_DENIED = 3,
-  RECON_RESOURCE_EXHAUSTED = 4,
-  RECON_UNAVAILABLE = 5, /* also: no daemon, no answer in time, the daemon went away */
-  RECON_INTERNAL = 6,
-  RECON_DATA_LOSS = 7,
-  RECON_UNIMPLEMENTED = 8,
-  RECON_CANCELLED = 9,
-  RECON_UNKNOWN = 99
-} recon_status;
-
-typedef enum recon_dtype {
-  RECON_F32 = 0,
-  RECON_F16 = 1,
-  RECON_BF16 = 2,
-  RECON_U8 = 3,
-  RECON_I32 = 4,
-  RECON_U32 = 5,
-  RECON_I64 = 6
-} recon_dtype;
 
 typedef struct recon_client recon_client;
 typedef struct recon_result recon_result;
