@@ -1,11 +1,13 @@
 /* Every op of recon/runtime.h run at once, in f32 and f16, against a straightforward CPU
  * reference computed here in double from the values the device holds (downloaded back, so f16
  * inputs are compared as rounded); plus device enumeration and the f32 ↔ f16 conversions of
- * upload and download. Tolerances are the op library's (docs/GPU_RUNTIME.md "The C API"): a GEMM
- * (matmul, linear, conv2d) within tol·(Σ|products| + |bias| + |beta·c|) with tol 1e-5 (f32) or
- * 2e-3 (f16); softmax within 1e-5 / 2e-3 of max(|ref|, 1e-3); layer norm 1e-5 / 4e-3 of
- * max(|ref|, 1); add and mul 1e-6 / 1e-3 relative.
- *   ops_test                 (RECON_TEST_DEVICE=N picks the device; default: lavapipe) */
+ * upload and download; and calls on one context from two threads at once. Tolerances are the op library's
+ * (docs/GPU_RUNTIME.md "The C API"): a GEMM (matmul, linear, conv2d) within tol·(Σ|products| + |bias| + |beta·c|) with
+ * tol 1e-5 (f32) or 2e-3 (f16); softmax within 1e-5 / 2e-3 of max(|ref|, 1e-3); layer norm 1e-5 / 4e-3 of max(|ref|,
+ * 1); add and mul 1e-6 / 1e-3 relative. ops_test                 (RECON_TEST_DEVICE=N picks the device; default:
+ * lavapipe) */
+#include <threads.h>
+
 #include "test_util.h"
 
 static double gemm_tol(recon_dtype dtype) {
@@ -356,6 +358,54 @@ static void test_softmax_layer_norm(recon_context* ctx, recon_dtype dtype) {
   recon_tensor_release(x), recon_tensor_release(w), recon_tensor_release(b), recon_tensor_release(out);
 }
 
+/* Two threads, one context: each uploads, adds and downloads its own tensors 20 times. */
+typedef struct thread_job {
+  recon_context* ctx;
+  uint32_t seed;
+  int wrong;
+} thread_job;
+
+static int add_loop(void* arg) {
+  thread_job* job = arg;
+  enum { N = 4096 };
+  const uint64_t shape[] = {64, 64};
+  recon_tensor *a = NULL, *b = NULL, *out = NULL;
+  if (recon_tensor_create(job->ctx, RECON_F32, 2, shape, &a) != RECON_OK ||
+      recon_tensor_create(job->ctx, RECON_F32, 2, shape, &b) != RECON_OK ||
+      recon_tensor_create(job->ctx, RECON_F32, 2, shape, &out) != RECON_OK) {
+    job->wrong = -1;
+    return 0;
+  }
+  static float x[2][N], y[2][N], got[2][N];
+  float *hx = x[job->seed & 1], *hy = y[job->seed & 1], *hg = got[job->seed & 1];
+  uint32_t state = job->seed;
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < N; ++i) {
+      state = state * 1664525u + 1013904223u;
+      hx[i] = (float)(state >> 8) / 65536.0f;
+      hy[i] = (float)round - (float)i;
+    }
+    if (recon_tensor_upload(a, RECON_F32, hx, sizeof(float) * N) != RECON_OK ||
+        recon_tensor_upload(b, RECON_F32, hy, sizeof(float) * N) != RECON_OK ||
+        recon_add(job->ctx, NULL, a, b, out) != RECON_OK ||
+        recon_tensor_download(out, RECON_F32, hg, sizeof(float) * N) != RECON_OK) {
+      job->wrong = -1;
+      break;
+    }
+    for (int i = 0; i < N; ++i) job->wrong += hg[i] != hx[i] + hy[i];
+  }
+  recon_tensor_release(a), recon_tensor_release(b), recon_tensor_release(out);
+  return 0;
+}
+
+static void test_threads(recon_context* ctx) {
+  thread_job jobs[2] = {{ctx, 1, 0}, {ctx, 2, 0}};
+  thrd_t threads[2];
+  for (int i = 0; i < 2; ++i) CHECK(thrd_create(&threads[i], add_loop, &jobs[i]) == thrd_success);
+  for (int i = 0; i < 2; ++i) CHECK(thrd_join(threads[i], NULL) == thrd_success);
+  CHECK(jobs[0].wrong == 0 && jobs[1].wrong == 0);
+}
+
 int main(void) {
   test_devices();
   recon_context* ctx = open_context();
@@ -374,6 +424,7 @@ int main(void) {
     test_conv2d(ctx, dtypes[d]);
     test_softmax_layer_norm(ctx, dtypes[d]);
   }
+  test_threads(ctx);
   recon_context_release(ctx);
   if (failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);
