@@ -18,17 +18,17 @@ using namespace recon::runtime_c;
 
 namespace {
 
-const gpu::Tensor& T(const recon_tensor* t) {
+const gpu::Tensor& tensor_of(const recon_tensor* t) {
   return t->state->tensor;
 }
 
 std::optional<gpu::Arg> optional_arg(const recon_tensor* t) {
   if (t == nullptr) return std::nullopt;
-  return gpu::Arg(T(t));
+  return gpu::Arg(tensor_of(t));
 }
 
 std::string shape_of(const recon_tensor* t) {
-  return gpu::shape_string(T(t).shape());
+  return gpu::shape_string(tensor_of(t).shape());
 }
 
 std::string bits(float f) {
@@ -39,9 +39,9 @@ std::string bits(float f) {
 
 Status same_dtype(const recon_tensor* first, const char* first_name, const recon_tensor* other,
                   const char* other_name) {
-  if (other == nullptr || T(other).dtype() == T(first).dtype()) return Status::ok();
-  return invalid_argument(std::string(other_name) + " is " + dtype_string(T(other).dtype()) + " but " + first_name +
-                          " is " + dtype_string(T(first).dtype()));
+  if (other == nullptr || tensor_of(other).dtype() == tensor_of(first).dtype()) return Status::ok();
+  return invalid_argument(std::string(other_name) + " is " + dtype_string(tensor_of(other).dtype()) + " but " +
+                          first_name + " is " + dtype_string(tensor_of(first).dtype()));
 }
 
 Status check_activation(recon_activation activation) {
@@ -70,7 +70,7 @@ Status check_matmul(const recon_context* context, const recon_tensor* a, const r
   RECON_RETURN_IF_ERROR(same_dtype(a, "a", b, "b"));
   RECON_RETURN_IF_ERROR(same_dtype(a, "a", c, "c"));
   if (c == a || c == b) return invalid_argument("c must not be a or b");
-  const gpu::Shape &sa = T(a).shape(), &sb = T(b).shape(), &sc = T(c).shape();
+  const gpu::Shape &sa = tensor_of(a).shape(), &sb = tensor_of(b).shape(), &sc = tensor_of(c).shape();
   for (auto [s, name] : {std::pair{&sa, "a"}, std::pair{&sb, "b"}, std::pair{&sc, "c"}}) {
     if (s->size() != 2 && s->size() != 3) {
       return invalid_argument(std::string(name) + " is " + gpu::shape_string(*s) + "; 2-D or 3-D (batched) expected");
@@ -106,14 +106,14 @@ Status check_binary(const recon_context* context, const recon_tensor* a, const r
   RECON_RETURN_IF_ERROR(check_tensor(context, out, "out"));
   RECON_RETURN_IF_ERROR(same_dtype(a, "a", b, "b"));
   RECON_RETURN_IF_ERROR(same_dtype(a, "a", out, "out"));
-  Result<gpu::Shape> shape = gpu::ops::broadcast_shape(T(a).shape(), T(b).shape());
+  Result<gpu::Shape> shape = gpu::ops::broadcast_shape(tensor_of(a).shape(), tensor_of(b).shape());
   if (!shape.is_ok()) {
     return invalid_argument("a " + shape_of(a) + " and b " + shape_of(b) + " do not broadcast");
   }
-  if (*shape != T(out).shape()) {
+  if (*shape != tensor_of(out).shape()) {
     return invalid_argument("out is " + shape_of(out) + " but a and b broadcast to " + gpu::shape_string(*shape));
   }
-  if ((out == a || out == b) && T(a).shape() != T(b).shape()) {
+  if ((out == a || out == b) && tensor_of(a).shape() != tensor_of(b).shape()) {
     return invalid_argument("out may be a or b only where a and b have one shape");
   }
   return Status::ok();
@@ -131,18 +131,18 @@ Status check_linear(const recon_context* context, const recon_tensor* input, con
   RECON_RETURN_IF_ERROR(same_dtype(input, "input", output, "output"));
   RECON_RETURN_IF_ERROR(check_activation(activation));
   if (output == input || output == weight || output == bias) return invalid_argument("output must not be an input");
-  const gpu::Shape &x = T(input).shape(), &w = T(weight).shape();
+  const gpu::Shape &x = tensor_of(input).shape(), &w = tensor_of(weight).shape();
   if (w.size() != 2) return invalid_argument("weight is " + shape_of(weight) + "; [N, K] expected");
   if (x.back() != w[1]) {
     return invalid_argument("input " + shape_of(input) + " has K = " + std::to_string(x.back()) + " but weight " +
                             shape_of(weight) + " has K = " + std::to_string(w[1]));
   }
-  if (bias != nullptr && T(bias).shape() != gpu::Shape{w[0]}) {
+  if (bias != nullptr && tensor_of(bias).shape() != gpu::Shape{w[0]}) {
     return invalid_argument("bias is " + shape_of(bias) + "; [" + std::to_string(w[0]) + "] expected");
   }
   gpu::Shape want = x;
   want.back() = w[0];
-  if (T(output).shape() != want) {
+  if (tensor_of(output).shape() != want) {
     return invalid_argument("output is " + shape_of(output) + "; " + gpu::shape_string(want) + " expected");
   }
   return Status::ok();
@@ -170,14 +170,14 @@ Result<gpu::ops::Conv2dParams> check_conv2d(const recon_context* context, const 
                          ": the op library's conv2d has none");
   }
   if (output == input || output == weight || output == bias) return invalid_argument("output must not be an input");
-  const gpu::Shape &x = T(input).shape(), &w = T(weight).shape();
+  const gpu::Shape &x = tensor_of(input).shape(), &w = tensor_of(weight).shape();
   if (x.size() != 4) return invalid_argument("input is " + shape_of(input) + "; [B, Cin, H, W] expected");
   if (w.size() != 4) return invalid_argument("weight is " + shape_of(weight) + "; [Cout, Cin, KH, KW] expected");
   if (w[1] != x[1]) {
     return invalid_argument("weight " + shape_of(weight) + " has Cin = " + std::to_string(w[1]) + " but input " +
                             shape_of(input) + " has " + std::to_string(x[1]) + " channels");
   }
-  if (bias != nullptr && T(bias).shape() != gpu::Shape{w[0]}) {
+  if (bias != nullptr && tensor_of(bias).shape() != gpu::Shape{w[0]}) {
     return invalid_argument("bias is " + shape_of(bias) + "; [" + std::to_string(w[0]) + "] expected");
   }
   gpu::ops::Conv2dParams params;
@@ -187,7 +187,7 @@ Result<gpu::ops::Conv2dParams> check_conv2d(const recon_context* context, const 
   params.pad_w = d.pad_w;
   Result<gpu::Shape> want = gpu::ops::conv2d_output_shape(x, w, params);
   if (!want.is_ok()) return want.status();
-  if (T(output).shape() != *want) {
+  if (tensor_of(output).shape() != *want) {
     return invalid_argument("output is " + shape_of(output) + "; " + gpu::shape_string(*want) + " expected");
   }
   *activation = d.activation;
@@ -200,7 +200,7 @@ Status check_rowwise(const recon_context* context, const recon_tensor* x, const 
   RECON_RETURN_IF_ERROR(check_tensor(context, out, "out"));
   RECON_RETURN_IF_ERROR(same_dtype(x, "x", out, "out"));
   if (out == x) return invalid_argument("out must not be x");
-  if (T(out).shape() != T(x).shape()) {
+  if (tensor_of(out).shape() != tensor_of(x).shape()) {
     return invalid_argument("out is " + shape_of(out) + " but x is " + shape_of(x));
   }
   return Status::ok();
@@ -213,9 +213,9 @@ Status check_layer_norm(const recon_context* context, const recon_tensor* x, con
   RECON_RETURN_IF_ERROR(check_tensor(context, bias, "bias", true));
   RECON_RETURN_IF_ERROR(same_dtype(x, "x", weight, "weight"));
   RECON_RETURN_IF_ERROR(same_dtype(x, "x", bias, "bias"));
-  const gpu::Shape c{T(x).shape().back()};
+  const gpu::Shape c{tensor_of(x).shape().back()};
   for (auto [t, name] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
-    if (t != nullptr && T(t).shape() != c) {
+    if (t != nullptr && tensor_of(t).shape() != c) {
       return invalid_argument(std::string(name) + " is " + shape_of(t) + "; " + gpu::shape_string(c) + " expected");
     }
   }
@@ -239,7 +239,8 @@ recon_status recon_matmul(recon_context* context, recon_sequence* sequence, cons
     options.beta = beta;
     return run_or_record("recon_matmul", context, sequence,
                          "matmul " + bits(alpha) + " " + bits(beta) + " " + std::to_string(flags),
-                         {{"a", a}, {"b", b}, {"c", c}}, [ta = T(a), tb = T(b), tc = T(c), options](gpu::Graph& g) {
+                         {{"a", a}, {"b", b}, {"c", c}},
+                         [ta = tensor_of(a), tb = tensor_of(b), tc = tensor_of(c), options](gpu::Graph& g) {
                            return gpu::ops::matmul(g, g.runtime().caps(), ta, tb, tc, options);
                          });
   });
@@ -250,9 +251,10 @@ recon_status recon_add(recon_context* context, recon_sequence* sequence, const r
   return guarded([&] {
     const Status checked = check_binary(context, a, b, out);
     if (!checked.is_ok()) return fail("recon_add", checked);
-    return run_or_record(
-        "recon_add", context, sequence, "add", {{"a", a}, {"b", b}, {"out", out}},
-        [ta = T(a), tb = T(b), to = T(out)](gpu::Graph& g) { return gpu::ops::binary_add(g, ta, tb, to); });
+    return run_or_record("recon_add", context, sequence, "add", {{"a", a}, {"b", b}, {"out", out}},
+                         [ta = tensor_of(a), tb = tensor_of(b), to = tensor_of(out)](gpu::Graph& g) {
+                           return gpu::ops::binary_add(g, ta, tb, to);
+                         });
   });
 }
 
@@ -261,9 +263,10 @@ recon_status recon_mul(recon_context* context, recon_sequence* sequence, const r
   return guarded([&] {
     const Status checked = check_binary(context, a, b, out);
     if (!checked.is_ok()) return fail("recon_mul", checked);
-    return run_or_record(
-        "recon_mul", context, sequence, "mul", {{"a", a}, {"b", b}, {"out", out}},
-        [ta = T(a), tb = T(b), to = T(out)](gpu::Graph& g) { return gpu::ops::binary_mul(g, ta, tb, to); });
+    return run_or_record("recon_mul", context, sequence, "mul", {{"a", a}, {"b", b}, {"out", out}},
+                         [ta = tensor_of(a), tb = tensor_of(b), to = tensor_of(out)](gpu::Graph& g) {
+                           return gpu::ops::binary_mul(g, ta, tb, to);
+                         });
   });
 }
 
@@ -275,11 +278,11 @@ recon_status recon_linear(recon_context* context, recon_sequence* sequence, cons
     if (!checked.is_ok()) return fail("recon_linear", checked);
     gpu::ops::Epilogue epilogue;
     epilogue.activation = static_cast<gpu::ops::Activation>(activation);
-    return run_or_record("recon_linear", context, sequence, "linear " + std::to_string(static_cast<int>(activation)),
-                         {{"input", input}, {"weight", weight}, {"bias", bias}, {"output", output}},
-                         [x = T(input), w = T(weight), b = optional_arg(bias), o = T(output), epilogue](gpu::Graph& g) {
-                           return gpu::ops::linear(g, g.runtime().caps(), x, w, b, o, epilogue);
-                         });
+    return run_or_record(
+        "recon_linear", context, sequence, "linear " + std::to_string(static_cast<int>(activation)),
+        {{"input", input}, {"weight", weight}, {"bias", bias}, {"output", output}},
+        [x = tensor_of(input), w = tensor_of(weight), b = optional_arg(bias), o = tensor_of(output),
+         epilogue](gpu::Graph& g) { return gpu::ops::linear(g, g.runtime().caps(), x, w, b, o, epilogue); });
   });
 }
 
@@ -298,9 +301,8 @@ recon_status recon_conv2d(recon_context* context, recon_sequence* sequence, cons
         "conv2d " + std::to_string(p.stride_h) + " " + std::to_string(p.stride_w) + " " + std::to_string(p.pad_h) +
             " " + std::to_string(p.pad_w) + " " + std::to_string(static_cast<int>(activation)),
         {{"input", input}, {"weight", weight}, {"bias", bias}, {"output", output}},
-        [x = T(input), w = T(weight), b = optional_arg(bias), o = T(output), p, epilogue](gpu::Graph& g) {
-          return gpu::ops::conv2d(g, g.runtime().caps(), x, w, b, o, p, epilogue);
-        });
+        [x = tensor_of(input), w = tensor_of(weight), b = optional_arg(bias), o = tensor_of(output), p,
+         epilogue](gpu::Graph& g) { return gpu::ops::conv2d(g, g.runtime().caps(), x, w, b, o, p, epilogue); });
   });
 }
 
@@ -308,8 +310,9 @@ recon_status recon_softmax(recon_context* context, recon_sequence* sequence, con
   return guarded([&] {
     const Status checked = check_rowwise(context, x, out);
     if (!checked.is_ok()) return fail("recon_softmax", checked);
-    return run_or_record("recon_softmax", context, sequence, "softmax", {{"x", x}, {"out", out}},
-                         [tx = T(x), to = T(out)](gpu::Graph& g) { return gpu::ops::softmax(g, tx, to); });
+    return run_or_record(
+        "recon_softmax", context, sequence, "softmax", {{"x", x}, {"out", out}},
+        [tx = tensor_of(x), to = tensor_of(out)](gpu::Graph& g) { return gpu::ops::softmax(g, tx, to); });
   });
 }
 
@@ -320,7 +323,7 @@ recon_status recon_layer_norm(recon_context* context, recon_sequence* sequence, 
     if (!checked.is_ok()) return fail("recon_layer_norm", checked);
     return run_or_record("recon_layer_norm", context, sequence, "layer_norm " + bits(eps),
                          {{"x", x}, {"weight", weight}, {"bias", bias}, {"out", out}},
-                         [tx = T(x), w = optional_arg(weight), b = optional_arg(bias), to = T(out),
+                         [tx = tensor_of(x), w = optional_arg(weight), b = optional_arg(bias), to = tensor_of(out),
                           eps](gpu::Graph& g) { return gpu::ops::layer_norm(g, tx, w, b, to, eps); });
   });
 }
