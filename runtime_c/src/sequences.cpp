@@ -50,9 +50,9 @@ recon_status recon_sequence_submit(recon_sequence* sequence) {
       auto graph = std::make_unique<gpu::Graph>(ctx->runtime());
       for (size_t i = 0; i < sequence->ops.size(); ++i) {
         Status recorded = sequence->ops[i](*graph);
-        if (!recorded.is_ok()) {  // each recorded cleanly on its own when it was added
-          return fail(kFn, internal_error("op " + std::to_string(i) + " did not record: " + recorded.message()));
-        }
+        // Each op recorded cleanly on its own when it was added; what fails here is the device
+        // (memory, a lost device), so the code is kept.
+        if (!recorded.is_ok()) return fail(kFn, recorded.with_context("recording op " + std::to_string(i)));
       }
       sequence->graph = std::move(graph);
     }
