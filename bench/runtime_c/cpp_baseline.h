@@ -1,5 +1,6 @@
 /* The baseline of matmul_latency.c: the same matmuls through the C++ runtime (gpu::Graph, as the
- * model engines use it), on the same device in the same process. C-callable. */
+ * model engines use it), on the same device in the same process. C-callable, so that the C
+ * program can interleave its blocks of samples with the baseline's. */
 #ifndef RECON_BENCH_RUNTIME_C_CPP_BASELINE_H
 #define RECON_BENCH_RUNTIME_C_CPP_BASELINE_H
 
@@ -9,13 +10,16 @@
 extern "C" {
 #endif
 
-typedef struct cpp_baseline_result {
-  double single_us; /* median Graph::run() of one n×n×n matmul */
-  double per_op_us; /* median Graph::run() of `ops` chained matmuls, divided by ops */
-} cpp_baseline_result;
+typedef struct cpp_baseline cpp_baseline;
 
-/* 0 on success; else prints why to stderr and returns 1. */
-int cpp_baseline_run(uint32_t device, int n, int ops, int iters, int sequence_iters, cpp_baseline_result* out);
+/* A runtime on `device`, n×n f32 operands (every element 1/n), one recorded Graph holding one
+ * matmul and one holding `ops` chained matmuls, each run 3 times to warm up. NULL on failure
+ * (the reason printed to stderr). */
+cpp_baseline* cpp_baseline_open(uint32_t device, int n, int ops);
+/* Runs the one-matmul graph (chain = 0) or the chain (chain = 1) `count` times with
+ * Graph::run(), storing each run's microseconds in samples[0..count); 0 on success. */
+int cpp_baseline_time(cpp_baseline* baseline, int chain, int count, double* samples);
+void cpp_baseline_close(cpp_baseline* baseline);
 
 #ifdef __cplusplus
 }
