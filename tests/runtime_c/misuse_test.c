@@ -7,6 +7,15 @@
 
 #include "test_util.h"
 
+/* The values shared with recon.h (recon/c_common.h) are ABI: never renumbered. */
+_Static_assert(RECON_OK == 0 && RECON_INVALID_ARGUMENT == 1 && RECON_NOT_FOUND == 2 && RECON_PERMISSION_DENIED == 3 &&
+                   RECON_RESOURCE_EXHAUSTED == 4 && RECON_UNAVAILABLE == 5 && RECON_INTERNAL == 6 &&
+                   RECON_DATA_LOSS == 7 && RECON_UNIMPLEMENTED == 8 && RECON_CANCELLED == 9 && RECON_UNKNOWN == 99,
+               "recon_status values changed");
+_Static_assert(RECON_F32 == 0 && RECON_F16 == 1 && RECON_BF16 == 2 && RECON_U8 == 3 && RECON_I32 == 4 &&
+                   RECON_U32 == 5 && RECON_I64 == 6,
+               "recon_dtype values changed");
+
 static int other_thread(void* unused) {
   (void)unused;
   /* This thread's failure leaves the main thread's last error alone. */
