@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest runtime_c.installed_package: installs librecon-runtime (component recon_runtime) from the
 # build tree to a temporary prefix and checks what a user's build sees: the headers, the library
-# and librecon-runtime.pc (its version the project's). Then the C tests of tests/runtime_c are
+# and librecon-runtime.pc (its version the project's). Then the C tests of tests/gpu/c_api are
 # compiled as C11 (-Wall -Wextra -Werror -pedantic) through pkg-config against the INSTALLED
 # package and run; a program including librecon's recon.h (from the source tree) and the installed
 # runtime.h together compiles and runs (the enums they share are defined once, in c_common.h).
@@ -30,7 +30,7 @@ libdir=$(pkg-config --variable=libdir librecon-runtime)
 
 for name in ops_test sequence_test misuse_test; do
   # shellcheck disable=SC2046
-  cc -std=c11 -Wall -Wextra -Werror -pedantic "$source/tests/runtime_c/$name.c" -o "$work/$name" \
+  cc -std=c11 -Wall -Wextra -Werror -pedantic "$source/tests/gpu/c_api/$name.c" -o "$work/$name" \
     $(pkg-config --cflags --libs librecon-runtime) -lm -pthread
   LD_LIBRARY_PATH="$libdir" "$work/$name"
 done
