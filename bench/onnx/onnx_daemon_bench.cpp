@@ -233,10 +233,19 @@ Load closed_loop(const Setup& s, const std::string& model, int clients, double s
   return {static_cast<double>(all.size()) / seconds, all[all.size() / 2] * 1e3};
 }
 
+// The daemon's counters of `model` (GetStatus): requests, rows, engine calls, queue and compute time.
+ModelStatus counters_of(const Setup& s, const std::string& model) {
+  for (const ModelStatus& m : Client::connect_control(s.recond->options()).status().models) {
+    if (m.name == model) return m;
+  }
+  return {};
+}
+
 void BM_Clients(benchmark::State& state) {
   SETUP_OR_SKIP(s);
   const int clients = static_cast<int>(state.range(0));
   closed_loop(s, "bench_batched", clients, 0.5);  // compiles the batch sizes the load forms
+  const ModelStatus before = counters_of(s, "bench_batched");
   double alone_rps = 0, batched_rps = 0, alone_p50 = 0, batched_p50 = 0;
   for (auto _ : state) {
     const Load alone = closed_loop(s, "bench", clients, 2.0);
@@ -253,6 +262,13 @@ void BM_Clients(benchmark::State& state) {
   state.counters["alone_p50_ms"] = alone_p50 / n;
   state.counters["batched_p50_ms"] = batched_p50 / n;
   state.counters["gain"] = batched_rps / std::max(alone_rps, 1e-9);
+  // Where the batched requests' time went, from the daemon's own counters.
+  const ModelStatus after = counters_of(s, "bench_batched");
+  const double calls = static_cast<double>(std::max<uint64_t>(after.executions - before.executions, 1));
+  const double requests = static_cast<double>(std::max<uint64_t>(after.requests - before.requests, 1));
+  state.counters["batched_rows_per_call"] = static_cast<double>(after.inferences - before.inferences) / calls;
+  state.counters["batched_queue_ms"] = static_cast<double>(after.queue_us - before.queue_us) / requests / 1e3;
+  state.counters["batched_compute_ms"] = static_cast<double>(after.compute_us - before.compute_us) / requests / 1e3;
   state.SetLabel(std::to_string(clients) + " clients in a closed loop, each request alone vs dynamic batching");
 }
 

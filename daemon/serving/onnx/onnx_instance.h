@@ -47,8 +47,8 @@ class OnnxInstance final : public ModelInstance {
   void run(std::vector<ModelInput> inputs, const std::vector<std::string>& outputs, HandleReservation reservation,
            const std::string& model, const Responder& answer, const WorkerContext& worker);
   // Runs requests of one BatchKey (OnnxRows) as one call: every input is their rows concatenated
-  // along the first axis, padded to a power of two (so that at most log2(max_rows) + 2 graphs are
-  // ever compiled); each request gets its own rows of every output (views of one device buffer).
+  // along the first axis, padded to a power of two or max_rows (the batch sizes the load compiled);
+  // each request gets its own rows of every output (views of one device buffer).
   void run_batch(std::vector<BatchWork> batch, const WorkerContext& worker);
 
  private:

@@ -22,6 +22,11 @@ namespace recon::gpu::onnx {
 
 struct EngineOptions {
   DType float_dtype = DType::kF32;  // kF16: fp16 storage, fp32 arithmetic
+  // Compiled graphs kept (one per set of input shapes, each holding its activations), the least
+  // recently used dropped beyond: a client sending ever new shapes must not grow the process
+  // without bound. The daemon raises it for a model with dynamic batching by the batch sizes it
+  // compiles at load.
+  size_t max_compiled_graphs = 8;
 };
 
 // One input of run_on_device: its ONNX type and shape, and its values either on the host
@@ -60,7 +65,6 @@ class Engine {
   bool is_shape_tensor(size_t i) const;
   static constexpr int64_t kMaxShapeTensorElements = 64;
   size_t compiled_count() const { return compiled_.size(); }
-  static constexpr size_t kMaxCompiledGraphs = 8;
   // What the load-time rewrites fused (onnx_fusion.h).
   const FusionCounts& fused() const { return fused_; }
 
@@ -82,9 +86,8 @@ class Engine {
   std::vector<const ValueInfo*> inputs_;
   std::vector<bool> parameter_inputs_;  // per input: read only as a parameter (is_shape_tensor)
   FusionCounts fused_;
-  // Keyed by the slot inputs' shapes and the shape tensors' bytes; at most kMaxCompiledGraphs, the
-  // least recently used dropped first (each holds its activations: a client sending ever new shapes
-  // must not grow the daemon without bound).
+  // Keyed by the slot inputs' shapes and the shape tensors' bytes; at most
+  // options_.max_compiled_graphs, the least recently used dropped first.
   using Key = std::vector<std::vector<int64_t>>;
   std::map<Key, std::unique_ptr<CompiledGraph>> compiled_;
   std::list<Key> recent_;  // most recently used first

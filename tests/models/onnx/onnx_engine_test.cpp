@@ -247,7 +247,7 @@ TEST_F(OnnxEngineTest, AFailedCompileGivesBackEveryPooledByte) {
 }
 
 // A shape tensor is a graph input whose values decide shapes: each value set compiles its own
-// graph (the least recently used dropped beyond kMaxCompiledGraphs), and one that would make the
+// graph (the least recently used dropped beyond EngineOptions::max_compiled_graphs), and one that would make the
 // host fold a huge tensor is refused, not allocated.
 TEST_F(OnnxEngineTest, ShapeTensorInputsKeyTheGraphAndHugeFoldsAreRefused) {
   Node fill = node("ConstantOfShape", {"shape"}, {"y"});
@@ -262,12 +262,12 @@ TEST_F(OnnxEngineTest, ShapeTensorInputsKeyTheGraphAndHugeFoldsAreRefused) {
     EXPECT_EQ((*r)[0].dims, dims);
   }
   EXPECT_EQ((*engine)->compiled_count(), 2u);
-  // Ever new shapes keep at most kMaxCompiledGraphs graphs.
+  // Ever new shapes keep at most max_compiled_graphs graphs.
   for (int64_t n = 1; n <= 12; ++n) {
     const HostTensor shape = make_int64_tensor({2}, std::vector<int64_t>{n, 2});
     ASSERT_TRUE((*engine)->run(std::span<const HostTensor>(&shape, 1)).is_ok());
   }
-  EXPECT_EQ((*engine)->compiled_count(), Engine::kMaxCompiledGraphs);
+  EXPECT_EQ((*engine)->compiled_count(), EngineOptions{}.max_compiled_graphs);
   const HostTensor huge = make_int64_tensor({2}, std::vector<int64_t>{int64_t{1} << 14, int64_t{1} << 14});
   Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&huge, 1));
   ASSERT_FALSE(r.is_ok());
