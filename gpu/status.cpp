@@ -1,6 +1,12 @@
 #include "gpu/status.h"
 
+#include <cstring>
+
 namespace recon {
+
+std::string errno_text(std::string_view what, int error) {
+  return std::string(what) + ": " + std::strerror(error);
+}
 
 const char* status_code_name(StatusCode code) {
   switch (code) {

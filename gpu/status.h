@@ -3,9 +3,11 @@
 // and a human message; impossible states are bugs and abort loudly instead.
 #pragma once
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -52,6 +54,9 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
+
+// "what: <strerror(error)>", the message of a failed system call.
+std::string errno_text(std::string_view what, int error = errno);
 
 inline Status invalid_argument(std::string m) {
   return {StatusCode::kInvalidArgument, std::move(m)};

@@ -13,10 +13,6 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const char* call) {
-  return std::string(call) + ": " + std::strerror(errno);
-}
-
 Result<sockaddr_un> unix_address(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;

@@ -15,10 +15,6 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const char* call) {
-  return std::string(call) + ": " + std::strerror(errno);
-}
-
 // Sends a finished request, waits for its answer, verifies it and checks the id and type.
 // The answer's bytes are returned with it: the Response pointer points into them.
 struct Answer {

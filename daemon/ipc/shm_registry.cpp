@@ -30,10 +30,6 @@ struct ShmRegion {
 
 namespace {
 
-std::string errno_text(const char* call) {
-  return std::string(call) + ": " + std::strerror(errno);
-}
-
 std::string mib(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));

@@ -10,14 +10,6 @@
 #include <string>
 
 namespace recon::daemon {
-namespace {
-
-std::string errno_text(const std::string& what, int error = errno) {
-  return what + ": " + std::strerror(error);
-}
-
-}  // namespace
-
 SignalAction SignalEvent::action() const {
   switch (signal) {
     case SIGTERM:

@@ -18,10 +18,6 @@
 namespace recon::daemon {
 namespace {
 
-std::string errno_text(const std::string& what, int error = errno) {
-  return what + ": " + std::strerror(error);
-}
-
 int socket_type_constant(UnixSocketType type) {
   return type == UnixSocketType::kStream ? SOCK_STREAM : SOCK_SEQPACKET;
 }

@@ -11,10 +11,6 @@
 namespace recon::client {
 namespace {
 
-Error invalid(const std::string& message) {
-  return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message);
-}
-
 flatbuffers::Offset<wire::Image> image_ref(flatbuffers::FlatBufferBuilder& builder, const ImageView& view, uint64_t lo,
                                            uint64_t hi) {
   const wire::Id128 region(lo, hi);
@@ -29,7 +25,7 @@ flatbuffers::Offset<wire::TensorInput> tensor_input(flatbuffers::FlatBufferBuild
                                                     uint64_t lo, uint64_t hi) {
   if (input.tensor_view != nullptr) {
     const BufferTensor& view = *input.tensor_view;
-    if (!view.valid()) throw invalid("input '" + input.name + "' needs a tensor from an ImageBuffer");
+    if (!view.valid()) throw detail::invalid("input '" + input.name + "' needs a tensor from an ImageBuffer");
     const wire::Id128 region(lo, hi);
     const auto shape = builder.CreateVector(view.shape());
     return wire::CreateTensorInput(builder, static_cast<wire::DType>(view.dtype()), shape, &region, view.offset());
@@ -37,8 +33,8 @@ flatbuffers::Offset<wire::TensorInput> tensor_input(flatbuffers::FlatBufferBuild
   uint64_t bytes = dtype_size(input.inline_dtype);
   for (uint64_t d : input.inline_shape) bytes *= d;
   if (input.inline_shape.empty() || bytes == 0 || bytes != input.inline_data.size()) {
-    throw invalid("input '" + input.name + "': " + std::to_string(input.inline_data.size()) +
-                  " inline bytes for its shape and type (" + std::to_string(bytes) + " bytes)");
+    throw detail::invalid("input '" + input.name + "': " + std::to_string(input.inline_data.size()) +
+                          " inline bytes for its shape and type (" + std::to_string(bytes) + " bytes)");
   }
   const auto shape = builder.CreateVector(input.inline_shape);
   const auto data =
@@ -67,9 +63,9 @@ flatbuffers::Offset<wire::InferOptions> build_infer_options(flatbuffers::FlatBuf
 // A request over an image list (infer_batch, encode_retrieval, start_job): at least one image,
 // each from an ImageBuffer. `call` names the method in the error.
 void check_image_list(std::span<const ImageView> images, const std::string& call) {
-  if (images.empty()) throw invalid(call + " needs at least one image");
+  if (images.empty()) throw detail::invalid(call + " needs at least one image");
   for (const ImageView& image : images) {
-    if (!image.valid()) throw invalid(call + " needs images from an ImageBuffer");
+    if (!image.valid()) throw detail::invalid(call + " needs images from an ImageBuffer");
   }
 }
 
@@ -108,7 +104,7 @@ Client Client::connect_control(const ConnectOptions& options) {
 }
 
 detail::Core& Client::core() const {
-  if (!core_) throw invalid("use of a moved-from Client");
+  if (!core_) throw detail::invalid("use of a moved-from Client");
   return *core_;
 }
 
@@ -124,7 +120,7 @@ const ConnectOptions& Client::options() const {
 
 ImageBuffer Client::create_buffer(uint64_t bytes, std::string_view label) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot create buffers");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot create buffers");
   detail::SharedMemory memory = detail::SharedMemory::create("recon-" + std::string(label), bytes);
   const detail::RegisteredRegion registered = c.register_region(memory.fd(), memory.size(), label);
   return ImageBuffer(std::make_shared<detail::Region>(std::move(memory), registered, std::string(label), core_));
@@ -132,8 +128,8 @@ ImageBuffer Client::create_buffer(uint64_t bytes, std::string_view label) {
 
 PendingResult Client::infer(const ImageView& image1, const ImageView& image2, const InferOptions& options) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
-  if (!image1.valid() || !image2.valid()) throw invalid("infer needs two images from an ImageBuffer");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot infer");
+  if (!image1.valid() || !image2.valid()) throw detail::invalid("infer needs two images from an ImageBuffer");
   c.check_open();
 
   flatbuffers::FlatBufferBuilder builder(1024);
@@ -155,10 +151,10 @@ PendingResult Client::infer(const ImageView& image1, const ImageView& image2, co
 PendingResult Client::infer(std::string_view model, std::span<const ModelInput> inputs,
                             const std::map<std::string, std::string>& parameters, const InferOptions& options) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
-  if (model.empty()) throw invalid("infer needs a model name");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot infer");
+  if (model.empty()) throw detail::invalid("infer needs a model name");
   if (!options.model.empty() && options.model != model) {
-    throw invalid("infer names model '" + std::string(model) + "' and options.model '" + options.model + "'");
+    throw detail::invalid("infer names model '" + std::string(model) + "' and options.model '" + options.model + "'");
   }
   c.check_open();
   flatbuffers::FlatBufferBuilder builder(1024 + 128 * inputs.size());
@@ -168,7 +164,7 @@ PendingResult Client::infer(std::string_view model, std::span<const ModelInput> 
     const int sources = (input.image_view != nullptr) + (input.source != nullptr) + (input.tensor_view != nullptr) +
                         (input.has_inline ? 1 : 0);
     if (sources != 1) {
-      throw invalid("input '" + input.name + "' needs exactly one of an image, a tensor and a result");
+      throw detail::invalid("input '" + input.name + "' needs exactly one of an image, a tensor and a result");
     }
     if (input.tensor_view != nullptr || input.has_inline) {
       const uint64_t lo = input.tensor_view != nullptr ? input.tensor_view->region_lo_ : 0;
@@ -179,13 +175,13 @@ PendingResult Client::infer(std::string_view model, std::span<const ModelInput> 
     }
     if (input.image_view != nullptr) {
       const ImageView& view = *input.image_view;
-      if (!view.valid()) throw invalid("input '" + input.name + "' needs an image from an ImageBuffer");
+      if (!view.valid()) throw detail::invalid("input '" + input.name + "' needs an image from an ImageBuffer");
       const auto image = image_ref(builder, view, view.region_lo_, view.region_hi_);
       named.push_back(wire::CreateNamedInput(builder, name, wire::InputSource::Image, image.Union()));
       continue;
     }
     const Result& result = *input.source;
-    if (!result.valid()) throw invalid("input '" + input.name + "' needs a Result");
+    if (!result.valid()) throw detail::invalid("input '" + input.name + "' needs a Result");
     if (result.state_->released()) {
       throw Error(ErrorCode::kNotFound, ErrorSource::kClient, "input '" + input.name + "' is a released result");
     }
@@ -214,12 +210,12 @@ PendingResult Client::infer(std::string_view model, std::span<const ModelInput> 
 PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchOptions& batch,
                                  const InferOptions& options) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot infer");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot infer");
   check_image_list(images, "infer_batch");
   for (const ImagePair& p : batch.pairs) {
     if (p.first >= images.size() || p.second >= images.size()) {
-      throw invalid("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
-                    ") names an image beyond the " + std::to_string(images.size()) + " given");
+      throw detail::invalid("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                            ") names an image beyond the " + std::to_string(images.size()) + " given");
     }
   }
   c.check_open();
@@ -255,8 +251,8 @@ PendingBatch Client::infer_batch(std::span<const ImageView> images, const BatchO
 
 PendingResult Client::match(const Result& source, const MatchOptions& options) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot match");
-  if (!source.valid()) throw invalid("match needs a Result");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot match");
+  if (!source.valid()) throw detail::invalid("match needs a Result");
   if (source.state_->released()) {
     throw Error(ErrorCode::kNotFound, ErrorSource::kClient, "match on a released result handle");
   }
@@ -274,7 +270,7 @@ PendingResult Client::match(const Result& source, const MatchOptions& options) {
 
 PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, const RetrievalOptions& options) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot encode");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot encode");
   check_image_list(images, "encode_retrieval");
   c.check_open();
   flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
@@ -298,7 +294,7 @@ PendingRetrieval Client::encode_retrieval(std::span<const ImageView> images, con
 
 Job Client::start_job(std::span<const ImageView> images, const JobOptions& options) {
   detail::Core& c = core();
-  if (!c.has_session()) throw invalid("this client has no session (connect_control): it cannot start a job");
+  if (!c.has_session()) throw detail::invalid("this client has no session (connect_control): it cannot start a job");
   check_image_list(images, "start_job");
   c.check_open();
   flatbuffers::FlatBufferBuilder builder(1024 + 128 * images.size());
@@ -361,7 +357,7 @@ WarmupReport Client::warmup(std::span<const std::string> models, std::span<const
 }
 
 LoadModelReport Client::load_model(const LoadModelRequest& request, std::chrono::milliseconds timeout) {
-  if (request.name.empty()) throw invalid("load_model needs a model name");
+  if (request.name.empty()) throw detail::invalid("load_model needs a model name");
   detail::Core& c = core();
   flatbuffers::FlatBufferBuilder builder(256);
   const auto name = builder.CreateString(request.name);
@@ -382,7 +378,7 @@ LoadModelReport Client::load_model(const LoadModelRequest& request, std::chrono:
 }
 
 void Client::unload_model(std::string_view name) {
-  if (name.empty()) throw invalid("unload_model needs a model name");
+  if (name.empty()) throw detail::invalid("unload_model needs a model name");
   detail::Core& c = core();
   flatbuffers::FlatBufferBuilder builder(128);
   const auto text = builder.CreateString(name.data(), name.size());

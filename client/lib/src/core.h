@@ -10,15 +10,22 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "output_arena.h"
+#include "recon/client/error.h"
 #include "recon/client/options.h"
 #include "recon/client/status.h"
 #include "request_pump.h"
 #include "side_channel.h"
 
 namespace recon::client::detail {
+
+// INVALID_ARGUMENT raised by the client library itself (a caller's mistake, before any request).
+inline Error invalid(const std::string& message) {
+  return Error(ErrorCode::kInvalidArgument, ErrorSource::kClient, message);
+}
 
 class Core {
  public:

@@ -5,14 +5,6 @@
 #include <iterator>
 
 namespace recon::client::detail {
-namespace {
-
-uint64_t align_up(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
-}  // namespace
-
 OutputArena::OutputArena(uint64_t chunk_bytes, std::chrono::milliseconds linger, Registrar registrar,
                          Unregistrar unregistrar)
     : chunk_bytes_(round_up_to_pages(chunk_bytes)),

@@ -10,10 +10,6 @@ Error internal(const std::string& message) {
   return Error(ErrorCode::kInternal, ErrorSource::kConnection, message);
 }
 
-uint64_t align_up(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
 }  // namespace
 
 std::unique_ptr<ResultState> ResultState::from_wire(std::shared_ptr<Core> core, const wire::ResultHandle* handle,

@@ -13,6 +13,11 @@
 
 namespace recon::client::detail {
 
+// `value` rounded up to a multiple of `alignment` (> 0).
+inline uint64_t align_up(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
 // Rounds up to a multiple of the page size (region sizes must be one).
 uint64_t round_up_to_pages(uint64_t bytes);
 

@@ -225,6 +225,23 @@ Status check_layer_norm(const recon_context* context, const recon_tensor* x, con
 
 }  // namespace
 
+namespace {
+
+// recon_add and recon_mul: `op` (gpu::ops::binary_add or binary_mul) on checked operands.
+template <typename Op>
+recon_status binary(const char* name, const char* label, recon_context* context, recon_sequence* sequence,
+                    const recon_tensor* a, const recon_tensor* b, recon_tensor* out, Op op) {
+  return guarded([&] {
+    const Status checked = check_binary(context, a, b, out);
+    if (!checked.is_ok()) return fail(name, checked);
+    return run_or_record(
+        name, context, sequence, label, {{"a", a}, {"b", b}, {"out", out}},
+        [ta = tensor_of(a), tb = tensor_of(b), to = tensor_of(out), op](gpu::Graph& g) { return op(g, ta, tb, to); });
+  });
+}
+
+}  // namespace
+
 extern "C" {
 
 recon_status recon_matmul(recon_context* context, recon_sequence* sequence, const recon_tensor* a,
@@ -248,26 +265,18 @@ recon_status recon_matmul(recon_context* context, recon_sequence* sequence, cons
 
 recon_status recon_add(recon_context* context, recon_sequence* sequence, const recon_tensor* a, const recon_tensor* b,
                        recon_tensor* out) {
-  return guarded([&] {
-    const Status checked = check_binary(context, a, b, out);
-    if (!checked.is_ok()) return fail("recon_add", checked);
-    return run_or_record("recon_add", context, sequence, "add", {{"a", a}, {"b", b}, {"out", out}},
-                         [ta = tensor_of(a), tb = tensor_of(b), to = tensor_of(out)](gpu::Graph& g) {
-                           return gpu::ops::binary_add(g, ta, tb, to);
-                         });
-  });
+  return binary("recon_add", "add", context, sequence, a, b, out,
+                [](gpu::Graph& g, const gpu::Tensor& x, const gpu::Tensor& y, const gpu::Tensor& z) {
+                  return gpu::ops::binary_add(g, x, y, z);
+                });
 }
 
 recon_status recon_mul(recon_context* context, recon_sequence* sequence, const recon_tensor* a, const recon_tensor* b,
                        recon_tensor* out) {
-  return guarded([&] {
-    const Status checked = check_binary(context, a, b, out);
-    if (!checked.is_ok()) return fail("recon_mul", checked);
-    return run_or_record("recon_mul", context, sequence, "mul", {{"a", a}, {"b", b}, {"out", out}},
-                         [ta = tensor_of(a), tb = tensor_of(b), to = tensor_of(out)](gpu::Graph& g) {
-                           return gpu::ops::binary_mul(g, ta, tb, to);
-                         });
-  });
+  return binary("recon_mul", "mul", context, sequence, a, b, out,
+                [](gpu::Graph& g, const gpu::Tensor& x, const gpu::Tensor& y, const gpu::Tensor& z) {
+                  return gpu::ops::binary_mul(g, x, y, z);
+                });
 }
 
 recon_status recon_linear(recon_context* context, recon_sequence* sequence, const recon_tensor* input,
