@@ -7,7 +7,6 @@
 // Plain data; the kinds' bodies run the requests.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,7 +17,6 @@
 #include <vector>
 
 #include "daemon/ipc/shm_registry.h"
-#include "daemon/server/image_input.h"
 #include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
 #include "daemon/serving/model.h"
