@@ -119,9 +119,9 @@ Status check_binary(const recon_context* context, const recon_tensor* a, const r
   return Status::ok();
 }
 
-Status check_linear(const recon_context* context, const recon_tensor* input, const recon_tensor* weight,
-                    const recon_tensor* bias, const recon_tensor* output, recon_activation activation) {
-  RECON_RETURN_IF_ERROR(check_context(context));
+// The operands of linear and conv2d: tensors of `context` (bias optional), all of one dtype.
+Status check_weighted(const recon_context* context, const recon_tensor* input, const recon_tensor* weight,
+                      const recon_tensor* bias, const recon_tensor* output) {
   RECON_RETURN_IF_ERROR(check_tensor(context, input, "input"));
   RECON_RETURN_IF_ERROR(check_tensor(context, weight, "weight"));
   RECON_RETURN_IF_ERROR(check_tensor(context, bias, "bias", true));
@@ -129,6 +129,13 @@ Status check_linear(const recon_context* context, const recon_tensor* input, con
   RECON_RETURN_IF_ERROR(same_dtype(input, "input", weight, "weight"));
   RECON_RETURN_IF_ERROR(same_dtype(input, "input", bias, "bias"));
   RECON_RETURN_IF_ERROR(same_dtype(input, "input", output, "output"));
+  return Status::ok();
+}
+
+Status check_linear(const recon_context* context, const recon_tensor* input, const recon_tensor* weight,
+                    const recon_tensor* bias, const recon_tensor* output, recon_activation activation) {
+  RECON_RETURN_IF_ERROR(check_context(context));
+  RECON_RETURN_IF_ERROR(check_weighted(context, input, weight, bias, output));
   RECON_RETURN_IF_ERROR(check_activation(activation));
   if (output == input || output == weight || output == bias) return invalid_argument("output must not be an input");
   const gpu::Shape &x = tensor_of(input).shape(), &w = tensor_of(weight).shape();
@@ -157,13 +164,7 @@ Result<gpu::ops::Conv2dParams> check_conv2d(const recon_context* context, const 
   if (desc->struct_size == 0) return invalid_argument("desc->struct_size is 0 (initialise it with RECON_INIT)");
   recon_conv2d_desc d{};
   std::memcpy(&d, desc, std::min(sizeof(d), desc->struct_size));
-  RECON_RETURN_IF_ERROR(check_tensor(context, input, "input"));
-  RECON_RETURN_IF_ERROR(check_tensor(context, weight, "weight"));
-  RECON_RETURN_IF_ERROR(check_tensor(context, bias, "bias", true));
-  RECON_RETURN_IF_ERROR(check_tensor(context, output, "output"));
-  RECON_RETURN_IF_ERROR(same_dtype(input, "input", weight, "weight"));
-  RECON_RETURN_IF_ERROR(same_dtype(input, "input", bias, "bias"));
-  RECON_RETURN_IF_ERROR(same_dtype(input, "input", output, "output"));
+  RECON_RETURN_IF_ERROR(check_weighted(context, input, weight, bias, output));
   RECON_RETURN_IF_ERROR(check_activation(d.activation));
   if (d.dilation_h > 1 || d.dilation_w > 1) {
     return unimplemented("dilation " + std::to_string(d.dilation_h) + "x" + std::to_string(d.dilation_w) +
