@@ -205,6 +205,35 @@ OnnxInstance::OnnxInstance(std::unique_ptr<onnx::Engine> engine, uint64_t weight
 
 OnnxInstance::~OnnxInstance() = default;
 
+namespace {
+
+// The answer of one request: the graph outputs it wants (`wanted` empty: all), each got from
+// `output_at(i)` (the output itself, or the request's rows of it), stored behind one handle.
+template <typename OutputAt>
+void answer_outputs(const std::vector<onnx::ValueInfo>& outputs, const std::vector<std::string>& wanted,
+                    OutputAt output_at, HandleReservation reservation, const std::string& model,
+                    const Responder& answer, const StageTimes& times, const WorkerContext& worker) {
+  std::vector<StoredTensor> tensors;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), outputs[i].name) == wanted.end()) continue;
+    Result<gpu::Tensor> tensor = output_at(i);
+    if (!tensor.is_ok()) {
+      answer.fail(tensor.status());
+      return;
+    }
+    tensors.push_back(stored_tensor(outputs[i].name, std::move(tensor).value()));
+  }
+  auto handle = answer.store(std::move(reservation), model, std::move(tensors), times);
+  if (!handle.is_ok()) {
+    answer.fail(handle.status());
+    return;
+  }
+  worker.metrics.record_timings(model, (*handle)->timings);
+  answer.finish(ModelAnswer{**handle});
+}
+
+}  // namespace
+
 void OnnxInstance::run(std::vector<ModelInput> inputs, const std::vector<std::string>& outputs,
                        HandleReservation reservation, const std::string& model, const Responder& answer,
                        const WorkerContext& worker) {
@@ -226,21 +255,12 @@ void OnnxInstance::run(std::vector<ModelInput> inputs, const std::vector<std::st
     answer.fail(results.status().with_context(model));
     return;
   }
-  std::vector<StoredTensor> tensors;
-  const auto& names = engine_->model().graph.outputs;
-  for (size_t i = 0; i < results->size(); ++i) {
-    if (!outputs.empty() && std::find(outputs.begin(), outputs.end(), names[i].name) == outputs.end()) continue;
-    tensors.push_back(stored_tensor(names[i].name, std::move((*results)[i])));
-  }
-  const StageTimes times{picked, ns_between(picked, start), compute_ns, 1, SteadyClock::now()};
-  auto handle = answer.store(std::move(reservation), model, std::move(tensors), times);
-  if (!handle.is_ok()) {
-    answer.fail(handle.status());
-    return;
-  }
   worker.metrics.record_execution(model, 1);
-  worker.metrics.record_timings(model, (*handle)->timings);
-  answer.finish(ModelAnswer{**handle});
+  const StageTimes times{picked, ns_between(picked, start), compute_ns, 1, SteadyClock::now()};
+  answer_outputs(
+      engine_->model().graph.outputs, outputs,
+      [&](size_t i) -> Result<gpu::Tensor> { return std::move((*results)[i]); }, std::move(reservation), model, answer,
+      times, worker);
 }
 
 namespace {
@@ -312,32 +332,11 @@ void OnnxInstance::run_batch(std::vector<BatchWork> batch, const WorkerContext& 
   int64_t row = 0;
   for (BatchWork& job : live) {
     auto& request = static_cast<OnnxRows&>(*job.body);
-    const Responder answer = worker.responder(job.context);
-    std::vector<StoredTensor> tensors;
-    Status sliced;
-    for (size_t o = 0; o < results->size() && sliced.is_ok(); ++o) {
-      const auto& wanted = request.outputs;
-      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), names[o].name) == wanted.end()) continue;
-      auto mine = (*results)[o].slice_rows(row, row + job.rows);
-      if (!mine.is_ok()) {
-        sliced = mine.status();
-        break;
-      }
-      tensors.push_back(stored_tensor(names[o].name, std::move(*mine)));
-    }
-    row += job.rows;
-    if (!sliced.is_ok()) {
-      answer.fail(sliced);
-      continue;
-    }
     const StageTimes times{picked, input_ns, compute_ns, static_cast<uint32_t>(live.size()), SteadyClock::now()};
-    auto handle = answer.store(std::move(request.reservation), model, std::move(tensors), times);
-    if (!handle.is_ok()) {
-      answer.fail(handle.status());
-      continue;
-    }
-    worker.metrics.record_timings(model, (*handle)->timings);
-    answer.finish(ModelAnswer{**handle});
+    answer_outputs(
+        names, request.outputs, [&](size_t o) { return (*results)[o].slice_rows(row, row + job.rows); },
+        std::move(request.reservation), model, worker.responder(job.context), times, worker);
+    row += job.rows;
   }
 }
 
