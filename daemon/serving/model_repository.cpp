@@ -2,7 +2,6 @@
 #include "daemon/serving/model_repository.h"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,6 +19,15 @@ namespace fs = std::filesystem;
 
 constexpr uintmax_t kMaxConfBytes = 64 << 10;
 
+// A configuration file (model.conf, config.pbtxt) readable and at most kMaxConfBytes.
+Status check_conf_size(const fs::path& path) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return invalid_argument("cannot read " + path.string() + ": " + ec.message());
+  if (size > kMaxConfBytes) return invalid_argument(path.string() + " is larger than 64 KiB");
+  return Status::ok();
+}
+
 // model.conf, parsed: the keys it set.
 struct ModelConf {
   std::string kind;
@@ -31,10 +39,7 @@ struct ModelConf {
 };
 
 Result<ModelConf> read_model_conf(const fs::path& path) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec) return invalid_argument("cannot read " + path.string() + ": " + ec.message());
-  if (size > kMaxConfBytes) return invalid_argument(path.string() + " is larger than 64 KiB");
+  RECON_RETURN_IF_ERROR(check_conf_size(path));
   std::ifstream in(path);
   if (!in) return invalid_argument("cannot open " + path.string());
   ModelConf conf;
@@ -60,18 +65,14 @@ Result<ModelConf> read_model_conf(const fs::path& path) {
       auto precision = parse_precision(value);
       if (!precision.is_ok()) return precision.status().with_context(where + "precision");
       conf.precision = gpu_precision(*precision);
-    } else if (key == "max_batch_size" || key == "max_queue_delay_us") {
-      uint64_t n = 0;
-      const auto [end, err] = std::from_chars(value.data(), value.data() + value.size(), n);
-      const uint64_t max = key == "max_batch_size" ? 1u << 16 : 10'000'000u;
-      if (err != std::errc() || end != value.data() + value.size() || n > max) {
-        return invalid_argument(where + key + " must be a whole number from 0 to " + std::to_string(max));
-      }
-      if (key == "max_batch_size") {
-        conf.max_batch_size = static_cast<uint32_t>(n);
-      } else {
-        conf.max_queue_delay = std::chrono::microseconds(n);
-      }
+    } else if (key == "max_batch_size") {
+      auto n = parse_uint(value, 0, 1u << 16);
+      if (!n.is_ok()) return n.status().with_context(where + key);
+      conf.max_batch_size = static_cast<uint32_t>(*n);
+    } else if (key == "max_queue_delay_us") {
+      auto n = parse_uint(value, 0, 10'000'000);
+      if (!n.is_ok()) return n.status().with_context(where + key);
+      conf.max_queue_delay = std::chrono::microseconds(*n);
     } else {
       return invalid_argument(where + "unknown key '" + key +
                               "' (kind, weights, backbone, precision, max_batch_size, max_queue_delay_us)");
@@ -84,10 +85,7 @@ Result<ModelConf> read_model_conf(const fs::path& path) {
 // kind, max_batch_size with dynamic_batching the batching, its inputs and outputs the signature
 // the model is checked against at load. Its name, when given, must be the directory's.
 Status apply_triton_config(const fs::path& file, const fs::path& model_dir, ModelSpec& spec, bool kind_set) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(file, ec);
-  if (ec) return invalid_argument("cannot read " + file.string() + ": " + ec.message());
-  if (size > kMaxConfBytes) return invalid_argument(file.string() + " is larger than 64 KiB");
+  RECON_RETURN_IF_ERROR(check_conf_size(file));
   std::ifstream in(file);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   RECON_ASSIGN_OR_RETURN(TritonConfig config, parse_triton_config(text, file.string()));
