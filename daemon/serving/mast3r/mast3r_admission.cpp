@@ -14,8 +14,7 @@ Status Mast3rInstance::admit(ModelRequest request, Scheduler& scheduler) {
   BatchWork work;
   const ImageSize& a = pair->images[0].target;
   const ImageSize& b = pair->images[1].target;
-  work.key = BatchKey{request.model.name, std::to_string(a.height) + "x" + std::to_string(a.width) + "," +
-                                              std::to_string(b.height) + "x" + std::to_string(b.width)};
+  work.key = BatchKey{request.model.name, a.to_string() + "," + b.to_string()};
   work.rule = request.pair_batching;
   work.run = &run_pair_batch;
   work.context = std::move(request.context);

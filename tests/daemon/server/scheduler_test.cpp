@@ -14,7 +14,7 @@ BatchWork job(ClientId client, uint64_t id, ImageSize size = {48, 64}, BatchRule
   BatchWork j;
   j.context.reply.client = client;
   j.context.reply.request_id = id;
-  j.key = BatchKey{"mast3r", std::to_string(size.height) + "x" + std::to_string(size.width)};
+  j.key = BatchKey{"mast3r", size.to_string()};
   j.rule = rule;
   j.rows = rows;
   return j;
