@@ -1,8 +1,8 @@
 // Pipelined batches of the MASt3R engine: infer_batch must give, for every pair, what infer() gives
 // on that pair alone (the independent per-pair path, itself checked against the PyTorch reference
-// in mast3r_golden_test.cpp), encode each distinct image once, and refuse bad input; encode() and
-// device-tensor image sources; host image packing; and the graph submission options the pipeline is
-// built on.
+// in mast3r_golden_test.cpp), encode each distinct image once, and refuse bad input; images encoded
+// once for many calls (encode_images, infer_encoded); encode() and device-tensor image sources; host image packing; and
+// the graph submission options the pipeline is built on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -181,6 +181,54 @@ TEST_F(Mast3rBatchTest, BadInputIsInvalidArgument) {
   const Image other = random_image(32, 64, 3);
   const std::vector<ImageU8View> two_sizes = {a.view(), other.view()};
   EXPECT_EQ(engine->encode(two_sizes).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(Mast3rBatchTest, EncodedImagesGiveWhatInferBatchGivesWithoutEncodingAgain) {
+  auto engine = load("tiny_mixed", Precision::kF32);
+  ASSERT_NE(engine, nullptr);
+  engine->set_batch_options({2, 2});  // runs of two images; pairs of one shape two at a time
+  const Image a = random_image(32, 80, 11), b = random_image(48, 32, 12), c = random_image(32, 80, 13),
+              d = random_image(32, 80, 14);
+  const std::vector<ImageU8View> views = {a.view(), b.view(), c.view(), d.view()};
+  // Encoded in two calls, joined: image i of the set is views[i].
+  auto encoded = engine->encode_images(std::span(views).first(3));
+  ASSERT_TRUE(encoded.is_ok()) << encoded.status().to_string();
+  auto last = engine->encode_images(std::span(views).subspan(3));
+  ASSERT_TRUE(last.is_ok()) << last.status().to_string();
+  ASSERT_TRUE(encoded->append(std::move(last).value()).is_ok());
+  ASSERT_EQ(encoded->size(), 4u);
+  EXPECT_EQ(encoded->image_size(1), (ViewSize{48, 32}));
+
+  const std::vector<ImagePair> pairs = {{0, 2}, {2, 0}, {0, 3}, {3, 2}, {1, 0}, {2, 1}, {1, 1}};
+  const uint64_t before = engine->images_encoded();
+  auto got = engine->infer_encoded(*encoded, pairs);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(engine->images_encoded(), before) << "infer_encoded ran the encoder";
+  auto want = engine->infer_batch(views, pairs);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_EQ(got->size(), pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    EXPECT_EQ((*got)[k].shape, (*want)[k].shape) << "pair " << k;
+    const auto g = (*got)[k].tensors.list();
+    const auto w = (*want)[k].tensors.list();
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_LE(max_abs_difference(testing::download_f32(rt(), *g[i]), testing::download_f32(rt(), *w[i])), 1e-6)
+          << "pair " << k << " " << Mast3rOutputs::kNames[i];
+    }
+  }
+
+  const std::vector<ImagePair> out_of_range = {{0, 4}};
+  auto bad = engine->infer_encoded(*encoded, out_of_range);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("outside the 4 encoded"), std::string::npos) << bad.status().message();
+  EXPECT_EQ(engine->infer_encoded(*encoded, {}).status().code(), StatusCode::kInvalidArgument);
+  // Another engine's encodings: its tokens may have another width.
+  auto other = load("tiny_mixed", Precision::kF32);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->infer_encoded(*encoded, pairs).status().code(), StatusCode::kInvalidArgument);
+  auto foreign = other->encode_images(std::span(views).first(1));
+  ASSERT_TRUE(foreign.is_ok());
+  EXPECT_EQ(encoded->append(std::move(foreign).value()).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(Mast3rBatchTest, EncodeGivesTheEncoderTokensInTheCallersOwnTensor) {

@@ -12,6 +12,19 @@ std::vector<ImagePair> consecutive_pairs(size_t image_count) {
   return pairs;
 }
 
+std::vector<std::vector<int>> encoder_chunks(std::span<const ViewSize> sizes, size_t chunk) {
+  std::map<ViewSize, std::vector<int>> by_size;
+  for (size_t i = 0; i < sizes.size(); ++i) by_size[sizes[i]].push_back(static_cast<int>(i));
+  std::vector<std::vector<int>> chunks;
+  for (const auto& [_, list] : by_size) {
+    for (size_t i = 0; i < list.size(); i += chunk) {
+      chunks.emplace_back(list.begin() + i, list.begin() + std::min(list.size(), i + chunk));
+    }
+  }
+  std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  return chunks;
+}
+
 BatchPlan plan_batch(std::span<const ViewSize> sizes, std::span<const int> source_of, std::span<const ImagePair> pairs,
                      size_t chunk) {
   BatchPlan plan;
@@ -29,14 +42,9 @@ BatchPlan plan_batch(std::span<const ViewSize> sizes, std::span<const int> sourc
   for (const ImagePair& p : pairs) plan.pair_images.push_back({distinct_index(p.first), distinct_index(p.second)});
 
   // Distinct indices are in first-use order, so a chunk's first element says when it is needed.
-  std::map<ViewSize, std::vector<int>> by_size;
-  for (size_t d = 0; d < plan.images.size(); ++d) by_size[sizes[plan.images[d]]].push_back(static_cast<int>(d));
-  for (const auto& [_, list] : by_size) {
-    for (size_t i = 0; i < list.size(); i += chunk) {
-      plan.chunks.emplace_back(list.begin() + i, list.begin() + std::min(list.size(), i + chunk));
-    }
-  }
-  std::sort(plan.chunks.begin(), plan.chunks.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  std::vector<ViewSize> distinct_sizes;
+  for (int i : plan.images) distinct_sizes.push_back(sizes[i]);
+  plan.chunks = encoder_chunks(distinct_sizes, chunk);
   plan.row_of.resize(plan.images.size());
   for (size_t s = 0; s < plan.chunks.size(); ++s) {
     for (size_t r = 0; r < plan.chunks[s].size(); ++r) {

@@ -40,6 +40,10 @@ struct BatchPlan {
   std::vector<size_t> order;                    // pair indices in run order (by ready_after, stable)
 };
 
+// Encoder runs over images of these sizes: the images of each size in index order, cut into runs
+// of up to `chunk`; the runs sorted by their first image.
+std::vector<std::vector<int>> encoder_chunks(std::span<const ViewSize> sizes, size_t chunk);
+
 // `sizes[i]` is image i's size; `source_of[i]` is the lowest index whose view has the same source as
 // image i (i itself when none). Pairs' indices must be in range.
 BatchPlan plan_batch(std::span<const ViewSize> sizes, std::span<const int> source_of, std::span<const ImagePair> pairs,

@@ -90,6 +90,10 @@ Status Mast3rBatchRunner::finish_previous(Graph& graph) {
 }
 
 Status Mast3rBatchRunner::submit_encode(std::span<const ImageSource> images, EncodeStep& step) {
+  if (step.encoder == nullptr) {  // ran before: its pair steps wait for nothing
+    encode_values_.push_back(0);
+    return Status::ok();
+  }
   Mast3rEncoder& e = *step.encoder;
   const Tensor& in = e.input_u8();
   const VkDeviceSize image_bytes = in.bytes() / static_cast<size_t>(e.batch());
@@ -137,6 +141,7 @@ Status Mast3rBatchRunner::submit_pair(const std::vector<EncodeStep>& encodes, Pa
       const VkDeviceSize row_bytes = dst.bytes() / step.rows.size();
       const VkBufferCopy region{src.offset() + r.row * row_bytes, dst.offset() + b * row_bytes, row_bytes};
       vkCmdCopyBuffer(before, src.buffer(), dst.buffer(), 1, &region);
+      if (encodes[r.step].encoder == nullptr) continue;  // ran before this run
       const Graph& source_graph = encodes[r.step].encoder->graph();
       auto known = std::find_if(how.waits.begin(), how.waits.end(),
                                 [&](const auto& w) { return w.first == source_graph.timeline(); });
@@ -179,7 +184,7 @@ Status Mast3rBatchRunner::run(std::span<const ImageSource> images, std::vector<E
                               std::vector<PairStep>& pairs) {
   start_ = std::chrono::steady_clock::now();
   RECON_RETURN_IF_ERROR(start_span(encodes.size() + pairs.size()));
-  overlap_encodes_ = encodes.size() > 1;
+  overlap_encodes_ = std::count_if(encodes.begin(), encodes.end(), [](const EncodeStep& e) { return e.encoder; }) > 1;
   size_t next_pair = 0;
   auto ready = [&](size_t j) {
     return next_pair < pairs.size() && pairs[next_pair].ready_after <= static_cast<int>(j);

@@ -30,6 +30,7 @@ struct ImageSource {
   VkDeviceSize offset = 0;
 };
 
+// An encoder run; one without an encoder ran before (EncodedImages): its tokens are ready.
 struct EncodeStep {
   Mast3rEncoder* encoder = nullptr;  // its batch equals images.size()
   std::vector<int> images;           // indices into the call's image sources, one per encoder row

@@ -147,7 +147,11 @@ Status Mast3rEngine::warmup(const ForwardShape& shape) {
     pixels[v].assign(static_cast<size_t>(sizes[v].height * sizes[v].width * 3), 128);
     views[v].assign(shape.batch, ImageU8View{pixels[v].data(), sizes[v].height, sizes[v].width, 0});
   }
-  return infer(views[0], views[1]).status();
+  RECON_RETURN_IF_ERROR(infer(views[0], views[1]).status());
+  if (shape.batch != 1 || !(shape.view1 == shape.view2)) return Status::ok();
+  std::lock_guard lock(mutex_);
+  for (int64_t b = 1; b <= batch_options_.encode_chunk; ++b) RECON_RETURN_IF_ERROR(encoder_for(b, shape.view1).status());
+  return forward_for(ForwardShape{batch_options_.pair_batch, shape.view1, shape.view1}).status();
 }
 
 Result<std::vector<ImageSource>> Mast3rEngine::place_images(std::span<const ImageU8View> images, PoolBuffer& staging) {
@@ -269,73 +273,162 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const Imag
   const BatchPlan plan = plan_batch(sizes, source_of, pairs, static_cast<size_t>(batch_options_.encode_chunk));
 
   std::vector<ImageU8View> distinct;
-  for (int i : plan.images) distinct.push_back(images[i]);
+  std::vector<ViewSize> distinct_sizes;
+  for (int i : plan.images) {
+    distinct.push_back(images[i]);
+    distinct_sizes.push_back(sizes[i]);
+  }
   PoolBuffer staging;
   RECON_ASSIGN_OR_RETURN(auto sources, place_images(distinct, staging));
-  std::vector<EncodeStep> encodes(plan.chunks.size());
-  for (size_t s = 0; s < plan.chunks.size(); ++s) {
-    RECON_ASSIGN_OR_RETURN(encodes[s].encoder, encoder_for(static_cast<int64_t>(plan.chunks[s].size()),
-                                                           sizes[plan.images[plan.chunks[s].front()]]));
-    encodes[s].images = plan.chunks[s];
+  RECON_ASSIGN_OR_RETURN(std::vector<EncodeStep> encodes, encode_steps(plan.chunks, distinct_sizes));
+  std::vector<PlannedPair> planned(pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [a, b] = plan.pair_images[k];
+    planned[k] = {
+        ForwardShape{1, distinct_sizes[a], distinct_sizes[b]}, {plan.row_of[a], plan.row_of[b]}, plan.ready_after[k]};
+  }
+  RECON_ASSIGN_OR_RETURN(PairSteps steps, pair_steps(planned, plan.order));
+  RECON_ASSIGN_OR_RETURN(const double span_ms, run(sources, encodes, steps.steps));
+  // Each image's encoder time, split evenly over the rows of its run and the pair views that read it.
+  return pair_results(steps, planned, span_ms, [&](size_t k, StageTimes& stage_ms) {
+    for (int d : plan.pair_images[k]) {
+      const EncodeStep& e = encodes[plan.row_of[d].step];
+      accumulate(stage_ms, e.timings, 1.0 / (static_cast<double>(e.images.size()) * plan.uses[d]));
+    }
+  });
+}
+
+Result<std::vector<EncodeStep>> Mast3rEngine::encode_steps(std::span<const std::vector<int>> chunks,
+                                                           std::span<const ViewSize> sizes) {
+  std::vector<EncodeStep> encodes(chunks.size());
+  for (size_t s = 0; s < chunks.size(); ++s) {
+    RECON_ASSIGN_OR_RETURN(encodes[s].encoder,
+                           encoder_for(static_cast<int64_t>(chunks[s].size()), sizes[chunks[s].front()]));
+    encodes[s].images = chunks[s];
     RECON_ASSIGN_OR_RETURN(encodes[s].tokens,
                            Tensor::empty(rt_, weights_->trunk_dtype(), encodes[s].encoder->output().shape()));
   }
-  // Pair steps in the plan's run order: runs of pair_batch consecutive pairs of one shape form one
-  // batched step; a shorter run goes pair by pair (two pair graphs per shape at most).
-  const auto shape_of = [&](size_t k) {
-    return ForwardShape{1, sizes[plan.images[plan.pair_images[k][0]]], sizes[plan.images[plan.pair_images[k][1]]]};
-  };
-  std::vector<PairStep> steps;
-  std::vector<std::vector<size_t>> members;  // per step: the pairs (indices into `pairs`) of its rows
-  for (size_t i = 0; i < plan.order.size();) {
-    const ForwardShape one = shape_of(plan.order[i]);
+  return encodes;
+}
+
+Result<Mast3rEngine::PairSteps> Mast3rEngine::pair_steps(std::span<const PlannedPair> planned,
+                                                         std::span<const size_t> order) {
+  const auto pair_batch = static_cast<size_t>(batch_options_.pair_batch);
+  PairSteps out;
+  for (size_t i = 0; i < order.size();) {
+    const ForwardShape& one = planned[order[i]].shape;
     size_t j = i + 1;
-    while (j < plan.order.size() && j - i < static_cast<size_t>(batch_options_.pair_batch) &&
-           shape_of(plan.order[j]) == one) {
-      ++j;
-    }
-    const size_t group = j - i == static_cast<size_t>(batch_options_.pair_batch) ? j - i : 1;
+    while (j < order.size() && j - i < pair_batch && planned[order[j]].shape == one) ++j;
+    const size_t group = j - i == pair_batch ? j - i : 1;
     ForwardShape shape = one;
     shape.batch = static_cast<int64_t>(group);
-    PairStep& step = steps.emplace_back();
+    PairStep& step = out.steps.emplace_back();
     RECON_ASSIGN_OR_RETURN(step.forward, forward_for(shape));
-    std::vector<size_t>& rows = members.emplace_back();
+    std::vector<size_t>& rows = out.members.emplace_back();
     for (size_t r = i; r < i + group; ++r) {
-      const size_t k = plan.order[r];
-      const auto [a, b] = plan.pair_images[k];
-      step.rows.push_back({plan.row_of[a], plan.row_of[b]});
-      step.ready_after = std::max(step.ready_after, plan.ready_after[k]);
+      const size_t k = order[r];
+      step.rows.push_back(planned[k].rows);
+      step.ready_after = std::max(step.ready_after, planned[k].ready_after);
       rows.push_back(k);
     }
     i += group;
   }
-  RECON_ASSIGN_OR_RETURN(const double span_ms, run(sources, encodes, steps));
+  return out;
+}
 
-  std::vector<Mast3rResult> results(pairs.size());
-  for (size_t s = 0; s < steps.size(); ++s) {
-    const auto batch = static_cast<int64_t>(members[s].size());
+Result<std::vector<Mast3rResult>> Mast3rEngine::pair_results(
+    PairSteps& steps, std::span<const PlannedPair> planned, double span_ms,
+    const std::function<void(size_t k, StageTimes& stage_ms)>& encoder_share) {
+  std::vector<Mast3rResult> results(planned.size());
+  for (size_t s = 0; s < steps.steps.size(); ++s) {
+    const PairStep& step = steps.steps[s];
+    const auto batch = static_cast<int64_t>(steps.members[s].size());
     for (int64_t row = 0; row < batch; ++row) {
-      const size_t k = members[s][row];
+      const size_t k = steps.members[s][row];
       Mast3rResult& r = results[k];
-      r.shape = shape_of(k);
-      const auto sources = steps[s].outputs.list();
+      r.shape = planned[k].shape;
+      const auto sources = step.outputs.list();
       const auto targets = r.tensors.list();
       for (size_t t = 0; t < sources.size(); ++t) {
         RECON_ASSIGN_OR_RETURN(*targets[t], sources[t]->slice_rows(row, row + 1));
       }
-      // Each image's encoder time, split evenly over the rows of its run and the pair views that
-      // read it; the step's own time split evenly over its rows.
-      for (int d : plan.pair_images[k]) {
-        const EncodeStep& e = encodes[plan.row_of[d].step];
-        accumulate(r.stage_ms, e.timings, 1.0 / (static_cast<double>(e.images.size()) * plan.uses[d]));
-      }
-      accumulate(r.stage_ms, steps[s].timings, 1.0 / static_cast<double>(batch));
+      encoder_share(k, r.stage_ms);
+      // The step's own time, split evenly over its rows.
+      accumulate(r.stage_ms, step.timings, 1.0 / static_cast<double>(batch));
       for (const auto& [_, ms] : r.stage_ms) r.gpu_ms += ms;
-      r.wall_ms = steps[s].done_ms;
+      r.wall_ms = step.done_ms;
       r.gpu_span_ms = span_ms;
     }
   }
   return results;
+}
+
+Result<EncodedImages> Mast3rEngine::encode_images(std::span<const ImageU8View> images) {
+  if (images.empty()) return invalid_argument("encode_images needs at least one image");
+  const int64_t patch = config().patch_size;
+  std::vector<ViewSize> sizes;
+  for (size_t i = 0; i < images.size(); ++i) {
+    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
+    sizes.push_back({images[i].height, images[i].width});
+  }
+  std::lock_guard lock(mutex_);
+  const std::vector<std::vector<int>> chunks = encoder_chunks(sizes, static_cast<size_t>(batch_options_.encode_chunk));
+  PoolBuffer staging;
+  RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
+  RECON_ASSIGN_OR_RETURN(std::vector<EncodeStep> encodes, encode_steps(chunks, sizes));
+  std::vector<PairStep> none;
+  RECON_RETURN_IF_ERROR(run(sources, encodes, none).status());
+
+  EncodedImages out;
+  out.engine_ = this;
+  out.sizes_ = std::move(sizes);
+  out.row_of_.resize(images.size());
+  for (size_t s = 0; s < encodes.size(); ++s) {
+    for (size_t r = 0; r < encodes[s].images.size(); ++r) {
+      out.row_of_[encodes[s].images[r]] = {static_cast<int>(s), static_cast<int64_t>(r)};
+    }
+    EncodeStep& done = out.runs_.emplace_back();
+    done.tokens = std::move(encodes[s].tokens);
+    done.timings = std::move(encodes[s].timings);
+  }
+  return out;
+}
+
+Result<std::vector<Mast3rResult>> Mast3rEngine::infer_encoded(const EncodedImages& encoded,
+                                                              std::span<const ImagePair> pairs) {
+  if (pairs.empty()) return invalid_argument("infer_encoded needs at least one pair");
+  if (encoded.engine_ != this) return invalid_argument("infer_encoded reads images another engine encoded");
+  const auto n = static_cast<int32_t>(encoded.size());
+  const int ready = static_cast<int>(encoded.runs_.size()) - 1;  // every run is done: any order
+  std::vector<PlannedPair> planned;
+  for (const ImagePair& p : pairs) {
+    if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
+      return invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                              ") names an image outside the " + std::to_string(n) + " encoded");
+    }
+    planned.push_back({ForwardShape{1, encoded.sizes_[p.first], encoded.sizes_[p.second]},
+                       {encoded.row_of_[p.first], encoded.row_of_[p.second]},
+                       ready});
+  }
+  std::vector<size_t> order(pairs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::lock_guard lock(mutex_);
+  RECON_ASSIGN_OR_RETURN(PairSteps steps, pair_steps(planned, order));
+  std::vector<EncodeStep> done = encoded.runs_;  // tensor handles: nothing runs, the pair steps read them
+  RECON_ASSIGN_OR_RETURN(const double span_ms, run({}, done, steps.steps));
+  return pair_results(steps, planned, span_ms, [](size_t, StageTimes&) {});
+}
+
+Status EncodedImages::append(EncodedImages other) {
+  if (engine_ != nullptr && other.engine_ != engine_)
+    return invalid_argument("appending images another engine encoded");
+  engine_ = other.engine_;
+  const int offset = static_cast<int>(runs_.size());
+  for (TokenRow& row : other.row_of_) row.step += offset;
+  sizes_.insert(sizes_.end(), other.sizes_.begin(), other.sizes_.end());
+  row_of_.insert(row_of_.end(), other.row_of_.begin(), other.row_of_.end());
+  for (EncodeStep& run : other.runs_) runs_.push_back(std::move(run));
+  return Status::ok();
 }
 
 void Mast3rEngine::set_batch_options(const Mast3rBatchOptions& options) {

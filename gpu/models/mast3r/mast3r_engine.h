@@ -1,11 +1,13 @@
 // The in-process MASt3R API: load weights, warm up resolutions, infer(image pairs) → GPU tensors
 // with lazy host copies and per-stage GPU timings; infer_batch(images, pairs) encodes each image
-// once and pipelines the pairs; encode(images) → encoder tokens. One engine serves one model on one
+// once and pipelines the pairs; encode(images) → encoder tokens; encode_images + infer_encoded
+// keep images encoded across calls (a reconstruction's pairs). One engine serves one model on one
 // device; the daemon wraps it, recon-infer and the tests use it directly. Calls are serialised
 // internally.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,13 +54,34 @@ struct Mast3rBatchOptions {
   int64_t pair_batch = 4;    // pairs of one shape per decoder+heads run, 1..64
 };
 
+class Mast3rEngine;
+
+// Images encoded once for many infer_encoded calls: each image's encoder output, in the engine's
+// trunk dtype, stays on the device until this is dropped. Made by Mast3rEngine::encode_images (of
+// the engine that reads it); append() joins two sets of one engine, the second's images numbered
+// after the first's.
+class EncodedImages {
+ public:
+  size_t size() const { return sizes_.size(); }
+  ViewSize image_size(size_t i) const { return sizes_.at(i); }
+  Status append(EncodedImages other);
+
+ private:
+  friend class Mast3rEngine;
+  std::vector<ViewSize> sizes_;   // per image
+  std::vector<EncodeStep> runs_;  // the encoder runs' tokens; done (no encoder to run)
+  std::vector<TokenRow> row_of_;  // per image: its run and row
+  const Mast3rEngine* engine_ = nullptr;
+};
+
 class Mast3rEngine {
  public:
   static Result<std::unique_ptr<Mast3rEngine>> load(Runtime& rt, const std::string& weights_path, Precision precision);
 
   // Builds (records) the encoder and pair graphs infer() uses for a shape and runs them once on
-  // synthetic images. A batch-1 shape with both views of one size also builds what infer_batch uses
-  // at that size, except the batch-1 encoder graph of an odd-sized chunk (built on first use).
+  // synthetic images. A batch-1 shape with both views of one size also builds what infer_batch,
+  // encode_images and infer_encoded use at that size (with the batch options of the time): the pair
+  // graph of pair_batch pairs and the encoder graphs of 1 to encode_chunk images.
   Status warmup(const ForwardShape& shape);
   // view1[i] and view2[i] form pair i; all view1 images share one size, all view2 images another.
   Result<Mast3rResult> infer(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2);
@@ -74,6 +97,13 @@ class Mast3rEngine {
   // the results' gpu_ms add up to the batch's GPU time); wall_ms is from the call's start until the
   // host saw the pair finish.
   Result<std::vector<Mast3rResult>> infer_batch(std::span<const ImageU8View> images, std::span<const ImagePair> pairs);
+
+  // Encodes `images` (any sizes, runs of batch_options().encode_chunk images of one size) for
+  // infer_encoded, which then runs no encoder.
+  Result<EncodedImages> encode_images(std::span<const ImageU8View> images);
+  // infer_batch over images already encoded: pairs index `encoded`'s images. A result's stage_ms
+  // has its pair's own times only (encode_images ran the encoder).
+  Result<std::vector<Mast3rResult>> infer_encoded(const EncodedImages& encoded, std::span<const ImagePair> pairs);
 
   // Encoder output (after enc_norm) of images of one size: [B, N_tokens, enc_embed_dim] in the
   // trunk dtype (fp32, or fp16 in the fp16 precisions), in a tensor of the caller's own.
@@ -99,6 +129,27 @@ class Mast3rEngine {
   // images packed into `staging`, mapped host-visible memory the GPU copies from in the encoder's
   // own submission (no separate upload and wait). `staging` must live until that run completes.
   Result<std::vector<ImageSource>> place_images(std::span<const ImageU8View> images, PoolBuffer& staging);
+  // A pair to run: its shape (batch 1), its two views' tokens and the last encoder run it reads.
+  struct PlannedPair {
+    ForwardShape shape;
+    std::array<TokenRow, 2> rows;
+    int ready_after = 0;
+  };
+  // The pair steps for `planned` taken in `order`: runs of pair_batch consecutive pairs of one
+  // shape form one batched step; a shorter run goes pair by pair (two pair graphs per shape at
+  // most). `members[s]` lists step s's pairs (indices into `planned`) by row.
+  struct PairSteps {
+    std::vector<PairStep> steps;
+    std::vector<std::vector<size_t>> members;
+  };
+  Result<PairSteps> pair_steps(std::span<const PlannedPair> planned, std::span<const size_t> order);
+  // One result per planned pair from the run steps; `encoder_share(k, stage_ms)` adds pair k's share
+  // of the encoder's time (before its own step's).
+  Result<std::vector<Mast3rResult>> pair_results(
+      PairSteps& steps, std::span<const PlannedPair> planned, double span_ms,
+      const std::function<void(size_t k, StageTimes& stage_ms)>& encoder_share);
+  Result<std::vector<EncodeStep>> encode_steps(std::span<const std::vector<int>> chunks,
+                                               std::span<const ViewSize> sizes);
   // Runs the steps (Mast3rBatchRunner); returns the GPU span from first copy in to the last graph's end.
   Result<double> run(std::span<const ImageSource> images, std::vector<EncodeStep>& encodes,
                      std::vector<PairStep>& pairs);
