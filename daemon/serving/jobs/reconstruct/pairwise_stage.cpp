@@ -2,6 +2,7 @@
 #include "daemon/serving/jobs/reconstruct/pairwise_stage.h"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <utility>
 
@@ -26,6 +27,10 @@ Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const g
   RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps));
   RECON_ASSIGN_OR_RETURN(gpu::HostMatches host, result.to_host(rt));
   return IndexMatches{std::move(host.idx_a), std::move(host.idx_b), std::move(host.conf)};
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 IndexMatches swapped(IndexMatches m) {
@@ -78,13 +83,16 @@ gpu::PairMatches merge_matches(std::span<const IndexMatches> runs, int image_a, 
 }
 
 Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, MatchInstance& matcher, gpu::Runtime& rt,
-                                                 std::span<const gpu::ImageU8View> images,
-                                                 std::span<const ImagePairIndex> pairs, int subsample) {
+                                                 const gpu::EncodedImages& images,
+                                                 std::span<const ImagePairIndex> pairs, int subsample,
+                                                 PairwiseTimes& times) {
   // (a, b) for every pair, then (b, a): two passes of the decoder over the same encodings.
   std::vector<gpu::ImagePair> directed;
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b)});
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(b), static_cast<int32_t>(a)});
-  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results, engine.infer_batch(images, directed));
+  auto start = std::chrono::steady_clock::now();
+  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results, engine.infer_encoded(images, directed));
+  times.network_ms += ms_since(start);
 
   std::vector<PairwiseOutput> outputs;
   outputs.reserve(pairs.size());
@@ -93,6 +101,7 @@ Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, Matc
     const gpu::Mast3rOutputs& ab = results[k].tensors;                 // view 1 = a, view 2 = b, frame of a
     const gpu::Mast3rOutputs& ba = results[pairs.size() + k].tensors;  // view 1 = b, view 2 = a, frame of b
     // The official order: (desc11, desc21) both ways, then (desc12, desc22) both ways; 1 = a, 2 = b.
+    start = std::chrono::steady_clock::now();
     std::array<IndexMatches, 4> runs;
     RECON_ASSIGN_OR_RETURN(runs[0],
                            match_one(matcher, rt, ab.desc[0], ab.desc[1], ab.desc_conf[0], ab.desc_conf[1], subsample));
@@ -106,10 +115,14 @@ Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, Matc
     runs[3] = swapped(std::move(back));
 
     PairwiseOutput out;
-    out.matches = merge_matches(runs, static_cast<int>(a), static_cast<int>(b), static_cast<int>(images[a].width),
-                                static_cast<int>(images[b].width));
+    out.matches =
+        merge_matches(runs, static_cast<int>(a), static_cast<int>(b), static_cast<int>(images.image_size(a).width),
+                      static_cast<int>(images.image_size(b).width));
+    times.matching_ms += ms_since(start);
+    start = std::chrono::steady_clock::now();
     RECON_ASSIGN_OR_RETURN(out.own[0], download_own(rt, a, ab.pts3d[0], ab.conf[0]));
     RECON_ASSIGN_OR_RETURN(out.own[1], download_own(rt, b, ba.pts3d[0], ba.conf[0]));
+    times.copies_ms += ms_since(start);
     outputs.push_back(std::move(out));
   }
   return outputs;

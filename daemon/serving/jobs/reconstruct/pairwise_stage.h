@@ -1,6 +1,6 @@
 // The pairwise stage of a reconstruction, on one device: every unordered pair {a, b} runs the
-// network both ways, (a, b) and (b, a) (the official symmetric_inference; the engine encodes each
-// image of a call once), then the official correspondence extraction (mast3r/cloud_opt/sparse_ga.py
+// network both ways, (a, b) and (b, a) (the official symmetric_inference), over images encoded once
+// for the whole job, then the official correspondence extraction (mast3r/cloud_opt/sparse_ga.py
 // extract_correspondences): the fast reciprocal matcher on both descriptor pairs, each in both
 // directions, merged with the first occurrence of a pixel pair winning. Only what the alignment
 // needs leaves the device: the merged matches and each image's own-frame prediction (pts3d and conf
@@ -44,10 +44,19 @@ struct IndexMatches {
 // them. Pixel indices become (x, y) with the images' widths.
 gpu::PairMatches merge_matches(std::span<const IndexMatches> runs, int image_a, int image_b, int width_a, int width_b);
 
-// Runs `pairs` (unordered, first < second) over `images` (at model size) and returns one output
-// per pair, in order. `subsample` is the matcher's seed grid (the alignment's subsample).
+// Where the stage's wall time went, summed over its calls (the job reports it when the stage ends).
+struct PairwiseTimes {
+  double network_ms = 0;   // the engine's decoder and heads
+  double matching_ms = 0;  // the four matcher runs per pair, their matches downloaded and merged
+  double copies_ms = 0;    // the own-frame predictions downloaded
+};
+
+// Runs `pairs` (unordered, first < second) over `images` (encoded by `engine`) and returns one
+// output per pair, in order, adding its times to `times`. `subsample` is the matcher's seed grid
+// (the alignment's subsample).
 Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, MatchInstance& matcher, gpu::Runtime& rt,
-                                                 std::span<const gpu::ImageU8View> images,
-                                                 std::span<const ImagePairIndex> pairs, int subsample);
+                                                 const gpu::EncodedImages& images,
+                                                 std::span<const ImagePairIndex> pairs, int subsample,
+                                                 PairwiseTimes& times);
 
 }  // namespace recon::daemon

@@ -1,7 +1,9 @@
 // ReconstructJob: see reconstruct_job.h.
 #include "daemon/serving/jobs/reconstruct/reconstruct_job.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <future>
 #include <optional>
 #include <string_view>
@@ -24,9 +26,24 @@ constexpr const char* kParameters =
     "pairs, subsample, niter1, lr1, niter2, lr2, optim, shared_intrinsics, min_conf, pairs_per_step, "
     "retrieval_model";
 
+// Images per device step of the encoding (each image's tokens then stay on the device for the
+// pairs: 1.5 MiB an image at 512x384 for ViT-L in fp16, 3 MiB in fp32).
+constexpr size_t kEncodeStepImages = 16;
+
 // Images per encoder run of the retrieval step: the tokens of all of them at once would take
 // N·T·D floats (3 MB an image at 512x384 for ViT-L).
 constexpr size_t kRetrievalChunk = 16;
+
+// Where the pairs stage's wall time went, for its last event: the rest is the worker's turns (other
+// clients' requests between the steps), the host's work between steps and the accumulation's tail.
+std::string pairs_stage_summary(const PairwiseTimes& times, std::chrono::steady_clock::duration wall) {
+  const double wall_s = std::chrono::duration<double>(wall).count();
+  const double rest_s = wall_s - (times.network_ms + times.matching_ms + times.copies_ms) / 1000;
+  char text[160];
+  std::snprintf(text, sizeof text, "%.2f s: network %.2f s, matching %.2f s, own-frame copies %.2f s, the rest %.2f s",
+                wall_s, times.network_ms / 1000, times.matching_ms / 1000, times.copies_ms / 1000, rest_s);
+  return text;
+}
 
 // The retrieval head named `name`, or else the one loaded on `backbone`'s encoder.
 Result<RetrievalInstance*> retrieval_head(Device& device, const std::string& backbone, const std::string& name) {
@@ -184,7 +201,7 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   const std::string& model = input_.model;
   const size_t n = input_.images.size();
 
-  // The images, prepared once on the device that then runs every pair (they stay there).
+  // The images, prepared once on the device that then runs every step (they stay there until encoded).
   std::vector<ModelImage> prepared;
   std::vector<gpu::ImageU8View> views;
   size_t device_index = 0;
@@ -198,12 +215,28 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     RECON_ASSIGN_OR_RETURN(pairs_, retrieval_pairs(context, views, device_index));
   }
 
+  // Every image through the encoder once, a few per step (other sessions are served between the
+  // steps); the pairs' steps then run only the decoder and heads. The images go with the last.
+  gpu::EncodedImages encoded;
+  for (size_t first = 0; first < n; first += kEncodeStepImages) {
+    const size_t count = std::min(kEncodeStepImages, n - first);
+    RECON_RETURN_IF_ERROR(context.on_device(model, device_index, [&](Device& device, const WorkerContext&) -> Status {
+      Mast3rInstance* mast3r = device.ready<Mast3rInstance>(model);
+      if (mast3r == nullptr) return unavailable("model '" + model + "' is no longer ready");
+      RECON_ASSIGN_OR_RETURN(gpu::EncodedImages more,
+                             mast3r->engine().encode_images(std::span(views).subspan(first, count)));
+      RECON_RETURN_IF_ERROR(encoded.append(std::move(more)));
+      if (first + count == n) prepared.clear();
+      return Status::ok();
+    }));
+  }
+
   // The pairwise stage, a few pairs per step; the canonical views accumulate as predictions come.
   std::vector<gpu::CanonicalViewBuilder> builders;
   builders.reserve(n);
-  for (const ModelImage& image : prepared) {
-    builders.emplace_back(static_cast<int>(image.size.height), static_cast<int>(image.size.width),
-                          options_.alignment.subsample);
+  for (size_t i = 0; i < n; ++i) {
+    const gpu::ViewSize size = encoded.image_size(i);
+    builders.emplace_back(static_cast<int>(size.height), static_cast<int>(size.width), options_.alignment.subsample);
   }
   std::vector<gpu::PairMatches> matched;
   // A step's own-frame predictions go into the canonical views on another thread while the device
@@ -214,6 +247,8 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   std::future<void> accumulating;
   JobProgress progress{"pairs", 0, pairs_.size()};
   context.progress(progress);
+  const auto stage_start = std::chrono::steady_clock::now();
+  PairwiseTimes times;
   for (size_t first = 0; first < pairs_.size(); first += options_.pairs_per_step) {
     const size_t count = std::min<size_t>(options_.pairs_per_step, pairs_.size() - first);
     const std::span<const ImagePairIndex> chunk(pairs_.data() + first, count);
@@ -222,9 +257,9 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     RECON_RETURN_IF_ERROR(context.on_device(model, device_index, [&](Device& device, const WorkerContext&) -> Status {
       Mast3rInstance* mast3r = device.ready<Mast3rInstance>(model);
       if (mast3r == nullptr) return unavailable("model '" + model + "' is no longer ready");
-      RECON_ASSIGN_OR_RETURN(outputs, run_pairwise(mast3r->engine(), device.matcher(), device.runtime(), views, chunk,
-                                                   options_.alignment.subsample));
-      if (last) prepared.clear();  // the images' device memory and leases go with the last pair
+      RECON_ASSIGN_OR_RETURN(outputs, run_pairwise(mast3r->engine(), device.matcher(), device.runtime(), encoded, chunk,
+                                                   options_.alignment.subsample, times));
+      if (last) encoded = {};  // the encodings' device memory goes with the last pair
       return Status::ok();
     }));
     std::vector<OwnFramePrediction> own;
@@ -248,6 +283,8 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   }
 
   if (accumulating.valid()) accumulating.get();
+  context.progress(JobProgress{"pairs", progress.done, progress.total, std::nanf(""),
+                               pairs_stage_summary(times, std::chrono::steady_clock::now() - stage_start)});
   std::vector<gpu::CanonicalView> canonical;
   canonical.reserve(n);
   for (size_t i = 0; i < n; ++i) {
