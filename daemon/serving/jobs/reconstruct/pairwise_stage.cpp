@@ -25,8 +25,24 @@ Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const g
   RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(desc_a, desc_b, maps));
   RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matchers().get(shape, options));
   RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps));
-  RECON_ASSIGN_OR_RETURN(gpu::HostMatches host, result.to_host(rt));
-  return IndexMatches{std::move(host.idx_a), std::move(host.idx_b), std::move(host.conf)};
+  // Only the rows the merge reads (MatchResult::to_host would download all ten tensors).
+  int32_t n = 0;
+  RECON_RETURN_IF_ERROR(result.count.download(rt, &n, sizeof(n)));
+  if (n < 0 || n > result.capacity) {
+    return internal_error("match count " + std::to_string(n) + " outside 0.." + std::to_string(result.capacity));
+  }
+  IndexMatches m;
+  if (n == 0) return m;
+  m.idx_a.resize(static_cast<size_t>(n));
+  m.idx_b.resize(static_cast<size_t>(n));
+  m.conf.resize(static_cast<size_t>(n));
+  RECON_ASSIGN_OR_RETURN(const gpu::Tensor idx_a, result.idx_a.slice_rows(0, n));
+  RECON_ASSIGN_OR_RETURN(const gpu::Tensor idx_b, result.idx_b.slice_rows(0, n));
+  RECON_ASSIGN_OR_RETURN(const gpu::Tensor conf, result.conf.slice_rows(0, n));
+  RECON_RETURN_IF_ERROR(idx_a.download(rt, m.idx_a.data(), m.idx_a.size() * sizeof(int32_t)));
+  RECON_RETURN_IF_ERROR(idx_b.download(rt, m.idx_b.data(), m.idx_b.size() * sizeof(int32_t)));
+  RECON_RETURN_IF_ERROR(conf.download(rt, m.conf.data(), m.conf.size() * sizeof(float)));
+  return m;
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
