@@ -2,8 +2,11 @@
 #include "reconstruct_output.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <thread>
 
 #include "commands.h"
 #include "tools/io/result_writers.h"
@@ -32,6 +35,21 @@ struct PixelMap {
 
 void check(const recon::Status& status) {
   if (!status.is_ok()) throw LocalFileError(status.message());
+}
+
+// Runs every task, on as many threads as the machine has cores (or tasks); one status per task.
+std::vector<recon::Status> run_on_every_core(const std::vector<std::function<recon::Status()>>& tasks) {
+  std::vector<recon::Status> statuses(tasks.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t t = next++; t < tasks.size(); t = next++) statuses[t] = tasks[t]();
+  };
+  const size_t threads = std::min<size_t>(tasks.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  return statuses;
 }
 
 }  // namespace
@@ -122,9 +140,11 @@ ReconstructSummary write_reconstruction(Result& result, const std::vector<recon:
   fs::create_directories(out / "depth", error);
   if (error) throw LocalFileError("cannot create " + out_dir + ": " + error.message());
 
-  const auto written = [&](const fs::path& path) { summary.files.push_back(path.string()); };
-  check(recon::io::write_cameras_json((out / "cameras.json").string(), scene));
-  written(out / "cameras.json");
+  // Every file is a task of its own, run on every core: encoding the PNGs (the depth previews
+  // above all) is most of the files' time.
+  std::vector<std::function<recon::Status()>> tasks;
+  tasks.push_back([&] { return recon::io::write_cameras_json((out / "cameras.json").string(), scene); });
+  summary.files.push_back((out / "cameras.json").string());
 
   // COLMAP: the largest component's cameras (other components have frames of their own) and at
   // most max_colmap_points points, evenly thinned.
@@ -141,13 +161,14 @@ ReconstructSummary write_reconstruction(Result& result, const std::vector<recon:
     for (auto& observation : point.track) observation.camera = camera_index.at(observation.camera);
     colmap.points.push_back(std::move(point));
   }
-  check(recon::io::write_colmap_text((out / "sparse" / "0").string(), colmap));
-  written(out / "sparse" / "0");
-
-  check(recon::io::write_scene_ply((out / "scene.ply").string(), scene));
-  written(out / "scene.ply");
-  check(recon::io::save_png((out / "scene.png").string(), recon::io::render_scene_overview(colmap, 1600, 600)));
-  written(out / "scene.png");
+  tasks.push_back([&] { return recon::io::write_colmap_text((out / "sparse" / "0").string(), colmap); });
+  summary.files.push_back((out / "sparse" / "0").string());
+  tasks.push_back([&] { return recon::io::write_scene_ply((out / "scene.ply").string(), scene); });
+  summary.files.push_back((out / "scene.ply").string());
+  tasks.push_back([&] {
+    return recon::io::save_png((out / "scene.png").string(), recon::io::render_scene_overview(colmap, 1600, 600));
+  });
+  summary.files.push_back((out / "scene.png").string());
 
   const auto hw = result.tensor("image_hw").as<int32_t>();
   const auto depth = result.tensor("depth").as<float>();
@@ -156,12 +177,15 @@ ReconstructSummary write_reconstruction(Result& result, const std::vector<recon:
     const int h = hw[2 * i], w = hw[2 * i + 1];
     const std::span<const float> map = depth.subspan(offset, static_cast<size_t>(h) * w);
     offset += map.size();
-    const std::string stem = fs::path(names[i]).stem().string();
-    const int64_t shape[2] = {h, w};
-    check(recon::io::write_npy((out / "depth" / (stem + ".npy")).string(), shape, map));
-    check(recon::io::save_png((out / "depth" / (stem + ".png")).string(), recon::io::colorize(map, w, h, true)));
+    const fs::path stem = out / "depth" / fs::path(names[i]).stem();
+    tasks.push_back([map, h, w, stem]() -> recon::Status {
+      const int64_t shape[2] = {h, w};
+      RECON_RETURN_IF_ERROR(recon::io::write_npy(stem.string() + ".npy", shape, map));
+      return recon::io::save_png(stem.string() + ".png", recon::io::colorize(map, w, h, true));
+    });
   }
-  written(out / "depth");
+  summary.files.push_back((out / "depth").string());
+  for (const recon::Status& status : run_on_every_core(tasks)) check(status);
   return summary;
 }
 

@@ -196,6 +196,7 @@ Status save_png(const std::string& path, const Image& image) {
   png.version = PNG_IMAGE_VERSION;
   png.width = static_cast<png_uint_32>(image.width);
   png.height = static_cast<png_uint_32>(image.height);
+  png.flags = PNG_IMAGE_FLAG_FAST;
   png.format = image.channels == 1 ? PNG_FORMAT_GRAY : image.channels == 4 ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
   if (!png_image_write_to_file(&png, path.c_str(), 0, image.pixels.data(), 0, nullptr)) {
     return unavailable("cannot write PNG " + path + ": " + png.message);
