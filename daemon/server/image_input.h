@@ -1,22 +1,20 @@
-// Input images of an inference, in two steps:
-//  1. accept_image (I/O thread): checks a verified wire::Image — geometry, bounds, format — and
-//     either leases the bytes in the client's registered region (bounds-checked by ShmRegistry)
-//     or copies inline bytes out of the message; decides the model-input size (image_size.h).
-//  2. materialize (GPU worker): brings the image to the model-input size with the official
-//     preparation, on one of three paths (the choice is logged and counted in ModelImage):
-//       zero-copy — the region is imported into this device (region_import.h): the GPU resizes
-//                   straight from the client's pages, under the lease; a packed image already
-//                   at model size is not prepared at all (the engine copies it from the pages,
-//                   and ModelImage keeps the lease until then);
-//       staging   — one upload of the image's bytes (region or inline), then the GPU resize;
-//       CPU       — the pixels are copied out row by row and resized on the worker's CPU
-//                   (gpu_preprocess off, an image already at model size that is not imported,
-//                   or the fallback when the GPU path fails).
-//     Client memory is untrusted and may change at any time. The CPU and staging paths read it
-//     exactly once; the zero-copy path reads it in place (some bytes more than once), which is
-//     safe because no index or size depends on a pixel value: a client that writes its image
-//     while the request runs only spoils its own result. The lease is dropped once the GPU has
-//     finished reading.
+// Input images of an inference, prepared for the model on a GPU worker. The transport accepts
+// them first (daemon/server/wire_inputs.h: geometry, bounds and format checked, the bytes leased in
+// the client's registered region or copied out of the message, the model-input size decided);
+// materialize then brings an image to the model-input size with the official preparation, on one
+// of three paths (the choice is logged and counted in ModelImage):
+//   zero-copy — the region is imported into this device (region_import.h): the GPU resizes
+//               straight from the client's pages, under the lease; a packed image already at model
+//               size is not prepared at all (the engine copies it from the pages, and ModelImage
+//               keeps the lease until then);
+//   staging   — one upload of the image's bytes (region or inline), then the GPU resize;
+//   CPU       — the pixels are copied out row by row and resized on the worker's CPU
+//               (gpu_preprocess off, an image already at model size that is not imported, or the
+//               fallback when the GPU path fails).
+// Client memory is untrusted and may change at any time. The CPU and staging paths read it exactly
+// once; the zero-copy path reads it in place (some bytes more than once), which is safe because no
+// index or size depends on a pixel value: a client that writes its image while the request runs
+// only spoils its own result. The lease is dropped once the GPU has finished reading.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +26,6 @@
 #include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
-#include "schema/request_generated.h"
 
 namespace recon::daemon {
 
@@ -41,17 +38,6 @@ struct PendingImage {
   uint32_t long_side = 0;             // the preparation's "size"
   bool resize = false;                // false: target == size, pixels are copied as they are
 };
-
-struct ImageRules {
-  uint32_t long_side = 512;                 // the model's default (or the requested resolution's)
-  std::optional<ImageSize> required;        // InferOptions.resolution: the result must be this
-  uint64_t max_inline_bytes = 64ull << 20;  // inline images larger than this are refused
-};
-
-// `which` names the image in errors ("image1"). NOT_FOUND for an unknown or foreign region,
-// INVALID_ARGUMENT for bad geometry, format or sizes.
-Result<PendingImage> accept_image(const wire::Image* image, const char* which, ClientId client, ShmRegistry& registry,
-                                  const ImageRules& rules);
 
 // Where a worker prepares images.
 struct InputPreparation {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/image_input.h"
 #include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/server_options.h"
+#include "daemon/server/wire_inputs.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/parameters.h"
 #include "gpu/status.h"

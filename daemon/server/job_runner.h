@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/server/outbox.h"
 #include "daemon/server/responder.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"

@@ -5,6 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
+
+#include "daemon/ipc/wire_convert.h"
 
 namespace recon::daemon {
 
@@ -22,6 +25,14 @@ void Outbox::push(OutboxItem item) {
   const uint64_t one = 1;
   // EAGAIN means the counter is already huge: the I/O thread will wake anyway.
   [[maybe_unused]] const ssize_t n = ::write(event_.get(), &one, sizeof(one));
+}
+
+void Outbox::send(const ReplyTarget& target, std::vector<uint8_t> response, bool final) {
+  push(OutgoingReply{target, std::move(response), StatusCode::kOk, final});
+}
+
+void Outbox::send_error(const ReplyTarget& target, const Status& status) {
+  push(OutgoingReply{target, error_response(target.request_id, status), status.code(), true});
 }
 
 std::vector<OutboxItem> Outbox::take() {

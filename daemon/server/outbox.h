@@ -1,6 +1,6 @@
 // Outbox: how GPU workers hand finished answers (and start-up completion) to the I/O thread,
-// which alone may touch ZeroMQ sockets. A mutex-guarded list plus an eventfd that the I/O
-// thread polls. push() never blocks on the network.
+// which alone may touch ZeroMQ sockets; the serving core's AnswerSink. A mutex-guarded list plus an
+// eventfd that the I/O thread polls. push() never blocks on the network.
 #pragma once
 
 #include <mutex>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/ipc/unique_fd.h"
+#include "daemon/server/answer_sink.h"
 #include "daemon/server/request_context.h"
 #include "gpu/status.h"
 
@@ -30,7 +31,7 @@ struct StartupDone {
 
 using OutboxItem = std::variant<OutgoingReply, StartupDone>;
 
-class Outbox {
+class Outbox final : public AnswerSink {
  public:
   static Result<Outbox> create();
   Outbox(Outbox&& other) noexcept : event_(std::move(other.event_)), items_(std::move(other.items_)) {}
@@ -38,6 +39,9 @@ class Outbox {
   Outbox& operator=(const Outbox&) = delete;
 
   void push(OutboxItem item);
+  // AnswerSink: a reply pushed for the I/O thread (errors written as the wire's Error answer).
+  void send(const ReplyTarget& target, std::vector<uint8_t> response, bool final) override;
+  void send_error(const ReplyTarget& target, const Status& status) override;
   // Everything pushed so far (and resets the eventfd).
   std::vector<OutboxItem> take();
   int fd() const { return event_.get(); }

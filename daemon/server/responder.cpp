@@ -3,7 +3,6 @@
 
 #include <utility>
 
-#include "daemon/ipc/wire_convert.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {
@@ -57,11 +56,11 @@ Result<std::shared_ptr<const StoredResult>> Responder::store(HandleReservation r
 }
 
 void Responder::partial(std::vector<uint8_t> response) const {
-  sinks_.outbox.push(OutgoingReply{context_.reply, std::move(response), StatusCode::kOk, false});
+  sinks_.answers.send(context_.reply, std::move(response), false);
 }
 
 void Responder::finish(std::vector<uint8_t> response) const {
-  sinks_.outbox.push(OutgoingReply{context_.reply, std::move(response), StatusCode::kOk, true});
+  sinks_.answers.send(context_.reply, std::move(response), true);
 }
 
 void Responder::finish(const ModelAnswer& answer) const {
@@ -73,14 +72,21 @@ void Responder::finish(const ModelAnswer& answer) const {
   finish(context_.render(request_id(), answer));
 }
 
+void Responder::answer(const PairsAnswer& answer) const {
+  if (context_.render_pairs == nullptr) {
+    fail(internal_error("no answer renderer for this request's pairs"), LogLevel::kError, "Answering a request");
+    return;
+  }
+  sinks_.answers.send(context_.reply, context_.render_pairs(request_id(), answer), answer.final);
+}
+
 void Responder::fail(const Status& status) const {
   fail(status, level_for(status.code()), "Request");
 }
 
 void Responder::fail(const Status& status, LogLevel level, const std::string& what) const {
   log_with_fields(level, what + " failed: " + status.to_string(), request_log_fields(context_.reply));
-  sinks_.outbox.push(
-      OutgoingReply{context_.reply, error_response(context_.reply.request_id, status), status.code(), true});
+  sinks_.answers.send_error(context_.reply, status);
 }
 
 }  // namespace recon::daemon

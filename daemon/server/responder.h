@@ -1,8 +1,9 @@
 // Responder: how a GPU worker answers one request, the same way for every verb. It checks that the
 // request may still start (its session open, its deadline not passed), stores a result under the
-// handle reserved at admission with the request's timings, and posts answers — final, streamed or
-// an error — to the Outbox, logging failures. One per request; it reads the request's
-// RequestContext, which must outlive it.
+// handle reserved at admission with the request's timings, and sends answers — final, streamed or
+// an error — through the transport's AnswerSink, logging failures. A model's answers are written by
+// the renderers the transport chose at admission (RequestContext): nothing here knows the wire
+// format. One per request; it reads the request's RequestContext, which must outlive it.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/outbox.h"
+#include "daemon/server/answer_sink.h"
 #include "daemon/server/request_context.h"
 #include "daemon/server/result_store.h"
 #include "daemon/service/journal_log.h"
@@ -28,7 +29,7 @@ std::vector<LogField> request_log_fields(const ReplyTarget& target);
 // Where a worker's answers and results go.
 struct AnswerSinks {
   ResultStore& store;
-  Outbox& outbox;
+  AnswerSink& answers;
   size_t device = 0;
 };
 
@@ -61,6 +62,9 @@ class Responder {
   void finish(std::vector<uint8_t> response) const;
   // A model request's final answer, written by the renderer its admission chose.
   void finish(const ModelAnswer& answer) const;
+  // An answer of several pairs (InferBatch), streamed or final as `answer.final` says, written by
+  // the renderer its admission chose.
+  void answer(const PairsAnswer& answer) const;
   // An Error answer, logged (client mistakes at debug level, the daemon's own failures as warnings).
   void fail(const Status& status) const;
   // The same, logged at `level` as "<what> failed: ...".

@@ -95,19 +95,18 @@ std::vector<uint8_t> infer_pair_response(uint64_t request_id, const ModelAnswer&
   return to_bytes(builder);
 }
 
-std::vector<uint8_t> infer_batch_response(uint64_t request_id, std::span<const StoredResult* const> results,
-                                          std::span<const gpu::ImagePair> pairs, uint32_t first_index, bool final) {
-  flatbuffers::FlatBufferBuilder builder(1024 * (results.size() + 1));
+std::vector<uint8_t> infer_batch_response(uint64_t request_id, const PairsAnswer& answer) {
+  flatbuffers::FlatBufferBuilder builder(1024 * (answer.results.size() + 1));
   std::vector<flatbuffers::Offset<wire::ResultHandle>> handles;
-  handles.reserve(results.size());
-  for (const StoredResult* r : results) handles.push_back(build_result_handle(builder, *r));
+  handles.reserve(answer.results.size());
+  for (const StoredResult* r : answer.results) handles.push_back(build_result_handle(builder, *r));
   std::vector<wire::ImagePair> wire_pairs;
-  wire_pairs.reserve(pairs.size());
-  for (const gpu::ImagePair& p : pairs) {
+  wire_pairs.reserve(answer.pairs.size());
+  for (const gpu::ImagePair& p : answer.pairs) {
     wire_pairs.emplace_back(static_cast<uint32_t>(p.first), static_cast<uint32_t>(p.second));
   }
-  const auto body = wire::CreateInferBatchResultDirect(builder, &handles, &wire_pairs, first_index);
-  finish_response(builder, request_id, wire::ResponseBody::InferBatchResult, body.Union(), final);
+  const auto body = wire::CreateInferBatchResultDirect(builder, &handles, &wire_pairs, answer.first_index);
+  finish_response(builder, request_id, wire::ResponseBody::InferBatchResult, body.Union(), answer.final);
   return to_bytes(builder);
 }
 

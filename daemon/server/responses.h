@@ -38,9 +38,8 @@ std::vector<uint8_t> infer_response(uint64_t request_id, const ModelAnswer& answ
 std::vector<uint8_t> infer_pair_response(uint64_t request_id, const ModelAnswer& answer);
 std::vector<uint8_t> encode_retrieval_response(uint64_t request_id, const ModelAnswer& answer);
 std::vector<uint8_t> match_response(uint64_t request_id, const ModelAnswer& answer);
-// `results[i]` is the handle of `pairs[i]`, which is pair `first_index + i` of the request.
-std::vector<uint8_t> infer_batch_response(uint64_t request_id, std::span<const StoredResult* const> results,
-                                          std::span<const gpu::ImagePair> pairs, uint32_t first_index, bool final);
+// InferBatch's answers, whole or streamed (a PairsRenderer).
+std::vector<uint8_t> infer_batch_response(uint64_t request_id, const PairsAnswer& answer);
 
 struct FetchedRange {
   size_t tensor = 0;                           // index into result.tensors

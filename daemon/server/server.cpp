@@ -365,9 +365,10 @@ void Server::send_reply(const ReplyTarget& target, std::span<const uint8_t> byte
     session->last_used = SteadyClock::now();
     if (session->in_flight > 0) --session->in_flight;
   }
-  ZmqRouter* r = router(target.socket);
+  const ZmqReplyRoute* route = zmq_route(target);
+  ZmqRouter* r = route != nullptr ? router(route->socket) : nullptr;
   if (r == nullptr) return;
-  const Status sent = r->send(target.envelope, bytes);
+  const Status sent = r->send(route->envelope, bytes);
   if (!sent.is_ok()) {
     // The peer is gone (or not reading): the answer is dropped, as its session's resources are.
     log_message(LogLevel::kDebug,

@@ -40,6 +40,7 @@
 #include "daemon/server/metrics_http.h"
 #include "daemon/server/outbox.h"
 #include "daemon/server/peer_access.h"
+#include "daemon/server/reply_route.h"
 #include "daemon/server/result_store.h"
 #include "daemon/server/scheduler.h"
 #include "daemon/server/server_options.h"

@@ -1,8 +1,10 @@
 // Server: admission of InferBatch — everything is checked here, on the I/O thread, before the
-// job is queued: the model, image and pair bounds, and one handle reservation per pair.
+// job is queued: the model, image and pair bounds, and one handle reservation per pair. Its answers
+// are InferBatchResults (the renderer named here).
 
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/infer_options.h"
+#include "daemon/server/responses.h"
 #include "daemon/server/server.h"
 #include "daemon/serving/mast3r/mast3r_instance.h"
 
@@ -75,6 +77,7 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_infer_batch(const wire::I
   }
   KindWork item;
   item.context = std::move(settings.context);
+  item.context.render_pairs = infer_batch_response;
   item.model = model.name;
   item.body = std::move(job);
   RECON_RETURN_IF_ERROR(scheduler_->submit(SoloWork(std::move(item))));

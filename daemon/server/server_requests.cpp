@@ -49,8 +49,7 @@ void Server::drain_router(ReplySocket socket) {
 
 void Server::on_request(ReplySocket socket, ZmqIncoming incoming) {
   ReplyTarget target;
-  target.socket = socket;
-  target.envelope = std::move(incoming.envelope);
+  target.route = std::make_shared<const ZmqReplyRoute>(socket, std::move(incoming.envelope));
   target.peer_pid = incoming.peer ? incoming.peer->pid : 0;
   if (incoming.too_many_parts) {
     reply_error(target, invalid_argument("a request is one frame (after an optional empty delimiter); got " +

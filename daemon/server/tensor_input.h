@@ -1,8 +1,8 @@
-// Tensor inputs of an Infer (the onnx kind's), checked on the I/O thread: element type, shape
-// (rank ≤ 8, every dimension ≥ 1, bounded size) and bytes — leased in the client's registered
-// region (bounds-checked by ShmRegistry, read in place by the worker, never copied into the
-// message) or copied out of an inline message. Client memory is untrusted and may change while the
-// request runs: the worker reads it once, and no size or index depends on its contents.
+// Tensor inputs of an Infer (the onnx kind's) as the transport accepted them (daemon/server/
+// wire_inputs.h: element type, shape and size checked): the bytes leased in the client's registered
+// region (read in place by the worker, never copied into the message) or copied out of an inline
+// message. Client memory is untrusted and may change while the request runs: the worker reads it
+// once, and no size or index depends on its contents.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,6 @@
 
 #include "daemon/ipc/shm_registry.h"
 #include "gpu/status.h"
-#include "schema/request_generated.h"
 
 namespace recon::daemon {
 
@@ -29,15 +28,5 @@ struct PendingTensor {
     return lease ? std::span<const uint8_t>(lease.bytes()) : std::span<const uint8_t>(inline_bytes);
   }
 };
-
-struct TensorRules {
-  uint64_t max_bytes = uint64_t{1} << 31;          // any one tensor
-  uint64_t max_inline_bytes = uint64_t{64} << 20;  // inline tensors
-};
-
-// `which` names the input in errors. NOT_FOUND for an unknown or foreign region, INVALID_ARGUMENT
-// for a bad type, shape or size.
-Result<PendingTensor> accept_tensor(const wire::TensorInput* tensor, const std::string& which, ClientId client,
-                                    ShmRegistry& registry, const TensorRules& rules);
 
 }  // namespace recon::daemon

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "daemon/server/result_store.h"
+#include "gpu/models/mast3r/mast3r_batch_plan.h"
 
 namespace recon::daemon {
 
@@ -23,5 +25,17 @@ struct ModelAnswer {
 
 // The whole success answer (a Response) to request `request_id`.
 using AnswerRenderer = std::vector<uint8_t> (*)(uint64_t request_id, const ModelAnswer& answer);
+
+// What an instance answers for a request of several pairs (InferBatch), all at once or streamed one
+// pair at a time: `results[i]` is the result of `pairs[i]`, which is pair `first_index + i` of the
+// request; `final` on the last answer of the request.
+struct PairsAnswer {
+  std::span<const StoredResult* const> results;
+  std::span<const gpu::ImagePair> pairs;
+  uint32_t first_index = 0;
+  bool final = true;
+};
+
+using PairsRenderer = std::vector<uint8_t> (*)(uint64_t request_id, const PairsAnswer& answer);
 
 }  // namespace recon::daemon

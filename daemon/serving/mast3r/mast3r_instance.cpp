@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "daemon/server/pair_outputs.h"
-#include "daemon/server/responses.h"
 #include "daemon/server/scheduler.h"
 #include "daemon/serving/device.h"
 #include "gpu/log.h"
@@ -175,19 +174,13 @@ void Mast3rInstance::run_infer_batch(const RequestContext& context, InferBatchRe
     worker.metrics.record_timings(job.model, stored.back()->timings);
     if (job.stream) {
       const StoredResult* one[] = {stored.back().get()};
-      auto response = infer_batch_response(answer.request_id(), one, std::span(&job.pairs[k], 1),
-                                           static_cast<uint32_t>(k), k + 1 == job.pairs.size());
-      if (k + 1 == job.pairs.size()) {
-        answer.finish(std::move(response));
-      } else {
-        answer.partial(std::move(response));
-      }
+      answer.answer(PairsAnswer{one, std::span(&job.pairs[k], 1), static_cast<uint32_t>(k), k + 1 == job.pairs.size()});
     }
   }
   if (!job.stream) {
     std::vector<const StoredResult*> all;
     for (const auto& s : stored) all.push_back(s.get());
-    answer.finish(infer_batch_response(answer.request_id(), all, job.pairs, 0, true));
+    answer.answer(PairsAnswer{all, job.pairs, 0, true});
   }
 }
 

@@ -9,6 +9,7 @@
 #include "daemon/ipc/region_client.h"
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/region_import.h"
+#include "daemon/server/wire_inputs.h"
 #include "gpu/ops/layout.h"
 #include "tools/io/official_resize.h"
 
