@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "daemon/server/fetch_copy.h"
-#include "daemon/server/region_import.h"
 #include "daemon/server/responses.h"
+#include "daemon/serving/region_import.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {

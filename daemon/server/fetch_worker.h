@@ -11,11 +11,11 @@
 #include <chrono>
 #include <memory>
 
-#include "daemon/server/metrics.h"
-#include "daemon/server/responder.h"
-#include "daemon/server/scheduler.h"
 #include "daemon/server/worker_thread.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/metrics.h"
+#include "daemon/serving/responder.h"
+#include "daemon/serving/scheduler.h"
 #include "gpu/one_shot.h"
 
 namespace recon::daemon {

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "daemon/server/fetch_worker.h"
-#include "daemon/server/metrics.h"
 #include "daemon/server/outbox.h"
-#include "daemon/server/result_store.h"
-#include "daemon/server/scheduler.h"
-#include "daemon/server/worker_context.h"
 #include "daemon/server/worker_thread.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/metrics.h"
+#include "daemon/serving/result_store.h"
+#include "daemon/serving/scheduler.h"
+#include "daemon/serving/worker_context.h"
 
 namespace recon::daemon {
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/request_context.h"
-#include "daemon/server/result_store.h"
-#include "daemon/server/server_options.h"
 #include "daemon/server/wire_inputs.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/parameters.h"
+#include "daemon/serving/request_context.h"
+#include "daemon/serving/result_store.h"
+#include "daemon/serving/server_options.h"
 #include "gpu/status.h"
 #include "schema/request_generated.h"
 

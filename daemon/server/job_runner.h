@@ -21,10 +21,10 @@
 #include <thread>
 
 #include "daemon/server/outbox.h"
-#include "daemon/server/responder.h"
-#include "daemon/server/result_store.h"
-#include "daemon/server/scheduler.h"
 #include "daemon/serving/jobs/job.h"
+#include "daemon/serving/responder.h"
+#include "daemon/serving/result_store.h"
+#include "daemon/serving/scheduler.h"
 
 namespace recon::daemon {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "daemon/ipc/unique_fd.h"
-#include "daemon/server/answer_sink.h"
-#include "daemon/server/request_context.h"
+#include "daemon/serving/answer_sink.h"
+#include "daemon/serving/request_context.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

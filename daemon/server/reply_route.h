@@ -3,8 +3,8 @@
 // carries it as an opaque ReplyRoute (request_context.h) and only the server reads it back.
 #pragma once
 
-#include "daemon/server/request_context.h"
 #include "daemon/server/zmq_router.h"
+#include "daemon/serving/request_context.h"
 
 namespace recon::daemon {
 

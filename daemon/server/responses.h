@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "daemon/ipc/id128.h"
-#include "daemon/server/metrics.h"
-#include "daemon/server/result_store.h"
 #include "daemon/serving/device.h"
 #include "daemon/serving/jobs/job.h"
+#include "daemon/serving/metrics.h"
 #include "daemon/serving/model_answer.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/models/mast3r/mast3r_batch_plan.h"
 #include "schema/response_generated.h"
 

@@ -11,8 +11,8 @@
 
 #include "daemon/ipc/wire_convert.h"
 #include "daemon/server/prometheus_text.h"
-#include "daemon/server/region_import.h"
 #include "daemon/server/status_report.h"
+#include "daemon/serving/region_import.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {

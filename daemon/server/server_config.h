@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/server_options.h"
 #include "daemon/service/config.h"
+#include "daemon/serving/server_options.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "daemon/ipc/shm_registry.h"
-#include "daemon/server/metrics.h"
-#include "daemon/server/result_store.h"
-#include "daemon/server/scheduler.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/metrics.h"
+#include "daemon/serving/result_store.h"
+#include "daemon/serving/scheduler.h"
 #include "gpu/buffer_pool.h"
 #include "schema/response_generated.h"
 

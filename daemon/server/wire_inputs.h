@@ -13,8 +13,8 @@
 #include <string>
 
 #include "daemon/ipc/shm_registry.h"
-#include "daemon/server/image_input.h"
-#include "daemon/server/tensor_input.h"
+#include "daemon/serving/image_input.h"
+#include "daemon/serving/tensor_input.h"
 #include "gpu/status.h"
 #include "schema/request_generated.h"
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "daemon/server/request_context.h"
+#include "daemon/serving/request_context.h"
 
 namespace recon::daemon {
 

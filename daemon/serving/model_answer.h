@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/models/mast3r/mast3r_batch_plan.h"
 
 namespace recon::daemon {

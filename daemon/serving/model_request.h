@@ -13,15 +13,15 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/server/image_input.h"
-#include "daemon/server/request_context.h"
-#include "daemon/server/result_store.h"
-#include "daemon/server/scheduler.h"
-#include "daemon/server/server_options.h"
-#include "daemon/server/tensor_input.h"
-#include "daemon/server/work_items.h"
+#include "daemon/serving/image_input.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/parameters.h"
+#include "daemon/serving/request_context.h"
+#include "daemon/serving/result_store.h"
+#include "daemon/serving/scheduler.h"
+#include "daemon/serving/server_options.h"
+#include "daemon/serving/tensor_input.h"
+#include "daemon/serving/work_items.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

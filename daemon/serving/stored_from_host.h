@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 

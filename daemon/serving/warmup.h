@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/server_options.h"
 #include "daemon/service/notify.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/server_options.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/image_input.h"
-#include "daemon/server/result_store.h"
+#include "daemon/serving/image_input.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

@@ -5,9 +5,9 @@
 #include <iterator>
 #include <utility>
 
-#include "daemon/server/pair_outputs.h"
-#include "daemon/server/scheduler.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/pair_outputs.h"
+#include "daemon/serving/scheduler.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {

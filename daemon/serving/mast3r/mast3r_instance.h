@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/work_items.h"
-#include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
 #include "daemon/serving/model_request.h"
+#include "daemon/serving/work_items.h"
+#include "daemon/serving/worker_context.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace recon::daemon {

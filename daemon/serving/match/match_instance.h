@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/server/work_items.h"
-#include "daemon/server/worker_context.h"
 #include "daemon/serving/model_instance.h"
 #include "daemon/serving/model_request.h"
+#include "daemon/serving/work_items.h"
+#include "daemon/serving/worker_context.h"
 #include "gpu/models/match/fast_matcher_cache.h"
 
 namespace recon::daemon {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "daemon/server/scheduler.h"
 #include "daemon/serving/device.h"
+#include "daemon/serving/scheduler.h"
 #include "daemon/serving/stored_from_host.h"
 #include "gpu/models/onnx/onnx_engine.h"
 

@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
 #include "daemon/serving/model_request.h"
+#include "daemon/serving/worker_context.h"
 #include "gpu/status.h"
 
 namespace recon::gpu::onnx {

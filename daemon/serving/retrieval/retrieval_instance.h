@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/result_store.h"
-#include "daemon/server/work_items.h"
-#include "daemon/server/worker_context.h"
 #include "daemon/serving/model.h"
 #include "daemon/serving/model_instance.h"
 #include "daemon/serving/model_request.h"
+#include "daemon/serving/result_store.h"
+#include "daemon/serving/work_items.h"
+#include "daemon/serving/worker_context.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 #include "gpu/tensor.h"

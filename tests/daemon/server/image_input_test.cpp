@@ -2,14 +2,14 @@
 // accept_image checks regions and inline bytes before anything is queued, and materialize takes
 // the zero-copy, staging or CPU path as documented (the CPU when the GPU path fails), with the
 // same bytes on each.
-#include "daemon/server/image_input.h"
+#include "daemon/serving/image_input.h"
 
 #include <gtest/gtest.h>
 
 #include "daemon/ipc/region_client.h"
 #include "daemon/ipc/wire_convert.h"
-#include "daemon/server/region_import.h"
 #include "daemon/server/wire_inputs.h"
+#include "daemon/serving/region_import.h"
 #include "gpu/ops/layout.h"
 #include "tools/io/official_resize.h"
 

@@ -1,6 +1,6 @@
 // Metrics: counters and nearest-rank percentiles, the Prometheus text, the HTTP answer, and the
 // ZeroMQ peer-address parsing the manager check relies on.
-#include "daemon/server/metrics.h"
+#include "daemon/serving/metrics.h"
 
 #include <gtest/gtest.h>
 

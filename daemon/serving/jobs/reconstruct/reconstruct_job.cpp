@@ -8,7 +8,6 @@
 #include <optional>
 #include <string_view>
 
-#include "daemon/server/worker_context.h"
 #include "daemon/serving/device.h"
 #include "daemon/serving/jobs/reconstruct/pairwise_stage.h"
 #include "daemon/serving/jobs/reconstruct/reconstruct_outputs.h"
@@ -16,6 +15,7 @@
 #include "daemon/serving/match/match_instance.h"
 #include "daemon/serving/parameters.h"
 #include "daemon/serving/retrieval/retrieval_instance.h"
+#include "daemon/serving/worker_context.h"
 #include "gpu/reconstruct/canonical_view.h"
 #include "gpu/reconstruct/dense_points.h"
 

@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/reconstruct/dense_points.h"
 #include "gpu/reconstruct/sparse_alignment.h"
 #include "gpu/runtime.h"

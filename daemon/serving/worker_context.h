@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/server/image_input.h"
-#include "daemon/server/metrics.h"
-#include "daemon/server/responder.h"
+#include "daemon/serving/image_input.h"
+#include "daemon/serving/metrics.h"
+#include "daemon/serving/responder.h"
 
 namespace recon::daemon {
 

@@ -1,5 +1,5 @@
 // Scheduler: see scheduler.h.
-#include "daemon/server/scheduler.h"
+#include "daemon/serving/scheduler.h"
 
 #include <algorithm>
 

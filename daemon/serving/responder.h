@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/answer_sink.h"
-#include "daemon/server/request_context.h"
-#include "daemon/server/result_store.h"
 #include "daemon/service/journal_log.h"
+#include "daemon/serving/answer_sink.h"
+#include "daemon/serving/request_context.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

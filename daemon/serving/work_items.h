@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "daemon/ipc/shm_registry.h"
-#include "daemon/server/request_context.h"
-#include "daemon/server/result_store.h"
 #include "daemon/serving/model.h"
+#include "daemon/serving/request_context.h"
+#include "daemon/serving/result_store.h"
 
 namespace recon::daemon {
 

@@ -1,6 +1,6 @@
 // ResultStore: handles bound to their session, quotas counted from admission, TTL expiry and
 // the end of a session. No GPU: the stored tensors are empty.
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 
 #include <gtest/gtest.h>
 

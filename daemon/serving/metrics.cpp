@@ -1,5 +1,5 @@
 // Metrics: see metrics.h.
-#include "daemon/server/metrics.h"
+#include "daemon/serving/metrics.h"
 
 #include <algorithm>
 

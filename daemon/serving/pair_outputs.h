@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/models/mast3r/mast3r_engine.h"
 
 namespace recon::daemon {

@@ -1,5 +1,5 @@
 // WorkerContext helpers: see worker_context.h.
-#include "daemon/server/worker_context.h"
+#include "daemon/serving/worker_context.h"
 
 #include <utility>
 

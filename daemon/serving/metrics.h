@@ -1,7 +1,7 @@
 // Metrics: recond's counters and latency windows, in Triton's vocabulary (request success and
 // failure, inference count, execution count — their ratio is the mean batch size —, cumulative
 // queue/input/compute/output/total time) plus percentiles over the most recent requests. Read
-// by GetStatus (status_report.h) and the Prometheus endpoint (prometheus_text.h).
+// by GetStatus (daemon/server/status_report.h) and the Prometheus endpoint (prometheus_text.h there).
 // Thread safety: every member may be called from any thread; mutex_ guards everything (updates
 // happen a few times per request: a lock is cheaper than getting lock-free windows right).
 #pragma once
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

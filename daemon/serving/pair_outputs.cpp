@@ -1,5 +1,5 @@
 // Pair outputs as stored tensors: see pair_outputs.h.
-#include "daemon/server/pair_outputs.h"
+#include "daemon/serving/pair_outputs.h"
 
 #include <algorithm>
 

@@ -26,7 +26,7 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/server/work_items.h"
+#include "daemon/serving/work_items.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

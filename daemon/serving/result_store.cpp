@@ -1,5 +1,5 @@
 // ResultStore: see result_store.h.
-#include "daemon/server/result_store.h"
+#include "daemon/serving/result_store.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
 // Tensor inputs: see tensor_input.h.
-#include "daemon/server/tensor_input.h"
+#include "daemon/serving/tensor_input.h"
 
 namespace recon::daemon {
 

@@ -1,10 +1,10 @@
 // Input images: see image_input.h.
-#include "daemon/server/image_input.h"
+#include "daemon/serving/image_input.h"
 
 #include <cstring>
 #include <string>
 
-#include "daemon/server/region_import.h"
+#include "daemon/serving/region_import.h"
 #include "gpu/log.h"
 #include "gpu/ops/resize_official.h"
 #include "tools/io/official_resize.h"

@@ -1,5 +1,5 @@
 // Region imports: see region_import.h.
-#include "daemon/server/region_import.h"
+#include "daemon/serving/region_import.h"
 
 #include <chrono>
 #include <string>

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "daemon/server/request_context.h"
+#include "daemon/serving/request_context.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {

@@ -1,5 +1,5 @@
 // Responder: see responder.h.
-#include "daemon/server/responder.h"
+#include "daemon/serving/responder.h"
 
 #include <utility>
 

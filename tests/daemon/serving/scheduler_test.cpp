@@ -1,6 +1,6 @@
 // Scheduler: admission, round-robin fairness between sessions, batching of same-size pairs,
 // lanes, dropping a session's jobs and closing. No GPU: jobs are plain data here.
-#include "daemon/server/scheduler.h"
+#include "daemon/serving/scheduler.h"
 
 #include <gtest/gtest.h>
 
