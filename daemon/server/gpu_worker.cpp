@@ -11,7 +11,7 @@ GpuWorker::GpuWorker(Device& device, Scheduler& scheduler, ResultStore& store, M
     : device_(device),
       scheduler_(scheduler),
       metrics_(metrics),
-      sinks_{store, outbox, device.index()},
+      sinks_{store, outbox, device.index(), &metrics},
       options_(std::move(options)),
       input_{&device.runtime(), device.index(), options_.gpu_preprocess},
       context_{sinks_, metrics_, input_, options_},

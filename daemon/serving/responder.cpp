@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "daemon/serving/metrics.h"
 #include "gpu/log.h"
 
 namespace recon::daemon {
@@ -52,7 +53,9 @@ Result<std::shared_ptr<const StoredResult>> Responder::store(HandleReservation r
   const auto now = SteadyClock::now();
   t.output_ns = ns_between(times.output_start, now);
   t.total_ns = ns_between(context_.received, now);
-  return sinks_.store.insert(std::move(reservation), std::move(result));
+  auto stored = sinks_.store.insert(std::move(reservation), std::move(result));
+  if (stored.is_ok() && sinks_.metrics != nullptr) sinks_.metrics->record_timings((*stored)->model, (*stored)->timings);
+  return stored;
 }
 
 void Responder::partial(std::vector<uint8_t> response) const {

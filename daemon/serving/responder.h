@@ -26,11 +26,15 @@ inline uint64_t ns_between(SteadyClock::time_point a, SteadyClock::time_point b)
 // The journal fields that tie a log line to its request (request id, client pid).
 std::vector<LogField> request_log_fields(const ReplyTarget& target);
 
-// Where a worker's answers and results go.
+class Metrics;
+
+// Where a worker's answers and results go, and the counters every stored result of a model
+// updates (nullptr: not a model's result, e.g. a long job's).
 struct AnswerSinks {
   ResultStore& store;
   AnswerSink& answers;
   size_t device = 0;
+  Metrics* metrics = nullptr;
 };
 
 // What a request's stages took, for its RequestTimings (queue and total time come from the
@@ -51,8 +55,9 @@ class Responder {
   // UNAVAILABLE) or its session ended (nobody holds its results; not answered).
   bool may_start(SteadyClock::time_point picked) const;
   // Stores `tensors` as a result of `model` under `reservation`, with the request's TTL and
-  // timings. Answers nothing: on failure the caller decides (a batch may release what it stored
-  // before).
+  // timings, and records the timings in the model's counters (every kind's results pass here, so
+  // every kind counts). Answers nothing: on failure the caller decides (a batch may release what it
+  // stored before).
   Result<std::shared_ptr<const StoredResult>> store(HandleReservation reservation, std::string model,
                                                     std::vector<StoredTensor> tensors, const StageTimes& times) const;
 

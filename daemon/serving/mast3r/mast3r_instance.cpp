@@ -121,7 +121,6 @@ void Mast3rInstance::finish_pair(Ready& ready, const gpu::Mast3rResult& result, 
     answer.fail(handle.status());
     return;
   }
-  worker.metrics.record_timings(ready.job.key.model, (*handle)->timings);
   answer.finish(ModelAnswer{**handle});
 }
 
@@ -171,7 +170,6 @@ void Mast3rInstance::run_infer_batch(const RequestContext& context, InferBatchRe
       return;
     }
     stored.push_back(std::move(handle).value());
-    worker.metrics.record_timings(job.model, stored.back()->timings);
     if (job.stream) {
       const StoredResult* one[] = {stored.back().get()};
       answer.answer(PairsAnswer{one, std::span(&job.pairs[k], 1), static_cast<uint32_t>(k), k + 1 == job.pairs.size()});

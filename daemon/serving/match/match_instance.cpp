@@ -66,6 +66,7 @@ void MatchInstance::run(const RequestContext& context, MatchRequest& job, const 
     answer.fail(host.status().with_context("matching"));
     return;
   }
+  worker.metrics.record_execution("match", 1);
   const auto output_start = SteadyClock::now();
   const std::vector<size_t> rows = gpu::kept_matches(*host, job.min_confidence, job.max_matches);
 

@@ -212,7 +212,7 @@ namespace {
 template <typename OutputAt>
 void answer_outputs(const std::vector<onnx::ValueInfo>& outputs, const std::vector<std::string>& wanted,
                     OutputAt output_at, HandleReservation reservation, const std::string& model,
-                    const Responder& answer, const StageTimes& times, const WorkerContext& worker) {
+                    const Responder& answer, const StageTimes& times) {
   std::vector<StoredTensor> tensors;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), outputs[i].name) == wanted.end()) continue;
@@ -228,7 +228,6 @@ void answer_outputs(const std::vector<onnx::ValueInfo>& outputs, const std::vect
     answer.fail(handle.status());
     return;
   }
-  worker.metrics.record_timings(model, (*handle)->timings);
   answer.finish(ModelAnswer{**handle});
 }
 
@@ -260,7 +259,7 @@ void OnnxInstance::run(std::vector<ModelInput> inputs, const std::vector<std::st
   answer_outputs(
       engine_->model().graph.outputs, outputs,
       [&](size_t i) -> Result<gpu::Tensor> { return std::move((*results)[i]); }, std::move(reservation), model, answer,
-      times, worker);
+      times);
 }
 
 namespace {
@@ -335,7 +334,7 @@ void OnnxInstance::run_batch(std::vector<BatchWork> batch, const WorkerContext& 
     const StageTimes times{picked, input_ns, compute_ns, static_cast<uint32_t>(live.size()), SteadyClock::now()};
     answer_outputs(
         names, request.outputs, [&](size_t o) { return (*results)[o].slice_rows(row, row + job.rows); },
-        std::move(request.reservation), model, worker.responder(job.context), times, worker);
+        std::move(request.reservation), model, worker.responder(job.context), times);
     row += job.rows;
   }
 }

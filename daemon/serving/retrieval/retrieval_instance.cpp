@@ -97,6 +97,7 @@ void RetrievalInstance::run(const RequestContext& context, RetrievalRequest& job
     answer.fail(retrieved.status().with_context("retrieval"));
     return;
   }
+  worker.metrics.record_execution(job.model, static_cast<uint32_t>(job.images.size()));
   const StageTimes times{picked, input_ns, compute_ns, static_cast<uint32_t>(job.images.size()), SteadyClock::now()};
   auto handle = answer.store(std::move(job.reservation), job.model, std::move(retrieved->tensors), times);
   if (!handle.is_ok()) {

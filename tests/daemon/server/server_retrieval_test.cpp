@@ -223,5 +223,56 @@ TEST(RecondRetrieval, LoadModelTakesARetrievalHeadFromTheRepository) {
   std::filesystem::remove_all(root);
 }
 
+// Every kind's results count in its model's counters (GetStatus' ModelStatus, Prometheus'
+// recon_model_*_total), as pairs' do: an EncodeRetrieval request and a Match request too.
+TEST(RecondRetrieval, RetrievalAndMatchRequestsCountInTheirModelsCounters) {
+  ServerOptions options = with_retrieval();
+  options.metrics_port = 0;  // any free port
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "counters");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  std::vector<ImageArg> images;
+  for (uint32_t seed = 30; seed < 33; ++seed) images.push_back({{}, 0, kH, kW, 0, test_image(kH, kW, seed)});
+
+  const uint64_t eid = c.next_id();
+  auto encoded = c.call(make_encode(eid, c.session(), images, 0), eid);
+  ASSERT_TRUE(encoded.is_ok());
+  ASSERT_EQ(encoded->type(), wire::ResponseBody::EncodeRetrievalResult) << encoded->error_message();
+  const uint64_t pid = c.next_id();
+  auto pair = c.call(make_infer_pair(pid, c.session(), images[0], images[1]), pid);
+  ASSERT_TRUE(pair.is_ok());
+  ASSERT_EQ(pair->type(), wire::ResponseBody::InferPairResult) << pair->error_message();
+  const uint64_t mid = c.next_id();
+  auto match = c.call(make_match(mid, c.session(), handle_id(*pair)), mid);
+  ASSERT_TRUE(match.is_ok());
+  ASSERT_EQ(match->type(), wire::ResponseBody::MatchResult) << match->error_message();
+
+  auto manager = TestClient::connect(harness->dir(), "manager", false, "manager.sock");
+  ASSERT_TRUE(manager.is_ok());
+  const uint64_t sid = (*manager)->next_id();
+  auto status = (*manager)->call(make_status(sid), sid);
+  ASSERT_TRUE(status.is_ok());
+  const wire::StatusReport* report = status->response->body_as_StatusReport();
+  ASSERT_NE(report, nullptr);
+  const wire::ModelStatus* retrieval = nullptr;
+  for (const wire::ModelStatus* m : *report->models()) {
+    if (m->name()->str() == "retrieval") retrieval = m;
+  }
+  ASSERT_NE(retrieval, nullptr);
+  EXPECT_EQ(retrieval->requests(), 1u);
+  EXPECT_EQ(retrieval->inferences(), 3u) << "its images";
+  EXPECT_EQ(retrieval->executions(), 1u);
+  EXPECT_GT(retrieval->compute_us(), 0u);
+
+  const std::string metrics = http_get(harness->server().metrics_port(), "/metrics");
+  for (const char* model : {"retrieval", "match", "mast3r"}) {
+    const std::string label = std::string("{model=\"") + model + "\"} 1\n";
+    EXPECT_NE(metrics.find("recon_model_request_success_total" + label), std::string::npos) << model << metrics;
+    EXPECT_NE(metrics.find("recon_model_execution_total" + label), std::string::npos) << model << metrics;
+  }
+}
+
 }  // namespace
 }  // namespace recon::daemon::testing

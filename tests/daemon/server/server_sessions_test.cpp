@@ -1,9 +1,7 @@
 // recond in-process: session ends (a client SIGKILLed mid-request), status and Prometheus
 // metrics, management at run time, and device out-of-memory that fails only its request.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -221,26 +219,6 @@ TEST(RecondSessions, StoppingDrainsTheRequestInFlightAndRefusesQueuedAndNewOnes)
   EXPECT_EQ(drained->response->request_id(), 1u);
   EXPECT_EQ(drained->code(), StatusCode::kOk) << "the request in flight completes: " << drained->error_message();
   EXPECT_EQ(harness->stop(), 0);
-}
-
-std::string http_get(uint16_t port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return "";
-  }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string out;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) out.append(buffer, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
 }
 
 TEST(RecondSessions, StatusAndPrometheusReportCountersLatencyAndSessions) {

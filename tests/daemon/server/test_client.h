@@ -154,6 +154,10 @@ Id128 handle_id(const Answer& answer);  // of an InferResult, InferPairResult or
 
 namespace recon::daemon::testing {
 
+// The whole HTTP answer to GET `path` from 127.0.0.1:`port` (the metrics endpoint); "" when it
+// cannot connect.
+std::string http_get(uint16_t port, const std::string& path);
+
 // Polls GetStatus until `done(report)` holds; false after `timeout_ms`.
 bool wait_for_status(TestClient& client, const std::function<bool(const wire::StatusReport&)>& done,
                      int timeout_ms = 10'000);
