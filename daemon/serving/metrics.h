@@ -43,9 +43,9 @@ class LatencyWindow {
   size_t filled_ = 0;
 };
 
-// One model's counters (Triton's per-model statistics): requests answered with a result,
-// inferences (rows: pairs, or the batch dimension of onnx requests), engine calls, and the
-// cumulative queue and compute time of its requests.
+// One model's counters (Triton's per-model statistics), for every kind: requests answered with a
+// result, inferences (rows: pairs, the batch dimension of onnx requests, a retrieval's images, one
+// per match), engine calls, and the cumulative queue and compute time of its requests.
 struct ModelCounters {
   uint64_t requests = 0;
   uint64_t inferences = 0;
@@ -58,7 +58,7 @@ struct MetricsSnapshot {
   uint64_t requests_ok = 0;
   uint64_t requests_failed = 0;
   std::array<uint64_t, 9> failures_by_code{};  // indexed by StatusCode
-  uint64_t inferences = 0;                     // pairs run
+  uint64_t inferences = 0;                     // rows run (pairs, and the other kinds' rows)
   uint64_t executions = 0;                     // engine calls (batches)
   std::array<uint64_t, kStageCount> cumulative_us{};
   std::vector<LatencySummary> latency;  // one per stage
@@ -86,7 +86,7 @@ class Metrics {
 
   // One answered request (every ZeroMQ request counts once).
   void record_request(StatusCode code);
-  // One engine call of `model` over `batch` rows (pairs).
+  // One engine call of `model` over `batch` rows (pairs, onnx rows, retrieval images, one match).
   void record_execution(const std::string& model, uint32_t batch, SteadyClock::time_point now = SteadyClock::now());
   // The stages of one successful inference of `model`.
   void record_timings(const std::string& model, const RequestTimings& timings);
