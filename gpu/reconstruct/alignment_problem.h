@@ -1,7 +1,8 @@
 // One connected component's optimisation (sparse_ga.py sparse_scene_optimizer, SGA:196-466): the
 // parameters, the two stages of Adam over the analytic gradient, and the loss-and-gradient function
 // the stages (and the gradient tests) call. Internal to gpu/reconstruct/; sparse_alignment.cpp
-// validates the inputs and builds a ComponentInput from them.
+// validates the inputs and builds a ComponentInput from them (component_input, also what the opt-in
+// Ceres comparison in bench/reconstruct/ starts from).
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include "gpu/reconstruct/adam.h"
 #include "gpu/reconstruct/match_losses.h"
 #include "gpu/reconstruct/scene_params.h"
+#include "gpu/reconstruct/sparse_alignment.h"
 #include "gpu/reconstruct/worker_pool.h"
 
 namespace recon::gpu::sga {
@@ -25,6 +27,14 @@ struct ComponentInput {
 };
 
 using Stage = ParamLayout::Stage;
+
+// One connected component's problem as align_scene builds it: `images` (ascending) and `pair_indices`
+// (into `pairs`, every kept pair among them) name the component; the views and pairs are validated
+// already. Image constants, the matches' anchors and offsets, and the kinematic tree.
+// Errors: INVALID_ARGUMENT (a non-positive median anchor depth), the tree's.
+Result<ComponentInput> component_input(std::span<const CanonicalView> views, std::span<const PairMatches> pairs,
+                                       std::span<const int> images, std::span<const int> pair_indices,
+                                       const AlignmentOptions& options);
 
 // gamma 1.5 on 3D distances for the coarse stage, gamma 0.5 on pixel errors for the fine one.
 LossKind loss_kind(Stage stage);

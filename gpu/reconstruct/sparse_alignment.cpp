@@ -220,6 +220,48 @@ KinematicTree to_global(const KinematicTree& t, const std::vector<int>& images) 
 
 }  // namespace
 
+namespace sga {
+
+Result<ComponentInput> component_input(std::span<const CanonicalView> views, std::span<const PairMatches> pairs,
+                                       std::span<const int> images, std::span<const int> pair_indices,
+                                       const AlignmentOptions& options) {
+  const int n = static_cast<int>(views.size());
+  std::vector<int> local(idx(n), -1);
+  for (std::size_t j = 0; j < images.size(); ++j) local[idx(images[j])] = static_cast<int>(j);
+
+  ComponentInput input;
+  input.shared_intrinsics = options.shared_intrinsics;
+  for (const int i : images) {
+    const CanonicalView& v = views[idx(i)];
+    input.images.push_back(image_constants(v));
+    if (!(input.images.back().median_depth > 0)) {
+      return invalid_argument(image_name(i) + ": the median depth of its anchors is " +
+                              std::to_string(input.images.back().median_depth) +
+                              "; the points must lie in front of the camera");
+    }
+    input.anchor_depths.push_back(v.anchor_depth);
+    double conf_sum = 0.0;
+    for (const double cf : v.conf) conf_sum += cf;
+    input.mean_conf.push_back(conf_sum / static_cast<double>(v.conf.size()));
+  }
+  for (const int p : pair_indices) {
+    const PairMatches& pair = pairs[idx(p)];
+    PairSoA soa;
+    soa.image_a = local[idx(pair.image_a)];
+    soa.image_b = local[idx(pair.image_b)];
+    fill_side(views[idx(pair.image_a)], pair.xy_a, soa.xa, soa.ya, soa.anchor_a, soa.offa);
+    fill_side(views[idx(pair.image_b)], pair.xy_b, soa.xb, soa.yb, soa.anchor_b, soa.offb);
+    soa.conf.assign(pair.conf.begin(), pair.conf.end());
+    input.pairs.push_back(std::move(soa));
+  }
+  const Component c{std::vector<int>(images.begin(), images.end()),
+                    std::vector<int>(pair_indices.begin(), pair_indices.end())};
+  RECON_ASSIGN_OR_RETURN(input.tree, component_tree(c, pairs, views, local, options));
+  return input;
+}
+
+}  // namespace sga
+
 Result<SceneAlignment> align_scene(std::span<const CanonicalView> views, std::span<const PairMatches> pairs,
                                    const AlignmentOptions& options, const AlignmentProgress& progress) {
   RECON_RETURN_IF_ERROR(validate_options(options));
@@ -276,39 +318,10 @@ Result<SceneAlignment> align_scene(std::span<const CanonicalView> views, std::sp
       out.components.push_back(std::move(info));
       continue;
     }
-    std::vector<int> local(idx(n), -1);
-    for (std::size_t j = 0; j < c.images.size(); ++j) local[idx(c.images[j])] = static_cast<int>(j);
-
-    ComponentInput input;
-    input.shared_intrinsics = options.shared_intrinsics;
-    for (const int i : c.images) {
-      const CanonicalView& v = views[idx(i)];
-      input.images.push_back(image_constants(v));
-      if (!(input.images.back().median_depth > 0)) {
-        return invalid_argument(image_name(i) + ": the median depth of its anchors is " +
-                                std::to_string(input.images.back().median_depth) +
-                                "; the points must lie in front of the camera");
-      }
-      input.anchor_depths.push_back(v.anchor_depth);
-      double conf_sum = 0.0;
-      for (const double cf : v.conf) conf_sum += cf;
-      input.mean_conf.push_back(conf_sum / static_cast<double>(v.conf.size()));
-    }
-    for (const int p : c.pairs) {
-      const PairMatches& pair = pairs[idx(p)];
-      PairSoA soa;
-      soa.image_a = local[idx(pair.image_a)];
-      soa.image_b = local[idx(pair.image_b)];
-      fill_side(views[idx(pair.image_a)], pair.xy_a, soa.xa, soa.ya, soa.anchor_a, soa.offa);
-      fill_side(views[idx(pair.image_b)], pair.xy_b, soa.xb, soa.yb, soa.anchor_b, soa.offb);
-      soa.conf.assign(pair.conf.begin(), pair.conf.end());
-      info.matches += soa.size();
-      input.pairs.push_back(std::move(soa));
-    }
+    RECON_ASSIGN_OR_RETURN(ComponentInput input, sga::component_input(views, pairs, c.images, c.pairs, options));
+    for (const PairSoA& soa : input.pairs) info.matches += soa.size();
     info.pairs = static_cast<int>(c.pairs.size());
-    RECON_ASSIGN_OR_RETURN(const KinematicTree tree, component_tree(c, pairs, views, local, options));
-    input.tree = tree;
-    info.tree = to_global(tree, c.images);
+    info.tree = to_global(input.tree, c.images);
     aligners.push_back(std::make_unique<ComponentAligner>(std::move(input), pool));
     aligned.push_back(static_cast<int>(k));
     out.components.push_back(std::move(info));
