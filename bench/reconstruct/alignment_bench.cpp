@@ -18,23 +18,20 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "bench/reconstruct/alignment_case.h"
 #include "gpu/reconstruct/canonical_view.h"
 #include "gpu/reconstruct/dense_points.h"
 #include "gpu/reconstruct/sparse_alignment.h"
-#include "gpu/weights/safetensors.h"
 
 namespace {
 
 using recon::Result;
-using recon::gpu::Dtype;
-using recon::gpu::SafetensorsFile;
 
 struct Options {
   std::string case_path;
@@ -43,113 +40,9 @@ struct Options {
   int repeat = 3;
 };
 
-// In the file's precision: float for make_alignment_case.py (the network's type), double for a golden file.
-struct Prediction {
-  std::vector<float> pts3d, conf;
-  std::vector<double> pts3d_f64, conf_f64;
-  void add_to(recon::gpu::CanonicalViewBuilder& builder) const {
-    if (pts3d_f64.empty()) {
-      builder.add(std::span<const float>(pts3d), std::span<const float>(conf));
-    } else {
-      builder.add(std::span<const double>(pts3d_f64), std::span<const double>(conf_f64));
-    }
-  }
-};
-
-struct Case {
-  std::vector<int> height, width;
-  std::vector<std::vector<Prediction>> own;  // per image
-  std::vector<recon::gpu::PairMatches> pairs;
-  int subsample = 8;
-  std::size_t predictions = 0, matches = 0;
-};
-
 [[noreturn]] void die(const std::string& message) {
   std::fprintf(stderr, "recon_bench_alignment: %s\n", message.c_str());
   std::exit(1);
-}
-
-template <typename Out, typename In>
-void convert(std::span<const std::byte> bytes, std::vector<Out>& out) {
-  out.resize(bytes.size() / sizeof(In));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    In v;
-    std::memcpy(&v, bytes.data() + i * sizeof(In), sizeof(In));  // the mapping has no alignment guarantee
-    out[i] = static_cast<Out>(v);
-  }
-}
-
-// An I32, I64, F32 or F64 tensor of `numel` elements (any if numel < 0), converted to Out.
-template <typename Out>
-Result<std::vector<Out>> read_as(const SafetensorsFile& file, const std::string& name, long long numel = -1) {
-  const recon::gpu::TensorInfo* info = file.find(name);
-  if (info == nullptr) return recon::not_found("no tensor '" + name + "'");
-  if (numel >= 0 && info->numel() != static_cast<std::uint64_t>(numel)) {
-    return recon::invalid_argument("'" + name + "' has shape " + recon::gpu::shape_to_string(info->shape) +
-                                   "; expected " + std::to_string(numel) + " elements");
-  }
-  std::vector<Out> out;
-  const std::span<const std::byte> bytes = file.data(*info);
-  switch (info->dtype) {
-    case Dtype::kI32:
-      convert<Out, std::int32_t>(bytes, out);
-      break;
-    case Dtype::kI64:
-      convert<Out, std::int64_t>(bytes, out);
-      break;
-    case Dtype::kF32:
-      convert<Out, float>(bytes, out);
-      break;
-    case Dtype::kF64:
-      convert<Out, double>(bytes, out);
-      break;
-    default:
-      return recon::invalid_argument("'" + name + "' is " + recon::gpu::dtype_name(info->dtype) +
-                                     "; expected I32, I64, F32 or F64");
-  }
-  return out;
-}
-
-Result<Case> load_case(const std::string& path) {
-  RECON_ASSIGN_OR_RETURN(const SafetensorsFile file, SafetensorsFile::open(path));
-  Case c;
-  if (const auto s = file.metadata("subsample")) c.subsample = std::atoi(std::string(*s).c_str());
-  RECON_ASSIGN_OR_RETURN(const std::vector<int> hw, read_as<int>(file, "image_hw"));
-  const std::size_t n = hw.size() / 2;
-  c.own.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    c.height.push_back(hw[2 * i]);
-    c.width.push_back(hw[2 * i + 1]);
-    const long long pixels = static_cast<long long>(hw[2 * i]) * hw[2 * i + 1];
-    for (int k = 0; file.find("own." + std::to_string(i) + "." + std::to_string(k) + ".pts3d") != nullptr; ++k) {
-      const std::string prefix = "own." + std::to_string(i) + "." + std::to_string(k);
-      Prediction p;
-      const recon::gpu::TensorInfo* info = file.find(prefix + ".pts3d");
-      if (info->dtype == Dtype::kF64) {
-        RECON_ASSIGN_OR_RETURN(p.pts3d_f64, read_as<double>(file, prefix + ".pts3d", 3 * pixels));
-        RECON_ASSIGN_OR_RETURN(p.conf_f64, read_as<double>(file, prefix + ".conf", pixels));
-      } else {
-        RECON_ASSIGN_OR_RETURN(p.pts3d, read_as<float>(file, prefix + ".pts3d", 3 * pixels));
-        RECON_ASSIGN_OR_RETURN(p.conf, read_as<float>(file, prefix + ".conf", pixels));
-      }
-      c.own[i].push_back(std::move(p));
-      ++c.predictions;
-    }
-  }
-  RECON_ASSIGN_OR_RETURN(const std::vector<int> pairs, read_as<int>(file, "pairs"));
-  for (std::size_t p = 0; p < pairs.size() / 2; ++p) {
-    const std::string prefix = "match." + std::to_string(p);
-    recon::gpu::PairMatches m;
-    m.image_a = pairs[2 * p];
-    m.image_b = pairs[2 * p + 1];
-    RECON_ASSIGN_OR_RETURN(m.conf, read_as<float>(file, prefix + ".conf"));
-    const auto count = static_cast<long long>(m.conf.size());
-    RECON_ASSIGN_OR_RETURN(m.xy_a, read_as<std::int32_t>(file, prefix + ".xy_a", 2 * count));
-    RECON_ASSIGN_OR_RETURN(m.xy_b, read_as<std::int32_t>(file, prefix + ".xy_b", 2 * count));
-    c.matches += m.conf.size();
-    c.pairs.push_back(std::move(m));
-  }
-  return c;
 }
 
 Options parse(int argc, char** argv) {
@@ -197,9 +90,9 @@ std::string number(double v) {
 }
 
 int run(const Options& o) {
-  Result<Case> loaded = load_case(o.case_path);
+  Result<recon::bench::AlignmentCase> loaded = recon::bench::load_alignment_case(o.case_path);
   if (!loaded.is_ok()) die(loaded.status().with_context("reading " + o.case_path).to_string());
-  const Case& c = *loaded;
+  const recon::bench::AlignmentCase& c = *loaded;
   const std::size_t n = c.own.size();
 
   recon::gpu::AlignmentOptions options;
@@ -213,15 +106,9 @@ int run(const Options& o) {
   recon::gpu::SceneAlignment scene;
   for (int r = 0; r < o.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
-    std::vector<recon::gpu::CanonicalView> views;
-    for (std::size_t i = 0; i < n; ++i) {
-      recon::gpu::CanonicalViewBuilder builder(c.height[i], c.width[i], c.subsample);
-      for (const Prediction& p : c.own[i]) p.add_to(builder);
-      Result<recon::gpu::CanonicalView> view = builder.finish();
-      if (!view.is_ok())
-        die(view.status().with_context("the canonical view of image " + std::to_string(i)).to_string());
-      views.push_back(std::move(view).value());
-    }
+    Result<std::vector<recon::gpu::CanonicalView>> built = recon::bench::canonical_views(c);
+    if (!built.is_ok()) die(built.status().to_string());
+    const std::vector<recon::gpu::CanonicalView> views = std::move(built).value();
     canonical_s.push_back(seconds_since(start));
 
     start = std::chrono::steady_clock::now();
