@@ -16,8 +16,8 @@ the pairs see each other, like a real complete graph of a panning sweep: at seed
              N-1 would make 7.7 GB). Writing takes about 25 s and 75 s.
   matches    pairs whose views overlap (>= MIN_OVERLAP of each image's grid pixels seen, unoccluded, by the
              other): the golden's grid matches both ways (0.5 px noise, rounded, de-duplicated), a random
-             subset of about --matches (x exp(0.1 N(0,1))) where there are more, then 10 % outliers (random
-             xy_b), conf uniform in [1, 10]. Other pairs: 8-32 random (spurious) matches, conf in [1, 2]:
+             subset of about --matches (x exp(0.1 N(0,1))) where there are more, then --outliers (default
+             10 %) outliers (random xy_b), conf uniform in [1, 10]. Other pairs: 8-32 random (spurious) matches, conf in [1, 2]:
              a real matcher returns a few on any pair, and the reference refuses a pair with none.
 
 Tensors: image_hw i32 [N,2] (H,W); own.{i}.{k}.pts3d f32 [H,W,3]; own.{i}.{k}.conf f32 [H,W]; pairs i32
@@ -63,7 +63,7 @@ def sweep_views(n, rng):
     return views
 
 
-def pair_matches(va, Xa, vb, Xb, rng, target):
+def pair_matches(va, Xa, vb, Xb, rng, target, outliers=OUTLIERS):
     """Geometric matches of an overlapping pair, the golden's way, subsampled to about `target`."""
     xa1, xb1 = directional_matches(va, Xa, vb, Xb, rng, True)
     xb2, xa2 = directional_matches(vb, Xb, va, Xa, rng, True)
@@ -76,7 +76,7 @@ def pair_matches(va, Xa, vb, Xb, rng, target):
     ia, ib = key // nb, key % nb
     xa = np.stack((ia % va.w, ia // va.w), axis=1)
     xb = np.stack((ib % vb.w, ib // vb.w), axis=1)
-    n_out = int(round(OUTLIERS * len(xa)))
+    n_out = int(round(outliers * len(xa)))
     sel = rng.choice(len(xa), size=n_out, replace=False)
     xb[sel] = np.stack((rng.randint(0, vb.w, size=n_out), rng.randint(0, vb.h, size=n_out)), axis=1)
     return xa, xb, rng.uniform(1.0, 10.0, size=len(xa))
@@ -89,7 +89,7 @@ def spurious_matches(va, vb, rng):
     return xa, xb, rng.uniform(1.0, 2.0, size=m)
 
 
-def make_case(images=20, seed=0, matches=1500, max_preds=19, log=print):
+def make_case(images=20, seed=0, matches=1500, max_preds=19, log=print, outliers=OUTLIERS):
     """The case's tensors (name -> array) and a short summary."""
     rng = np.random.RandomState(seed)
     views = sweep_views(images, rng)
@@ -110,7 +110,7 @@ def make_case(images=20, seed=0, matches=1500, max_preds=19, log=print):
     for p, (a, b) in enumerate(pairs):
         xa = None
         if ov[a, b] >= MIN_OVERLAP:
-            xa, xb, conf = pair_matches(views[a], X_world[a], views[b], X_world[b], rng, matches)
+            xa, xb, conf = pair_matches(views[a], X_world[a], views[b], X_world[b], rng, matches, outliers)
             overlapping += 1
         if xa is None or len(xa) < 8:
             xa, xb, conf = spurious_matches(views[a], views[b], rng)
@@ -135,13 +135,13 @@ def make_case(images=20, seed=0, matches=1500, max_preds=19, log=print):
     return t, summary
 
 
-def metadata(images, seed, max_preds):
+def metadata(images, seed, max_preds, outliers=OUTLIERS):
     m = {k: repr(v) for k, v in OPTIONS.items()}
     m.update(
-        images=str(images), seed=str(seed), max_preds=str(max_preds),
+        images=str(images), seed=str(seed), max_preds=str(max_preds), outliers=repr(outliers),
         note="bench/reconstruct/make_alignment_case.py: the golden's box room, a panning sweep of cameras at "
-             "512x384, the complete pair graph, 1 % depth noise, ~1,500 matches per overlapping pair with 10 % "
-             "outliers; see its docstring",
+             "512x384, the complete pair graph, 1 % depth noise, ~1,500 matches per overlapping pair with "
+             f"{round(100 * outliers)} % outliers; see its docstring",
     )
     return m
 
@@ -154,13 +154,17 @@ def main(argv=None):
     ap.add_argument("--matches", type=int, default=1500, help="about this many matches per overlapping pair")
     ap.add_argument("--max-preds", type=int, default=19,
                     help="own-frame predictions per image at most (default 19 = N-1 at 20 images)")
+    ap.add_argument("--outliers", type=float, default=OUTLIERS,
+                    help="fraction of each overlapping pair's matches replaced by random ones (default 0.1)")
     args = ap.parse_args(argv)
     if args.images < 2:
         ap.error("--images must be at least 2")
+    if not 0 <= args.outliers <= 1:
+        ap.error("--outliers must be in [0, 1]")
     start = time.time()
-    tensors, summary = make_case(args.images, args.seed, args.matches, args.max_preds)
+    tensors, summary = make_case(args.images, args.seed, args.matches, args.max_preds, outliers=args.outliers)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    st.save_file(tensors, args.out, metadata=metadata(args.images, args.seed, args.max_preds))
+    st.save_file(tensors, args.out, metadata=metadata(args.images, args.seed, args.max_preds, args.outliers))
     size = os.path.getsize(args.out)
     print(f"wrote {args.out}: {size / 1e9:.2f} GB in {time.time() - start:.1f} s; " +
           ", ".join(f"{k} {v}" for k, v in summary.items()), flush=True)
