@@ -6,7 +6,7 @@
 // errors and the reprojection errors over the matches that the true cameras call inliers.
 //
 //   recon_bench_ceres_alignment --case FILE [--threads 1] [--impl adam,ceres,adam+ceres] [--niter1 300]
-//       [--niter2 300] [--max-iterations 100] [--linear-solver sparse_normal_cholesky] [--verbose]
+//       [--niter2 300] [--max-iterations 100] [--linear-solver iterative_schur] [--verbose]
 //
 // --impl: adam = recon's two stages; ceres = LM for both stages from recon's start; adam+ceres = recon's
 // Adam coarse stage, then LM for the fine stage. Prints one JSON line per optimiser. Only the component
@@ -40,7 +40,7 @@ struct Options {
   std::string impl = "adam,ceres,adam+ceres";
   int niter1 = 300, niter2 = 300;
   int max_iterations = 100;
-  std::string linear_solver = "sparse_normal_cholesky";
+  std::string linear_solver = "iterative_schur";  // the fine stage's
   bool verbose = false;
 };
 
@@ -209,8 +209,9 @@ Outcome run_ceres(const Options& o, const Context& ctx, sga::WorkerPool& pool, b
                fine.initial_cost, fine.final_cost);
   r.fine_s = fine.seconds;
   r.x = recon::bench::to_relative(model, scene);
-  r.detail = "LM " + o.linear_solver + ", " + coarse_detail + ", fine " + std::to_string(fine.iterations) + " it (" +
-             fine.termination + ", build " + number(fine.build_seconds) + " s), ceres " + CERES_VERSION_STRING;
+  r.detail = "LM (fine: " + o.linear_solver + "), " + coarse_detail + ", fine " + std::to_string(fine.iterations) +
+             " it (" + fine.termination + ", build " + number(fine.build_seconds) + " s), ceres " +
+             CERES_VERSION_STRING;
   print(o, ctx, aligner, r);
   return r;
 }

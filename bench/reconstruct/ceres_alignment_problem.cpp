@@ -337,7 +337,7 @@ CeresStageReport solve_stage(const SceneModel& model, const MatchSet& matches, S
   ceres::Solver::Options so;
   so.minimizer_type = ceres::TRUST_REGION;
   so.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
-  so.linear_solver_type = linear_solver(options.linear_solver);
+  so.linear_solver_type = coarse ? ceres::SPARSE_NORMAL_CHOLESKY : linear_solver(options.linear_solver);
   so.max_num_iterations = options.max_iterations;
   so.num_threads = options.threads;
   so.minimizer_progress_to_stdout = options.verbose;

@@ -8,8 +8,10 @@
 #   --bin    folder holding recon_bench_ceres_alignment
 #   --out    receives <case>-t<threads>.json (one JSON line per optimiser) and table.txt
 #   --cases  where the cases go, kept for the next call (default --out; 0.2, 1.2, 1.2 and 3.0 GB)
-# Environment: RECON_LM_ITERS_20 (default 50) and RECON_LM_ITERS_50 (default 20): Levenberg-Marquardt's
-# iteration cap per stage at 20 and 50 images (8 images: 100); at 50 images only adam and ceres run.
+# Environment: RECON_LM_ITERS_20 (default 30) and RECON_LM_ITERS_50 (default 10): Levenberg-Marquardt's
+# iteration cap per stage at 20 and 50 images (8 images: 100). Every core: adam, ceres and adam+ceres
+# (50 images: adam and ceres); 1 thread: the same at 8 images, adam only above (LM's time per iteration
+# at 1 thread is the 8-image case's ratio).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin="" out="" cases=""
@@ -28,22 +30,22 @@ fi
 cases=${cases:-$out}
 mkdir -p "$out" "$cases"
 all=$(nproc)
-# name images outliers impls lm-iterations
+# name images outliers lm-iterations impls-every-core impls-1-thread
 runs=(
-  "align8 8 0.1 adam,ceres,adam+ceres 100"
-  "align20 20 0.1 adam,ceres,adam+ceres ${RECON_LM_ITERS_20:-50}"
-  "align20-out20 20 0.2 adam,ceres,adam+ceres ${RECON_LM_ITERS_20:-50}"
-  "align50 50 0.1 adam,ceres ${RECON_LM_ITERS_50:-20}"
+  "align8 8 0.1 100 adam,ceres,adam+ceres adam,ceres,adam+ceres"
+  "align20 20 0.1 ${RECON_LM_ITERS_20:-30} adam,ceres,adam+ceres adam"
+  "align20-out20 20 0.2 ${RECON_LM_ITERS_20:-30} adam,ceres,adam+ceres adam"
+  "align50 50 0.1 ${RECON_LM_ITERS_50:-10} adam,ceres adam"
 )
 for r in "${runs[@]}"; do
-  read -r name images outliers impls iters <<<"$r"
+  read -r name images outliers iters impls_all impls_one <<<"$r"
   case_file=$cases/$name.safetensors
   [ -f "$case_file" ] || /usr/bin/python3 "$here/make_alignment_case.py" --images "$images" --outliers "$outliers" \
     --out "$case_file"
-  for threads in "$all" 1; do
-    "$bin/recon_bench_ceres_alignment" --case "$case_file" --threads "$threads" --impl "$impls" \
-      --max-iterations "$iters" | tee "$out/$name-t$threads.json"
-  done
+  "$bin/recon_bench_ceres_alignment" --case "$case_file" --threads "$all" --impl "$impls_all" \
+    --max-iterations "$iters" | tee "$out/$name-t$all.json"
+  "$bin/recon_bench_ceres_alignment" --case "$case_file" --threads 1 --impl "$impls_one" \
+    --max-iterations "$iters" | tee "$out/$name-t1.json"
 done
 /usr/bin/python3 - "$out" <<'PY' | tee "$out/table.txt"
 import glob, json, os, sys
