@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/server/fetch_copy.h"
+#include "gpu/tensor_copies.h"
 #include "daemon/server/responses.h"
 #include "daemon/serving/region_import.h"
 #include "gpu/log.h"
@@ -39,7 +39,7 @@ void FetchWorker::run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copi
   const StoredResult& result = *job.result;
   std::vector<std::vector<uint8_t>> inline_data(job.tensors.size());
   std::vector<FetchedRange> ranges;
-  std::vector<TensorCopy> tensor_copies;
+  std::vector<gpu::TensorCopy> tensor_copies;
   uint64_t bytes = 0;
   for (size_t i = 0; i < job.tensors.size(); ++i) {
     const StoredTensor& t = result.tensors[job.tensors[i]];
@@ -54,7 +54,7 @@ void FetchWorker::run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copi
       range.data = &inline_data[i];
       destination = inline_data[i].data();
     }
-    if (t.bytes > 0) tensor_copies.push_back(TensorCopy{&t.tensor, destination});
+    if (t.bytes > 0) tensor_copies.push_back(gpu::TensorCopy{&t.tensor, destination});
     bytes += t.bytes;
     ranges.push_back(range);
   }
@@ -67,7 +67,7 @@ void FetchWorker::run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copi
     answer.fail(copies.status().with_context("fetching the tensors"));
     return;
   }
-  const Status copied = copy_tensors_to_host(device_.runtime(), **copies, tensor_copies,
+  const Status copied = gpu::copy_tensors_to_host(device_.runtime(), **copies, tensor_copies,
                                              region_import_on(job.destination, device_.index()));
   if (!copied.is_ok()) {
     answer.fail(copied.with_context("fetching the tensors"));

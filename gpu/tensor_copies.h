@@ -1,5 +1,6 @@
-// Copying a result's tensors out of device memory for Fetch, through the caller's OneShot (the
-// fetch thread's, on the device's copy queue), so that a fetch never waits behind a batch:
+// Copying many tensors out of device memory in few submissions, through the caller's OneShot (and
+// so on the queue of its choice: the daemon's fetch thread uses the device's copy queue, so that a
+// fetch never waits behind a batch):
 //  * into a region imported into this device (RegionImport): the GPU writes the tensors straight
 //    into the client's pages, all in one submission — no staging buffer, no host copy;
 //  * otherwise (inline answers, regions the device could not import): through staging chunks,
@@ -16,16 +17,16 @@
 #include "gpu/status.h"
 #include "gpu/tensor.h"
 
-namespace recon::daemon {
+namespace recon::gpu {
 
 struct TensorCopy {
-  const gpu::Tensor* tensor = nullptr;
+  const Tensor* tensor = nullptr;
   uint8_t* destination = nullptr;  // tensor->bytes() bytes
 };
 
 // `import`: the destinations' host memory as imported into this device, or nullptr (staging).
 // Every destination must then lie inside it.
-Status copy_tensors_to_host(gpu::Runtime& rt, gpu::OneShot& submit, std::span<const TensorCopy> copies,
-                            const gpu::HostImport* import);
+Status copy_tensors_to_host(Runtime& rt, OneShot& submit, std::span<const TensorCopy> copies,
+                            const HostImport* import = nullptr);
 
-}  // namespace recon::daemon
+}  // namespace recon::gpu

@@ -2,7 +2,7 @@
 // staging path cuts a tensor larger than a staging chunk into pieces and packs small ones
 // together; the import path has the GPU write straight into imported host memory. Both must give
 // the device's bytes exactly, and a destination outside the import is refused.
-#include "daemon/server/fetch_copy.h"
+#include "gpu/tensor_copies.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -13,34 +13,34 @@
 #include "gpu/transfer.h"
 #include "tests/gpu/gpu_test_util.h"
 
-namespace recon::daemon {
+namespace recon::gpu {
 namespace {
 
-class FetchCopy : public gpu::testing::GpuTest {
+class TensorCopies : public testing::GpuTest {
  protected:
   void SetUp() override {
     GpuTest::SetUp();
-    gpu::Context& context = rt().context();
-    auto one = gpu::OneShot::create(context.device(), context.copy_queue());
+    Context& context = rt().context();
+    auto one = OneShot::create(context.device(), context.copy_queue());
     ASSERT_TRUE(one.is_ok()) << one.status().to_string();
     copies_ = std::move(one).value();
     // One tensor over a staging chunk (so it goes in two pieces), small ones around it.
-    for (const size_t n : {size_t{1000}, size_t{gpu::kStagingChunkBytes + 4108}, size_t{12}, size_t{300'000}}) {
+    for (const size_t n : {size_t{1000}, size_t{kStagingChunkBytes + 4108}, size_t{12}, size_t{300'000}}) {
       std::vector<uint8_t> bytes(n);
       for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>((i * 131 + n) >> 3);
-      auto t = gpu::Tensor::from_host(rt(), gpu::DType::kU8, {static_cast<int64_t>(n)}, bytes.data(), n);
+      auto t = Tensor::from_host(rt(), DType::kU8, {static_cast<int64_t>(n)}, bytes.data(), n);
       ASSERT_TRUE(t.is_ok()) << t.status().to_string();
       tensors_.push_back(std::move(t).value());
       expected_.push_back(std::move(bytes));
     }
   }
 
-  std::unique_ptr<gpu::OneShot> copies_;
-  std::vector<gpu::Tensor> tensors_;
+  std::unique_ptr<OneShot> copies_;
+  std::vector<Tensor> tensors_;
   std::vector<std::vector<uint8_t>> expected_;
 };
 
-TEST_F(FetchCopy, ThroughStagingLargeTensorsInPiecesAndSmallOnesTogether) {
+TEST_F(TensorCopies, ThroughStagingLargeTensorsInPiecesAndSmallOnesTogether) {
   std::vector<std::vector<uint8_t>> out(tensors_.size());
   std::vector<TensorCopy> copies;
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -51,7 +51,7 @@ TEST_F(FetchCopy, ThroughStagingLargeTensorsInPiecesAndSmallOnesTogether) {
   for (size_t i = 0; i < tensors_.size(); ++i) EXPECT_EQ(out[i], expected_[i]) << "tensor " << i;
 }
 
-TEST_F(FetchCopy, IntoImportedHostMemoryInOneSubmission) {
+TEST_F(TensorCopies, IntoImportedHostMemoryInOneSubmission) {
   if (!rt().caps().external_memory_host) GTEST_SKIP() << "no VK_EXT_external_memory_host";
   const size_t align = rt().caps().min_imported_host_pointer_alignment;
   size_t total = 0;
@@ -65,7 +65,7 @@ TEST_F(FetchCopy, IntoImportedHostMemoryInOneSubmission) {
   ASSERT_NE(map, MAP_FAILED);
   auto* host = static_cast<uint8_t*>(map);
   {
-    auto import = gpu::HostImport::create(rt().context(), map, bytes);
+    auto import = HostImport::create(rt().context(), map, bytes);
     ASSERT_TRUE(import.is_ok()) << import.status().to_string();
     std::vector<TensorCopy> copies;
     for (size_t i = 0; i < tensors_.size(); ++i) copies.push_back(TensorCopy{&tensors_[i], host + offsets[i]});
@@ -82,4 +82,4 @@ TEST_F(FetchCopy, IntoImportedHostMemoryInOneSubmission) {
 }
 
 }  // namespace
-}  // namespace recon::daemon
+}  // namespace recon::gpu
