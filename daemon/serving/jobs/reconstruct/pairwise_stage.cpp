@@ -7,15 +7,17 @@
 #include <utility>
 
 #include "daemon/serving/match/match_instance.h"
+#include "gpu/one_shot.h"
+#include "gpu/tensor_copies.h"
 
 namespace recon::daemon {
 namespace {
 
 // One direction of one descriptor pair: seeds on `a`'s grid, walking to mutual nearest neighbours
 // in `b`; the official matcher runs with no border filter here.
-Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const gpu::Tensor& desc_a,
-                               const gpu::Tensor& desc_b, const gpu::Tensor& conf_a, const gpu::Tensor& conf_b,
-                               int subsample) {
+Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, gpu::OneShot& copies,
+                               const gpu::Tensor& desc_a, const gpu::Tensor& desc_b, const gpu::Tensor& conf_a,
+                               const gpu::Tensor& conf_b, int subsample) {
   gpu::MatchMaps maps;
   maps.conf_a = conf_a;
   maps.conf_b = conf_b;
@@ -27,7 +29,8 @@ Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const g
   RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps));
   // Only the rows the merge reads (MatchResult::to_host would download all ten tensors).
   int32_t n = 0;
-  RECON_RETURN_IF_ERROR(result.count.download(rt, &n, sizeof(n)));
+  const gpu::TensorCopy count{&result.count, reinterpret_cast<uint8_t*>(&n)};
+  RECON_RETURN_IF_ERROR(gpu::copy_tensors_to_host(rt, copies, std::span(&count, 1)));
   if (n < 0 || n > result.capacity) {
     return internal_error("match count " + std::to_string(n) + " outside 0.." + std::to_string(result.capacity));
   }
@@ -39,9 +42,10 @@ Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, const g
   RECON_ASSIGN_OR_RETURN(const gpu::Tensor idx_a, result.idx_a.slice_rows(0, n));
   RECON_ASSIGN_OR_RETURN(const gpu::Tensor idx_b, result.idx_b.slice_rows(0, n));
   RECON_ASSIGN_OR_RETURN(const gpu::Tensor conf, result.conf.slice_rows(0, n));
-  RECON_RETURN_IF_ERROR(idx_a.download(rt, m.idx_a.data(), m.idx_a.size() * sizeof(int32_t)));
-  RECON_RETURN_IF_ERROR(idx_b.download(rt, m.idx_b.data(), m.idx_b.size() * sizeof(int32_t)));
-  RECON_RETURN_IF_ERROR(conf.download(rt, m.conf.data(), m.conf.size() * sizeof(float)));
+  const gpu::TensorCopy rows[] = {{&idx_a, reinterpret_cast<uint8_t*>(m.idx_a.data())},
+                                  {&idx_b, reinterpret_cast<uint8_t*>(m.idx_b.data())},
+                                  {&conf, reinterpret_cast<uint8_t*>(m.conf.data())}};
+  RECON_RETURN_IF_ERROR(gpu::copy_tensors_to_host(rt, copies, rows));
   return m;
 }
 
@@ -54,14 +58,15 @@ IndexMatches swapped(IndexMatches m) {
   return m;
 }
 
-Result<OwnFramePrediction> download_own(gpu::Runtime& rt, uint32_t image, const gpu::Tensor& pts3d,
-                                        const gpu::Tensor& conf) {
+// Sized for `pts3d` and `conf`, and their copy into it listed in `copies`.
+OwnFramePrediction own_frame(uint32_t image, const gpu::Tensor& pts3d, const gpu::Tensor& conf,
+                             std::vector<gpu::TensorCopy>& copies) {
   OwnFramePrediction own;
   own.image = image;
   own.pts3d.resize(static_cast<size_t>(pts3d.numel()));
   own.conf.resize(static_cast<size_t>(conf.numel()));
-  RECON_RETURN_IF_ERROR(pts3d.download(rt, own.pts3d.data(), own.pts3d.size() * sizeof(float)));
-  RECON_RETURN_IF_ERROR(conf.download(rt, own.conf.data(), own.conf.size() * sizeof(float)));
+  copies.push_back({&pts3d, reinterpret_cast<uint8_t*>(own.pts3d.data())});
+  copies.push_back({&conf, reinterpret_cast<uint8_t*>(own.conf.data())});
   return own;
 }
 
@@ -110,8 +115,22 @@ Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, Matc
   RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results, engine.infer_encoded(images, directed));
   times.network_ms += ms_since(start);
 
-  std::vector<PairwiseOutput> outputs;
-  outputs.reserve(pairs.size());
+  RECON_ASSIGN_OR_RETURN(const std::unique_ptr<gpu::OneShot> copies,
+                         gpu::OneShot::create(rt.context().device(), rt.context().compute_queue()));
+  // Every pair's own-frame predictions, in as few submissions as the staging chunks allow.
+  start = std::chrono::steady_clock::now();
+  std::vector<PairwiseOutput> outputs(pairs.size());
+  std::vector<gpu::TensorCopy> own_copies;
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [a, b] = pairs[k];
+    const gpu::Mast3rOutputs& ab = results[k].tensors;
+    const gpu::Mast3rOutputs& ba = results[pairs.size() + k].tensors;
+    outputs[k].own[0] = own_frame(a, ab.pts3d[0], ab.conf[0], own_copies);
+    outputs[k].own[1] = own_frame(b, ba.pts3d[0], ba.conf[0], own_copies);
+  }
+  RECON_RETURN_IF_ERROR(gpu::copy_tensors_to_host(rt, *copies, own_copies));
+  times.copies_ms += ms_since(start);
+
   for (size_t k = 0; k < pairs.size(); ++k) {
     const auto [a, b] = pairs[k];
     const gpu::Mast3rOutputs& ab = results[k].tensors;                 // view 1 = a, view 2 = b, frame of a
@@ -119,27 +138,21 @@ Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, Matc
     // The official order: (desc11, desc21) both ways, then (desc12, desc22) both ways; 1 = a, 2 = b.
     start = std::chrono::steady_clock::now();
     std::array<IndexMatches, 4> runs;
-    RECON_ASSIGN_OR_RETURN(runs[0],
-                           match_one(matcher, rt, ab.desc[0], ab.desc[1], ab.desc_conf[0], ab.desc_conf[1], subsample));
-    RECON_ASSIGN_OR_RETURN(IndexMatches back,
-                           match_one(matcher, rt, ab.desc[1], ab.desc[0], ab.desc_conf[1], ab.desc_conf[0], subsample));
+    RECON_ASSIGN_OR_RETURN(
+        runs[0], match_one(matcher, rt, *copies, ab.desc[0], ab.desc[1], ab.desc_conf[0], ab.desc_conf[1], subsample));
+    RECON_ASSIGN_OR_RETURN(IndexMatches back, match_one(matcher, rt, *copies, ab.desc[1], ab.desc[0], ab.desc_conf[1],
+                                                        ab.desc_conf[0], subsample));
     runs[1] = swapped(std::move(back));
-    RECON_ASSIGN_OR_RETURN(runs[2],
-                           match_one(matcher, rt, ba.desc[1], ba.desc[0], ba.desc_conf[1], ba.desc_conf[0], subsample));
-    RECON_ASSIGN_OR_RETURN(back,
-                           match_one(matcher, rt, ba.desc[0], ba.desc[1], ba.desc_conf[0], ba.desc_conf[1], subsample));
+    RECON_ASSIGN_OR_RETURN(
+        runs[2], match_one(matcher, rt, *copies, ba.desc[1], ba.desc[0], ba.desc_conf[1], ba.desc_conf[0], subsample));
+    RECON_ASSIGN_OR_RETURN(
+        back, match_one(matcher, rt, *copies, ba.desc[0], ba.desc[1], ba.desc_conf[0], ba.desc_conf[1], subsample));
     runs[3] = swapped(std::move(back));
 
-    PairwiseOutput out;
-    out.matches =
+    outputs[k].matches =
         merge_matches(runs, static_cast<int>(a), static_cast<int>(b), static_cast<int>(images.image_size(a).width),
                       static_cast<int>(images.image_size(b).width));
     times.matching_ms += ms_since(start);
-    start = std::chrono::steady_clock::now();
-    RECON_ASSIGN_OR_RETURN(out.own[0], download_own(rt, a, ab.pts3d[0], ab.conf[0]));
-    RECON_ASSIGN_OR_RETURN(out.own[1], download_own(rt, b, ba.pts3d[0], ba.conf[0]));
-    times.copies_ms += ms_since(start);
-    outputs.push_back(std::move(out));
   }
   return outputs;
 }
