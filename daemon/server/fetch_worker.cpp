@@ -5,10 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/tensor_copies.h"
 #include "daemon/server/responses.h"
 #include "daemon/serving/region_import.h"
 #include "gpu/log.h"
+#include "gpu/tensor_copies.h"
 
 namespace recon::daemon {
 
@@ -68,7 +68,7 @@ void FetchWorker::run(FetchWork job, Result<std::unique_ptr<gpu::OneShot>>& copi
     return;
   }
   const Status copied = gpu::copy_tensors_to_host(device_.runtime(), **copies, tensor_copies,
-                                             region_import_on(job.destination, device_.index()));
+                                                  region_import_on(job.destination, device_.index()));
   if (!copied.is_ok()) {
     answer.fail(copied.with_context("fetching the tensors"));
     return;

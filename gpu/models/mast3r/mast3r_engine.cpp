@@ -150,7 +150,8 @@ Status Mast3rEngine::warmup(const ForwardShape& shape) {
   RECON_RETURN_IF_ERROR(infer(views[0], views[1]).status());
   if (shape.batch != 1 || !(shape.view1 == shape.view2)) return Status::ok();
   std::lock_guard lock(mutex_);
-  for (int64_t b = 1; b <= batch_options_.encode_chunk; ++b) RECON_RETURN_IF_ERROR(encoder_for(b, shape.view1).status());
+  for (int64_t b = 1; b <= batch_options_.encode_chunk; ++b)
+    RECON_RETURN_IF_ERROR(encoder_for(b, shape.view1).status());
   return forward_for(ForwardShape{batch_options_.pair_batch, shape.view1, shape.view1}).status();
 }
 
