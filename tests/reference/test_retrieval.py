@@ -180,6 +180,21 @@ class ConvertRetrieval(unittest.TestCase):
 
 
 class Golden(unittest.TestCase):
+    def assert_reproduced(self, key, committed, made):
+        # The maker goes through LAPACK (QR, eigendecomposition) and float32 BLAS, whose round-off
+        # depends on the host's BLAS build and CPU: bitwise equality holds only on the machine that
+        # wrote the files (on another: 1e-16..2e-8 relative in the float64 whitening, which is learnt
+        # from float32 features, and up to 9e-7 in the float32 outputs). Integers (the chosen pairs)
+        # must be equal, floats within 1e-5 of the largest value: a change of the maker is far larger.
+        if np.issubdtype(made.dtype, np.floating):
+            tolerance = 1e-5
+            scale = max(float(np.max(np.abs(made))), 1e-30) if made.size else 1.0
+            error = float(np.max(np.abs(committed.astype(np.float64) - made))) / scale if made.size else 0.0
+            self.assertEqual(committed.shape, made.shape, key)
+            self.assertLessEqual(error, tolerance, key)
+        else:
+            self.assertTrue(np.array_equal(committed, made), key)
+
     def test_committed_golden_files_are_reproduced_by_the_maker(self):
         for name in golden.CASES:
             with self.subTest(name):
@@ -189,10 +204,10 @@ class Golden(unittest.TestCase):
                 self.assertTrue(ok)
                 self.assertEqual(int(meta["k"]), k)
                 for key, t in want.items():
-                    self.assertTrue(np.array_equal(io[key], t.numpy()), key)
+                    self.assert_reproduced(key, io[key], t.numpy())
                 model = st.load_file(os.path.join(GOLDEN, name, "model.safetensors"))[0]
                 for key, t in ckpt["model"].items():
-                    self.assertTrue(np.array_equal(model[key], t.detach().numpy()), key)
+                    self.assert_reproduced(key, model[key], t.detach().numpy())
 
 
 if __name__ == "__main__":
