@@ -13,6 +13,8 @@
 //
 // Atomics are relaxed at queue-family scope: device scope needs the vulkanMemoryModelDeviceScope
 // feature, which the context does not enable. Entries and lists are read by later dispatches only.
+// Relaxed atomics order nothing, so they name no storage class (gl_StorageSemanticsNone): SPIR-V
+// forbids storage bits on relaxed semantics (VUID-StandaloneSpirv-MemorySemantics-10871).
 #pragma use_vulkan_memory_model
 #extension GL_KHR_memory_scope_semantics : require
 layout(local_size_x = 64) in;
@@ -79,13 +81,13 @@ void main() {
         notyet[seed] = 0u;
       } else {
         const uint at =
-            atomicAdd(state[p.step + 1], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+            atomicAdd(state[p.step + 1], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsNone, gl_SemanticsRelaxed);
         lists[p.list_out + at] = seed;
         if (DEDUP == 1) {
           const int tag = int(p.step) + 2;  // the next step's
-          if (atomicMax(tables[p.tag_next + nn], tag, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+          if (atomicMax(tables[p.tag_next + nn], tag, gl_ScopeQueueFamily, gl_StorageSemanticsNone,
                         gl_SemanticsRelaxed) < tag) {
-            const uint q = atomicAdd(state[kQueries + p.step + 1], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+            const uint q = atomicAdd(state[kQueries + p.step + 1], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsNone,
                                      gl_SemanticsRelaxed);
             lists[p.query_out + q] = nn;
             tables[p.entry_next + nn] = int(q);
