@@ -222,6 +222,9 @@ TEST_F(Mast3rBatchTest, EncodedImagesGiveWhatInferBatchGivesWithoutEncodingAgain
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("outside the 4 encoded"), std::string::npos) << bad.status().message();
   EXPECT_EQ(engine->infer_encoded(*encoded, {}).status().code(), StatusCode::kInvalidArgument);
+  const std::vector<ImagePair> first = {{0, 0}};
+  auto none = engine->infer_encoded(EncodedImages{}, first);
+  EXPECT_NE(none.status().message().find("outside the 0 encoded"), std::string::npos) << none.status().message();
   // Another engine's encodings: its tokens may have another width.
   auto other = load("tiny_mixed", Precision::kF32);
   ASSERT_NE(other, nullptr);

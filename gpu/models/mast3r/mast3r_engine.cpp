@@ -398,7 +398,9 @@ Result<EncodedImages> Mast3rEngine::encode_images(std::span<const ImageU8View> i
 Result<std::vector<Mast3rResult>> Mast3rEngine::infer_encoded(const EncodedImages& encoded,
                                                               std::span<const ImagePair> pairs) {
   if (pairs.empty()) return invalid_argument("infer_encoded needs at least one pair");
-  if (encoded.engine_ != this) return invalid_argument("infer_encoded reads images another engine encoded");
+  if (encoded.size() > 0 && encoded.engine_ != this) {
+    return invalid_argument("infer_encoded reads images another engine encoded");
+  }
   const auto n = static_cast<int32_t>(encoded.size());
   const int ready = static_cast<int>(encoded.runs_.size()) - 1;  // every run is done: any order
   std::vector<PlannedPair> planned;
