@@ -104,13 +104,6 @@ Result<Mast3rEncoder*> Mast3rEngine::encoder_for(int64_t batch, ViewSize size) {
   return raw;
 }
 
-std::vector<ForwardShape> Mast3rEngine::warm_shapes() const {
-  std::lock_guard lock(mutex_);
-  std::vector<ForwardShape> out;
-  for (const auto& [s, _] : forwards_) out.push_back(s);
-  return out;
-}
-
 const Tensor* Mast3rEngine::tap(const ForwardShape& shape, const std::string& name) const {
   std::lock_guard lock(mutex_);
   auto it = forwards_.find(shape);

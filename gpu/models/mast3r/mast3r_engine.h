@@ -114,7 +114,6 @@ class Mast3rEngine {
 
   const Mast3rWeights& weights() const { return *weights_; }
   const Mast3rConfig& config() const { return weights_->config(); }
-  std::vector<ForwardShape> warm_shapes() const;
   // Images run through the encoder since load (each infer_batch image counts once).
   uint64_t images_encoded() const;
   // Intermediate of the most recent run at `shape` (tests, debugging); null if unknown.
