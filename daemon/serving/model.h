@@ -25,10 +25,13 @@ gpu::Precision gpu_precision(Precision precision);
 // call takes up to `max_rows` rows (MASt3R: pairs; onnx: the batch dimension of its inputs),
 // the first request waits up to `max_wait` for more. `power_of_two`: only 1, 2, 4, ... rows and
 // max_rows (MASt3R's recorded graphs); otherwise any sum up to max_rows. max_rows 1: no batching.
+// `preferred` (Triton's preferred_batch_size, ascending, each <= max_rows): as soon as the queued
+// rows fill one of them, the largest such batch goes without waiting.
 struct BatchRule {
   uint32_t max_rows = 1;
   std::chrono::microseconds max_wait{0};
   bool power_of_two = true;
+  std::vector<uint32_t> preferred;
   bool operator==(const BatchRule&) const = default;
 };
 

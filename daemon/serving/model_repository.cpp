@@ -97,6 +97,10 @@ Status apply_triton_config(const fs::path& file, const fs::path& model_dir, Mode
   spec.max_batch_size = config.max_batch_size;
   if (config.dynamic_batching && config.max_batch_size > 1) {
     spec.batching = BatchRule{config.max_batch_size, config.max_queue_delay, false};
+    spec.batching->preferred = config.preferred_batch_sizes;
+    std::sort(spec.batching->preferred.begin(), spec.batching->preferred.end());
+    spec.batching->preferred.erase(std::unique(spec.batching->preferred.begin(), spec.batching->preferred.end()),
+                                   spec.batching->preferred.end());
   }
   spec.declared_inputs = std::move(config.inputs);
   spec.declared_outputs = std::move(config.outputs);

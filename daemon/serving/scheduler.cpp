@@ -169,15 +169,21 @@ std::optional<Work> Scheduler::take_locked(size_t device, std::optional<SteadyCl
     }
     if (prefix > 0) prefixes.push_back({client, prefix});
   }
-  if (batching && available < rule.max_rows && rule.max_wait.count() > 0 && !closed_) {
+  // The largest preferred size the queued rows fill goes at once (Triton's dynamic batcher).
+  uint32_t preferred = 0;
+  for (uint32_t p : rule.preferred) {
+    if (p <= available && p <= rule.max_rows) preferred = p;
+  }
+  if (batching && preferred == 0 && available < rule.max_rows && rule.max_wait.count() > 0 && !closed_) {
     const auto deadline = first.enqueued + rule.max_wait;
     if (SteadyClock::now() < deadline) {
       wait_until = deadline;
       return std::nullopt;
     }
   }
-  const size_t rows = rule.power_of_two ? batch_size_for(available, rule.max_rows)
-                                        : std::min<size_t>(available, std::max<uint32_t>(rule.max_rows, 1));
+  const size_t rows = preferred > 0       ? preferred
+                      : rule.power_of_two ? batch_size_for(available, rule.max_rows)
+                                          : std::min<size_t>(available, std::max<uint32_t>(rule.max_rows, 1));
 
   // Round-robin over the sessions: one request each per round, while the rows fit (the head always
   // runs: admission bounds a request's rows by max_rows). A session stops at its first request

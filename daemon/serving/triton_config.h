@@ -11,8 +11,8 @@
 //
 // Anything else (a field recond does not know or cannot honour: other platforms, KIND_CPU,
 // several instances or chosen GPUs, sequence batching, ensembles) is an error naming the file
-// and line, never silently ignored. preferred_batch_size is read and checked but batches form as
-// the queue allows (documented in docs/ONNX.md). Pure parsing: no I/O beyond the text given.
+// and line, never silently ignored. preferred_batch_size becomes the batching rule's preferred
+// sizes (daemon/serving/model.h). Pure parsing: no I/O beyond the text given.
 #pragma once
 
 #include <chrono>

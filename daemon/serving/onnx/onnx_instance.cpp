@@ -148,16 +148,26 @@ Status check_declared(const std::vector<DeclaredTensor>& declared, const std::ve
 
 }  // namespace
 
-// Compiles the graph of every batch size run_batch runs (warm_batch_sizes: 1, 2, 4, ... and
-// max_rows) where the inputs' other dimensions are fixed, so that no request waits for a compile
-// (seconds for a ResNet-50 on an H200: its pipelines are specialised per shape).
-Status compile_batch_sizes(onnx::Engine& engine, uint32_t max_rows) {
+// The batch sizes run_batch runs, ascending: warm_batch_sizes (1, 2, 4, ... and max_rows) and the
+// preferred sizes, which therefore run unpadded.
+std::vector<uint32_t> compiled_batch_sizes(const BatchRule& rule) {
+  std::vector<uint32_t> sizes = warm_batch_sizes(rule.max_rows);
+  sizes.insert(sizes.end(), rule.preferred.begin(), rule.preferred.end());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// Compiles the graph of every batch size run_batch runs where the inputs' other dimensions are
+// fixed, so that no request waits for a compile (seconds for a ResNet-50 on an H200: its
+// pipelines are specialised per shape).
+Status compile_batch_sizes(onnx::Engine& engine, const BatchRule& rule) {
   for (const onnx::ValueInfo* in : engine.inputs()) {
     for (size_t d = 1; d < in->dims.size(); ++d) {
       if (in->dims[d] < 0) return Status::ok();  // free dims besides the batch: compiled on first use
     }
   }
-  for (const uint32_t rows : warm_batch_sizes(max_rows)) {
+  for (const uint32_t rows : compiled_batch_sizes(rule)) {
     std::vector<onnx::HostTensor> shapes;
     for (const onnx::ValueInfo* in : engine.inputs()) {
       onnx::HostTensor t;
@@ -178,7 +188,7 @@ Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec,
   options.float_dtype = info.precision == gpu::Precision::kF32 ? gpu::DType::kF32 : gpu::DType::kF16;
   // A batched model keeps its batch sizes' graphs besides the default number for other shapes.
   if (spec.batching && spec.batching->max_rows > 1) {
-    options.max_compiled_graphs += warm_batch_sizes(spec.batching->max_rows).size();
+    options.max_compiled_graphs += compiled_batch_sizes(*spec.batching).size();
   }
   RECON_ASSIGN_OR_RETURN(std::unique_ptr<onnx::Engine> engine,
                          onnx::Engine::load(device.runtime(), spec.path, options));
@@ -192,7 +202,7 @@ Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec,
   if (spec.batching && spec.batching->max_rows > 1) {
     info.batching = *spec.batching;
     info.batching.power_of_two = false;  // any sum of rows; run_batch pads the call
-    RECON_RETURN_IF_ERROR(compile_batch_sizes(*engine, info.batching.max_rows));
+    RECON_RETURN_IF_ERROR(compile_batch_sizes(*engine, info.batching));
   }
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(spec.path, ec);
@@ -264,12 +274,12 @@ void OnnxInstance::run(std::vector<ModelInput> inputs, const std::vector<std::st
 
 namespace {
 
-// The smallest power of two ≥ rows, capped at max_rows (whose own graph is the largest): one of
-// warm_batch_sizes(max_rows), which the load compiled.
-int64_t padded_rows(int64_t rows, uint32_t max_rows) {
-  int64_t padded = 1;
-  while (padded < rows) padded *= 2;
-  return std::min<int64_t>(padded, std::max<int64_t>(rows, max_rows));
+// The smallest of the sizes the load compiled (compiled_batch_sizes) that holds `rows`.
+int64_t padded_rows(int64_t rows, const BatchRule& rule) {
+  for (const uint32_t size : compiled_batch_sizes(rule)) {
+    if (size >= rows) return size;
+  }
+  return rows;  // more than max_rows: admission refuses such requests
 }
 
 }  // namespace
@@ -290,7 +300,7 @@ void OnnxInstance::run_batch(std::vector<BatchWork> batch, const WorkerContext& 
   };
   // One host tensor per input: each request's rows in turn (read once from the client's memory,
   // which the leases keep mapped), then zero rows up to the padded size.
-  const int64_t padded = padded_rows(rows, live.front().rule.max_rows);
+  const int64_t padded = padded_rows(rows, live.front().rule);
   const auto& first = static_cast<const OnnxRows&>(*live.front().body).inputs;
   std::vector<onnx::EngineInput> inputs;
   for (size_t i = 0; i < first.size(); ++i) {

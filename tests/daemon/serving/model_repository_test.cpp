@@ -107,6 +107,13 @@ TEST_F(ModelRepositoryTest, ConfigPbtxtOrModelConfSetsDynamicBatching) {
   ASSERT_EQ(spec->declared_inputs.size(), 1u);
   EXPECT_EQ(spec->declared_inputs[0].dims, (std::vector<int64_t>{3, 224, 224}));
 
+  // Preferred batch sizes, in any order and repeated: the rule has each once, ascending.
+  write("resnet/config.pbtxt", "max_batch_size: 16\ndynamic_batching { preferred_batch_size: [ 8, 4, 8 ] }\n");
+  spec = repository.find("resnet", "resnet", 0);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  ASSERT_TRUE(spec->batching.has_value());
+  EXPECT_EQ(spec->batching->preferred, (std::vector<uint32_t>{4, 8}));
+
   // max_batch_size without dynamic_batching: requests may carry a batch, none are combined.
   write("resnet/config.pbtxt", "max_batch_size: 16\n");
   spec = repository.find("resnet", "resnet", 0);

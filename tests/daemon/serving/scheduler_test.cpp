@@ -142,6 +142,20 @@ TEST(Scheduler, BatchesRequestsOfSeveralRowsUpToTheModelsMaxRows) {
   EXPECT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kIdle);
 }
 
+// Triton's preferred_batch_size: the largest preferred size the queued rows fill goes at once,
+// however long max_wait is; short of every preferred size, the rows wait as before.
+TEST(Scheduler, TheLargestPreferredBatchSizeGoesAtOnceAndFewerRowsWait) {
+  Scheduler s = make(16);
+  BatchRule rule{8, std::chrono::seconds(10), false};
+  rule.preferred = {2, 4};
+  for (uint64_t i = 1; i <= 5; ++i) ASSERT_TRUE(s.submit(job(ClientId{i}, i, {1, 16}, rule)).is_ok());
+  Work work;
+  ASSERT_EQ(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork);
+  EXPECT_EQ(ids(work), (std::vector<uint64_t>{1, 2, 3, 4})) << "4 rows at once, not waiting 10 s for 8";
+  EXPECT_NE(s.next(0, std::chrono::milliseconds(0), work), Scheduler::Wait::kWork)
+      << "1 row fills no preferred size: it waits up to max_wait";
+}
+
 TEST(Scheduler, WaitsUpToMaxWaitToFillABatch) {
   Scheduler s = make(16);
   const BatchRule rule = pairs_of(4, std::chrono::milliseconds(200));
