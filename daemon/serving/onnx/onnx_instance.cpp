@@ -146,8 +146,6 @@ Status check_declared(const std::vector<DeclaredTensor>& declared, const std::ve
   return Status::ok();
 }
 
-}  // namespace
-
 // The batch sizes run_batch runs, ascending: warm_batch_sizes (1, 2, 4, ... and max_rows) and the
 // preferred sizes, which therefore run unpadded.
 std::vector<uint32_t> compiled_batch_sizes(const BatchRule& rule) {
@@ -182,6 +180,8 @@ Status compile_batch_sizes(onnx::Engine& engine, const BatchRule& rule) {
   }
   return Status::ok();
 }
+
+}  // namespace
 
 Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
   onnx::EngineOptions options;

@@ -44,6 +44,27 @@ Status validate_image(const ImageU8View& img, const std::string& name, int64_t p
   return Status::ok();
 }
 
+// Each image checked by validate_image (named "image i"), and its size, in order.
+Result<std::vector<ViewSize>> checked_sizes(std::span<const ImageU8View> images, int64_t patch) {
+  std::vector<ViewSize> sizes;
+  for (size_t i = 0; i < images.size(); ++i) {
+    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
+    sizes.push_back({images[i].height, images[i].width});
+  }
+  return sizes;
+}
+
+// Every pair names two of the `count` images; `images` says which set in the error.
+Status check_pairs(std::span<const ImagePair> pairs, int32_t count, const std::string& images) {
+  for (const ImagePair& p : pairs) {
+    if (p.first < 0 || p.first >= count || p.second < 0 || p.second >= count) {
+      return invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                              ") names an image outside " + images);
+    }
+  }
+  return Status::ok();
+}
+
 bool same_source(const ImageU8View& a, const ImageU8View& b) {
   return a.device == b.device && a.height == b.height && a.width == b.width &&
          (a.device != nullptr || (a.data == b.data && row_stride(a) == row_stride(b)));
@@ -209,15 +230,14 @@ Result<Mast3rResult> Mast3rEngine::infer_locked(std::span<const ImageU8View> vie
   PoolBuffer staging;
   RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
   const bool together = s1 == s2;
-  std::vector<EncodeStep> encodes(together ? 1 : 2);
-  for (size_t s = 0; s < encodes.size(); ++s) {
-    const int64_t n = together ? 2 * B : B;
-    RECON_ASSIGN_OR_RETURN(encodes[s].encoder, encoder_for(n, s == 0 ? s1 : s2));
-    encodes[s].images.resize(n);
-    std::iota(encodes[s].images.begin(), encodes[s].images.end(), static_cast<int>(s * B));
-    RECON_ASSIGN_OR_RETURN(encodes[s].tokens,
-                           Tensor::empty(rt_, weights_->trunk_dtype(), encodes[s].encoder->output().shape()));
+  std::vector<ViewSize> sizes(static_cast<size_t>(B), s1);
+  sizes.insert(sizes.end(), static_cast<size_t>(B), s2);
+  std::vector<std::vector<int>> chunks(together ? 1 : 2);
+  for (size_t s = 0; s < chunks.size(); ++s) {
+    chunks[s].resize(together ? 2 * B : B);
+    std::iota(chunks[s].begin(), chunks[s].end(), static_cast<int>(s * B));
   }
+  RECON_ASSIGN_OR_RETURN(std::vector<EncodeStep> encodes, encode_steps(chunks, sizes));
   std::vector<PairStep> pairs(1);
   pairs[0].forward = f;
   pairs[0].ready_after = static_cast<int>(encodes.size()) - 1;
@@ -243,22 +263,11 @@ Result<Mast3rResult> Mast3rEngine::infer_locked(std::span<const ImageU8View> vie
 Result<std::vector<Mast3rResult>> Mast3rEngine::infer_batch(std::span<const ImageU8View> images,
                                                             std::span<const ImagePair> pairs) {
   if (images.empty() || pairs.empty()) return invalid_argument("infer_batch needs at least one image and one pair");
-  const auto n = static_cast<int32_t>(images.size());
-  for (const ImagePair& p : pairs) {
-    if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
-      return invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
-                              ") names an image outside the batch of " + std::to_string(n));
-    }
-  }
-  const int64_t patch = config().patch_size;
-  for (size_t i = 0; i < images.size(); ++i) {
-    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
-  }
-
-  std::vector<ViewSize> sizes;
+  RECON_RETURN_IF_ERROR(
+      check_pairs(pairs, static_cast<int32_t>(images.size()), "the batch of " + std::to_string(images.size())));
+  RECON_ASSIGN_OR_RETURN(const std::vector<ViewSize> sizes, checked_sizes(images, config().patch_size));
   std::vector<int> source_of;
   for (size_t i = 0; i < images.size(); ++i) {
-    sizes.push_back({images[i].height, images[i].width});
     size_t j = 0;
     while (!same_source(images[j], images[i])) ++j;
     source_of.push_back(static_cast<int>(j));
@@ -331,7 +340,7 @@ Result<Mast3rEngine::PairSteps> Mast3rEngine::pair_steps(std::span<const Planned
 }
 
 Result<std::vector<Mast3rResult>> Mast3rEngine::pair_results(
-    PairSteps& steps, std::span<const PlannedPair> planned, double span_ms,
+    const PairSteps& steps, std::span<const PlannedPair> planned, double span_ms,
     const std::function<void(size_t k, StageTimes& stage_ms)>& encoder_share) {
   std::vector<Mast3rResult> results(planned.size());
   for (size_t s = 0; s < steps.steps.size(); ++s) {
@@ -359,12 +368,7 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::pair_results(
 
 Result<EncodedImages> Mast3rEngine::encode_images(std::span<const ImageU8View> images) {
   if (images.empty()) return invalid_argument("encode_images needs at least one image");
-  const int64_t patch = config().patch_size;
-  std::vector<ViewSize> sizes;
-  for (size_t i = 0; i < images.size(); ++i) {
-    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
-    sizes.push_back({images[i].height, images[i].width});
-  }
+  RECON_ASSIGN_OR_RETURN(std::vector<ViewSize> sizes, checked_sizes(images, config().patch_size));
   std::lock_guard lock(mutex_);
   const std::vector<std::vector<int>> chunks = encoder_chunks(sizes, static_cast<size_t>(batch_options_.encode_chunk));
   PoolBuffer staging;
@@ -394,14 +398,11 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::infer_encoded(const EncodedImage
   if (encoded.size() > 0 && encoded.engine_ != this) {
     return invalid_argument("infer_encoded reads images another engine encoded");
   }
-  const auto n = static_cast<int32_t>(encoded.size());
+  RECON_RETURN_IF_ERROR(
+      check_pairs(pairs, static_cast<int32_t>(encoded.size()), "the " + std::to_string(encoded.size()) + " encoded"));
   const int ready = static_cast<int>(encoded.runs_.size()) - 1;  // every run is done: any order
   std::vector<PlannedPair> planned;
   for (const ImagePair& p : pairs) {
-    if (p.first < 0 || p.first >= n || p.second < 0 || p.second >= n) {
-      return invalid_argument("pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
-                              ") names an image outside the " + std::to_string(n) + " encoded");
-    }
     planned.push_back({ForwardShape{1, encoded.sizes_[p.first], encoded.sizes_[p.second]},
                        {encoded.row_of_[p.first], encoded.row_of_[p.second]},
                        ready});
@@ -440,23 +441,18 @@ Mast3rBatchOptions Mast3rEngine::batch_options() const {
 
 Result<Tensor> Mast3rEngine::encode(std::span<const ImageU8View> images) {
   if (images.empty()) return invalid_argument("encode needs at least one image");
-  const int64_t patch = config().patch_size;
-  for (size_t i = 0; i < images.size(); ++i) {
-    RECON_RETURN_IF_ERROR(validate_image(images[i], "image " + std::to_string(i), patch));
-    if (images[i].height != images[0].height || images[i].width != images[0].width) {
+  RECON_ASSIGN_OR_RETURN(const std::vector<ViewSize> sizes, checked_sizes(images, config().patch_size));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!(sizes[i] == sizes[0])) {
       return invalid_argument("encode needs images of one size; image " + std::to_string(i) + " differs from image 0");
     }
   }
   std::lock_guard lock(mutex_);
   PoolBuffer staging;
   RECON_ASSIGN_OR_RETURN(auto sources, place_images(images, staging));
-  std::vector<EncodeStep> encodes(1);
-  RECON_ASSIGN_OR_RETURN(encodes[0].encoder,
-                         encoder_for(static_cast<int64_t>(images.size()), {images[0].height, images[0].width}));
-  encodes[0].images.resize(images.size());
-  std::iota(encodes[0].images.begin(), encodes[0].images.end(), 0);
-  RECON_ASSIGN_OR_RETURN(encodes[0].tokens,
-                         Tensor::empty(rt_, weights_->trunk_dtype(), encodes[0].encoder->output().shape()));
+  std::vector<int> all(images.size());
+  std::iota(all.begin(), all.end(), 0);
+  RECON_ASSIGN_OR_RETURN(std::vector<EncodeStep> encodes, encode_steps(std::span(&all, 1), sizes));
   std::vector<PairStep> none;
   RECON_RETURN_IF_ERROR(run(sources, encodes, none).status());
   return encodes[0].tokens;

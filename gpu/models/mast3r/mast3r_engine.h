@@ -145,7 +145,7 @@ class Mast3rEngine {
   // One result per planned pair from the run steps; `encoder_share(k, stage_ms)` adds pair k's share
   // of the encoder's time (before its own step's).
   Result<std::vector<Mast3rResult>> pair_results(
-      PairSteps& steps, std::span<const PlannedPair> planned, double span_ms,
+      const PairSteps& steps, std::span<const PlannedPair> planned, double span_ms,
       const std::function<void(size_t k, StageTimes& stage_ms)>& encoder_share);
   Result<std::vector<EncodeStep>> encode_steps(std::span<const std::vector<int>> chunks,
                                                std::span<const ViewSize> sizes);
