@@ -1,4 +1,5 @@
-// The tensor-core GEMM core (VK_NV_cooperative_matrix, fp16 A/B, fp32 accumulation):
+// The tensor-core GEMM core (VK_NV_cooperative_matrix, fp16 A/B, fp32 accumulation; fp32 A/B as
+// two fp16 parts each with GEMM_SPLIT, gemm_io.glsl):
 // C[bz] (M×N) = Σ_k A(m,k)·B(k,n). One workgroup computes a BM×BN tile with WM×WN subgroups,
 // each owning (BM/WM)×(BN/WN) = FM×FN fragments of 16×16 fp32 accumulators. A and B slices of
 // depth BK are staged through shared memory in their storage orientation (row- or column-major,
@@ -20,16 +21,19 @@
 // Bindings 5 (partials: fp32, tiles·KSPLITS·BM·BN) and 6 (one uint per tile) belong to this core;
 // with KSPLITS = 1 they are unused and the host binds dummies.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
-// BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize).
+// BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize). GEMM_SPLIT stages
+// the lo parts beside the hi parts (twice that: 41 KiB at 128×128, BK = 16, B row-major) and keeps a
+// second set of accumulators for the hi·lo + lo·hi products, which it adds, scaled by 2⁻¹¹, to the
+// first before the epilogue.
 //
-// The includer defines before the #include:
+// The includer includes gemm_io.glsl and defines before the #include:
 //   GEMM_M, GEMM_N, GEMM_K            uint expressions
 //   A_COLMAJOR, B_COLMAJOR            bool constant expressions: A stored [K][M] (else [M][K]),
 //                                     B stored [N][K] (else [K][N])
-//   uvec4 gemm_load_a8(uint bz, uint row, uint col)  8 fp16 values A[row][col..col+7] in
+//   GemmLoad8 gemm_load_a8(uint bz, uint row, uint col)  8 values A[row][col..col+7] in
 //       storage orientation (row = m, col = k when row-major; row = k, col = m when column-major),
 //       zero outside the matrix; col is a multiple of 8
-//   uvec4 gemm_load_b8(uint bz, uint row, uint col)  likewise for B (row = k, col = n when
+//   GemmLoad8 gemm_load_b8(uint bz, uint row, uint col)  likewise for B (row = k, col = n when
 //       row-major; row = n, col = k when column-major)
 //   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
 // and may define, for 16-byte stores:
@@ -49,6 +53,10 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
+
+#ifndef GEMM_SPLIT
+#error "include gemm_io.glsl before gemm_coopmat.glsl"
+#endif
 
 layout(constant_id = 0) const uint WG_SIZE = 256;
 layout(constant_id = 1) const uint BM = 128;
@@ -82,6 +90,31 @@ const uint GEMM_B_PER_THREAD = (GEMM_B_VECS + WG_SIZE - 1) / WG_SIZE;
 
 shared uvec4 gemm_sa[2 * GEMM_A_TILE];
 shared uvec4 gemm_sb[2 * GEMM_B_TILE];
+#if GEMM_SPLIT
+shared uvec4 gemm_sa_lo[2 * GEMM_A_TILE];
+shared uvec4 gemm_sb_lo[2 * GEMM_B_TILE];
+
+// Four fp32 values as fp16 hi parts and scaled fp16 lo parts (gemm_io.glsl). hi is x with its 13
+// low mantissa bits cleared, an fp16 value exactly where x is a normal fp16 (below 2⁻¹⁴ hi is 0 and
+// lo carries x alone), so x − hi is exact: the parts are made without a float → half → float round
+// trip, which a driver may fold away (the H200's did: fp32 errors of 1e-3, as fp16).
+void gemm_split4(vec4 x, out uvec2 hi, out uvec2 lo) {
+  const bvec4 tiny = lessThan(abs(x), vec4(6.103515625e-05));  // 2⁻¹⁴
+  const vec4 h = mix(uintBitsToFloat(floatBitsToUint(x) & 0xffffe000u), vec4(0.0), tiny);
+  const f16vec4 hh = f16vec4(h), ll = f16vec4((x - h) * 2048.0);
+  hi = uvec2(packFloat2x16(hh.xy), packFloat2x16(hh.zw));
+  lo = uvec2(packFloat2x16(ll.xy), packFloat2x16(ll.zw));
+}
+
+// A load's 8 fp32 values as hi and lo parts.
+void gemm_split8(GemmLoad8 x, out uvec4 hi, out uvec4 lo) {
+  uvec2 h0, l0, h1, l1;
+  gemm_split4(x.lo, h0, l0);
+  gemm_split4(x.hi, h1, l1);
+  hi = uvec4(h0, h1);
+  lo = uvec4(l0, l1);
+}
+#endif
 
 // The 8 fp32 values of two spilled uvec4 (an accumulator fragment stored into gemm_sa/gemm_sb).
 void gemm_unpack8(uvec4 lo, uvec4 hi, out float v[8]) {
@@ -111,6 +144,15 @@ void main() {
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[GEMM_FM * GEMM_FN];
   [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
+#if GEMM_SPLIT
+  // The hi·hi products accumulate in acc, the hi·lo + lo·hi terms here. The tensor cores' fp32
+  // accumulation truncates (Ootomo & Yokota, "Recovering single precision accuracy from Tensor
+  // Cores", 2022), which bounds the accuracy at ~1e-4 relative over K in the thousands. Adding each
+  // 16-deep step's hi·hi products to acc with the shader's rounding fp32 adds instead brought the
+  // MASt3R fp32 error to 2.7e-5, but at 158 ms a pair against 91 (133 on the scalar path): not kept.
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_lo[GEMM_FM * GEMM_FN];  // Σ hi·lo + lo·hi
+  [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc_lo[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
+#endif
 
   // This workgroup's K slices: [kt0, kt0 + nk) of all (K + BK − 1) / BK.
   const uint nk_all = (K + BK - 1) / BK, per_split = (nk_all + KSPLITS - 1) / KSPLITS;
@@ -123,7 +165,7 @@ void main() {
   [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {                              \
     const uint v = i * WG_SIZE + tid;                                                    \
     const uint row = v / (GEMM_A_COLS / 8), col = (v % (GEMM_A_COLS / 8)) * 8;           \
-    ra[i] = uvec4(0u);                                                                   \
+    ra[i] = gemm_zero_load8();                                                           \
     if (v < GEMM_A_VECS) {                                                               \
       ra[i] = A_COLMAJOR ? gemm_load_a8(bz, (k0) + row, m0 + col)                        \
                          : gemm_load_a8(bz, m0 + row, (k0) + col);                       \
@@ -132,27 +174,56 @@ void main() {
   [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {                              \
     const uint v = i * WG_SIZE + tid;                                                    \
     const uint row = v / (GEMM_B_COLS / 8), col = (v % (GEMM_B_COLS / 8)) * 8;           \
-    rb[i] = uvec4(0u);                                                                   \
+    rb[i] = gemm_zero_load8();                                                           \
     if (v < GEMM_B_VECS) {                                                               \
       rb[i] = B_COLMAJOR ? gemm_load_b8(bz, n0 + row, (k0) + col)                        \
                          : gemm_load_b8(bz, (k0) + row, n0 + col);                       \
     }                                                                                    \
   }
 
-  // Registers → shared buffer `buf`.
+  // Registers → shared buffer `buf` (with GEMM_SPLIT, as hi and lo parts).
+#if GEMM_SPLIT
+#define GEMM_STASH_ONE(sh, sh_lo, at, r) gemm_split8(r, sh[at], sh_lo[at])
+#else
+#define GEMM_STASH_ONE(sh, sh_lo, at, r) sh[at] = r
+#endif
 #define GEMM_STASH(ra, rb, buf)                                                          \
   [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {                              \
     const uint v = i * WG_SIZE + tid;                                                    \
     const uint row = v / (GEMM_A_COLS / 8), col8 = v % (GEMM_A_COLS / 8);                \
-    if (v < GEMM_A_VECS) gemm_sa[(buf) * GEMM_A_TILE + row * GEMM_A_STRIDE + col8] = ra[i]; \
+    if (v < GEMM_A_VECS) {                                                               \
+      GEMM_STASH_ONE(gemm_sa, gemm_sa_lo, (buf) * GEMM_A_TILE + row * GEMM_A_STRIDE + col8, ra[i]); \
+    }                                                                                    \
   }                                                                                      \
   [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {                              \
     const uint v = i * WG_SIZE + tid;                                                    \
     const uint row = v / (GEMM_B_COLS / 8), col8 = v % (GEMM_B_COLS / 8);                \
-    if (v < GEMM_B_VECS) gemm_sb[(buf) * GEMM_B_TILE + row * GEMM_B_STRIDE + col8] = rb[i]; \
+    if (v < GEMM_B_VECS) {                                                               \
+      GEMM_STASH_ONE(gemm_sb, gemm_sb_lo, (buf) * GEMM_B_TILE + row * GEMM_B_STRIDE + col8, rb[i]); \
+    }                                                                                    \
   }
 
   // The MMAs of the slice in shared buffer `buf`.
+#if GEMM_SPLIT
+#define GEMM_MMA(buf)                                                                     \
+  [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {                                       \
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM], fa_lo[GEMM_FM];                 \
+    [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                       \
+      coopMatLoadNV(fa[i], gemm_sa, gemm_frag_a(buf, sg_m + i * 16, ks), GEMM_A_STRIDE, A_COLMAJOR); \
+      coopMatLoadNV(fa_lo[i], gemm_sa_lo, gemm_frag_a(buf, sg_m + i * 16, ks), GEMM_A_STRIDE, A_COLMAJOR); \
+    }                                                                                     \
+    [[unroll]] for (uint j = 0; j < GEMM_FN; ++j) {                                       \
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb, fb_lo;                                 \
+      coopMatLoadNV(fb, gemm_sb, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
+      coopMatLoadNV(fb_lo, gemm_sb_lo, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
+      [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                     \
+        acc[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc[i * GEMM_FN + j]);          \
+        acc_lo[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb_lo, acc_lo[i * GEMM_FN + j]); \
+        acc_lo[i * GEMM_FN + j] = coopMatMulAddNV(fa_lo[i], fb, acc_lo[i * GEMM_FN + j]); \
+      }                                                                                   \
+    }                                                                                     \
+  }
+#else
 #define GEMM_MMA(buf)                                                                     \
   [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {                                       \
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM];                                 \
@@ -167,8 +238,9 @@ void main() {
       }                                                                                   \
     }                                                                                     \
   }
+#endif
 
-  uvec4 ra0[GEMM_A_PER_THREAD], rb0[GEMM_B_PER_THREAD];
+  GemmLoad8 ra0[GEMM_A_PER_THREAD], rb0[GEMM_B_PER_THREAD];
   if (nk > 0) {
     GEMM_FETCH(ra0, rb0, kt0 * BK)
     GEMM_STASH(ra0, rb0, 0u)
@@ -177,7 +249,7 @@ void main() {
     // Two register sets: the loads of slice kt + 2 are issued while slice kt is multiplied and
     // stored to shared memory one iteration later, so each load has two slices of MMAs to land
     // in. The loop is unrolled by two so that every register array index is static.
-    uvec4 ra1[GEMM_A_PER_THREAD], rb1[GEMM_B_PER_THREAD];
+    GemmLoad8 ra1[GEMM_A_PER_THREAD], rb1[GEMM_B_PER_THREAD];
     if (nk > 1) {
       GEMM_FETCH(ra1, rb1, (kt0 + 1) * BK)
     }
@@ -220,7 +292,15 @@ void main() {
   }
 #undef GEMM_FETCH
 #undef GEMM_STASH
+#undef GEMM_STASH_ONE
 #undef GEMM_MMA
+#if GEMM_SPLIT
+  // The hi·lo + lo·hi products carry the lo parts' 2¹¹ scale. Element by element: both matrices
+  // have one type, so an invocation's elements i are the same matrix entries.
+  [[unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {
+    [[unroll]] for (int e = 0; e < acc[f].length(); ++e) acc[f][e] = fma(acc_lo[f][e], 1.0f / 2048.0f, acc[f][e]);
+  }
+#endif
 
   const uint tile = (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   const uint tile_base = tile * KSPLITS * BM * BN;  // split-K: this tile's partials

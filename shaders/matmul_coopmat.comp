@@ -1,11 +1,13 @@
 #version 450
-// Batched GEMM with fused epilogue on tensor cores (VK_NV_cooperative_matrix), fp16 storage,
-// fp32 accumulation: the same operation, bindings and push constants as matmul.comp; the tile
-// loop is gemm_coopmat.glsl. VEC_A / VEC_B select 16-byte global loads, which the host enables
-// only when the contiguous extent, leading dimension, batch stride and offset of that operand
-// are multiples of 8 elements; otherwise 8 bounds-checked scalar loads build each vector.
+// Batched GEMM with fused epilogue on tensor cores (VK_NV_cooperative_matrix), fp16 storage or
+// fp32 storage split into fp16 parts (DTYPE_F16=0, gemm_io.glsl), fp32 accumulation: the same
+// operation, bindings and push constants as matmul.comp; the tile loop is gemm_coopmat.glsl.
+// VEC_A / VEC_B select 16-byte global loads, which the host enables only when the contiguous
+// extent, leading dimension, batch stride and offset of that operand are multiples of 8 elements;
+// otherwise 8 bounds-checked scalar loads build each vector.
 #include "common.glsl"
 #include "gemm_epilogue.glsl"
+#include "gemm_io.glsl"
 #include "rope.glsl"
 #extension GL_EXT_control_flow_attributes : require
 
@@ -24,16 +26,16 @@ layout(constant_id = 13) const bool ROPE = false;
 // loop skip their bounds checks.
 layout(constant_id = 14) const bool ALIGNED = false;
 
-layout(binding = 0) readonly buffer BufA { float16_t a[]; };
-layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; };
-layout(binding = 1) readonly buffer BufB { float16_t b[]; };
-layout(binding = 1) readonly buffer BufB4 { uvec4 b4[]; };
-layout(binding = 2) buffer BufC { float16_t c[]; };
-layout(binding = 2) buffer BufC4 { uvec4 c4[]; };
-layout(binding = 3) readonly buffer BufBias { float16_t bias[]; };
-layout(binding = 3) readonly buffer BufBias4 { uvec4 bias4[]; };
-layout(binding = 4) readonly buffer BufR { float16_t res[]; };
-layout(binding = 4) readonly buffer BufR4 { uvec4 res4[]; };
+layout(binding = 0) readonly buffer BufA { STORE_T a[]; };
+layout(binding = 0) readonly buffer BufA4 { GEMM_WORD a4[]; };
+layout(binding = 1) readonly buffer BufB { STORE_T b[]; };
+layout(binding = 1) readonly buffer BufB4 { GEMM_WORD b4[]; };
+layout(binding = 2) buffer BufC { STORE_T c[]; };
+layout(binding = 2) buffer BufC4 { GEMM_WORD c4[]; };
+layout(binding = 3) readonly buffer BufBias { STORE_T bias[]; };
+layout(binding = 3) readonly buffer BufBias4 { GEMM_WORD bias4[]; };
+layout(binding = 4) readonly buffer BufR { STORE_T res[]; };
+layout(binding = 4) readonly buffer BufR4 { GEMM_WORD res4[]; };
 
 // Mirrored by MatmulPush in gpu/ops/matmul.cpp (same as matmul.comp).
 layout(push_constant) uniform Push {
@@ -53,37 +55,32 @@ layout(push_constant) uniform Push {
 #define A_COLMAJOR TRANS_A
 #define B_COLMAJOR TRANS_B
 
-uvec4 pack8(float16_t v[8]) {
-  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
-}
-
-uvec4 gemm_load_a8(uint bz, uint row, uint col) {
-  if (ALIGNED) return a4[(p.off_a + bz * p.stride_a + row * p.lda + col) / 8u];
+GemmLoad8 gemm_load_a8(uint bz, uint row, uint col) {
+  if (ALIGNED) return GEMM_WORDS_LOAD8(a4, p.off_a + bz * p.stride_a + row * p.lda + col);
   const uint rows = TRANS_A ? p.k : p.m, cols = TRANS_A ? p.m : p.k;
-  if (row >= rows || col >= cols) return uvec4(0u);
+  if (row >= rows || col >= cols) return gemm_zero_load8();
   const uint base = p.off_a + bz * p.stride_a + row * p.lda + col;
-  if (VEC_A) return a4[base / 8u];
-  float16_t v[8];
+  if (VEC_A) return GEMM_WORDS_LOAD8(a4, base);
+  STORE_T v[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
-    v[e] = float16_t(0.0);
+    v[e] = STORE_T(0.0);
     if (col + e < cols) v[e] = a[base + e];
   }
-  return pack8(v);
+  return gemm_pack_load8(v);
 }
 
-uvec4 gemm_load_b8(uint bz, uint row, uint col) {
-  if (ALIGNED) return b4[(p.off_b + bz * p.stride_b + row * p.ldb + col) / 8u];
+GemmLoad8 gemm_load_b8(uint bz, uint row, uint col) {
+  if (ALIGNED) return GEMM_WORDS_LOAD8(b4, p.off_b + bz * p.stride_b + row * p.ldb + col);
   const uint rows = TRANS_B ? p.n : p.k, cols = TRANS_B ? p.k : p.n;
-  if (row >= rows || col >= cols) return uvec4(0u);
+  if (row >= rows || col >= cols) return gemm_zero_load8();
   const uint base = p.off_b + bz * p.stride_b + row * p.ldb + col;
-  if (VEC_B) return b4[base / 8u];
-  float16_t v[8];
+  if (VEC_B) return GEMM_WORDS_LOAD8(b4, base);
+  STORE_T v[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
-    v[e] = float16_t(0.0);
+    v[e] = STORE_T(0.0);
     if (col + e < cols) v[e] = b[base + e];
   }
-  return pack8(v);
+  return gemm_pack_load8(v);
 }
 
 void gemm_store(uint bz, uint m, uint n, float acc) {
@@ -94,7 +91,7 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
     v += float(bias[p.off_bias + ((p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u ? m : n)]);
   }
   const float r = (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? float(res[p.off_r + ci]) : 0.0;
-  c[p.off_c + ci] = float16_t(gemm_act_residual_fp16_out(v, r, p.flags));
+  c[p.off_c + ci] = STORE_T(gemm_epilogue_out(v, r, p.flags));
 }
 
 #define GEMM_STORE8 VEC_C
@@ -103,21 +100,20 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
   const bool beta = (p.flags & GEMM_FLAG_BETA) != 0u, has_bias = (p.flags & GEMM_FLAG_BIAS) != 0u;
   const bool bias_row = (p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u, residual = (p.flags & GEMM_FLAG_RESIDUAL) != 0u;
   // Every load first, so that they are in flight together.
-  const uvec4 cw = beta ? c4[(p.off_c + ci) / 8u] : uvec4(0u);
-  const uvec4 bw = has_bias && !bias_row ? bias4[(p.off_bias + n) / 8u] : uvec4(0u);
+  float cv[8], bv[8], rv[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) cv[e] = 0.0, bv[e] = 0.0, rv[e] = 0.0;
+  if (beta) GEMM_READ8(c4, p.off_c + ci, cv);
+  if (has_bias && !bias_row) GEMM_READ8(bias4, p.off_bias + n, bv);
   const float brow = has_bias && bias_row ? float(bias[p.off_bias + m]) : 0.0;
-  const uvec4 rw = residual ? res4[(p.off_r + ci) / 8u] : uvec4(0u);
+  if (residual) GEMM_READ8(res4, p.off_r + ci, rv);
   float v[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
-    const uint word = e / 2u, half_ = e % 2u;
     float x = p.alpha * acc[e];
-    if (beta) x += p.beta * float(unpackFloat2x16(cw[word])[half_]);
-    if (has_bias) x += bias_row ? brow : float(unpackFloat2x16(bw[word])[half_]);
-    const float r = residual ? float(unpackFloat2x16(rw[word])[half_]) : 0.0;
-    v[e] = gemm_act_residual_fp16_out(x, r, p.flags);
+    if (beta) x += p.beta * cv[e];
+    if (has_bias) x += bias_row ? brow : bv[e];
+    v[e] = gemm_epilogue_out(x, rv[e], p.flags);
   }
-  c4[(p.off_c + ci) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-                                  packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+  GEMM_WRITE8(c4, p.off_c + ci, v);
 }
 
 // Eight columns of row m from n, through gemm_store8 where C allows 16-byte stores.
@@ -143,7 +139,7 @@ void gemm_store_pair(uint bz, uint m, uint n, float lo[8], float hi[8]) {
   const uint token = m % p.rope_tokens;
   const float pos = float((n % 64u) < 32u ? token / p.rope_grid_w : token % p.rope_grid_w);
   const bool has_bias = (p.flags & GEMM_FLAG_BIAS) != 0u;
-  float16_t out_lo[8], out_hi[8];
+  float out_lo[8], out_hi[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
     float a = p.alpha * lo[e], b = p.alpha * hi[e];
     if (has_bias) {
@@ -151,17 +147,17 @@ void gemm_store_pair(uint bz, uint m, uint n, float lo[8], float hi[8]) {
       b += float(bias[p.off_bias + n + 16u + e]);
     }
     const vec2 r = rope_rotate(a, b, rope_theta(pos, p.rope_base, n % 16u + e, 16u));
-    out_lo[e] = float16_t(r.x);
-    out_hi[e] = float16_t(r.y);
+    out_lo[e] = r.x;
+    out_hi[e] = r.y;
   }
   const uint ci = p.off_c + bz * p.stride_c + m * p.ldc + n;
   if (VEC_C) {
-    c4[ci / 8u] = pack8(out_lo);
-    c4[(ci + 16u) / 8u] = pack8(out_hi);
+    GEMM_WRITE8(c4, ci, out_lo);
+    GEMM_WRITE8(c4, ci + 16u, out_hi);
   } else {
     [[unroll]] for (uint e = 0; e < 8u; ++e) {
-      c[ci + e] = out_lo[e];
-      c[ci + 16u + e] = out_hi[e];
+      c[ci + e] = STORE_T(out_lo[e]);
+      c[ci + 16u + e] = STORE_T(out_hi[e]);
     }
   }
 }

@@ -1,12 +1,15 @@
 # Convolution variants (gpu/ops/conv2d.cpp, gpu/ops/conv_transpose2d.cpp). The scalar path runs
-# everywhere; the _coopmat variants need VK_NV_cooperative_matrix and fp16 storage.
+# everywhere; the _coopmat variants need VK_NV_cooperative_matrix (fp32 storage runs split into two
+# fp16 parts: shaders/gemm_io.glsl).
 # conv_pointwise_few: 1×1 convolutions with few output channels (memory-bound).
 recon_shader(conv2d_f32 conv2d.comp DEFINES DTYPE_F16=0)
 recon_shader(conv2d_f16 conv2d.comp DEFINES DTYPE_F16=1)
 recon_shader(conv2d_coopmat_f16 conv2d_coopmat.comp DEFINES DTYPE_F16=1)
+recon_shader(conv2d_coopmat_f32 conv2d_coopmat.comp DEFINES DTYPE_F16=0)
 recon_shader(conv_transpose2d_f32 conv_transpose2d.comp DEFINES DTYPE_F16=0)
 recon_shader(conv_transpose2d_f16 conv_transpose2d.comp DEFINES DTYPE_F16=1)
 recon_shader(conv_transpose2d_coopmat_f16 conv_transpose2d_coopmat.comp DEFINES DTYPE_F16=1)
+recon_shader(conv_transpose2d_coopmat_f32 conv_transpose2d_coopmat.comp DEFINES DTYPE_F16=0)
 recon_shader(conv_pointwise_few_f32 conv_pointwise_few.comp DEFINES DTYPE_F16=0)
 recon_shader(conv_pointwise_few_f16 conv_pointwise_few.comp DEFINES DTYPE_F16=1)
 # conv2d_grouped: the direct form for groups, dilation and asymmetric padding.

@@ -151,7 +151,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
                             shape_string(want));
   }
   if (pointwise(wshape, p)) {
-    if (path == GemmPath::kAuto && batch > 0 && cin > 0 && h * w > 0) {
+    if ((path == GemmPath::kAuto || path == GemmPath::kAutoSplitF32) && batch > 0 && cin > 0 && h * w > 0) {
       RECON_ASSIGN_OR_RETURN(const bool done,
                              try_pointwise_few(g, caps, input, weight, wshape, bias, out, p, epilogue));
       if (done) return Status::ok();
@@ -175,9 +175,10 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     if (v > kU32Max) return invalid_argument("conv2d: size beyond 32 bits");
   }
   if (batch == 0 || cout == 0 || npix == 0) return Status::ok();
+  // B (the gathered input, [K][pixels]) is row-major; the fp16 tile below is fixed whatever the flag.
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
-                         choose_gemm_tiling(caps, dtype, cout, npix, k, path, /*b_row_major=*/false, batch));
-  if (tiling.coopmat && tiling.bm == 128) {
+                         choose_gemm_tiling(caps, dtype, cout, npix, k, path, /*b_row_major=*/true, batch));
+  if (tiling.coopmat && !tiling.split && tiling.bm == 128) {
     // The gathered (im2col) B slices cost registers: at BK = 32 the 128×128 tile holds one workgroup
     // per SM, and the DPT convolutions measured slower than at BK = 16 (H200, Conv2dTest.
     // CoopMatTileSweep: head.2 3×3 at 384×512 880 vs 611 µs), unlike the plain GEMMs. Two slices of
@@ -208,7 +209,8 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   if (epilogue.residual) flags |= kGemmFlagResidual;
   if (epilogue.residual && epilogue.residual_first) flags |= kGemmFlagResidualFirst;
   if (p.input_relu) flags |= kGemmFlagInputRelu;
-  const char* shader = tiling.coopmat ? "conv2d_coopmat_f16" : (dtype == DType::kF32 ? "conv2d_f32" : "conv2d_f16");
+  const char* shader = tiling.coopmat ? (dtype == DType::kF32 ? "conv2d_coopmat_f32" : "conv2d_coopmat_f16")
+                                      : (dtype == DType::kF32 ? "conv2d_f32" : "conv2d_f16");
   GemmSplitK split;  // one dispatch only: see matmul_strided
   if (bc == batch) {
     RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, cout, npix, k, batch));

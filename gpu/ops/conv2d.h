@@ -9,8 +9,8 @@
 // unpadded convolutions without input_relu run as a batched matmul instead (weights broadcast),
 // or, on the automatic path with few output channels (conv2d_pointwise_few), as a kernel that
 // streams the input once (shaders/conv_pointwise_few.comp).
-// Paths: scalar (f32/f16, every device) and tensor cores (f16, VK_NV_cooperative_matrix), as for
-// matmul (GemmPath). Kernel geometry is specialised into the pipeline (one per conv shape).
+// Paths: scalar (f32/f16, every device) and tensor cores (VK_NV_cooperative_matrix; f32 as two fp16
+// parts), as for matmul (GemmPath). Kernel geometry is specialised into the pipeline (one per conv shape).
 //
 // Large tensors: when input, output or residual exceed maxStorageBufferRange the batch is split
 // into chunks of whole images, one dispatch each with window views; a single image (or the

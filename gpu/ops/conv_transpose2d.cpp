@@ -82,8 +82,9 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
   uint32_t flags = static_cast<uint32_t>(epilogue.activation);
   if (bias) flags |= kGemmFlagBias;
   if (epilogue.residual) flags |= kGemmFlagResidual;
-  const char* shader = tiling.coopmat ? "conv_transpose2d_coopmat_f16"
-                                      : (dtype == DType::kF32 ? "conv_transpose2d_f32" : "conv_transpose2d_f16");
+  const char* shader = tiling.coopmat
+                           ? (dtype == DType::kF32 ? "conv_transpose2d_coopmat_f32" : "conv_transpose2d_coopmat_f16")
+                           : (dtype == DType::kF32 ? "conv_transpose2d_f32" : "conv_transpose2d_f16");
 
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);

@@ -195,14 +195,32 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
   if (!float_dtype(dtype)) {
     return invalid_argument(std::string("GEMM: dtype ") + dtype_name(dtype) + " not supported (f32, f16)");
   }
-  const bool coop_ok = dtype == DType::kF16 && coopmat_gemm_available(caps);
+  const bool coop_ok = coopmat_gemm_available(caps);
   if (path == GemmPath::kCoopMat && !coop_ok) {
-    return unimplemented(dtype == DType::kF16
-                             ? "GEMM: the tensor-core path needs VK_NV_cooperative_matrix (16x16x16 f16->f32)"
-                             : "GEMM: the tensor-core path takes f16 storage only");
+    return unimplemented("GEMM: the tensor-core path needs VK_NV_cooperative_matrix (16x16x16 f16->f32)");
   }
   GemmTiling t;
-  if (path != GemmPath::kScalar && coop_ok) {
+  if ((path == GemmPath::kCoopMat || path == GemmPath::kAutoSplitF32) && coop_ok && dtype == DType::kF32) {
+    // fp32 storage as hi and lo fp16 parts (shaders/gemm_io.glsl): three MMAs per fragment pair,
+    // the parts staged side by side and two sets of accumulators. That doubles the shared memory
+    // and the accumulator registers of the fp16 tiles, so BK = 16 with one slice of loads in
+    // flight; 128×128 tiles only with B row-major, whose slice is the smaller one (41 KiB of the
+    // 48 KiB; B column-major would need 48 KiB and one word more). Measured on an H200 (MASt3R
+    // fp32, batch 1): 91 ms against 133 on the scalar path.
+    t.coopmat = true;
+    t.split = true;
+    t.bk = 16;
+    t.prefetch = 1;
+    const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128) * std::max<int64_t>(batch, 1);
+    if (tiles >= 64 && b_row_major) {
+      t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
+    } else {
+      t.bm = 64, t.bn = 64, t.t0 = 2, t.t1 = 2;
+    }
+    t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
+    return t;
+  }
+  if (path != GemmPath::kScalar && coop_ok && dtype == DType::kF16) {
     t.coopmat = true;
     // Measured on an H200 (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep, one run): the loop is
     // bound by each slice's global-load round trip, so BK = 32 with two slices of loads in flight
@@ -361,7 +379,8 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   if (opt.epilogue.residual && opt.epilogue.residual_first) flags |= kGemmFlagResidualFirst;
   if (opt.beta != 0.0f) flags |= kGemmFlagBeta;
   const Access c_access = opt.beta != 0.0f ? Access::kReadWrite : Access::kWrite;
-  const char* shader = tiling.coopmat ? "matmul_coopmat_f16" : (dtype == DType::kF32 ? "matmul_f32" : "matmul_f16");
+  const char* shader = tiling.coopmat ? (dtype == DType::kF32 ? "matmul_coopmat_f32" : "matmul_coopmat_f16")
+                                      : (dtype == DType::kF32 ? "matmul_f32" : "matmul_f16");
 
   // Split-K only for problems that take one dispatch: chunked ones have grids large enough already.
   // The RoPE epilogue rotates in the tensor-core epilogue when it can: one dispatch, no split, two

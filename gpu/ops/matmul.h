@@ -7,7 +7,9 @@
 // Two paths, one interface (vulkan-anchors §9.1):
 //  - scalar: register-tiled shared-memory GEMM (shaders/gemm_scalar.glsl) that every device runs;
 //    tiles 128×128/8×8, 64×64/4×4, 16×128/1×8 or 128×16/8×1 per workgroup (BK 16) by shape;
-//  - tensor cores: VK_NV_cooperative_matrix, fp16 only (shaders/gemm_coopmat.glsl), 128×128
+//  - tensor cores: VK_NV_cooperative_matrix (shaders/gemm_coopmat.glsl), fp16 storage, and fp32
+//    storage where the caller asks (GemmPath) split into two fp16 parts per operand, three MMAs per
+//    product (gemm_io.glsl, "3xFP16"; values must lie within fp16's range). fp16 tiles: 128×128
 //    (8 subgroups of 64×32) or 64×64 workgroup tiles, BK 32 with two slices of loads in flight
 //    (row-major B over ≥ 512 tiles: BK 16, one; conv2d, and row-major B at K ≤ 768: BK 16, two),
 //    16×16×16 fragments, split-K for small grids and ragged last waves (GemmSplitK), chosen when
@@ -51,9 +53,14 @@ enum class Activation : uint8_t {
 };
 const char* activation_name(Activation a);
 
-// Which GEMM implementation to use. kAuto takes tensor cores when the device and dtype allow;
-// kCoopMat fails with UNIMPLEMENTED where they are absent; kScalar always works.
-enum class GemmPath : uint8_t { kAuto, kScalar, kCoopMat };
+// Which GEMM implementation to use. kAuto takes tensor cores where the device has them for fp16
+// storage and the scalar path for fp32. kAutoSplitF32 also runs fp32 storage on tensor cores where
+// they exist, each operand split into two fp16 parts (shaders/gemm_io.glsl): 1.5–2.2× faster than
+// the scalar path on the MASt3R shapes, but the tensor cores' truncating accumulation leaves ~1e-4
+// relative error over K in the thousands, against ~1e-6 (measured on an H200: docs/PERFORMANCE.md,
+// "fp32 GEMMs on tensor cores"). kCoopMat forces tensor cores (fp32 split) and fails with
+// UNIMPLEMENTED where they are absent; kScalar always works.
+enum class GemmPath : uint8_t { kAuto, kAutoSplitF32, kScalar, kCoopMat };
 
 // MASt3R's 2-D RoPE (rope2d.h) applied to the output after the bias: the first `heads` head vectors
 // of `head_dim` columns of every row, rows being the tokens of `grid` (C viewed as [B, h·w, N]).
@@ -118,6 +125,7 @@ bool coopmat_gemm_available(const Capabilities& caps);
 // and the tensor-core path's K split (constant 6, set by GemmSplitK::plan) and load depth (7).
 struct GemmTiling {
   bool coopmat = false;
+  bool split = false;  // tensor cores with fp32 operands split into fp16 parts (gemm_io.glsl)
   uint32_t wg_size = 0, bm = 0, bn = 0, bk = 0, t0 = 0, t1 = 0;
   uint32_t splits = 1;
   uint32_t prefetch = 1;  // tensor-core path: slices of global loads in flight (constant 7)
@@ -157,7 +165,7 @@ int64_t wave_balanced_splits(int64_t tiles, int64_t slices, int64_t resident);
 // Picks the path and tile for `batch` M×N×K problems of `dtype` storage in one grid; `b_row_major`
 // says B is stored [K, N] (not transposed), which the tensor-core tiles treat differently. Fails for
 // dtypes other than f32/f16, and with UNIMPLEMENTED for kCoopMat where coopmat_gemm_available() is
-// false or the dtype is not f16.
+// false.
 Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int64_t m, int64_t n, int64_t k,
                                       GemmPath path, bool b_row_major = false, int64_t batch = 1);
 

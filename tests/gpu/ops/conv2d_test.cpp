@@ -236,8 +236,10 @@ TEST_F(Conv2dTest, MisuseIsInvalidArgument) {
   Tensor sq = t(DType::kF32, {1, 4, 8, 8});  // in place: the output overwrites the input
   EXPECT_EQ(ops::conv2d(g, caps, sq, t(DType::kF32, {4, 4, 1, 1}), std::nullopt, sq).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, {}, GemmPath::kCoopMat).code(),
-            StatusCode::kUnimplemented);  // f32 has no tensor-core path
+  if (!ops::coopmat_gemm_available(caps)) {
+    EXPECT_EQ(ops::conv2d(g, caps, in, w, std::nullopt, out, {}, {}, GemmPath::kCoopMat).code(),
+              StatusCode::kUnimplemented);  // no tensor cores
+  }
   EXPECT_EQ(g.dispatch_count(), ok);
 }
 
@@ -245,41 +247,45 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
   }
-  uint32_t seed = 600;
-  for (const Case& c : mast3r_cases()) check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
-  // DPT head.2-like: 128→128 3×3 over a larger image (8-aligned K, many tiles).
-  Case big = make("3x3 pad 1, 64 channels, 40x52", 1, 64, 40, 52, 64, 3, 3, 1, 1, 1, 1);
-  big.act = Activation::kRelu;
-  check(big, DType::kF16, GemmPath::kCoopMat, 700);
-  // Widths of whole 16-byte words: B rows are read as words, moved by one element for the outer
-  // kernel columns, with the padding at the rows' ends and above and below the image.
-  std::vector<Case> words;
-  words.push_back(make("3x3 pad 1 on relu(x), width 16, K 117", 2, 13, 5, 16, 17, 3, 3, 1, 1, 1, 1));
-  words.back().params.input_relu = true, words.back().residual = 1, words.back().bias = false;
-  words.push_back(make("3x3 pad 1, 64 channels, 40x48", 1, 64, 40, 48, 64, 3, 3, 1, 1, 1, 1));
-  words.back().act = Activation::kRelu;
-  words.push_back(make("3x3 stride (2,1) pad 1, width 8", 3, 6, 9, 8, 5, 3, 3, 2, 1, 1, 1));
-  words.back().act = Activation::kGeluErf;
-  words.push_back(make("1x1 on relu(x), width 24", 2, 10, 3, 24, 7, 1, 1, 1, 1, 0, 0));
-  words.back().params.input_relu = true;
-  // Whole 64×64×32 tiles (K 288, 128 pixels, 64 channels).
-  words.push_back(make("3x3 pad 1 on relu(x), whole tiles", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
-  words.back().params.input_relu = true, words.back().residual = 1;
-  // K tap by tap, with Cin a multiple of 16 (one tap per slice, as the model runs it) and not.
-  words.push_back(make("3x3 pad 1, whole tiles, K tap by tap", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
-  words.back().params.input_relu = true, words.back().residual = 1;
-  words.back().layout = ops::ConvWeightLayout::kOHWI;
-  words.push_back(make("3x3 pad 1, 48 channels, 24x40, K tap by tap", 1, 48, 24, 40, 40, 3, 3, 1, 1, 1, 1));
-  words.back().act = Activation::kRelu, words.back().layout = ops::ConvWeightLayout::kOHWI;
-  words.push_back(make("3x3 pad 1, 13 channels, K tap by tap", 2, 13, 5, 16, 17, 3, 3, 1, 1, 1, 1));
-  words.back().layout = ops::ConvWeightLayout::kOHWI;
-  for (const Case& c : words) {
-    ASSERT_TRUE(ops::conv2d_b_in_words(c.w, c.kw, c.params)) << c.name;
-    check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
-  }
-  for (Case c : mast3r_cases()) {  // element gathers, K tap by tap
-    c.layout = ops::ConvWeightLayout::kOHWI;
-    check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    uint32_t seed = 600;
+    for (const Case& c : mast3r_cases()) check(c, dt, GemmPath::kCoopMat, seed += 10);
+    // DPT head.2-like: 128→128 3×3 over a larger image (8-aligned K, many tiles).
+    Case big = make("3x3 pad 1, 64 channels, 40x52", 1, 64, 40, 52, 64, 3, 3, 1, 1, 1, 1);
+    big.act = Activation::kRelu;
+    check(big, dt, GemmPath::kCoopMat, 700);
+    // Widths of whole 16-byte words: B rows are read as words, moved by one element for the outer
+    // kernel columns, with the padding at the rows' ends and above and below the image.
+    std::vector<Case> words;
+    words.push_back(make("3x3 pad 1 on relu(x), width 16, K 117", 2, 13, 5, 16, 17, 3, 3, 1, 1, 1, 1));
+    words.back().params.input_relu = true, words.back().residual = 1, words.back().bias = false;
+    words.push_back(make("3x3 pad 1, 64 channels, 40x48", 1, 64, 40, 48, 64, 3, 3, 1, 1, 1, 1));
+    words.back().act = Activation::kRelu;
+    words.push_back(make("3x3 stride (2,1) pad 1, width 8", 3, 6, 9, 8, 5, 3, 3, 2, 1, 1, 1));
+    words.back().act = Activation::kGeluErf;
+    words.push_back(make("1x1 on relu(x), width 24", 2, 10, 3, 24, 7, 1, 1, 1, 1, 0, 0));
+    words.back().params.input_relu = true;
+    // Whole 64×64×32 tiles (K 288, 128 pixels, 64 channels).
+    words.push_back(make("3x3 pad 1 on relu(x), whole tiles", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
+    words.back().params.input_relu = true, words.back().residual = 1;
+    // K tap by tap, with Cin a multiple of 16 (one tap per slice, as the model runs it) and not.
+    words.push_back(make("3x3 pad 1, whole tiles, K tap by tap", 2, 32, 8, 16, 64, 3, 3, 1, 1, 1, 1));
+    words.back().params.input_relu = true, words.back().residual = 1;
+    words.back().layout = ops::ConvWeightLayout::kOHWI;
+    words.push_back(make("3x3 pad 1, 48 channels, 24x40, K tap by tap", 1, 48, 24, 40, 40, 3, 3, 1, 1, 1, 1));
+    words.back().act = Activation::kRelu, words.back().layout = ops::ConvWeightLayout::kOHWI;
+    words.push_back(make("3x3 pad 1, 13 channels, K tap by tap", 2, 13, 5, 16, 17, 3, 3, 1, 1, 1, 1));
+    words.back().layout = ops::ConvWeightLayout::kOHWI;
+    for (const Case& c : words) {
+      ASSERT_TRUE(ops::conv2d_b_in_words(c.w, c.kw, c.params)) << c.name;
+      check(c, dt, GemmPath::kCoopMat, seed += 10);
+    }
+    for (Case c : mast3r_cases()) {  // element gathers, K tap by tap
+      c.layout = ops::ConvWeightLayout::kOHWI;
+      check(c, dt, GemmPath::kCoopMat, seed += 10);
+    }
   }
 }
 
@@ -358,16 +364,20 @@ TEST_F(Conv2dTest, TensorCorePathSplitsLongKOverWorkgroups) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
   }
-  // DPT layer4_rn-like: few output pixels and channels (one or two tiles), long K = Cin·9; the
-  // second has K slices that do not divide evenly among the shares.
-  Case a = make("3x3 pad 1, 256 -> 40 channels at 6x8 (K 2304)", 1, 256, 6, 8, 40, 3, 3, 1, 1, 1, 1);
-  a.act = Activation::kRelu, a.residual = 1;
-  check(a, DType::kF16, GemmPath::kCoopMat, 800);
-  EXPECT_EQ(dispatches_, 2u) << "the arrival counters' zeroing, then one split dispatch";
-  Case b = make("3x3 stride 2, 2 images, 200 -> 70 channels (K 1800)", 2, 200, 11, 13, 70, 3, 3, 2, 2, 1, 1);
-  b.residual = 2, b.act = Activation::kGeluErf;
-  check(b, DType::kF16, GemmPath::kCoopMat, 810);
-  EXPECT_EQ(dispatches_, 2u);
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    // DPT layer4_rn-like: few output pixels and channels (one or two tiles), long K = Cin·9; the
+    // second has K slices that do not divide evenly among the shares.
+    Case a = make("3x3 pad 1, 256 -> 40 channels at 6x8 (K 2304)", 1, 256, 6, 8, 40, 3, 3, 1, 1, 1, 1);
+    a.act = Activation::kRelu, a.residual = 1;
+    check(a, dt, GemmPath::kCoopMat, 800);
+    EXPECT_EQ(dispatches_, 2u) << "the arrival counters' zeroing, then one split dispatch";
+    Case b = make("3x3 stride 2, 2 images, 200 -> 70 channels (K 1800)", 2, 200, 11, 13, 70, 3, 3, 2, 2, 1, 1);
+    b.residual = 2, b.act = Activation::kGeluErf;
+    check(b, dt, GemmPath::kCoopMat, 810);
+    EXPECT_EQ(dispatches_, 2u);
+  }
 }
 
 // The tensor-core convolution's tiles at the DPT head's shapes, dispatched directly (opt-in:

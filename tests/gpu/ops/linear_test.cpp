@@ -290,37 +290,45 @@ TEST_F(LinearTest, TensorCorePathMatchesFloat64) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
   }
-  uint32_t seed = 400;
-  for (Activation act : {Activation::kNone, Activation::kGeluErf, Activation::kRelu}) {
-    check(DType::kF16, {3, 50, 64}, 96, true, act, 1, GemmPath::kCoopMat, seed += 10);  // 16-byte loads
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    uint32_t seed = 400;
+    for (Activation act : {Activation::kNone, Activation::kGeluErf, Activation::kRelu}) {
+      check(dt, {3, 50, 64}, 96, true, act, 1, GemmPath::kCoopMat, seed += 10);  // 16-byte loads
+    }
+    check(dt, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);       // scalar loads
+    check(dt, {256, 1024}, 3072, true, Activation::kGeluErf, 0, GemmPath::kCoopMat, 460);  // ViT-L fc1
+    // Weights uploaded [K, N]: 64×64 tiles, then 128×128 with BK = 16 (K ≤ 768), BK = 16 with one
+    // register set (≥ 512 tiles) and BK = 32.
+    const auto in_out = ops::WeightLayout::kInOut;
+    check(dt, {2, 33, 72}, 48, true, Activation::kTanh, 2, GemmPath::kCoopMat, 470, nullptr, in_out);
+    check(dt, {1100, 760}, 1000, true, Activation::kGeluErf, 1, GemmPath::kCoopMat, 480, nullptr, in_out);
+    check(dt, {2900, 200}, 3000, true, Activation::kRelu, 1, GemmPath::kCoopMat, 485, nullptr, in_out);
+    check(dt, {1030, 1100}, 1030, true, Activation::kNone, 2, GemmPath::kCoopMat, 490, nullptr, in_out);
   }
-  check(DType::kF16, {2, 33, 70}, 45, true, Activation::kTanh, 2, GemmPath::kCoopMat, 450);       // scalar loads
-  check(DType::kF16, {256, 1024}, 3072, true, Activation::kGeluErf, 0, GemmPath::kCoopMat, 460);  // ViT-L fc1
-  // Weights uploaded [K, N]: 64×64 tiles, then 128×128 with BK = 16 (K ≤ 768), BK = 16 with one
-  // register set (≥ 512 tiles) and BK = 32.
-  const auto in_out = ops::WeightLayout::kInOut;
-  check(DType::kF16, {2, 33, 72}, 48, true, Activation::kTanh, 2, GemmPath::kCoopMat, 470, nullptr, in_out);
-  check(DType::kF16, {1100, 760}, 1000, true, Activation::kGeluErf, 1, GemmPath::kCoopMat, 480, nullptr, in_out);
-  check(DType::kF16, {2900, 200}, 3000, true, Activation::kRelu, 1, GemmPath::kCoopMat, 485, nullptr, in_out);
-  check(DType::kF16, {1030, 1100}, 1030, true, Activation::kNone, 2, GemmPath::kCoopMat, 490, nullptr, in_out);
 }
 
 TEST_F(LinearTest, TensorCoreRopeEpilogueMatchesFloat64) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
   }
-  // Rotated in the GEMM epilogue (one dispatch): 64×64 tiles with ragged rows, a row width that
-  // rules out 16-byte stores, then 128×128 tiles with BK = 16 and BK = 32 in both weight layouts.
-  const auto in_out = ops::WeightLayout::kInOut;
-  check_rope(DType::kF16, 2, {5, 7}, 72, 3 * 64, 2, 64, GemmPath::kCoopMat, 700);
-  EXPECT_EQ(dispatches_, 1u);
-  check_rope(DType::kF16, 1, {6, 6}, 64, 200, 3, 64, GemmPath::kCoopMat, 710);
-  EXPECT_EQ(dispatches_, 1u);
-  check_rope(DType::kF16, 2, {24, 32}, 768, 3 * 512, 16, 64, GemmPath::kCoopMat, 720, in_out);
-  EXPECT_EQ(dispatches_, 1u);
-  check_rope(DType::kF16, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 730, in_out);
-  check_rope(DType::kF16, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 740);
-  check_rope(DType::kF16, 1, {64, 48}, 64, 3072, 16, 64, GemmPath::kCoopMat, 750, in_out);  // 576 tiles
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    // Rotated in the GEMM epilogue (one dispatch): 64×64 tiles with ragged rows, a row width that
+    // rules out 16-byte stores, then 128×128 tiles with BK = 16 and BK = 32 in both weight layouts.
+    const auto in_out = ops::WeightLayout::kInOut;
+    check_rope(dt, 2, {5, 7}, 72, 3 * 64, 2, 64, GemmPath::kCoopMat, 700);
+    EXPECT_EQ(dispatches_, 1u);
+    check_rope(dt, 1, {6, 6}, 64, 200, 3, 64, GemmPath::kCoopMat, 710);
+    EXPECT_EQ(dispatches_, 1u);
+    check_rope(dt, 2, {24, 32}, 768, 3 * 512, 16, 64, GemmPath::kCoopMat, 720, in_out);
+    EXPECT_EQ(dispatches_, 1u);
+    check_rope(dt, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 730, in_out);
+    check_rope(dt, 2, {24, 32}, 1024, 1024, 16, 64, GemmPath::kCoopMat, 740);
+    check_rope(dt, 1, {64, 48}, 64, 3072, 16, 64, GemmPath::kCoopMat, 750, in_out);  // 576 tiles
+  }
 }
 
 }  // namespace

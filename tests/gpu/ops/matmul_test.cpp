@@ -56,6 +56,7 @@ struct Problem {
   bool bias = false, bias_per_row = false, residual = false, residual_in_place = false;
   Activation act = Activation::kNone;
   GemmPath path = GemmPath::kScalar;
+  float scale_a = 1, scale_b = 1;  // A's and B's random values are in [−scale, scale]
 
   std::string str() const {
     return std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
@@ -84,8 +85,12 @@ class MatmulTest : public SharedRuntimeTest {
     };
     const Shape shape_a = with_batch(sa, p.batched_a, p.batch), shape_b = with_batch(sb, p.batched_b, p.batch);
     const Shape shape_c = with_batch({p.m, p.n}, p.batched_c, p.batch);
-    Tensor ta = upload_f32(rt(), d, shape_a, random_floats(ab * p.m * p.k, seed));
-    Tensor tb = upload_f32(rt(), d, shape_b, random_floats(bb * p.k * p.n, seed + 1));
+    auto scaled = [](std::vector<float> v, float scale) {
+      for (float& x : v) x *= scale;
+      return v;
+    };
+    Tensor ta = upload_f32(rt(), d, shape_a, scaled(random_floats(ab * p.m * p.k, seed), p.scale_a));
+    Tensor tb = upload_f32(rt(), d, shape_b, scaled(random_floats(bb * p.k * p.n, seed + 1), p.scale_b));
     const bool c_initialised = p.beta != 0 || p.residual_in_place;
     Tensor tc = c_initialised ? upload_f32(rt(), d, shape_c, random_floats(cb * p.m * p.n, seed + 2))
                               : poisoned(rt(), d, shape_c);
@@ -345,8 +350,10 @@ TEST_F(MatmulTest, MisuseIsInvalidArgument) {
   geo.m = 4, geo.n = 6, geo.k = 5, geo.lda = 6, geo.ldb = 6, geo.ldc = 6;
   EXPECT_EQ(ops::matmul_strided(g, caps, a, b, c, geo).code(), StatusCode::kInvalidArgument);
   ops::MatmulOptions coop;
-  coop.path = GemmPath::kCoopMat;  // f32 never has a tensor-core path
-  EXPECT_EQ(ops::matmul(g, caps, a, b, c, coop).code(), StatusCode::kUnimplemented);
+  coop.path = GemmPath::kCoopMat;
+  if (!ops::coopmat_gemm_available(caps)) {
+    EXPECT_EQ(ops::matmul(g, caps, a, b, c, coop).code(), StatusCode::kUnimplemented);  // no tensor cores
+  }
   EXPECT_EQ(g.dispatch_count(), ok_dispatches);
 }
 
@@ -394,36 +401,56 @@ TEST_F(MatmulCoopMatTest, ActivationsAreWithinFp16RoundingOverTheirWholeRange) {
 }
 
 TEST_F(MatmulCoopMatTest, MatchesFloat64OnRaggedAlignedAndTransposedShapes) {
-  struct Case {
-    int64_t m, n, k;
-  };
-  uint32_t seed = 2000;
-  // Unaligned (scalar-load fallback), 8-aligned (16-byte loads), small and large (≥ 120 tiles), and
-  // whole tiles of 64×64×32 and 128×128×32 (loads without bounds checks).
-  for (Case c : {Case{1, 1, 1}, Case{37, 70, 45}, Case{64, 72, 40}, Case{200, 130, 33}, Case{1536, 1288, 96},
-                 Case{128, 192, 64}, Case{1024, 1152, 256}}) {
-    for (int t = 0; t < 4; ++t) {
-      Problem p;
-      p.m = c.m, p.n = c.n, p.k = c.k, p.ta = t & 1, p.tb = t & 2, p.path = GemmPath::kCoopMat;
-      run(p, DType::kF16, seed += 10);
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    struct Case {
+      int64_t m, n, k;
+    };
+    uint32_t seed = 2000;
+    // Unaligned (scalar-load fallback), 8-aligned (16-byte loads), small and large (≥ 120 tiles), and
+    // whole tiles of 64×64×32 and 128×128×32 (loads without bounds checks).
+    for (Case c : {Case{1, 1, 1}, Case{37, 70, 45}, Case{64, 72, 40}, Case{200, 130, 33}, Case{1536, 1288, 96},
+                   Case{128, 192, 64}, Case{1024, 1152, 256}}) {
+      for (int t = 0; t < 4; ++t) {
+        Problem p;
+        p.m = c.m, p.n = c.n, p.k = c.k, p.ta = t & 1, p.tb = t & 2, p.path = GemmPath::kCoopMat;
+        run(p, dt, seed += 10);
+      }
     }
   }
 }
 
+TEST_F(MatmulCoopMatTest, Fp32SplitIntoFp16PartsKeepsFp32AccuracyAtOtherMagnitudes) {
+  // The hi parts are fp16 values and the lo parts carry 2¹¹ (shaders/gemm_io.glsl): small weights
+  // against large activations, and the other way round, stay within fp32's tolerance.
+  uint32_t seed = 3100;
+  for (const auto& [sa, sb] : {std::pair{1e-3f, 1e2f}, std::pair{3e3f, 2e-3f}, std::pair{0.05f, 0.05f}}) {
+    Problem p;
+    p.m = 300, p.n = 260, p.k = 700, p.tb = true, p.bias = true, p.path = GemmPath::kCoopMat;
+    p.scale_a = sa, p.scale_b = sb;
+    run(p, DType::kF32, seed += 10);
+  }
+}
+
 TEST_F(MatmulCoopMatTest, SmallGridsWithLongKAreSplitOverWorkgroups) {
-  // One or a few tiles and K of many slices: the shares' partial tiles are summed by the last
-  // workgroup to arrive, which runs the whole epilogue (alpha, beta, bias, GELU, residual).
-  Problem p;
-  p.batch = 3, p.m = 40, p.n = 56, p.k = 1000, p.batched_a = true, p.batched_b = true, p.batched_c = true;
-  p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.bias_per_row = true, p.residual = true;
-  p.act = Activation::kGeluErf, p.path = GemmPath::kCoopMat;
-  size_t dispatches = 0;
-  run(p, DType::kF16, 2900, nullptr, &dispatches);
-  EXPECT_EQ(dispatches, 2u) << "the arrival counters' zeroing, then one split dispatch";
-  Problem t;
-  t.m = 130, t.n = 70, t.k = 3000, t.ta = true, t.tb = true, t.bias = true, t.path = GemmPath::kCoopMat;
-  run(t, DType::kF16, 2910, nullptr, &dispatches);
-  EXPECT_EQ(dispatches, 2u);
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    // One or a few tiles and K of many slices: the shares' partial tiles are summed by the last
+    // workgroup to arrive, which runs the whole epilogue (alpha, beta, bias, GELU, residual).
+    Problem p;
+    p.batch = 3, p.m = 40, p.n = 56, p.k = 1000, p.batched_a = true, p.batched_b = true, p.batched_c = true;
+    p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.bias_per_row = true, p.residual = true;
+    p.act = Activation::kGeluErf, p.path = GemmPath::kCoopMat;
+    size_t dispatches = 0;
+    run(p, dt, 2900, nullptr, &dispatches);
+    EXPECT_EQ(dispatches, 2u) << "the arrival counters' zeroing, then one split dispatch";
+    Problem t;
+    t.m = 130, t.n = 70, t.k = 3000, t.ta = true, t.tb = true, t.bias = true, t.path = GemmPath::kCoopMat;
+    run(t, dt, 2910, nullptr, &dispatches);
+    EXPECT_EQ(dispatches, 2u);
+  }
 }
 
 TEST_F(MatmulCoopMatTest, GridsWithARaggedLastWaveAreSplitWhereTheSmCountIsKnown) {
@@ -443,24 +470,28 @@ TEST_F(MatmulCoopMatTest, GridsWithARaggedLastWaveAreSplitWhereTheSmCountIsKnown
 }
 
 TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
-  uint32_t seed = 2500;
-  for (Activation act : kAllActivations) {
-    Problem p;
-    p.m = 77, p.n = 96, p.k = 64, p.tb = true, p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.residual = true;
-    p.act = act, p.path = GemmPath::kCoopMat;
-    run(p, DType::kF16, seed += 10);
+  // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
+  for (const DType dt : {DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    uint32_t seed = 2500;
+    for (Activation act : kAllActivations) {
+      Problem p;
+      p.m = 77, p.n = 96, p.k = 64, p.tb = true, p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.residual = true;
+      p.act = act, p.path = GemmPath::kCoopMat;
+      run(p, dt, seed += 10);
+    }
+    Problem b;
+    b.batch = 3, b.m = 40, b.n = 56, b.k = 24, b.batched_a = true, b.batched_b = true, b.batched_c = true;
+    b.bias = true, b.bias_per_row = true, b.path = GemmPath::kCoopMat;
+    run(b, dt, 2600);
+    Capabilities caps = rt().caps();
+    caps.max_storage_buffer_range = 16384;
+    Problem split;
+    split.m = 50, split.n = 300, split.k = 40, split.tb = true, split.bias = true, split.path = GemmPath::kCoopMat;
+    size_t dispatches = 0;
+    run(split, dt, 2700, &caps, &dispatches);
+    EXPECT_GT(dispatches, 1u);
   }
-  Problem b;
-  b.batch = 3, b.m = 40, b.n = 56, b.k = 24, b.batched_a = true, b.batched_b = true, b.batched_c = true;
-  b.bias = true, b.bias_per_row = true, b.path = GemmPath::kCoopMat;
-  run(b, DType::kF16, 2600);
-  Capabilities caps = rt().caps();
-  caps.max_storage_buffer_range = 16384;
-  Problem split;
-  split.m = 50, split.n = 300, split.k = 40, split.tb = true, split.bias = true, split.path = GemmPath::kCoopMat;
-  size_t dispatches = 0;
-  run(split, DType::kF16, 2700, &caps, &dispatches);
-  EXPECT_GT(dispatches, 1u);
 }
 
 // The tile rule counts a batch's problems together (no device needed: the capability set of a
@@ -489,6 +520,42 @@ TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
   const auto ragged = ops::choose_gemm_tiling(caps, DType::kF16, 12288, 4100, 1024, GemmPath::kAuto, true, 1).value();
   EXPECT_EQ(ragged.bk, 16u);
   EXPECT_EQ(ragged.prefetch, 1u);
+}
+
+// fp32 storage runs on tensor cores split into two fp16 parts (shaders/gemm_io.glsl) where the caller
+// asks (kAutoSplitF32, or kCoopMat), which doubles the staged slices: 128×128 tiles (41 KiB of
+// shared memory) only over a row-major B, whose slice is the smaller (a column-major one would need
+// the whole 48 KiB), else 64×64; BK = 16, one slice in flight. kAuto keeps fp32 on the scalar path,
+// as does kAutoSplitF32 without tensor cores; kCoopMat is then refused.
+TEST(GemmTiling, Fp32RunsSplitOnTensorCoresWhereAskedWithTilesThatFitSharedMemory) {
+  Capabilities caps;
+  caps.nv_cooperative_matrix = caps.storage_16bit = caps.shader_float16 = true;
+  caps.subgroup_size = 32;
+  caps.max_workgroup_invocations = 1024;
+  caps.max_compute_shared_memory = 49152;
+  caps.coopmat_shapes.push_back({16, 16, 16, "f16", "f16", "f32", "f32", "NV subgroup"});
+  const auto tiling = [&](DType d, GemmPath path, bool b_row_major) {
+    return ops::choose_gemm_tiling(caps, d, 6144, 7168, 1792, path, b_row_major, 1).value();
+  };
+  const auto rows = tiling(DType::kF32, GemmPath::kAutoSplitF32, true);
+  EXPECT_TRUE(rows.coopmat && rows.split);
+  EXPECT_EQ(rows.bm, 128u);
+  EXPECT_EQ(rows.bn, 128u);
+  EXPECT_EQ(rows.bk, 16u);
+  EXPECT_EQ(rows.prefetch, 1u);
+  const auto cols = tiling(DType::kF32, GemmPath::kCoopMat, false);
+  EXPECT_TRUE(cols.split);
+  EXPECT_EQ(cols.bm, 64u);
+  EXPECT_EQ(cols.bn, 64u);
+  EXPECT_FALSE(tiling(DType::kF32, GemmPath::kAuto, true).coopmat);
+  EXPECT_FALSE(tiling(DType::kF32, GemmPath::kScalar, true).coopmat);
+  const auto f16 = tiling(DType::kF16, GemmPath::kAutoSplitF32, true);
+  EXPECT_TRUE(f16.coopmat);
+  EXPECT_FALSE(f16.split);
+  caps.nv_cooperative_matrix = false;
+  EXPECT_FALSE(tiling(DType::kF32, GemmPath::kAutoSplitF32, true).coopmat);
+  EXPECT_EQ(ops::choose_gemm_tiling(caps, DType::kF32, 64, 64, 64, GemmPath::kCoopMat, true, 1).status().code(),
+            StatusCode::kUnimplemented);
 }
 
 TEST(GemmWaves, SplitsOnlyWhereWholeWavesOfSharesFinishSooner) {

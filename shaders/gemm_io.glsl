@@ -1,0 +1,85 @@
+// Storage-type plumbing of the tensor-core GEMM includers (matmul_coopmat.comp, conv2d_coopmat.comp,
+// conv_transpose2d_coopmat.comp), included after common.glsl and before their loaders. Buffers are
+// also declared as 16-byte words (GEMM_WORD) for vector loads and stores; 8 consecutive elements
+// (the unit of the tile loop's loads and of the epilogue's gemm_store8) are one word in fp16 and two
+// in fp32.
+//
+// DTYPE_F16=1: fp16 storage; a load of 8 elements (GemmLoad8) is the packed word itself, staged as is.
+// DTYPE_F16=0: fp32 storage on fp16 tensor cores (GEMM_SPLIT, the "3xFP16" technique): a load is 8
+// fp32 values, which gemm_coopmat.glsl splits into hi (x to fp16's 11 bits) and lo = fp16((x − hi)·2¹¹)
+// when it stages them, and multiplies as hi·hi + (hi·lo + lo·hi)·2⁻¹¹ with fp32 accumulation. lo
+// holds the next 11 bits (scaled so that it stays a normal fp16 while x does), so a product is
+// exact to about 2⁻²¹ relative, near fp32's 2⁻²⁴; the dropped lo·lo term is of that order too.
+// Below fp16's normal range (|x| < 2⁻¹⁴) lo alone carries x, to 11 bits. Values must lie within
+// fp16's range (|x| < 65520): larger ones become inf and the result NaN. The sums are the tensor
+// cores', which truncate: ~1e-4 relative over K in the thousands (gemm_coopmat.glsl), so callers
+// opt in (GemmPath::kAutoSplitF32) where that is good enough.
+#if DTYPE_F16
+#define GEMM_SPLIT 0
+#define GEMM_WORD uvec4
+#define GemmLoad8 uvec4
+#else
+#define GEMM_SPLIT 1
+#define GEMM_WORD vec4
+struct GemmLoad8 {
+  vec4 lo, hi;  // elements 0..3 and 4..7
+};
+#endif
+
+// The 8 elements at element index i (a multiple of 8) of a buffer's word view W4, as a tile-loop load.
+#if GEMM_SPLIT
+#define GEMM_WORDS_LOAD8(W4, i) GemmLoad8(W4[(i) / 4u], W4[(i) / 4u + 1u])
+#else
+#define GEMM_WORDS_LOAD8(W4, i) W4[(i) / 8u]
+#endif
+
+GemmLoad8 gemm_zero_load8() {
+#if GEMM_SPLIT
+  return GemmLoad8(vec4(0.0), vec4(0.0));
+#else
+  return uvec4(0u);
+#endif
+}
+
+// 8 loose elements as a tile-loop load.
+GemmLoad8 gemm_pack_load8(STORE_T v[8]) {
+#if GEMM_SPLIT
+  return GemmLoad8(vec4(v[0], v[1], v[2], v[3]), vec4(v[4], v[5], v[6], v[7]));
+#else
+  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+#endif
+}
+
+// Epilogue reads and writes of 8 elements at element index i (a multiple of 8) through W4, in fp32.
+#if GEMM_SPLIT
+#define GEMM_READ8(W4, i, v)                          \
+  {                                                   \
+    const vec4 w0_ = W4[(i) / 4u], w1_ = W4[(i) / 4u + 1u]; \
+    v[0] = w0_.x, v[1] = w0_.y, v[2] = w0_.z, v[3] = w0_.w; \
+    v[4] = w1_.x, v[5] = w1_.y, v[6] = w1_.z, v[7] = w1_.w; \
+  }
+#define GEMM_WRITE8(W4, i, v)                         \
+  {                                                   \
+    W4[(i) / 4u] = vec4(v[0], v[1], v[2], v[3]);      \
+    W4[(i) / 4u + 1u] = vec4(v[4], v[5], v[6], v[7]); \
+  }
+#else
+#define GEMM_READ8(W4, i, v)                                          \
+  {                                                                   \
+    const uvec4 w_ = W4[(i) / 8u];                                    \
+    [[unroll]] for (uint e_ = 0; e_ < 8u; ++e_) v[e_] = float(unpackFloat2x16(w_[e_ / 2u])[e_ % 2u]); \
+  }
+#define GEMM_WRITE8(W4, i, v)                                                                          \
+  W4[(i) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])), \
+                       packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])))
+#endif
+
+// The epilogue's activation and residual, with the fp16-output activations where C is fp16.
+float gemm_epilogue_out(float v, float r, uint flags) {
+#if GEMM_SPLIT
+  return gemm_act_residual(v, r, flags);
+#else
+  return gemm_act_residual_fp16_out(v, r, flags);
+#endif
+}
