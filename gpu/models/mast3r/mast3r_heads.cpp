@@ -52,8 +52,8 @@ Status Mast3rForward::build_head(int v) {
     if (i == 0 || i == 1) {
       const int k = i == 0 ? 4 : 2;
       RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], h * k, w * k}));
-      RECON_RETURN_IF_ERROR(
-          mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k));
+      RECON_RETURN_IF_ERROR(mast3r::conv_transpose2d(*graph_, caps, proj, W(ap + "1.weight"), &W(ap + "1.bias"), act, k,
+                                                     w_.gemm_path(ap + "1.weight")));
     } else if (i == 3) {
       RECON_ASSIGN_OR_RETURN(act, alloc(hd, {B, dims[i], (h + 1) / 2, (w + 1) / 2}));
       RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, proj, Conv(ap + "1.weight"), &W(ap + "1.bias"), act, 2, 1));

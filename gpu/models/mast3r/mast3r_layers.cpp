@@ -25,15 +25,14 @@ std::optional<Arg> optional_arg(const Tensor* t) {
 
 Status linear(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b, const Arg& out,
               Act act, const Arg* residual) {
-  return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, epilogue(act, residual), ops::GemmPath::kAuto,
-                     w.layout);
+  return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, epilogue(act, residual), w.path, w.layout);
 }
 
 Status linear_rope(Graph& g, const Capabilities& caps, const Arg& x, const LinearWeight& w, const Tensor* b,
                    const Arg& out, const ops::RopeGrid& grid, int64_t heads, int64_t head_dim) {
   ops::Epilogue e;
   e.rope = ops::RopeEpilogue{grid, heads, head_dim};
-  return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, e, ops::GemmPath::kAuto, w.layout);
+  return ops::linear(g, caps, x, w.tensor, optional_arg(b), out, e, w.path, w.layout);
 }
 
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const ConvWeight& w, const Tensor* b, const Arg& out,
@@ -42,16 +41,15 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const ConvWeight
   params.stride_h = params.stride_w = stride;
   params.pad_h = params.pad_w = padding;
   params.input_relu = input_relu;
-  return ops::conv2d(g, caps, x, w.tensor, optional_arg(b), out, params, epilogue(act, residual), ops::GemmPath::kAuto,
-                     w.layout);
+  return ops::conv2d(g, caps, x, w.tensor, optional_arg(b), out, params, epilogue(act, residual), w.path, w.layout);
 }
 
 Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,
-                        const Arg& out, int kernel) {
+                        const Arg& out, int kernel, ops::GemmPath path) {
   if (w.shape().size() != 4 || w.shape()[2] != kernel || w.shape()[3] != kernel) {
     return invalid_argument("conv_transpose2d: weight is not (in, out, k, k) with k = " + std::to_string(kernel));
   }
-  return ops::conv_transpose2d(g, caps, x, w, optional_arg(b), out);
+  return ops::conv_transpose2d(g, caps, x, w, optional_arg(b), out, {}, path);
 }
 
 Status upsample2x(Graph& g, const Arg& in, const Arg& out) {

@@ -29,9 +29,10 @@ Status linear_rope(Graph& g, const Capabilities& caps, const Arg& x, const Linea
 Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const ConvWeight& w, const Tensor* b, const Arg& out,
               int stride, int padding, Act act = Act::kNone, const Arg* residual = nullptr, bool input_relu = false);
 
-// NCHW transposed convolution with stride = kernel, weights (in, out, k, k) (nn.ConvTranspose2d).
+// NCHW transposed convolution with stride = kernel, weights (in, out, k, k) (nn.ConvTranspose2d),
+// on the GEMM path Mast3rWeights::gemm_path gives for them.
 Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,
-                        const Arg& out, int kernel);
+                        const Arg& out, int kernel, ops::GemmPath path);
 
 // Bilinear ×2 upsampling with align_corners=True (every upsample in MASt3R), NCHW.
 Status upsample2x(Graph& g, const Arg& in, const Arg& out);

@@ -22,7 +22,8 @@ bool is_head(const std::string& name) {
 }
 
 // [rows, cols] → [cols, rows], in blocks that stay in cache.
-void transpose(const uint16_t* in, int64_t rows, int64_t cols, uint16_t* out) {
+template <typename T>
+void transpose(const T* in, int64_t rows, int64_t cols, T* out) {
   constexpr int64_t kBlock = 64;
   for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
     for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
@@ -34,8 +35,26 @@ void transpose(const uint16_t* in, int64_t rows, int64_t cols, uint16_t* out) {
 }
 
 // [Cout, Cin, taps] → [Cout, taps, Cin]: each output channel's [Cin, taps] block transposed.
-void taps_first(const uint16_t* in, int64_t cout, int64_t cin, int64_t taps, uint16_t* out) {
+template <typename T>
+void taps_first(const T* in, int64_t cout, int64_t cin, int64_t taps, T* out) {
   for (int64_t o = 0; o < cout; ++o) transpose(in + o * cin * taps, cin, taps, out + o * cin * taps);
+}
+
+// Uploads `values` (a tensor of PyTorch's `shape`; uint16_t holds fp16 bits) as `stored`: a linear
+// weight transposed to [in, out] (in_out), a convolution's tap by tap (ohwi), or as it is.
+template <typename T>
+Result<Tensor> upload_arranged(Runtime& rt, const std::vector<T>& values, const Shape& shape, bool in_out, bool ohwi,
+                               const Shape& stored) {
+  const DType dtype = sizeof(T) == 2 ? DType::kF16 : DType::kF32;
+  const T* data = values.data();
+  std::vector<T> arranged;
+  if (in_out || ohwi) {
+    arranged.resize(values.size());
+    if (in_out) transpose(values.data(), shape[0], shape[1], arranged.data());
+    if (ohwi) taps_first(values.data(), shape[0], shape[1], shape[2] * shape[3], arranged.data());
+    data = arranged.data();
+  }
+  return Tensor::from_host(rt, dtype, stored, data, values.size() * sizeof(T), MemoryRole::kWeights);
 }
 
 }  // namespace
@@ -67,42 +86,41 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
   RECON_ASSIGN_OR_RETURN(Mast3rWeightMap map, check_weights(file, w->config_));
   for (const std::string& note : map.notes()) log_info(path + ": " + note);
 
-  // Linear weights in fp16 go up transposed where the tensor-core GEMM runs them (ops::WeightLayout).
-  const bool transpose_linear = ops::coopmat_gemm_available(rt.caps());
+  // Weights the tensor-core GEMM runs go up in its layouts: linear weights transposed
+  // (ops::WeightLayout), convolution weights tap by tap (ops::conv2d_preferred_layout). Those are
+  // the fp16 ones and, in kF16, the fp32 heads (split into fp16 parts: ops::GemmPath).
+  const bool coopmat = ops::coopmat_gemm_available(rt.caps());
   std::vector<float> f32;
-  std::vector<uint16_t> f16, f16_t;
+  std::vector<uint16_t> f16;
   const uint64_t range = rt.caps().max_storage_buffer_range;
   for (const WeightSpec& spec : mast3r_weight_catalog(w->config_)) {
     if (!spec.alias_of.empty() || unused_at_inference(spec.name)) continue;
     const TensorInfo* info = map.find(file, spec.name);
     if (info == nullptr) return internal_error("weight " + spec.name + " vanished after the check");
     const bool half = is_head(spec.name) ? precision == Precision::kF16Heads : precision != Precision::kF32;
-    Shape shape(spec.shape.begin(), spec.shape.end());
-    Result<Tensor> t = invalid_argument("unreachable");
+    const Shape shape(spec.shape.begin(), spec.shape.end());
     if (half) {
       f16.resize(info->numel());
       RECON_RETURN_IF_ERROR(file.copy_as_f16(info->name, f16.data()));
-      if (transpose_linear && spec.kind == WeightKind::kLinear && f16.size() * 2 <= range) {
-        f16_t.resize(f16.size());
-        transpose(f16.data(), shape[0], shape[1], f16_t.data());
-        t = Tensor::from_host(rt, DType::kF16, {shape[1], shape[0]}, f16_t.data(), f16_t.size() * 2,
-                              MemoryRole::kWeights);
-        w->in_out_.insert(spec.name);
-      } else if (spec.kind == WeightKind::kConv &&
-                 ops::conv2d_preferred_layout(rt.caps(), shape) == ops::ConvWeightLayout::kOHWI) {
-        f16_t.resize(f16.size());
-        taps_first(f16.data(), shape[0], shape[1], shape[2] * shape[3], f16_t.data());
-        t = Tensor::from_host(rt, DType::kF16, {shape[0], shape[2], shape[3], shape[1]}, f16_t.data(), f16_t.size() * 2,
-                              MemoryRole::kWeights);
-        w->ohwi_.insert(spec.name);
-      } else {
-        t = Tensor::from_host(rt, DType::kF16, shape, f16.data(), f16.size() * 2, MemoryRole::kWeights);
-      }
     } else {
       f32.resize(info->numel());
       RECON_RETURN_IF_ERROR(file.copy_as_f32(info->name, f32.data()));
-      t = Tensor::from_host(rt, DType::kF32, shape, f32.data(), f32.size() * 4, MemoryRole::kWeights);
     }
+    const DType dtype = half ? DType::kF16 : DType::kF32;
+    const size_t bytes = info->numel() * dtype_size(dtype);
+    const bool split = !half && precision == Precision::kF16 && is_head(spec.name);
+    const bool tensor_cores = coopmat && (half || split);
+    const bool in_out = tensor_cores && spec.kind == WeightKind::kLinear && bytes <= range;
+    const bool ohwi = tensor_cores && spec.kind == WeightKind::kConv &&
+                      ops::conv2d_preferred_layout(rt.caps(), shape) == ops::ConvWeightLayout::kOHWI;
+    Shape stored = shape;
+    if (in_out) stored = {shape[1], shape[0]};
+    if (ohwi) stored = {shape[0], shape[2], shape[3], shape[1]};
+    Result<Tensor> t = half ? upload_arranged(rt, f16, shape, in_out, ohwi, stored)
+                            : upload_arranged(rt, f32, shape, in_out, ohwi, stored);
+    if (in_out) w->in_out_.insert(spec.name);
+    if (ohwi) w->ohwi_.insert(spec.name);
+    if (split) w->split_.insert(spec.name);
     if (!t.is_ok()) return t.status().with_context("uploading weight " + spec.name);
     w->device_bytes_ += t->bytes();
     w->tensors_.emplace(spec.name, std::move(t).value());
@@ -122,12 +140,16 @@ const Tensor& Mast3rWeights::at(std::string_view name) const {
 
 ConvWeight Mast3rWeights::conv(std::string_view name) const {
   const bool ohwi = ohwi_.count(std::string(name)) > 0;
-  return {at(name), ohwi ? ops::ConvWeightLayout::kOHWI : ops::ConvWeightLayout::kOIHW};
+  return {at(name), ohwi ? ops::ConvWeightLayout::kOHWI : ops::ConvWeightLayout::kOIHW, gemm_path(name)};
 }
 
 LinearWeight Mast3rWeights::linear(std::string_view name) const {
   const bool in_out = in_out_.count(std::string(name)) > 0;
-  return {at(name), in_out ? ops::WeightLayout::kInOut : ops::WeightLayout::kOutIn};
+  return {at(name), in_out ? ops::WeightLayout::kInOut : ops::WeightLayout::kOutIn, gemm_path(name)};
+}
+
+ops::GemmPath Mast3rWeights::gemm_path(std::string_view name) const {
+  return split_.count(std::string(name)) > 0 ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto;
 }
 
 }  // namespace recon::gpu

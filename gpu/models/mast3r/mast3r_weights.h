@@ -19,22 +19,26 @@
 namespace recon::gpu {
 
 // kF32: everything fp32. kF16: encoder and decoder in fp16 storage (fp32 accumulation), heads in
-// fp32 as the official inference runs them. kF16Heads: the heads in fp16 storage too (not what
-// the official code does; faster; its error is measured in docs/MAST3R.md).
+// fp32 storage as the official inference runs them, their GEMMs on tensor cores as two fp16 parts
+// per operand where the device has them (ops::GemmPath::kAutoSplitF32: ~1e-4 relative, far below
+// the fp16 trunk's error). kF16Heads: the heads in fp16 storage too (not what the official code
+// does; faster; its error is measured in docs/MAST3R.md).
 enum class Precision { kF32, kF16, kF16Heads };
 const char* precision_name(Precision p);
 Result<Precision> parse_precision(std::string_view name);
 
-// A linear layer's weight as uploaded, with the layout to pass to ops::linear.
+// A linear layer's weight as uploaded, with the layout and GEMM path to pass to ops::linear.
 struct LinearWeight {
   const Tensor& tensor;
   ops::WeightLayout layout;
+  ops::GemmPath path;
 };
 
-// A convolution's weight as uploaded, with the layout to pass to ops::conv2d.
+// A convolution's weight as uploaded, with the layout and GEMM path to pass to ops::conv2d.
 struct ConvWeight {
   const Tensor& tensor;
   ops::ConvWeightLayout layout;
+  ops::GemmPath path;
 };
 
 class Mast3rWeights {
@@ -51,12 +55,14 @@ class Mast3rWeights {
   // programming error and aborts. Linear and convolution weights may be stored in another layout:
   // read them with linear() and conv().
   const Tensor& at(std::string_view name) const;
-  // A linear layer's weight (a rank-2 "….weight"). On devices with the tensor-core GEMM, fp16
-  // linear weights are uploaded transposed, [in, out], the layout that path reads fastest.
+  // A linear layer's weight (a rank-2 "….weight"). Linear weights the tensor-core GEMM runs are
+  // uploaded transposed, [in, out], the layout that path reads fastest.
   LinearWeight linear(std::string_view name) const;
-  // A convolution's weight (a rank-4 "….weight" of an nn.Conv2d). fp16 weights the tensor-core
-  // path runs tap by tap (ops::conv2d_preferred_layout) are uploaded [Cout, KH, KW, Cin].
+  // A convolution's weight (a rank-4 "….weight" of an nn.Conv2d). Weights the tensor-core path
+  // runs tap by tap (ops::conv2d_preferred_layout) are uploaded [Cout, KH, KW, Cin].
   ConvWeight conv(std::string_view name) const;
+  // The GEMM path of a weight's layer: kAutoSplitF32 for the fp32 heads of kF16, else kAuto.
+  ops::GemmPath gemm_path(std::string_view name) const;
   size_t device_bytes() const { return device_bytes_; }
   size_t tensor_count() const { return tensors_.size(); }
 
@@ -67,6 +73,7 @@ class Mast3rWeights {
   std::unordered_map<std::string, Tensor> tensors_;
   std::unordered_set<std::string> in_out_;  // linear weights uploaded [in, out]
   std::unordered_set<std::string> ohwi_;    // convolution weights uploaded [Cout, KH, KW, Cin]
+  std::unordered_set<std::string> split_;   // fp32 weights whose GEMMs run split on tensor cores
   size_t device_bytes_ = 0;
 };
 
