@@ -232,6 +232,31 @@ TEST_F(Mast3rBatchTest, EncodedImagesGiveWhatInferBatchGivesWithoutEncodingAgain
   auto foreign = other->encode_images(std::span(views).first(1));
   ASSERT_TRUE(foreign.is_ok());
   EXPECT_EQ(encoded->append(std::move(foreign).value()).code(), StatusCode::kInvalidArgument);
+
+  // The encoder runs, as the retrieval head reads them: runs of one size (a and c share the first,
+  // b has its own, d came in the appended set), each row naming its image, whose tokens are those
+  // encode() gives for that image alone.
+  std::vector<int> seen(views.size(), 0);
+  const std::vector<EncodedImages::Run> runs = encoded->runs();
+  EXPECT_EQ(runs.size(), 3u);
+  for (const EncodedImages::Run& run : runs) {
+    ASSERT_NE(run.tokens, nullptr);
+    ASSERT_EQ(run.tokens->shape().at(0), static_cast<int64_t>(run.images.size()));
+    const std::vector<float> rows = testing::download_f32(rt(), *run.tokens);
+    const size_t per_image = rows.size() / run.images.size();
+    for (size_t r = 0; r < run.images.size(); ++r) {
+      const size_t i = run.images[r];
+      ++seen.at(i);
+      auto alone = engine->encode(std::span(&views[i], 1));
+      ASSERT_TRUE(alone.is_ok()) << alone.status().to_string();
+      const std::vector<float> want = testing::download_f32(rt(), *alone);
+      ASSERT_EQ(want.size(), per_image);
+      const std::vector<float> row(rows.begin() + static_cast<std::ptrdiff_t>(r * per_image),
+                                   rows.begin() + static_cast<std::ptrdiff_t>((r + 1) * per_image));
+      EXPECT_LE(max_abs_difference(row, want), 1e-6) << "image " << i;
+    }
+  }
+  EXPECT_EQ(seen, std::vector<int>(views.size(), 1));
 }
 
 TEST_F(Mast3rBatchTest, EncodeGivesTheEncoderTokensInTheCallersOwnTensor) {

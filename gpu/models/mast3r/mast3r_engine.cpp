@@ -428,6 +428,16 @@ Status EncodedImages::append(EncodedImages other) {
   return Status::ok();
 }
 
+std::vector<EncodedImages::Run> EncodedImages::runs() const {
+  std::vector<Run> out(runs_.size());
+  for (size_t s = 0; s < runs_.size(); ++s) {
+    out[s].tokens = &runs_[s].tokens;
+    out[s].images.resize(static_cast<size_t>(runs_[s].tokens.shape().at(0)));
+  }
+  for (size_t i = 0; i < row_of_.size(); ++i) out[row_of_[i].step].images[row_of_[i].row] = i;
+  return out;
+}
+
 void Mast3rEngine::set_batch_options(const Mast3rBatchOptions& options) {
   std::lock_guard lock(mutex_);
   batch_options_.encode_chunk = std::clamp<int64_t>(options.encode_chunk, 1, 64);

@@ -66,6 +66,14 @@ class EncodedImages {
   ViewSize image_size(size_t i) const { return sizes_.at(i); }
   Status append(EncodedImages other);
 
+  // One encoder run's output: its tokens ([rows, N, C] after enc_norm, as Mast3rEngine::encode
+  // gives them) and the image of each row, so that other heads (retrieval) can read them too.
+  struct Run {
+    const Tensor* tokens = nullptr;
+    std::vector<size_t> images;
+  };
+  std::vector<Run> runs() const;
+
  private:
   friend class Mast3rEngine;
   std::vector<ViewSize> sizes_;   // per image

@@ -30,10 +30,6 @@ constexpr const char* kParameters =
 // pairs: 1.5 MiB an image at 512x384 for ViT-L in fp16, 3 MiB in fp32).
 constexpr size_t kEncodeStepImages = 16;
 
-// Images per encoder run of the retrieval step: the tokens of all of them at once would take
-// N·T·D floats (3 MB an image at 512x384 for ViT-L).
-constexpr size_t kRetrievalChunk = 16;
-
 // Where the pairs stage's wall time went, for its last event: the rest is the worker's turns (other
 // clients' requests between the steps), the host's work between steps and the accumulation's tail.
 std::string pairs_stage_summary(const PairwiseTimes& times, std::chrono::steady_clock::duration wall) {
@@ -153,28 +149,31 @@ Result<std::unique_ptr<Job>> ReconstructJob::create(JobInput input, const JobLim
 }
 
 Result<std::vector<ImagePairIndex>> ReconstructJob::retrieval_pairs(JobContext& context,
-                                                                    std::span<const gpu::ImageU8View> views,
+                                                                    const gpu::EncodedImages& encoded,
                                                                     size_t device_index) {
-  const size_t n = views.size();
+  const size_t n = encoded.size();
   context.progress(JobProgress{"retrieval", 0, n});
   std::vector<float> embeddings;  // [n, dim], unit rows
   size_t dim = 0;
   RECON_RETURN_IF_ERROR(
       context.on_device(input_.model, device_index, [&](Device& device, const WorkerContext&) -> Status {
-        Mast3rInstance* mast3r = device.ready<Mast3rInstance>(input_.model);
-        if (mast3r == nullptr) return unavailable("model '" + input_.model + "' is no longer ready");
+        if (device.ready<Mast3rInstance>(input_.model) == nullptr) {
+          return unavailable("model '" + input_.model + "' is no longer ready");
+        }
         RECON_ASSIGN_OR_RETURN(RetrievalInstance * head,
                                retrieval_head(device, input_.model, options_.retrieval_model));
-        for (size_t first = 0; first < n; first += kRetrievalChunk) {
-          const auto chunk = views.subspan(first, std::min(kRetrievalChunk, n - first));
-          RECON_ASSIGN_OR_RETURN(const gpu::Tensor tokens, mast3r->engine().encode(chunk));
-          RECON_ASSIGN_OR_RETURN(const RetrievalAnswer answer, head->retrieve(tokens, 0));
-          const StoredTensor& global = answer.tensors.at(0);  // "embeddings" f32 [chunk, D]
+        // The retrieval head reads the tokens the pairs read: each image is encoded once per job.
+        std::vector<float> rows;
+        for (const gpu::EncodedImages::Run& run : encoded.runs()) {
+          RECON_ASSIGN_OR_RETURN(const RetrievalAnswer answer, head->retrieve(*run.tokens, 0));
+          const StoredTensor& global = answer.tensors.at(0);  // "embeddings" f32 [rows, D]
           dim = static_cast<size_t>(global.shape.at(1));
-          const size_t at = embeddings.size();
-          embeddings.resize(at + chunk.size() * dim);
-          RECON_RETURN_IF_ERROR(
-              global.tensor.download(device.runtime(), embeddings.data() + at, chunk.size() * dim * 4));
+          embeddings.resize(n * dim);
+          rows.resize(run.images.size() * dim);
+          RECON_RETURN_IF_ERROR(global.tensor.download(device.runtime(), rows.data(), rows.size() * 4));
+          for (size_t r = 0; r < run.images.size(); ++r) {
+            std::copy_n(rows.data() + r * dim, dim, embeddings.data() + run.images[r] * dim);
+          }
         }
         return Status::ok();
       }));
@@ -211,10 +210,6 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     device_index = device.index();
     return Status::ok();
   }));
-  if (options_.graph.kind == PairGraphSpec::Kind::kRetrieval) {
-    RECON_ASSIGN_OR_RETURN(pairs_, retrieval_pairs(context, views, device_index));
-  }
-
   // Every image through the encoder once, a few per step (other sessions are served between the
   // steps); the pairs' steps then run only the decoder and heads. The images go with the last.
   gpu::EncodedImages encoded;
@@ -229,6 +224,9 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       if (first + count == n) prepared.clear();
       return Status::ok();
     }));
+  }
+  if (options_.graph.kind == PairGraphSpec::Kind::kRetrieval) {
+    RECON_ASSIGN_OR_RETURN(pairs_, retrieval_pairs(context, encoded, device_index));
   }
 
   // The pairwise stage, a few pairs per step; the canonical views accumulate as predictions come.

@@ -7,8 +7,9 @@
 //
 // Parameters (all optional; StartJob.parameters):
 //   pairs=complete | swin-W[-noncyclic] | logwin-W[-noncyclic] | oneref-R | retrieval-NA-K
-//                        (pair_graph.h); retrieval runs the retrieval head on the job's model's
-//                        encoder first and builds the graph from the embeddings' similarities
+//                        (pair_graph.h); retrieval runs the retrieval head on the tokens the
+//                        pairs then read (each image is encoded once) and builds the graph from
+//                        the embeddings' similarities
 //   retrieval_model=R    the retrieval head for pairs=retrieval-…; default: the one loaded on the
 //                        job's model (its backbone)
 //   subsample=8          anchor grid and matcher seeds (a divisor of 16)
@@ -29,6 +30,7 @@
 #include "daemon/serving/jobs/job.h"
 #include "daemon/serving/jobs/job_kind.h"
 #include "daemon/serving/jobs/reconstruct/pair_graph.h"
+#include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/reconstruct/sparse_alignment.h"
 
 namespace recon::daemon {
@@ -57,7 +59,7 @@ class ReconstructJob final : public Job {
 
   // pairs=retrieval-NA-K: the retrieval head's embeddings of every image (one device step), their
   // cosine similarities, the graph.
-  Result<std::vector<ImagePairIndex>> retrieval_pairs(JobContext& context, std::span<const gpu::ImageU8View> views,
+  Result<std::vector<ImagePairIndex>> retrieval_pairs(JobContext& context, const gpu::EncodedImages& encoded,
                                                       size_t device_index);
 
   JobInput input_;
