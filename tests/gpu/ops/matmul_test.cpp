@@ -494,16 +494,22 @@ TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
   }
 }
 
-// The tile rule counts a batch's problems together (no device needed: the capability set of a
-// tensor-core GPU is written out). One DPT convolution image at 1/8 resolution (256 channels,
-// 48×64 pixels) is 48 tiles of 128×128, under the 64 that take them; 8 images are 384.
-TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
+// The capabilities of a GPU with the tensor-core GEMM (an H200's shared memory), for the tile rules'
+// device-free tests.
+Capabilities tensor_core_caps() {
   Capabilities caps;
   caps.nv_cooperative_matrix = caps.storage_16bit = caps.shader_float16 = true;
   caps.subgroup_size = 32;
   caps.max_workgroup_invocations = 1024;
   caps.max_compute_shared_memory = 49152;
   caps.coopmat_shapes.push_back({16, 16, 16, "f16", "f16", "f32", "f32", "NV subgroup"});
+  return caps;
+}
+
+// The tile rule counts a batch's problems together. One DPT convolution image at 1/8 resolution
+// (256 channels, 48×64 pixels) is 48 tiles of 128×128, under the 64 that take them; 8 images are 384.
+TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
+  Capabilities caps = tensor_core_caps();
   ASSERT_TRUE(ops::coopmat_gemm_available(caps));
   auto tile = [&](int64_t batch) {
     return ops::choose_gemm_tiling(caps, DType::kF16, 256, 48 * 64, 2304, GemmPath::kAuto, false, batch).value();
@@ -528,12 +534,7 @@ TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
 // the whole 48 KiB), else 64×64; BK = 16, one slice in flight. kAuto keeps fp32 on the scalar path,
 // as does kAutoSplitF32 without tensor cores; kCoopMat is then refused.
 TEST(GemmTiling, Fp32RunsSplitOnTensorCoresWhereAskedWithTilesThatFitSharedMemory) {
-  Capabilities caps;
-  caps.nv_cooperative_matrix = caps.storage_16bit = caps.shader_float16 = true;
-  caps.subgroup_size = 32;
-  caps.max_workgroup_invocations = 1024;
-  caps.max_compute_shared_memory = 49152;
-  caps.coopmat_shapes.push_back({16, 16, 16, "f16", "f16", "f32", "f32", "NV subgroup"});
+  Capabilities caps = tensor_core_caps();
   const auto tiling = [&](DType d, GemmPath path, bool b_row_major) {
     return ops::choose_gemm_tiling(caps, d, 6144, 7168, 1792, path, b_row_major, 1).value();
   };
