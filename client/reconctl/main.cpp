@@ -32,7 +32,8 @@ Commands:
        [--resolution WxH]... [--no-warm]
                                  load a model from the daemon's model directory (recond
                                  --model-dir): PATH (default NAME) is a model directory of
-                                 it (model.conf, versions 1, 2, ...) or a weights file
+                                 it (model.conf, versions 1, 2, ...) or a weights file;
+                                 a loaded NAME is reloaded in place
   unload NAME                    unload a model (in-flight requests finish first)
   infer A B --out DIR [--size N] [--model NAME] [--precision P] [--min-conf C]
                                  run one image pair: prepares A and B like the official loader

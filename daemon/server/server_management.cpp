@@ -140,8 +140,12 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
     return unimplemented("model kind '" + spec.kind +
                          "' is not supported by this daemon (kinds: " + loadable_model_kinds() + ")");
   }
-  if (auto existing = catalog_device().model(name); existing && existing->state != ModelState::kFailed) {
-    return invalid_argument("model '" + name + "' is already loaded; unload it first");
+  // A ready model of this name is reloaded in place (Device::reload); one on its way in or out
+  // is busy.
+  const std::optional<ModelInfo> existing = catalog_device().model(name);
+  const bool reload = existing && existing->state == ModelState::kReady;
+  if (existing && !reload && existing->state != ModelState::kFailed) {
+    return unavailable("model '" + name + "' is " + model_state_name(existing->state) + "; try again when it is ready");
   }
   switch (body.precision()) {
     case wire::Precision::DEFAULT:
@@ -161,14 +165,24 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
   }
   RECON_ASSIGN_OR_RETURN(const std::vector<ImageSize> resolutions, resolutions_from_wire(body.resolutions()));
   const WarmupPlan plan = plan_for(resolutions);
-  auto load = [name, spec, plan, warm = body.warm(),
+  auto load = [name, spec, plan, reload, warm = body.warm(),
                request_id = target.request_id](Device& device) -> Result<std::vector<uint8_t>> {
     const auto start = std::chrono::steady_clock::now();
-    RECON_RETURN_IF_ERROR(device.load(spec));
-    if (warm) {
-      RECON_RETURN_IF_ERROR(warm_model(device, name, plan, nullptr));
+    if (reload) {
+      std::vector<std::pair<ImageSize, uint32_t>> steps;
+      if (warm && model_kind_warms(spec.kind)) {
+        for (const ImageSize& size : plan.resolutions) {
+          for (uint32_t batch : plan.batch_sizes) steps.emplace_back(size, batch);
+        }
+      }
+      RECON_RETURN_IF_ERROR(device.reload(spec, steps));
     } else {
-      device.set_state(name, ModelState::kReady);
+      RECON_RETURN_IF_ERROR(device.load(spec));
+      if (warm) {
+        RECON_RETURN_IF_ERROR(warm_model(device, name, plan, nullptr));
+      } else {
+        device.set_state(name, ModelState::kReady);
+      }
     }
     auto info = device.model(name);
     if (!info) return internal_error("model '" + name + "' vanished while loading");

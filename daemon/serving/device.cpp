@@ -23,7 +23,10 @@ Status Device::begin_loading(const ModelInfo& info) {
   return Status::ok();
 }
 
-Status Device::load(const ModelSpec& spec) {
+namespace {
+
+// The kind's row of `spec`, refusing what it cannot load.
+Result<const ModelKind*> loadable_kind(const ModelSpec& spec) {
   const ModelKind* kind = find_model_kind(spec.kind);
   if (kind == nullptr || kind->load == nullptr) {
     return invalid_argument("model kind '" + spec.kind + "' cannot be loaded (kinds: " + loadable_model_kinds() + ")");
@@ -32,6 +35,11 @@ Status Device::load(const ModelSpec& spec) {
     return invalid_argument("model '" + spec.name + "': " + spec.kind +
                             " models take no max_batch_size in their config (recond's --max-batch batches pairs)");
   }
+  return kind;
+}
+
+// The catalog entry of `spec` before its kind's loader fills in what the file says.
+ModelInfo info_of(const ModelSpec& spec) {
   ModelInfo info;
   info.name = spec.name;
   info.kind = spec.kind;
@@ -39,6 +47,14 @@ Status Device::load(const ModelSpec& spec) {
   info.version = spec.version;
   info.backbone = spec.backbone;
   info.precision = spec.precision.value_or(gpu::Precision::kF32);
+  return info;
+}
+
+}  // namespace
+
+Status Device::load(const ModelSpec& spec) {
+  RECON_ASSIGN_OR_RETURN(const ModelKind* kind, loadable_kind(spec));
+  ModelInfo info = info_of(spec);
   RECON_RETURN_IF_ERROR(begin_loading(info));
   auto instance = kind->load(spec, *this, info);
   std::lock_guard lock(mutex_);
@@ -61,6 +77,40 @@ Status Device::warm(const std::string& name, ImageSize size, uint32_t batch) {
   std::lock_guard lock(mutex_);
   auto& resolutions = catalog_[name].resolutions;
   if (std::find(resolutions.begin(), resolutions.end(), size) == resolutions.end()) resolutions.push_back(size);
+  return Status::ok();
+}
+
+Status Device::reload(const ModelSpec& spec, const std::vector<std::pair<ImageSize, uint32_t>>& warm) {
+  RECON_ASSIGN_OR_RETURN(const ModelKind* kind, loadable_kind(spec));
+  const std::optional<ModelInfo> old = model(spec.name);
+  auto it = instances_.find(spec.name);
+  if (!old || it == instances_.end()) return not_found("model '" + spec.name + "' is not loaded");
+  if (old->state != ModelState::kReady) {
+    return unavailable("model '" + spec.name + "' is " + model_state_name(old->state) + ", not ready to reload");
+  }
+  if (old->kind != spec.kind) {
+    return invalid_argument("model '" + spec.name + "' is a " + old->kind + " model; reloading it as " + spec.kind +
+                            " needs an unload first");
+  }
+  ModelInfo info = info_of(spec);
+  auto loaded = kind->load(spec, *this, info);
+  if (!loaded.is_ok()) {
+    return loaded.status().with_context("reloading " + spec.kind + " model '" + spec.name + "' from " + spec.path +
+                                        " (the loaded one keeps serving)");
+  }
+  std::unique_ptr<ModelInstance> instance = std::move(loaded).value();
+  for (const auto& [size, batch] : warm) {
+    RECON_RETURN_IF_ERROR(
+        instance->warm(size, batch)
+            .with_context("warming the reload of model '" + spec.name + "' (the loaded one keeps serving)"));
+    if (std::find(info.resolutions.begin(), info.resolutions.end(), size) == info.resolutions.end()) {
+      info.resolutions.push_back(size);
+    }
+  }
+  info.state = ModelState::kReady;
+  std::swap(it->second, instance);  // the old instance goes when `instance` does, after the catalog
+  std::lock_guard lock(mutex_);
+  catalog_[spec.name] = std::move(info);
   return Status::ok();
 }
 

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/serving/image_size.h"
@@ -41,6 +42,11 @@ class Device {
   Status load(const ModelSpec& spec);
   // ModelInstance::warm of `name`; the size joins the catalog's warmed resolutions.
   Status warm(const std::string& name, ImageSize size, uint32_t batch);
+  // Reloads a ready model in place: loads `spec` (same name and kind) beside it, warms the new
+  // instance at every (size, batch) of `warm`, then swaps it in and destroys the old one. The model
+  // stays ready throughout: its requests wait behind this work instead of failing, and results it
+  // made keep their own tensors. On any failure the old instance keeps serving, unchanged.
+  Status reload(const ModelSpec& spec, const std::vector<std::pair<ImageSize, uint32_t>>& warm);
   // Destroys the instance (the caller has finished every job on it).
   Status unload(const std::string& name);
   // The instance of a loaded model of kind `Kind` (in any state), or only of a ready one; nullptr

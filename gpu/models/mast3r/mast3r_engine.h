@@ -73,6 +73,8 @@ class EncodedImages {
     std::vector<size_t> images;
   };
   std::vector<Run> runs() const;
+  // Whether `engine` made these encodings (infer_encoded refuses another engine's).
+  bool encoded_by(const Mast3rEngine& engine) const { return engine_ == &engine; }
 
  private:
   friend class Mast3rEngine;

@@ -2,12 +2,14 @@
 // model (samples/, trained: its depths lie in front of the cameras) at 64x48, and on the tiny
 // random model, whose points fall behind the cameras. What is checked here is the job's life:
 // admission errors, events in order, one final answer with the job's tensors, a clear error for
-// geometry the alignment cannot use, cancellation, a session that ends mid-job, and another client
-// served while a job runs.
+// geometry the alignment cannot use, cancellation, a session that ends mid-job, a reload of the
+// model mid-job, and another client served while a job runs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <thread>
 
 #include "daemon/ipc/wire_convert.h"
@@ -337,6 +339,41 @@ TEST(RecondJobs, CancelJobStopsTheJobWithCancelled) {
   ASSERT_TRUE(answer.is_ok());
   ASSERT_EQ(answer->type(), wire::ResponseBody::CancelJobResult);
   EXPECT_FALSE(answer->response->body_as_CancelJobResult()->cancelled());
+}
+
+TEST(RecondJobs, AReloadOfItsModelMidJobFailsTheJobSayingSo) {
+  // The job's images are encoded by the weights it started with; a reload between two of its pair
+  // steps (management runs ahead of queued work) leaves the next step nothing to decode with.
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("recon-reload-job-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::create_symlink(std::filesystem::absolute(kDemoModel), root / "again.safetensors");
+  ServerOptions options = demo_options();
+  options.model_dir = root.string();
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  auto manager = TestClient::connect(harness->dir(), "manager", false, "manager.sock");
+  ASSERT_TRUE(client.is_ok() && manager.is_ok());
+  TestClient& c = **client;
+
+  const uint64_t id = c.next_id();  // 8 images: 28 pairs, one a step
+  ASSERT_TRUE(
+      c.send_frames({make_start_job(id, c.session(), "reconstruct", images(8), kQuick, at_test_size())}).is_ok());
+  auto first = c.receive(60'000);
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+  const uint64_t load = (*manager)->next_id();
+  auto reloaded = (*manager)->call(make_load(load, "mast3r", "again.safetensors"), load, 60'000);
+  ASSERT_TRUE(reloaded.is_ok());
+  ASSERT_EQ(reloaded->type(), wire::ResponseBody::LoadModelResult) << reloaded->error_message();
+  JobRun run = read_job(c, id);
+  ASSERT_TRUE(run.final.has_value());
+  EXPECT_EQ(run.final->code(), StatusCode::kUnavailable) << run.final->error_message();
+  EXPECT_NE(run.final->error_message().find("reloaded while the job ran"), std::string::npos)
+      << run.final->error_message();
+  std::filesystem::remove_all(root);
 }
 
 TEST(RecondJobs, AnotherClientIsServedWhileAJobRuns) {

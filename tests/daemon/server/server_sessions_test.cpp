@@ -1,5 +1,6 @@
 // recond in-process: session ends (a client SIGKILLed mid-request), status and Prometheus
-// metrics, management at run time, and device out-of-memory that fails only its request.
+// metrics, management at run time (a reload in place included), and device out-of-memory that
+// fails only its request.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -8,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <vector>
 
 #include "daemon/ipc/wire_convert.h"
 #include "tests/daemon/server/server_harness.h"
@@ -319,6 +322,81 @@ TEST(RecondManagement, UnloadAndLoadAModelAtRunTime) {
   auto failed = (*manager)->call(make_load(missing, "absent", "nope.safetensors"), missing);
   ASSERT_TRUE(failed.is_ok());
   EXPECT_NE(failed->code(), StatusCode::kOk);
+}
+
+TEST(RecondManagement, LoadingALoadedModelReloadsItInPlaceWhileItsRequestsWait) {
+  // A repository with a second tiny model (another decoder: other weight bytes) and a truncated one.
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("recon-reload-repository-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::create_symlink(kGoldenDir + "/tiny_mixed/model.safetensors", root / "other.safetensors");
+  {
+    std::ifstream in(kTinyModel, std::ios::binary);
+    std::vector<char> head(4096);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(root / "truncated.safetensors", std::ios::binary).write(head.data(), in.gcount());
+  }
+  ServerOptions options = tiny_options();
+  options.model_dir = root.string();
+  auto harness = ServerHarness::start(options);
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto manager = TestClient::connect(harness->dir(), "manager", false, "manager.sock");
+  auto client = TestClient::connect(harness->dir(), "user");
+  ASSERT_TRUE(manager.is_ok() && client.is_ok());
+  const auto pixels = test_image(kH, kW, 14);
+  const ImageArg image{{}, 0, kH, kW, 0, pixels};
+  auto infer = [&]() -> Result<Answer> {
+    const uint64_t id = (*client)->next_id();
+    return (*client)->call(make_infer_pair(id, (*client)->session(), image, image, {}), id);
+  };
+  auto weight_bytes = [&] {
+    uint64_t bytes = 0;
+    wait_for_status(**client, [&](const wire::StatusReport& report) {
+      for (const wire::ModelStatus* m : *report.models()) {
+        if (m->name()->str() == "mast3r") bytes = m->weight_bytes();
+      }
+      return true;
+    });
+    return bytes;
+  };
+  auto before = infer();
+  ASSERT_TRUE(before.is_ok());
+  ASSERT_EQ(before->code(), StatusCode::kOk) << before->error_message();
+  const uint64_t old_bytes = weight_bytes();
+
+  // The reload goes ahead of the pairs sent right behind it; they wait for it and are answered.
+  const uint64_t reload = (*manager)->next_id();
+  ASSERT_TRUE((*manager)->send_frames({make_load(reload, "mast3r", "other.safetensors")}).is_ok());
+  for (int i = 0; i < 3; ++i) {
+    auto during = infer();
+    ASSERT_TRUE(during.is_ok());
+    EXPECT_EQ(during->code(), StatusCode::kOk) << "pair " << i << ": " << during->error_message();
+  }
+  auto reloaded = (*manager)->receive(60'000);
+  ASSERT_TRUE(reloaded.is_ok()) << reloaded.status().to_string();
+  ASSERT_EQ(reloaded->type(), wire::ResponseBody::LoadModelResult) << reloaded->error_message();
+  EXPECT_EQ(reloaded->response->body_as_LoadModelResult()->model()->state(), wire::ModelState::READY);
+  const uint64_t new_bytes = weight_bytes();
+  EXPECT_NE(new_bytes, old_bytes) << "still the first weights";
+  // A result of the first weights is still there.
+  const uint64_t fetch = (*client)->next_id();
+  auto fetched =
+      (*client)->call(make_fetch(fetch, (*client)->session(), handle_id(*before), {"conf_1"}, std::nullopt), fetch);
+  ASSERT_TRUE(fetched.is_ok());
+  EXPECT_EQ(fetched->type(), wire::ResponseBody::FetchResult) << fetched->error_message();
+
+  // A reload that fails leaves the loaded model serving, unchanged.
+  const uint64_t bad = (*manager)->next_id();
+  auto refused = (*manager)->call(make_load(bad, "mast3r", "truncated.safetensors"), bad, 60'000);
+  ASSERT_TRUE(refused.is_ok());
+  EXPECT_NE(refused->code(), StatusCode::kOk);
+  EXPECT_NE(refused->error_message().find("keeps serving"), std::string::npos) << refused->error_message();
+  auto after = infer();
+  ASSERT_TRUE(after.is_ok());
+  EXPECT_EQ(after->code(), StatusCode::kOk) << after->error_message();
+  EXPECT_EQ(weight_bytes(), new_bytes);
+  std::filesystem::remove_all(root);
 }
 
 TEST(RecondSessions, DeviceOutOfMemoryFailsOnlyThatRequest) {

@@ -255,6 +255,10 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     RECON_RETURN_IF_ERROR(context.on_device(model, device_index, [&](Device& device, const WorkerContext&) -> Status {
       Mast3rInstance* mast3r = device.ready<Mast3rInstance>(model);
       if (mast3r == nullptr) return unavailable("model '" + model + "' is no longer ready");
+      if (!encoded.encoded_by(mast3r->engine())) {
+        return unavailable("model '" + model + "' was reloaded while the job ran (its images were encoded by the " +
+                           "weights before): run the job again");
+      }
       RECON_ASSIGN_OR_RETURN(outputs, run_pairwise(mast3r->engine(), device.matcher(), device.runtime(), encoded, chunk,
                                                    options_.alignment.subsample, times));
       if (last) encoded = {};  // the encodings' device memory goes with the last pair
