@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import safetensors_io as st  # noqa: E402
-from mast3r_config import METADATA_KEY, config_from_json, config_to_json, resolve_config  # noqa: E402
+from mast3r_config import METADATA_KEY, config_from_json, config_to_json, is_dune, resolve_config  # noqa: E402
 from mast3r_ref import AsymmetricMASt3R, canonical_state_dict, load_weights  # noqa: E402
 
 DEFAULT_OUT = os.path.normpath(os.path.join(HERE, "..", "golden"))
@@ -54,10 +54,38 @@ TINY_B = dict(
     img_size=(80, 80),
 )
 
+# DUNE-MASt3R (encoder "dune", patch 14): tiny widths, a 4x4 (A) and 5x5 (B) position table so the
+# test images' grids make it interpolate up, down and not at all; A has layer scale, 2 register tokens
+# and the default offset 0.1 without antialiasing; B none of those, and antialiasing with offset 0.
+DUNE_A = dict(
+    encoder="dune", patch_size=14, dune_backbone="tiny_a",
+    enc_embed_dim=32, enc_depth=2, enc_num_heads=2,    # DUNE ViT, head dim 16
+    dec_embed_dim=24, dec_depth=4, dec_num_heads=2,
+    mlp_ratio=2,
+    dpt_layer_dims=(8, 12, 16, 24), dpt_feature_dim=8, dpt_last_dim=8,
+    local_mlp_ratio=0.08,
+    img_size=(56, 56),
+    dune_num_register_tokens=2, dune_pos_embed_grid=4, dune_interpolate_offset=0.1,
+    dune_interpolate_antialias=False, dune_layerscale=True,
+)
+DUNE_B = dict(
+    encoder="dune", patch_size=14, dune_backbone="tiny_b",
+    enc_embed_dim=32, enc_depth=3, enc_num_heads=1,    # one head of dim 32
+    dec_embed_dim=24, dec_depth=5, dec_num_heads=3,
+    mlp_ratio=2,
+    dpt_layer_dims=(4, 8, 12, 16), dpt_feature_dim=8, dpt_last_dim=4,
+    local_mlp_ratio=0.0625,
+    output_mode="pts3d+desc16",
+    img_size=(70, 70),
+    dune_num_register_tokens=0, dune_pos_embed_grid=5, dune_interpolate_offset=0.0,
+    dune_interpolate_antialias=True, dune_layerscale=False,
+)
+
 TOKEN_TAPS = ("patch_embed", "enc_block*", "enc_out", "dec_embed", "dec[0-9]*")
 DPT_TAPS = ("dpt_act*", "dpt_rn*", "dpt_refinenet*")
+DUNE_TAPS = ("dune_input", "dune_tokens")  # DUNE models only; not committed (see CASES)
 # Everything the reference can tap (used with --all-taps; too big to commit for every case).
-ALL_TAPS = TOKEN_TAPS + DPT_TAPS + ("dpt_out", "local_mlp", "raw")
+ALL_TAPS = TOKEN_TAPS + DUNE_TAPS + DPT_TAPS + ("dpt_out", "local_mlp", "raw")
 
 # name: config overrides, (W, H) of view 1 and view 2, batch, seeds, stored tap patterns (view suffix
 # stripped). dpt_out, local_mlp and the raw 29-channel map are not committed: they are big, and the
@@ -71,6 +99,16 @@ CASES = {
                        image_seeds=(21, 22), taps=TOKEN_TAPS + DPT_TAPS),
     "tiny_batch2": dict(config=TINY_A, view1=(32, 32), view2=(32, 32), batch=2, weight_seed=1001,
                         image_seeds=(31, 32, 33, 34), taps=TOKEN_TAPS),
+    # a 4x4 table: view 1 square on the table's own grid (used as it is), view 2 4x3 (bicubic,
+    # offset 0.1, no antialiasing)
+    "dune_same": dict(config=DUNE_A, view1=(56, 56), view2=(56, 42), batch=1, weight_seed=3003,
+                      image_seeds=(41, 42), taps=TOKEN_TAPS + DPT_TAPS),
+    # a 5x5 table to 5x2 and 3x3 grids: antialiased bicubic (down), no register tokens, no layer scale
+    "dune_mixed": dict(config=DUNE_B, view1=(70, 28), view2=(42, 42), batch=1, weight_seed=4004,
+                       image_seeds=(51, 52), taps=TOKEN_TAPS + DPT_TAPS),
+    # two pairs of 2x2 grids (square images, but not the table's grid: interpolated); dune_same's weights
+    "dune_batch2": dict(config=DUNE_A, view1=(28, 28), view2=(28, 28), batch=2, weight_seed=3003,
+                        image_seeds=(61, 62, 63, 64), taps=TOKEN_TAPS),
 }
 
 LAYOUTS = {
@@ -83,6 +121,12 @@ LAYOUTS = {
     "tap.dpt_act{i}_*/dpt_rn{i}_*/dpt_refinenet{n}_*/dpt_out_*": "(B,C,rows,cols) NCHW; refinenet4 after the crop",
     "tap.raw_*": "(B,H,W,4+D+1) NHWC: [0:3] pts raw, [3] conf raw, [4:4+D] desc raw, [4+D] desc_conf raw",
 }
+# DUNE cases: patch 14, and the encoder taps hold every token (CroCo files keep LAYOUTS as they were).
+LAYOUTS_DUNE = dict(LAYOUTS, **{
+    "tap.dune_input_*": "(B,3,H,W) the DUNE encoder's ImageNet-normalised input",
+    "tap.dune_tokens_*/enc_block*_*": "(B,1+R+N,C): [cls, R register tokens, N patch tokens]",
+    "tap.enc_out_*": "(B,N,C) the patch tokens after the wrapper's norm (the decoder's input)",
+})
 
 
 # ---------------------------------------------------------------------------------------- weights
@@ -109,7 +153,19 @@ def _init_modules(model, normal):
     """Writes every parameter of `model`; returns the ids of the parameters it wrote."""
     done = set()
     with torch.no_grad():
-        model.mask_token.copy_(normal(tuple(model.mask_token.shape), 0.02))
+        if hasattr(model, "mask_token"):
+            model.mask_token.copy_(normal(tuple(model.mask_token.shape), 0.02))
+            done.add(id(model.mask_token))
+        for name, p in model.named_parameters():
+            # DUNE: class/register tokens and the position table O(1) so they matter; layer scales
+            # around 0.5 (trained ones are far from their 1e-4 init) and varied per channel
+            if name.endswith(("cls_token", "register_tokens", "pos_embed")):
+                p.copy_(normal(tuple(p.shape), 0.5))
+            elif name.endswith((".ls1.gamma", ".ls2.gamma")):
+                p.copy_(0.5 + normal(tuple(p.shape), 0.2))
+            else:
+                continue
+            done.add(id(p))
         for name, m in model.named_modules():
             if isinstance(m, nn.Linear):
                 m.weight.copy_(normal(tuple(m.weight.shape), 1.0 / np.sqrt(m.in_features)))
@@ -135,7 +191,6 @@ def _init_modules(model, normal):
             else:
                 continue
             done.update(id(p) for p in m.parameters(recurse=False))
-        done.add(id(model.mask_token))
     return done
 
 
@@ -236,7 +291,7 @@ def write_case(out_dir, name, cfg, weights, io, extra_meta=None):
         METADATA_KEY: cfg_json,
         "golden.case": name,
         "golden.note": "reference forward in float64 on these float32 weights and inputs, stored as float32",
-        "golden.layouts": json.dumps(LAYOUTS, sort_keys=True),
+        "golden.layouts": json.dumps(LAYOUTS_DUNE if is_dune(cfg) else LAYOUTS, sort_keys=True),
     }
     meta.update(extra_meta or {})
     st.save_file(io, os.path.join(d, "io.safetensors"), metadata=meta)

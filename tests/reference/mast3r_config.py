@@ -1,5 +1,10 @@
 """MASt3R configuration: official constructor arguments, JSON (de)serialisation, model-string parsing.
 
+The encoder is either the CroCo ViT of AsymmetricMASt3R ("encoder": "croco", the default) or a DUNE
+ViT (naver/dune, DINOv2 architecture) as AsymmetricMASt3RWithDUNEBackbone wraps it ("encoder":
+"dune"). For DUNE, enc_embed_dim / enc_depth / enc_num_heads describe the DUNE ViT, patch_size is its
+14, and the dune_* keys (DUNE_DEFAULTS) carry what the DUNE checkpoint's encoder arguments decide.
+
 A config is a flat dict keyed by the official `AsymmetricMASt3R` constructor argument names
 (naver/mast3r -> dust3r AsymmetricCroCo3DStereo -> croco CroCoNet), plus a few NON-OFFICIAL keys
 (NONOFFICIAL_DEFAULTS) that only exist so tiny test configurations can shrink the DPT head and the
@@ -58,6 +63,32 @@ NONOFFICIAL_DEFAULTS = {
     "local_mlp_ratio": 4.0,
 }
 
+# Which encoder feeds the decoder; "croco" is AsymmetricMASt3R's own.
+ENCODER_DEFAULTS = {"encoder": "croco"}
+ENCODERS = ("croco", "dune")
+
+# The DUNE encoder (naver/dune model/encoder/vision_transformer.py DinoVisionTransformer, built from
+# model/options.py EncoderOptions updated with the checkpoint's enc_args) and the DUNE-MASt3R wrapper
+# (naver/mast3r mast3r/model.py AsymmetricMASt3RWithDUNEBackbone). Only meaningful with encoder "dune";
+# a croco config neither stores nor needs them.
+DUNE_DEFAULTS = {
+    "dune_backbone": "",                 # torch.hub entry point the checkpoint names (dune_backbone_name)
+    "dune_num_register_tokens": 4,       # EncoderOptions.num_register_tokens
+    "dune_pos_embed_grid": 32,           # pos_embed holds 1 + grid^2 rows: image_size // patch (448 // 14)
+    "dune_interpolate_offset": 0.1,      # DinoVisionTransformer default
+    "dune_interpolate_antialias": False,  # DinoVisionTransformer default
+    "dune_layerscale": True,             # EncoderOptions.layerscale_init = 1e-4 > 0: ls1/ls2 present
+    "dune_ffn_layer": "mlp",             # "mlp" only (SwiGLU variants are not implemented)
+    "dune_ln_eps": 1e-6,                 # DinoVisionTransformer ln_eps, every block norm
+    "dune_norm_eps": 1e-5,               # the wrapper's own nn.LayerNorm(num_features): PyTorch default
+}
+DUNE_KEYS = frozenset(DUNE_DEFAULTS) | frozenset(ENCODER_DEFAULTS)
+
+
+def is_dune(cfg):
+    return cfg.get("encoder", "croco") == "dune"
+
+
 # The released MASt3R_ViTLarge_BaseDecoder_512_catmlpdpt_metric checkpoint, as instantiated for
 # inference (load_model rewrites ManyAR_PatchEmbed -> PatchEmbedDust3R and forces landscape_only=False).
 MAST3R_VITL_512 = dict(
@@ -83,7 +114,7 @@ MAST3R_VITL_512.update(NONOFFICIAL_DEFAULTS)
 
 OFFICIAL_KEYS = frozenset(CONSTRUCTOR_DEFAULTS)
 NONOFFICIAL_KEYS = frozenset(NONOFFICIAL_DEFAULTS)
-KNOWN_KEYS = OFFICIAL_KEYS | NONOFFICIAL_KEYS
+KNOWN_KEYS = OFFICIAL_KEYS | NONOFFICIAL_KEYS | DUNE_KEYS
 # Names that may appear in a model string but are not representable; rejected with a message.
 UNSUPPORTED_KEYS = frozenset({"norm_layer"})
 
@@ -107,6 +138,8 @@ def resolve_config(overrides=None, base=None):
     cfg = dict(MAST3R_VITL_512 if base is None else base)
     for k, v in NONOFFICIAL_DEFAULTS.items():
         cfg.setdefault(k, v)
+    for k, v in dict(ENCODER_DEFAULTS, **DUNE_DEFAULTS).items():
+        cfg.setdefault(k, v)
     for k, v in CONSTRUCTOR_DEFAULTS.items():
         cfg.setdefault(k, v)
     overrides = dict(overrides or {})
@@ -117,7 +150,37 @@ def resolve_config(overrides=None, base=None):
     cfg = {k: _canon(v) for k, v in cfg.items()}
     if cfg["desc_conf_mode"] is None:
         cfg["desc_conf_mode"] = cfg["conf_mode"]
+    validate_encoder(cfg)
     return cfg
+
+
+def validate_encoder(cfg):
+    """Refuses an unknown encoder and DUNE settings the reference and the engine do not implement."""
+    if cfg["encoder"] not in ENCODERS:
+        raise ConfigError(f"encoder {cfg['encoder']!r} is not one of {', '.join(ENCODERS)}")
+    if not is_dune(cfg):
+        return
+    if cfg["patch_size"] != 14:
+        # AsymmetricMASt3RWithDUNEBackbone scales the DPT's last upsampling by 14/16, a constant
+        raise ConfigError(f"a DUNE encoder needs patch_size 14, got {cfg['patch_size']}")
+    if cfg["dune_ffn_layer"] != "mlp":
+        raise ConfigError(f"dune_ffn_layer {cfg['dune_ffn_layer']!r} is not supported (mlp)")
+    if not isinstance(cfg["dune_num_register_tokens"], int) or not 0 <= cfg["dune_num_register_tokens"] <= 64:
+        raise ConfigError("dune_num_register_tokens must be an integer in [0, 64]")
+    if not isinstance(cfg["dune_pos_embed_grid"], int) or not 1 <= cfg["dune_pos_embed_grid"] <= 1024:
+        raise ConfigError("dune_pos_embed_grid must be an integer in [1, 1024]")
+    off = cfg["dune_interpolate_offset"]
+    if isinstance(off, bool) or not isinstance(off, (int, float)) or not 0 <= off < 1:
+        raise ConfigError("dune_interpolate_offset must be a number in [0, 1)")
+    for k in ("dune_ln_eps", "dune_norm_eps"):
+        if isinstance(cfg[k], bool) or not isinstance(cfg[k], (int, float)) or not 0 < cfg[k] < 1:
+            raise ConfigError(f"{k} must be a number in (0, 1)")
+
+
+def stored_items(cfg):
+    """The (key, value) pairs a config is stored with: a CroCo config leaves out the DUNE keys, so
+    files written before DUNE existed read and write unchanged."""
+    return {k: v for k, v in cfg.items() if is_dune(cfg) or k not in DUNE_KEYS}
 
 
 def local_feat_dim(cfg):
@@ -162,7 +225,8 @@ def _from_jsonable(value):
 
 def config_to_json(cfg):
     """Deterministic JSON text (sorted keys) for a config dict."""
-    return json.dumps({k: _to_jsonable(v) for k, v in cfg.items()}, sort_keys=True, separators=(",", ":"))
+    items = stored_items(cfg)
+    return json.dumps({k: _to_jsonable(v) for k, v in items.items()}, sort_keys=True, separators=(",", ":"))
 
 
 def config_from_json(text, resolve=True):

@@ -14,7 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from mast3r_config import dpt_hooks, local_feat_dim, resolve_config
+from dune_ref import DuneViT
+from mast3r_config import dpt_hooks, is_dune, local_feat_dim, resolve_config
 
 LN_EPS = 1e-6  # croco norm_layer = partial(nn.LayerNorm, eps=1e-6), used for every norm in the model
 
@@ -249,14 +250,17 @@ class Scratch(nn.Module):
 class DPTOutputAdapter(nn.Module):
     def __init__(self, dim_tokens, layer_dims, feature_dim, last_dim, num_channels, hooks, patch_size, fk):
         super().__init__()
-        if patch_size != 16:
-            raise ValueError("the DPT head is implemented for patch_size 16 only (its upsampling is hard-wired)")
+        if patch_size not in (14, 16):
+            raise ValueError("the DPT head is implemented for patch_size 16 and (DUNE) 14 only")
         self.hooks = list(hooks)
         self.patch_size = patch_size
         self.scratch = Scratch(layer_dims, feature_dim, fk)
+        # The refinenets bring the 1/16-scale tokens to 8x their grid; this x2 makes 16x. DUNE-MASt3R's
+        # 14-pixel patches need 14x, so AsymmetricMASt3RWithDUNEBackbone multiplies the scale factor by
+        # 14/16: 1.75 (with align_corners=True the output size floor(8h * 1.75) = 14h is all it changes).
         self.head = nn.Sequential(
             nn.Conv2d(feature_dim, feature_dim // 2, 3, 1, 1, bias=True, **fk),
-            Interpolate(2),
+            Interpolate(2 if patch_size == 16 else 2 * 14 / 16),
             nn.Conv2d(feature_dim // 2, last_dim, 3, 1, 1, bias=True, **fk),
             nn.ReLU(),
             nn.Conv2d(last_dim, num_channels, 1, 1, 0, bias=True, **fk),
@@ -399,7 +403,7 @@ def _validate(cfg):
         raise NotImplementedError(f"patch_embed_cls {cfg['patch_embed_cls']!r}")
     if not cfg["norm_im2_in_dec"]:
         pass  # supported: norm_y becomes Identity (no parameters), as in croco
-    for part in ("enc", "dec"):
+    for part in ("dec",) if is_dune(cfg) else ("enc", "dec"):  # DUNE's attention has no RoPE
         dim, heads = cfg[f"{part}_embed_dim"], cfg[f"{part}_num_heads"]
         if dim % heads or (dim // heads) % 4:
             raise ValueError(f"{part}: embed dim {dim} / {heads} heads must give a head dim divisible by 4")
@@ -423,13 +427,20 @@ class AsymmetricMASt3R(nn.Module):
         self.config = cfg
         fk = {"device": device, "dtype": dtype}
         ed, dd = cfg["enc_embed_dim"], cfg["dec_embed_dim"]
-        # registration order reproduces the official state_dict order
-        self.mask_token = nn.Parameter(torch.zeros(1, 1, dd, **fk))  # pre-training leftover, unused
-        self.patch_embed = PatchEmbed(cfg["patch_size"], ed, fk)
         self.rope = RoPE2D(float(cfg["pos_embed"][len("RoPE"):]))
-        self.enc_blocks = nn.ModuleList(
-            [Block(ed, cfg["enc_num_heads"], cfg["mlp_ratio"], self.rope, fk) for _ in range(cfg["enc_depth"])])
-        self.enc_norm = nn.LayerNorm(ed, eps=LN_EPS, **fk)
+        if is_dune(cfg):
+            # AsymmetricMASt3RWithDUNEBackbone: the DUNE ViT and its own LayerNorm (PyTorch's default
+            # eps) replace the CroCo encoder; decoder and heads below are the MASt3R ones (`mast3r.`
+            # upstream, unprefixed here as in every recon file).
+            self.dune_backbone = DuneViT(cfg, fk)
+            self.norm = nn.LayerNorm(ed, eps=cfg["dune_norm_eps"], **fk)
+        else:
+            # registration order reproduces the official state_dict order
+            self.mask_token = nn.Parameter(torch.zeros(1, 1, dd, **fk))  # pre-training leftover, unused
+            self.patch_embed = PatchEmbed(cfg["patch_size"], ed, fk)
+            self.enc_blocks = nn.ModuleList(
+                [Block(ed, cfg["enc_num_heads"], cfg["mlp_ratio"], self.rope, fk) for _ in range(cfg["enc_depth"])])
+            self.enc_norm = nn.LayerNorm(ed, eps=LN_EPS, **fk)
         self.decoder_embed = nn.Linear(ed, dd, bias=True, **fk)
         self.dec_blocks = nn.ModuleList([
             DecoderBlock(dd, cfg["dec_num_heads"], cfg["mlp_ratio"], self.rope, cfg["norm_im2_in_dec"], fk)
@@ -443,6 +454,8 @@ class AsymmetricMASt3R(nn.Module):
 
     def encode(self, img, taps=None, sfx=""):
         """Encoder of one view: returns enc_out (B, N, enc_dim) after enc_norm, and positions."""
+        if is_dune(self.config):
+            return self._encode_dune(img, taps, sfx)
         x, pos = self.patch_embed(img)
         _tap(taps, f"patch_embed{sfx}", x)
         for i, blk in enumerate(self.enc_blocks):
@@ -451,6 +464,16 @@ class AsymmetricMASt3R(nn.Module):
         x = self.enc_norm(x)
         _tap(taps, f"enc_out{sfx}", x)
         return x, pos
+
+    def _encode_dune(self, img, taps, sfx):
+        """DUNE-MASt3R: the patch tokens of the last DUNE block through `norm`; RoPE positions of the
+        decoder on the 14-pixel grid."""
+        B, _, H, W = img.shape
+        p = self.config["patch_size"]
+        x = self.dune_backbone(img, taps, sfx)
+        x = self.norm(x[:, 1 + self.config["dune_num_register_tokens"]:])
+        _tap(taps, f"enc_out{sfx}", x)
+        return x, token_positions(B, H // p, W // p, device=img.device)
 
     def decode(self, e1, pos1, e2, pos2, taps=None):
         """Both decoder stacks. Returns the two 13-entry lists [enc_out, f^1, ..., dec_norm(f^L)]."""
