@@ -32,7 +32,7 @@ Status check_range(std::string_view field, std::int64_t v, std::int64_t lo, std:
   return Status::ok();
 }
 
-Status check_attention(std::string_view prefix, std::int64_t dim, std::int64_t heads) {
+Status check_attention(std::string_view prefix, std::int64_t dim, std::int64_t heads, bool rope = true) {
   const std::string name(prefix);
   RECON_RETURN_IF_ERROR(check_range(name + "_embed_dim", dim, 1, kMaxDim));
   RECON_RETURN_IF_ERROR(check_range(name + "_num_heads", heads, 1, dim));
@@ -40,7 +40,7 @@ Status check_attention(std::string_view prefix, std::int64_t dim, std::int64_t h
     return field_error(name + "_embed_dim", "= " + std::to_string(dim) + " is not divisible by " + name +
                                                 "_num_heads = " + std::to_string(heads));
   }
-  if ((dim / heads) % 4 != 0) {
+  if (rope && (dim / heads) % 4 != 0) {
     return field_error(name + "_embed_dim", "/ " + name + "_num_heads = " + std::to_string(dim / heads) +
                                                 " is not a multiple of 4 (2D RoPE splits each head in x/y pairs)");
   }
@@ -62,6 +62,29 @@ bool parse_positive_double(std::string_view s, double& out) {
   if (s.empty()) return false;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
   return r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(out) && out > 0;
+}
+
+Status check_eps(std::string_view field, double eps) {
+  if (!(eps > 0 && eps < 1)) return field_error(field, "must be in (0, 1)");
+  return Status::ok();
+}
+
+// The DUNE encoder's settings (mast3r_config.h); enc_* are its ViT's.
+Status validate_dune(const Mast3rConfig& c) {
+  // AsymmetricMASt3RWithDUNEBackbone scales the DPT's last upsampling by the constant 14/16.
+  if (c.patch_size != 14) {
+    return field_error("patch_size", "= " + std::to_string(c.patch_size) + ": a DUNE encoder has 14-pixel patches");
+  }
+  RECON_RETURN_IF_ERROR(check_range("dune_num_register_tokens", c.dune_num_register_tokens, 0, 64));
+  RECON_RETURN_IF_ERROR(check_range("dune_pos_embed_grid", c.dune_pos_embed_grid, 1, 1024));
+  if (!(c.dune_interpolate_offset >= 0 && c.dune_interpolate_offset < 1)) {
+    return field_error("dune_interpolate_offset", "must be in [0, 1)");
+  }
+  if (c.dune_ffn_layer != "mlp") {
+    return field_error("dune_ffn_layer", "'" + c.dune_ffn_layer + "' is not supported (mlp)");
+  }
+  RECON_RETURN_IF_ERROR(check_eps("dune_ln_eps", c.dune_ln_eps));
+  return check_eps("dune_norm_eps", c.dune_norm_eps);
 }
 
 }  // namespace
@@ -102,7 +125,11 @@ std::array<std::int64_t, 4> Mast3rConfig::dpt_hooks() const {
 Status Mast3rConfig::validate() const {
   RECON_RETURN_IF_ERROR(check_range("patch_size", patch_size, 1, 256));
   for (const std::int64_t s : img_size) RECON_RETURN_IF_ERROR(check_range("img_size", s, 1, kMaxDim));
-  RECON_RETURN_IF_ERROR(check_attention("enc", enc_embed_dim, enc_num_heads));
+  if (encoder != "croco" && encoder != "dune") {
+    return field_error("encoder", "'" + encoder + "' is not supported (croco, dune)");
+  }
+  if (is_dune()) RECON_RETURN_IF_ERROR(validate_dune(*this));
+  RECON_RETURN_IF_ERROR(check_attention("enc", enc_embed_dim, enc_num_heads, /*rope=*/!is_dune()));
   RECON_RETURN_IF_ERROR(check_attention("dec", dec_embed_dim, dec_num_heads));
   RECON_RETURN_IF_ERROR(check_range("enc_depth", enc_depth, 1, kMaxDepth));
   // The DPT taps decoder outputs [0, L/2, 3L/4, L]; below 4 layers they collide. (Upstream asserts

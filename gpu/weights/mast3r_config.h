@@ -1,7 +1,9 @@
 // The hyper-parameters of an AsymmetricMASt3R model with the catmlp+dpt head, named after the
 // official Python constructor arguments (mast3r-spec.md §1), plus a few NON-OFFICIAL test-only
-// fields that let tiny test models shrink the heads. Read from the safetensors metadata entry
-// "mast3r.config" (a JSON object); absent keys keep the defaults below, which are the released
+// fields that let tiny test models shrink the heads. The encoder is MASt3R's CroCo ViT, or a DUNE
+// ViT (encoder = "dune": AsymmetricMASt3RWithDUNEBackbone, docs/MAST3R.md) whose settings are the
+// dune_* fields; enc_embed_dim / enc_depth / enc_num_heads then describe the DUNE ViT. Read from the safetensors
+// metadata entry "mast3r.config" (a JSON object); absent keys keep the defaults below, which are the released
 // MASt3R_ViTLarge_BaseDecoder_512_catmlpdpt_metric checkpoint's. Holds no weights.
 #pragma once
 
@@ -58,6 +60,20 @@ struct Mast3rConfig {
   // The official norm_layer is LayerNorm(eps=1e-6); JSON key "norm_eps".
   double norm_eps = 1e-6;
 
+  // ---- The encoder: "croco" (AsymmetricMASt3R's own) or "dune". The dune_* fields matter only for
+  // "dune" and are stored only then; their defaults are naver/dune's (EncoderOptions and
+  // DinoVisionTransformer) and naver/mast3r's wrapper's.
+  std::string encoder = "croco";
+  std::string dune_backbone;                  // the torch.hub name the checkpoint loads; informational
+  std::int64_t dune_num_register_tokens = 4;  // inserted after the class token, without position
+  std::int64_t dune_pos_embed_grid = 32;      // pos_embed holds 1 + grid² rows (448 / 14)
+  double dune_interpolate_offset = 0.1;       // 0: resample to the size; else by (n + offset) / grid
+  bool dune_interpolate_antialias = false;
+  bool dune_layerscale = true;         // blocks carry ls1.gamma / ls2.gamma
+  std::string dune_ffn_layer = "mlp";  // SwiGLU variants are refused
+  double dune_ln_eps = 1e-6;           // the ViT's block norms
+  double dune_norm_eps = 1e-5;         // the wrapper's LayerNorm on the patch tokens
+
   // ---- NON-OFFICIAL, test-only: the released model hard-codes these values.
   std::array<std::int64_t, 4> dpt_layer_dims = {96, 192, 384, 768};
   std::int64_t dpt_feature_dim = 256;
@@ -67,6 +83,7 @@ struct Mast3rConfig {
   std::optional<double> local_mlp_ratio;
 
   // ---- Derived values (meaningful once validate() passed).
+  bool is_dune() const { return encoder == "dune"; }
   std::int64_t desc_dim() const;  // 24 from "pts3d+desc24"
   double rope_base() const;       // 100 from "RoPE100"
   std::int64_t enc_head_dim() const { return enc_num_heads > 0 ? enc_embed_dim / enc_num_heads : 0; }
@@ -91,7 +108,8 @@ struct Mast3rConfig {
   static Result<Mast3rConfig> from_safetensors(const SafetensorsFile& file);
 
   // All official keys; the non-official ones (norm_eps, dpt_*, local_mlp_ratio) only when they
-  // differ from the released model. Infinities become "inf"/"-inf".
+  // differ from the released model; encoder and dune_* only for a DUNE encoder. Infinities become
+  // "inf"/"-inf".
   JsonValue to_json_value() const;
   std::string to_json() const;
 

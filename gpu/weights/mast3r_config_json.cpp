@@ -115,6 +115,16 @@ Status apply(Mast3rConfig& c, const std::string& key, const JsonValue& v, bool& 
   if (key == "mask_ratio") return read_number(key, v, c.mask_ratio);
   if (key == "norm_layer") return Status::ok();  // a Python callable upstream; see norm_eps
   if (key == "norm_eps") return read_number(key, v, c.norm_eps);
+  if (key == "encoder") return read_string(key, v, c.encoder);
+  if (key == "dune_backbone") return read_string(key, v, c.dune_backbone);
+  if (key == "dune_num_register_tokens") return read_int(key, v, c.dune_num_register_tokens);
+  if (key == "dune_pos_embed_grid") return read_int(key, v, c.dune_pos_embed_grid);
+  if (key == "dune_interpolate_offset") return read_number(key, v, c.dune_interpolate_offset);
+  if (key == "dune_interpolate_antialias") return read_bool(key, v, c.dune_interpolate_antialias);
+  if (key == "dune_layerscale") return read_bool(key, v, c.dune_layerscale);
+  if (key == "dune_ffn_layer") return read_string(key, v, c.dune_ffn_layer);
+  if (key == "dune_ln_eps") return read_number(key, v, c.dune_ln_eps);
+  if (key == "dune_norm_eps") return read_number(key, v, c.dune_norm_eps);
   if (key == "dpt_layer_dims") return read_int_array(key, v, c.dpt_layer_dims);
   if (key == "dpt_feature_dim") return read_int(key, v, c.dpt_feature_dim);
   if (key == "dpt_last_dim") return read_int(key, v, c.dpt_last_dim);
@@ -228,6 +238,18 @@ JsonValue Mast3rConfig::to_json_value() const {
   if (dpt_feature_dim != official.dpt_feature_dim) o.add("dpt_feature_dim", JsonValue::integer(dpt_feature_dim));
   if (dpt_last_dim != official.dpt_last_dim) o.add("dpt_last_dim", JsonValue::integer(dpt_last_dim));
   if (local_mlp_ratio) o.add("local_mlp_ratio", num(*local_mlp_ratio));
+  if (is_dune()) {
+    o.add("encoder", JsonValue::string(encoder));
+    o.add("dune_backbone", JsonValue::string(dune_backbone));
+    o.add("dune_num_register_tokens", JsonValue::integer(dune_num_register_tokens));
+    o.add("dune_pos_embed_grid", JsonValue::integer(dune_pos_embed_grid));
+    o.add("dune_interpolate_offset", num(dune_interpolate_offset));
+    o.add("dune_interpolate_antialias", JsonValue::boolean(dune_interpolate_antialias));
+    o.add("dune_layerscale", JsonValue::boolean(dune_layerscale));
+    o.add("dune_ffn_layer", JsonValue::string(dune_ffn_layer));
+    o.add("dune_ln_eps", num(dune_ln_eps));
+    o.add("dune_norm_eps", num(dune_norm_eps));
+  }
   return o;
 }
 

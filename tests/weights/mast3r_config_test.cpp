@@ -213,6 +213,35 @@ TEST(Mast3rConfig, ToJsonRoundTrips) {
   EXPECT_EQ(parse_ok(tiny.to_json()), tiny);
 }
 
+TEST(Mast3rConfig, DuneEncoderSettingsParseValidateAndRoundTrip) {
+  const Mast3rConfig c = parse_ok(R"({"encoder": "dune", "patch_size": 14, "enc_embed_dim": 384,
+      "enc_num_heads": 6, "enc_depth": 12, "dune_backbone": "dune_vitsmall_14_448_encoder",
+      "dune_num_register_tokens": 4, "dune_pos_embed_grid": 32, "dune_interpolate_offset": 0.1,
+      "dune_interpolate_antialias": false, "dune_layerscale": true, "dune_ffn_layer": "mlp"})");
+  EXPECT_TRUE(c.is_dune());
+  EXPECT_EQ(c.local_mlp_in(), 384 + 768);
+  EXPECT_EQ(c.local_mlp_out(), 25 * 14 * 14);
+  EXPECT_EQ(c.dune_norm_eps, 1e-5);
+  EXPECT_EQ(parse_ok(c.to_json()), c);
+  // A DUNE ViT has no RoPE: a head dim that is not a multiple of 4 is fine there.
+  parse_ok(R"({"encoder": "dune", "patch_size": 14, "enc_embed_dim": 30, "enc_num_heads": 5})");
+  // A CroCo config writes none of the DUNE keys.
+  EXPECT_THAT(Mast3rConfig{}.to_json(), Not(HasSubstr("dune")));
+  EXPECT_THAT(Mast3rConfig{}.to_json(), Not(HasSubstr("encoder")));
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"encoder": "vit"})", "encoder 'vit' is not supported"},
+      {R"({"encoder": "dune"})", "patch_size = 16: a DUNE encoder has 14-pixel patches"},
+      {R"({"encoder": "dune", "patch_size": 14, "dune_ffn_layer": "swiglufused"})", "dune_ffn_layer 'swiglufused'"},
+      {R"({"encoder": "dune", "patch_size": 14, "dune_num_register_tokens": -1})", "dune_num_register_tokens"},
+      {R"({"encoder": "dune", "patch_size": 14, "dune_pos_embed_grid": 0})", "dune_pos_embed_grid"},
+      {R"({"encoder": "dune", "patch_size": 14, "dune_interpolate_offset": 1})", "dune_interpolate_offset"},
+      {R"({"encoder": "dune", "patch_size": 14, "dune_norm_eps": 0})", "dune_norm_eps"},
+      {R"({"encoder": "dune", "patch_size": 14, "dune_layerscale": 1})", "dune_layerscale must be true or false"},
+  };
+  for (const auto& [json, needle] : bad) EXPECT_THAT(parse_error(json).message(), HasSubstr(needle)) << json;
+}
+
 TEST(Mast3rConfig, ComesFromSafetensorsMetadataOrDefaults) {
   SafetensorsWriter plain;
   Result<SafetensorsFile> no_meta = SafetensorsFile::from_bytes(plain.serialize());
