@@ -49,6 +49,30 @@ void add_encoder_block(CatalogBuilder& b, const std::string& p, std::int64_t dim
   b.linear(p + ".mlp.fc2", hidden, dim);
 }
 
+// AsymmetricMASt3RWithDUNEBackbone's encoder side under its official names: the DUNE ViT
+// (`dune_backbone.`, its blocks in the one chunk of block_chunks=1) and the wrapper's LayerNorm
+// `norm`. The ViT's own final norm and mask_token are not read by DUNE-MASt3R and are not listed.
+void add_dune_encoder(CatalogBuilder& b, const Mast3rConfig& c) {
+  const std::int64_t e = c.enc_embed_dim, g = c.dune_pos_embed_grid;
+  const std::string v = "dune_backbone.";
+  b.add(v + "cls_token", {1, 1, e});
+  b.add(v + "pos_embed", {1, 1 + g * g, e});
+  if (c.dune_num_register_tokens > 0) b.add(v + "register_tokens", {1, c.dune_num_register_tokens, e});
+  b.conv(v + "patch_embed.proj", 3, e, c.patch_size);
+  for (std::int64_t i = 0; i < c.enc_depth; ++i) {
+    const std::string p = v + "blocks.0." + std::to_string(i);
+    b.norm(p + ".norm1", e);
+    b.linear(p + ".attn.qkv", e, 3 * e);
+    b.linear(p + ".attn.proj", e, e);
+    if (c.dune_layerscale) b.add(p + ".ls1.gamma", {e});
+    b.norm(p + ".norm2", e);
+    b.linear(p + ".mlp.fc1", e, c.enc_mlp_hidden());
+    b.linear(p + ".mlp.fc2", c.enc_mlp_hidden(), e);
+    if (c.dune_layerscale) b.add(p + ".ls2.gamma", {e});
+  }
+  b.norm("norm", e);
+}
+
 void add_decoder_block(CatalogBuilder& b, const std::string& p, std::int64_t dim, std::int64_t hidden) {
   b.norm(p + ".norm1", dim);
   b.linear(p + ".attn.qkv", dim, 3 * dim);
@@ -101,12 +125,16 @@ std::vector<WeightSpec> mast3r_weight_catalog(const Mast3rConfig& c) {
   CatalogBuilder b;
   const std::int64_t e = c.enc_embed_dim;
   const std::int64_t d = c.dec_embed_dim;
-  b.add("mask_token", {1, 1, d});
-  b.conv("patch_embed.proj", 3, e, c.patch_size);
-  for (std::int64_t i = 0; i < c.enc_depth; ++i) {
-    add_encoder_block(b, "enc_blocks." + std::to_string(i), e, c.enc_mlp_hidden());
+  if (c.is_dune()) {
+    add_dune_encoder(b, c);
+  } else {
+    b.add("mask_token", {1, 1, d});
+    b.conv("patch_embed.proj", 3, e, c.patch_size);
+    for (std::int64_t i = 0; i < c.enc_depth; ++i) {
+      add_encoder_block(b, "enc_blocks." + std::to_string(i), e, c.enc_mlp_hidden());
+    }
+    b.norm("enc_norm", e);
   }
-  b.norm("enc_norm", e);
   b.linear("decoder_embed", e, d);
   for (std::int64_t i = 0; i < c.dec_depth; ++i) {
     add_decoder_block(b, "dec_blocks." + std::to_string(i), d, c.dec_mlp_hidden());
@@ -205,12 +233,13 @@ Result<Mast3rWeightMap> check_weights(const SafetensorsFile& file, const Mast3rC
     return map;
   }
 
-  std::string message = "weights do not match the MASt3R config (enc " + std::to_string(config.enc_embed_dim) + "x" +
-                        std::to_string(config.enc_depth) + ", dec " + std::to_string(config.dec_embed_dim) + "x" +
-                        std::to_string(config.dec_depth) + "): " + std::to_string(missing.size()) + " missing, " +
-                        std::to_string(unexpected.size()) + " unexpected, " + std::to_string(wrong_shape.size()) +
-                        " wrong shape, " + std::to_string(wrong_dtype.size()) + " wrong dtype, " +
-                        std::to_string(conflicts.size()) + " alias conflicts";
+  std::string message = "weights do not match the MASt3R config (" + std::string(config.is_dune() ? "DUNE " : "") +
+                        "enc " + std::to_string(config.enc_embed_dim) + "x" + std::to_string(config.enc_depth) +
+                        ", dec " + std::to_string(config.dec_embed_dim) + "x" + std::to_string(config.dec_depth) +
+                        "): " + std::to_string(missing.size()) + " missing, " + std::to_string(unexpected.size()) +
+                        " unexpected, " + std::to_string(wrong_shape.size()) + " wrong shape, " +
+                        std::to_string(wrong_dtype.size()) + " wrong dtype, " + std::to_string(conflicts.size()) +
+                        " alias conflicts";
   std::size_t listed = 0;
   std::size_t total = 0;
   const std::pair<const char*, const std::vector<std::string>*> groups[] = {

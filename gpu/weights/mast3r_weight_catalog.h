@@ -33,7 +33,8 @@ struct WeightSpec {
 };
 
 // In state_dict order, aliases included (1017 entries for the default config). The unused
-// mask_token and refinenet4.resConfUnit1 are listed because checkpoints carry them.
+// mask_token and refinenet4.resConfUnit1 are listed because checkpoints carry them. A DUNE config
+// lists the DUNE encoder (`dune_backbone.…`, `norm.…`) in place of the CroCo one.
 std::vector<WeightSpec> mast3r_weight_catalog(const Mast3rConfig& config);
 
 // Which tensor of a checked file holds each catalog entry.

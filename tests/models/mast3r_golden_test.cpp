@@ -1,6 +1,7 @@
 // The MASt3R forward pass against the PyTorch reference's golden data (tests/golden, made by
-// tests/reference/make_golden.py in float64): fp32 within 1e-4, fp16 within 2e-2, per output, as
-// max |got − want| / max |want|. On failure the intermediate taps say where the first divergence is.
+// tests/reference/make_golden.py in float64): fp32 within 1e-4 (the DUNE-MASt3R cases, dune_*,
+// within 1e-5), fp16 within 2e-2, per output, as max |got − want| / max |want|. On failure the intermediate taps say
+// where the first divergence is.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "gpu/models/mast3r/mast3r_engine.h"
 #include "gpu/weights/safetensors.h"
+#include "gpu/weights/safetensors_writer.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -76,19 +78,23 @@ TEST_P(Mast3rGoldenTest, MatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Mast3rGoldenTest,
-                         ::testing::Values(GoldenCase{"tiny_same", Precision::kF32, 1e-4},
-                                           GoldenCase{"tiny_mixed", Precision::kF32, 1e-4},
-                                           GoldenCase{"tiny_batch2", Precision::kF32, 1e-4},
-                                           GoldenCase{"tiny_same", Precision::kF16, 2e-2},
-                                           GoldenCase{"tiny_mixed", Precision::kF16, 2e-2},
-                                           GoldenCase{"tiny_same", Precision::kF16Heads, 2e-2},
-                                           GoldenCase{"tiny_mixed", Precision::kF16Heads, 2e-2}),
-                         [](const auto& info) {
-                           std::string p = precision_name(info.param.precision);
-                           std::replace(p.begin(), p.end(), '-', '_');
-                           return info.param.name + "_" + p;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Golden, Mast3rGoldenTest,
+    ::testing::Values(GoldenCase{"tiny_same", Precision::kF32, 1e-4}, GoldenCase{"tiny_mixed", Precision::kF32, 1e-4},
+                      GoldenCase{"tiny_batch2", Precision::kF32, 1e-4}, GoldenCase{"tiny_same", Precision::kF16, 2e-2},
+                      GoldenCase{"tiny_mixed", Precision::kF16, 2e-2},
+                      GoldenCase{"tiny_same", Precision::kF16Heads, 2e-2},
+                      GoldenCase{"tiny_mixed", Precision::kF16Heads, 2e-2},
+                      GoldenCase{"dune_same", Precision::kF32, 1e-5}, GoldenCase{"dune_mixed", Precision::kF32, 1e-5},
+                      GoldenCase{"dune_batch2", Precision::kF32, 1e-5}, GoldenCase{"dune_same", Precision::kF16, 2e-2},
+                      GoldenCase{"dune_mixed", Precision::kF16, 2e-2}, GoldenCase{"dune_batch2", Precision::kF16, 2e-2},
+                      GoldenCase{"dune_same", Precision::kF16Heads, 2e-2},
+                      GoldenCase{"dune_mixed", Precision::kF16Heads, 2e-2}),
+    [](const auto& info) {
+      std::string p = precision_name(info.param.precision);
+      std::replace(p.begin(), p.end(), '-', '_');
+      return info.param.name + "_" + p;
+    });
 
 class Mast3rEngineTest : public GpuTest {};
 
@@ -102,6 +108,35 @@ TEST_F(Mast3rEngineTest, CorruptWeightFileIsAClearErrorNamingIt) {
   ASSERT_FALSE(engine.is_ok());
   EXPECT_EQ(engine.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(engine.status().message().find(tmp.filename().string()), std::string::npos) << engine.status().message();
+}
+
+// A DUNE-MASt3R file whose tensors do not fit its config is refused at load, naming each tensor.
+TEST_F(Mast3rEngineTest, MisShapedDuneWeightsAreAClearErrorNamingThem) {
+  auto good = SafetensorsFile::open(kGoldenDir + "/dune_same/model.safetensors");
+  ASSERT_TRUE(good.is_ok()) << good.status().to_string();
+  SafetensorsWriter bad;
+  bad.add_metadata(std::string(Mast3rConfig::kMetadataKey), std::string(*good->metadata(Mast3rConfig::kMetadataKey)));
+  for (const TensorInfo& t : good->tensors()) {
+    if (t.name == "norm.bias") continue;  // missing
+    std::vector<int64_t> shape = t.shape;
+    if (t.name == "dune_backbone.pos_embed") shape = {1, shape[1] - 1, shape[2]};  // one row short
+    const auto bytes = good->data(t);
+    const size_t keep =
+        t.name == "dune_backbone.pos_embed" ? bytes.size() - static_cast<size_t>(shape[2]) * 4 : bytes.size();
+    ASSERT_TRUE(bad.add_tensor(t.name, t.dtype, shape, bytes.first(keep)).is_ok()) << t.name;
+  }
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("recon-dune-bad-" + std::to_string(::getpid()) + ".safetensors");
+  ASSERT_TRUE(bad.write(tmp.string()).is_ok());
+  auto engine = Mast3rEngine::load(rt(), tmp.string(), Precision::kF32);
+  std::filesystem::remove(tmp);
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_EQ(engine.status().code(), StatusCode::kInvalidArgument);
+  const std::string& m = engine.status().message();
+  EXPECT_NE(m.find("DUNE"), std::string::npos) << m;
+  EXPECT_NE(m.find("missing: norm.bias"), std::string::npos) << m;
+  EXPECT_NE(m.find("wrong shape: dune_backbone.pos_embed: expected [1, 17, 32], found [1, 16, 32]"), std::string::npos)
+      << m;
 }
 
 TEST_F(Mast3rEngineTest, WrongImageSizesAreRefused) {

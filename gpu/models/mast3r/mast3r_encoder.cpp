@@ -1,5 +1,6 @@
 #include "gpu/models/mast3r/mast3r_encoder.h"
 
+#include "gpu/models/mast3r/dune_encoder.h"
 #include "gpu/models/mast3r/mast3r_layers.h"
 #include "gpu/ops/attention.h"
 #include "gpu/ops/cast.h"
@@ -12,7 +13,18 @@ namespace {
 struct PreprocessPush {
   uint32_t batch, height, width, stride, image_bytes;
 };
-static_assert(sizeof(PreprocessPush) == 20, "mirrors Push in shaders/mast3r_preprocess.comp");
+static_assert(sizeof(PreprocessPush) == 20, "mirrors Push in shaders/mast3r_preprocess.comp, dune_preprocess.comp");
+
+// MASt3R's own encoder (spec §3): patch embedding, enc_depth pre-norm blocks with RoPE
+// self-attention, enc_norm, on the input 2·v/255 − 1.
+class CrocoEncoder final : public Mast3rEncoder {
+ public:
+  CrocoEncoder(Runtime& rt, const Mast3rWeights& w, int64_t batch, ViewSize size) : Mast3rEncoder(rt, w, batch, size) {}
+
+ private:
+  Status build_all() override;
+};
+
 }  // namespace
 
 Mast3rEncoder::Mast3rEncoder(Runtime& rt, const Mast3rWeights& w, int64_t batch, ViewSize size)
@@ -26,11 +38,17 @@ Result<std::unique_ptr<Mast3rEncoder>> Mast3rEncoder::build(Runtime& rt, const M
                             " is not a positive multiple of the patch size " + std::to_string(p));
   }
   if (batch < 1 || batch > 128) return invalid_argument("encoder batch must be 1..128");
-  std::unique_ptr<Mast3rEncoder> e(new Mast3rEncoder(rt, weights, batch, size));
+  std::unique_ptr<Mast3rEncoder> e;
+  if (weights.config().is_dune()) {
+    e = make_dune_encoder(rt, weights, batch, size);
+  } else {
+    e.reset(new CrocoEncoder(rt, weights, batch, size));
+  }
   Status s = e->build_all();
   if (!s.is_ok()) {
-    return s.with_context("building the MASt3R encoder graph for " + std::to_string(batch) + "x" +
-                          std::to_string(size.width) + "x" + std::to_string(size.height));
+    return s.with_context(std::string("building the ") + (weights.config().is_dune() ? "DUNE" : "MASt3R") +
+                          " encoder graph for " + std::to_string(batch) + "x" + std::to_string(size.width) + "x" +
+                          std::to_string(size.height));
   }
   return e;
 }
@@ -47,8 +65,27 @@ const Tensor* Mast3rEncoder::tap(const std::string& name) const {
   return nullptr;
 }
 
-// Spec §3: patch embedding, enc_depth pre-norm blocks with RoPE self-attention, enc_norm.
-Status Mast3rEncoder::build_all() {
+Result<Tensor> Mast3rEncoder::build_input(const char* shader) {
+  const int64_t B = batch_, H = size_.height, W = size_.width;
+  Graph& g = *graph_;
+  g.timestamp("preprocess");
+  RECON_ASSIGN_OR_RETURN(input_u8_, alloc(DType::kU8, {B, H, W, 3}));
+  RECON_ASSIGN_OR_RETURN(image_, alloc(DType::kF32, {B, 3, H, W}));
+  const uint32_t stride = static_cast<uint32_t>(W * 3);
+  const PreprocessPush push{static_cast<uint32_t>(B), static_cast<uint32_t>(H), static_cast<uint32_t>(W), stride,
+                            static_cast<uint32_t>(stride * H)};
+  const uint64_t pixels = static_cast<uint64_t>(B * H * W);
+  RECON_RETURN_IF_ERROR(g.dispatch(shader, {}, {{input_u8_, Access::kRead}, {image_, Access::kWrite}}, push,
+                                   Graph::grid_1d((pixels + 255) / 256)));
+  g.timestamp("encoder");
+  const DType dt = w_.trunk_dtype();
+  if (dt == DType::kF32) return image_;
+  RECON_ASSIGN_OR_RETURN(Tensor image, alloc(dt, {B, 3, H, W}));
+  RECON_RETURN_IF_ERROR(ops::cast(g, image_, image));
+  return image;
+}
+
+Status CrocoEncoder::build_all() {
   const Mast3rConfig& c = w_.config();
   const DType dt = w_.trunk_dtype();
   const int64_t B = batch_, C = c.enc_embed_dim, p = c.patch_size, H = size_.height, W = size_.width;
@@ -57,22 +94,7 @@ Status Mast3rEncoder::build_all() {
   const Capabilities& caps = rt_.caps();
   Graph& g = *graph_;
 
-  g.timestamp("preprocess");
-  RECON_ASSIGN_OR_RETURN(input_u8_, alloc(DType::kU8, {B, H, W, 3}));
-  RECON_ASSIGN_OR_RETURN(image_, alloc(DType::kF32, {B, 3, H, W}));
-  const uint32_t stride = static_cast<uint32_t>(W * 3);
-  const PreprocessPush push{static_cast<uint32_t>(B), static_cast<uint32_t>(H), static_cast<uint32_t>(W), stride,
-                            static_cast<uint32_t>(stride * H)};
-  const uint64_t pixels = static_cast<uint64_t>(B * H * W);
-  RECON_RETURN_IF_ERROR(g.dispatch("mast3r_preprocess", {}, {{input_u8_, Access::kRead}, {image_, Access::kWrite}},
-                                   push, Graph::grid_1d((pixels + 255) / 256)));
-
-  g.timestamp("encoder");
-  Tensor image = image_;
-  if (dt != DType::kF32) {
-    RECON_ASSIGN_OR_RETURN(image, alloc(dt, {B, 3, H, W}));
-    RECON_RETURN_IF_ERROR(ops::cast(g, image_, image));
-  }
+  RECON_ASSIGN_OR_RETURN(Tensor image, build_input("mast3r_preprocess"));
   RECON_ASSIGN_OR_RETURN(Tensor patches, alloc(dt, {B, C, gh, gw}));
   RECON_RETURN_IF_ERROR(mast3r::conv2d(g, caps, image, w_.conv("patch_embed.proj.weight"),
                                        &w_.at("patch_embed.proj.bias"), patches, static_cast<int>(p), 0));

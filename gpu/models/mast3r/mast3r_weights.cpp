@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/log.h"
+#include "gpu/weights/half_float.h"
 #include "gpu/weights/mast3r_weight_catalog.h"
 #include "gpu/weights/safetensors.h"
 
@@ -19,6 +20,36 @@ bool unused_at_inference(const std::string& name) {
 
 bool is_head(const std::string& name) {
   return name.rfind("downstream_head", 0) == 0;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// DUNE's LayerScale multiplies the output of attn.proj (ls1) and mlp.fc2 (ls2) by a per-channel
+// gamma. It is folded into those layers' rows and biases here, in fp32 before any fp16 rounding:
+// gamma·(W x + b) = (gamma∘W) x + gamma∘b, which moves one rounding of the product into the weight
+// (measured by the DUNE goldens, docs/MAST3R.md). The gamma of a weight or bias, or "".
+std::string layer_scale_of(const Mast3rConfig& c, const std::string& name) {
+  if (!c.is_dune() || !c.dune_layerscale || name.rfind("dune_backbone.blocks.", 0) != 0) return {};
+  for (const auto& [layer, gamma] : {std::pair{".attn.proj.", ".ls1.gamma"}, std::pair{".mlp.fc2.", ".ls2.gamma"}}) {
+    for (const char* leaf : {"weight", "bias"}) {
+      const std::string suffix = std::string(layer) + leaf;
+      if (ends_with(name, suffix)) return name.substr(0, name.size() - suffix.size()) + gamma;
+    }
+  }
+  return {};
+}
+
+bool is_layer_scale(const std::string& name) {
+  return ends_with(name, ".ls1.gamma") || ends_with(name, ".ls2.gamma");
+}
+
+// The DUNE tokens and position table: the encoder graph builder combines them on the host (the
+// table is resampled per image size), so they stay there.
+bool kept_on_host(const std::string& name) {
+  return name == "dune_backbone.cls_token" || name == "dune_backbone.pos_embed" ||
+         name == "dune_backbone.register_tokens";
 }
 
 // [rows, cols] → [cols, rows], in blocks that stay in cache.
@@ -93,18 +124,43 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
   std::vector<float> f32;
   std::vector<uint16_t> f16;
   const uint64_t range = rt.caps().max_storage_buffer_range;
+  // fp32 values of the named tensor, with its layer scale folded in when it has one.
+  auto read_f32 = [&](const WeightSpec& spec, const TensorInfo& info, std::vector<float>& out) -> Status {
+    out.resize(info.numel());
+    RECON_RETURN_IF_ERROR(file.copy_as_f32(info.name, out.data()));
+    const std::string gamma_name = layer_scale_of(w->config_, spec.name);
+    if (gamma_name.empty()) return Status::ok();
+    const TensorInfo* g = map.find(file, gamma_name);
+    if (g == nullptr) return internal_error("layer scale " + gamma_name + " vanished after the check");
+    std::vector<float> gamma(g->numel());
+    RECON_RETURN_IF_ERROR(file.copy_as_f32(g->name, gamma.data()));
+    const size_t row = out.size() / gamma.size();  // a weight's [out, in] rows, or 1 for the bias
+    for (size_t o = 0; o < gamma.size(); ++o) {
+      for (size_t k = 0; k < row; ++k) out[o * row + k] *= gamma[o];
+    }
+    return Status::ok();
+  };
   for (const WeightSpec& spec : mast3r_weight_catalog(w->config_)) {
-    if (!spec.alias_of.empty() || unused_at_inference(spec.name)) continue;
+    if (!spec.alias_of.empty() || unused_at_inference(spec.name) || is_layer_scale(spec.name)) continue;
     const TensorInfo* info = map.find(file, spec.name);
     if (info == nullptr) return internal_error("weight " + spec.name + " vanished after the check");
+    if (kept_on_host(spec.name)) {
+      std::vector<float>& host = w->host_[spec.name];
+      RECON_RETURN_IF_ERROR(read_f32(spec, *info, host));
+      continue;
+    }
     const bool half = is_head(spec.name) ? precision == Precision::kF16Heads : precision != Precision::kF32;
     const Shape shape(spec.shape.begin(), spec.shape.end());
     if (half) {
       f16.resize(info->numel());
-      RECON_RETURN_IF_ERROR(file.copy_as_f16(info->name, f16.data()));
+      if (layer_scale_of(w->config_, spec.name).empty()) {
+        RECON_RETURN_IF_ERROR(file.copy_as_f16(info->name, f16.data()));
+      } else {
+        RECON_RETURN_IF_ERROR(read_f32(spec, *info, f32));
+        for (size_t i = 0; i < f32.size(); ++i) f16[i] = f32_to_f16(f32[i]);
+      }
     } else {
-      f32.resize(info->numel());
-      RECON_RETURN_IF_ERROR(file.copy_as_f32(info->name, f32.data()));
+      RECON_RETURN_IF_ERROR(read_f32(spec, *info, f32));
     }
     const DType dtype = half ? DType::kF16 : DType::kF32;
     const size_t bytes = info->numel() * dtype_size(dtype);
@@ -132,6 +188,16 @@ const Tensor& Mast3rWeights::at(std::string_view name) const {
   auto it = tensors_.find(std::string(name));
   if (it == tensors_.end()) {
     std::fprintf(stderr, "recon: MASt3R weight %.*s requested but not loaded\n", static_cast<int>(name.size()),
+                 name.data());
+    std::abort();
+  }
+  return it->second;
+}
+
+const std::vector<float>& Mast3rWeights::host(std::string_view name) const {
+  auto it = host_.find(std::string(name));
+  if (it == host_.end()) {
+    std::fprintf(stderr, "recon: MASt3R host tensor %.*s requested but not kept\n", static_cast<int>(name.size()),
                  name.data());
     std::abort();
   }

@@ -1,6 +1,8 @@
 // MASt3R's parameters on the device: read from a safetensors file with official names, checked
 // against the catalog of the file's configuration (one error naming every missing, unexpected or
-// wrong-shaped tensor), converted to the device dtype and uploaded to the weights pool.
+// wrong-shaped tensor), converted to the device dtype and uploaded to the weights pool. For a DUNE
+// encoder, layer scale is folded into the layers it scales, and the class/register tokens and the
+// position table stay on the host (host()), where the encoder's graph builder resamples the table.
 #pragma once
 
 #include <memory>
@@ -8,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/linear.h"
@@ -63,6 +66,9 @@ class Mast3rWeights {
   ConvWeight conv(std::string_view name) const;
   // The GEMM path of a weight's layer: kAutoSplitF32 for the fp32 heads of kF16, else kAuto.
   ops::GemmPath gemm_path(std::string_view name) const;
+  // A tensor kept on the host in fp32 (the DUNE tokens and position table), row-major. Asking for
+  // one that is not kept aborts, as at() does.
+  const std::vector<float>& host(std::string_view name) const;
   size_t device_bytes() const { return device_bytes_; }
   size_t tensor_count() const { return tensors_.size(); }
 
@@ -71,6 +77,7 @@ class Mast3rWeights {
   Mast3rConfig config_;
   Precision precision_ = Precision::kF32;
   std::unordered_map<std::string, Tensor> tensors_;
+  std::unordered_map<std::string, std::vector<float>> host_;
   std::unordered_set<std::string> in_out_;  // linear weights uploaded [in, out]
   std::unordered_set<std::string> ohwi_;    // convolution weights uploaded [Cout, KH, KW, Cin]
   std::unordered_set<std::string> split_;   // fp32 weights whose GEMMs run split on tensor cores
