@@ -124,5 +124,111 @@ class ConvertCheckpoint(unittest.TestCase):
         self.assertIn("use_offsets", r.stderr)
 
 
+# DUNE-MASt3R: a DUNE ViT-Tiny (the smallest official arch: 192 wide, 12 blocks, 3 heads) under a tiny
+# MASt3R decoder, saved as the two official files are laid out (dune_checkpoint.py).
+DUNE_TINY = dict(TINY, enc_embed_dim=192, enc_depth=12, enc_num_heads=3, mlp_ratio=4, patch_embed_cls="PatchEmbedDust3R",
+                 landscape_only=False, encoder="dune", patch_size=14, dune_num_register_tokens=4,
+                 dune_pos_embed_grid=4, dune_interpolate_offset=0.1, dune_interpolate_antialias=False,
+                 dune_layerscale=True, dune_backbone="dune_vittiny_14_56_encoder")
+DUNE_STR_KEYS = [k for k in TINY_KEYS if k not in ("landscape_only", "patch_embed_cls")]
+
+
+class ConvertDuneCheckpoint(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(1)
+        cfg = resolve_config(DUNE_TINY)
+        model = AsymmetricMASt3R(cfg)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.randn_like(p) * 0.3)
+        cls.model, cls.cfg = model, cfg
+        sd = model.state_dict()
+        # the DUNE student: encoder.* (behind DDP's module.), the ViT's final norm and mask token, projectors
+        student = {"module.encoder." + k[len("dune_backbone."):]: v for k, v in sd.items() if k.startswith("dune_backbone.")}
+        student["module.encoder.norm.weight"] = torch.ones(192)
+        student["module.encoder.norm.bias"] = torch.zeros(192)
+        student["module.encoder.mask_token"] = torch.zeros(1, 192)
+        student["module.projectors.dino2reg_vitlarge_14.fc.weight"] = torch.zeros(4, 192)
+        cls.student = student
+        cls.dune_args = argparse.Namespace(image_size=56, enc_args={"arch": "vit_tiny", "patch_size": 14},
+                                           teachers=["dino2reg_vitlarge_14"])
+        # the DUNE-MASt3R file: mast3r.* (with its unused CroCo encoder), norm.*, the ImageNet buffers
+        mast3r = {"mast3r." + k: v for k, v in sd.items() if not k.startswith(("dune_backbone.", "norm."))}
+        mast3r["mast3r.mask_token"] = torch.zeros(1, 1, 24)
+        mast3r["mast3r.patch_embed.proj.weight"] = torch.zeros(192, 3, 14, 14)
+        mast3r["mast3r.enc_blocks.0.norm1.weight"] = torch.zeros(192)
+        mast3r["mast3r.enc_norm.weight"] = torch.zeros(192)
+        mast3r["norm.weight"], mast3r["norm.bias"] = sd["norm.weight"], sd["norm.bias"]
+        mast3r["imagenet_mean"] = torch.tensor([0.485, 0.456, 0.406]).float().view(1, 3, 1, 1)
+        mast3r["imagenet_std"] = torch.tensor([0.229, 0.224, 0.225]).float().view(1, 3, 1, 1)
+        cls.mast3r = mast3r
+        cls.model_str = model_string_from_config(dict(cfg, patch_embed_cls="PatchEmbedDust3R"), DUNE_STR_KEYS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def save(self, name, mast3r=None, student=None, dune_args=None, model_str=None):
+        m = os.path.join(self.tmp.name, name + ".pth")
+        d = os.path.join(self.tmp.name, name + "_dune.pth")
+        torch.save({"model": self.mast3r if mast3r is None else mast3r, "dune_backbone_name": self.cfg["dune_backbone"],
+                    "mast3r_model_str": model_str or self.model_str}, m)
+        torch.save({"model": self.student if student is None else student, "args": dune_args or self.dune_args,
+                    "iter": 5}, d)
+        return m, d
+
+    def test_two_official_files_make_one_model_equal_to_the_reference(self):
+        m, d = self.save("ok")
+        out = os.path.join(self.tmp.name, "ok.safetensors")
+        r = run_tool(m, "--dune-encoder", d, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        tensors, meta = st.load_file(out)
+        cfg = config_from_json(meta[METADATA_KEY])
+        self.assertEqual(cfg, self.cfg)
+        self.assertEqual(meta["mast3r.source_dune_encoder"], "ok_dune.pth")
+        self.assertFalse(any(k.startswith(("mast3r.", "enc_blocks.", "imagenet")) or k == "mask_token" for k in tensors))
+        self.assertIn("dune_backbone.blocks.0.11.ls2.gamma", tensors)
+        self.assertNotIn("dune_backbone.norm.weight", tensors)
+        m2 = AsymmetricMASt3R(cfg)
+        load_weights(m2, tensors)
+        x1, x2 = torch.randn(1, 3, 42, 56), torch.randn(1, 3, 56, 28)
+        with torch.no_grad():
+            a, b = self.model(x1, x2), m2(x1, x2)
+        for k in a:
+            self.assertTrue(torch.equal(a[k], b[k]), k)
+
+    def test_refusals_name_the_problem(self):
+        student = dict(self.student)
+        del student["module.encoder.blocks.0.3.mlp.fc1.bias"]
+        student["module.encoder.pos_embed"] = torch.zeros(1, 26, 192)
+        giant = argparse.Namespace(image_size=56, enc_args={"arch": "vit_giant2"})
+        swiglu = argparse.Namespace(image_size=56, enc_args={"arch": "vit_tiny", "ffn_layer": "swiglufused"})
+        wide = self.model_str.replace("enc_embed_dim=192", "enc_embed_dim=384")
+        cases = [
+            (dict(student=student), ["dune_backbone.blocks.0.3.mlp.fc1.bias", "dune_backbone.pos_embed", "missing",
+                                     "shape"]),
+            (dict(dune_args=giant), ["vit_giant2"]),
+            (dict(dune_args=swiglu), ["ffn_layer='swiglufused'"]),
+            (dict(model_str=wide), ["enc_embed_dim=384", "192 wide"]),
+            (dict(mast3r=dict(self.mast3r, imagenet_std=torch.ones(1, 3, 1, 1))), ["imagenet_std"]),
+        ]
+        for i, (kw, needles) in enumerate(cases):
+            m, d = self.save(f"bad{i}", **kw)
+            out = os.path.join(self.tmp.name, f"bad{i}.safetensors")
+            r = run_tool(m, "--dune-encoder", d, "--out", out)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            for n in needles:
+                self.assertIn(n, r.stderr, f"case {i}")
+            self.assertFalse(os.path.exists(out))
+
+    def test_a_dune_checkpoint_without_its_encoder_is_refused(self):
+        m, _ = self.save("alone")
+        r = run_tool(m, "--out", os.path.join(self.tmp.name, "alone.safetensors"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--dune-encoder", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
