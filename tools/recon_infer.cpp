@@ -20,13 +20,13 @@ using recon::Status;
 constexpr const char* kUsage =
     "usage: recon-infer --model M.safetensors [--size N] [--precision fp32|fp16|fp16-heads] [--device D]\n"
     "                   [--min-conf C] A.png B.png --out DIR\n"
-    "  --size       the official loader's size: the long side (default 512); an image whose long side\n"
-    "               already equals N and whose sides are multiples of 16 is used as is\n"
+    "  --size       the official loader's size: the long side (default: the model's, 512 for MASt3R,\n"
+    "               448 for DUNE-MASt3R); images are cropped to multiples of its patch size (16 or 14)\n"
     "  --min-conf   confidence threshold for scene.ply (default 3, as the official demo)\n";
 
 struct Args {
   std::string model, out, device, image_a, image_b;
-  int size = 512;
+  int size = 0;  // 0: the model's own
   float min_conf = 3.0f;
   recon::gpu::Precision precision = recon::gpu::Precision::kF32;
 };
@@ -120,20 +120,9 @@ int main(int argc, char** argv) {
       images.push_back(a);
     }
   }
-  if (args.model.empty() || args.out.empty() || images.size() != 2 || args.size < 16) {
+  if (args.model.empty() || args.out.empty() || images.size() != 2 || (args.size != 0 && args.size < 16)) {
     std::fputs(kUsage, stderr);
     return 2;
-  }
-
-  std::array<recon::io::Image, 2> prepared;
-  for (int v = 0; v < 2; ++v) {
-    auto img = recon::io::load_rgb(images[v]);
-    if (!img.is_ok()) return fail(img.status().to_string());
-    auto p = recon::io::prepare_official(img.value(), args.size);
-    if (!p.is_ok()) return fail(images[v] + ": " + p.status().to_string());
-    std::printf("view %d: %s %dx%d -> %dx%d\n", v + 1, images[v].c_str(), p->original_width, p->original_height,
-                p->image.width, p->image.height);
-    prepared[v] = std::move(p->image);
   }
 
   recon::gpu::RuntimeOptions options;
@@ -143,6 +132,20 @@ int main(int argc, char** argv) {
   std::printf("device: %s\n", rt.value()->caps().device_name.c_str());
   auto engine = recon::gpu::Mast3rEngine::load(*rt.value(), args.model, args.precision);
   if (!engine.is_ok()) return fail(engine.status().to_string());
+
+  // The official loader's preparation for this model (its size unless --size; its patch and squares).
+  const recon::gpu::Mast3rConfig& config = engine.value()->config();
+  const int size = args.size != 0 ? args.size : static_cast<int>(config.image_long_side());
+  std::array<recon::io::Image, 2> prepared;
+  for (int v = 0; v < 2; ++v) {
+    auto img = recon::io::load_rgb(images[v]);
+    if (!img.is_ok()) return fail(img.status().to_string());
+    auto p = recon::io::prepare_official(img.value(), size, config.image_crop());
+    if (!p.is_ok()) return fail(images[v] + ": " + p.status().to_string());
+    std::printf("view %d: %s %dx%d -> %dx%d\n", v + 1, images[v].c_str(), p->original_width, p->original_height,
+                p->image.width, p->image.height);
+    prepared[v] = std::move(p->image);
+  }
 
   recon::gpu::ImageU8View a{prepared[0].pixels.data(), prepared[0].height, prepared[0].width, 0};
   recon::gpu::ImageU8View b{prepared[1].pixels.data(), prepared[1].height, prepared[1].width, 0};

@@ -46,7 +46,6 @@ int cmd_batch(const Context& context) {
   if (paths.size() < 2) throw UsageError("batch takes at least two images");
   const auto out_dir = args.value("out");
   if (!out_dir || out_dir->empty()) throw UsageError("batch needs --out DIR");
-  const int size = static_cast<int>(args.int_or("size", 512, 16, 4096));
   const float min_conf = static_cast<float>(args.double_or("min-conf", 3.0));
   BatchOptions batch;
   if (const auto pairs = args.value("pairs")) batch.pairs = parse_pairs(*pairs, paths.size());
@@ -55,8 +54,9 @@ int cmd_batch(const Context& context) {
   options.model = args.string_or("model", "");
   options.precision = parse_precision(args.string_or("precision", "default"));
 
-  const std::vector<recon::io::Image> images = load_prepared_images(paths, size, true);
   Client client = Client::connect(context.connect);
+  const std::vector<recon::io::Image> images =
+      load_prepared_images(paths, model_preparation(client, options.model, args.value("size")), true);
   ImagesInBuffer uploaded = upload_images(client, images, "reconctl-batch");
   const auto start = Clock::now();
   BatchResult result = client.infer_batch(uploaded.views, batch, options).get();

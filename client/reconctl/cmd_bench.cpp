@@ -51,10 +51,11 @@ int cmd_bench(const Context& context) {
   InferOptions options;
   options.model = args.string_or("model", "");
 
+  Client client = Client::connect(context.connect);
   std::array<recon::io::Image, 2> images;
   if (args.positionals().size() == 2) {
     images = load_prepared_pair(args.positionals()[0], args.positionals()[1],
-                                static_cast<int>(args.int_or("size", 512, 16, 4096)), !json);
+                                model_preparation(client, options.model, args.value("size")), !json);
   } else if (args.positionals().empty()) {
     const Resolution r = parse_resolution(args.string_or("resolution", "512x384"));
     images = {synthetic_image(static_cast<int>(r.width), static_cast<int>(r.height), 1),
@@ -66,7 +67,6 @@ int cmd_bench(const Context& context) {
     options.resolution = Resolution{static_cast<uint32_t>(images[0].height), static_cast<uint32_t>(images[0].width)};
   }
 
-  Client client = Client::connect(context.connect);
   // Every request names the same two images: the daemon only reads them.
   PairInBuffer pair = upload_pair(client, images, "reconctl-bench");
 

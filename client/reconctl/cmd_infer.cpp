@@ -28,24 +28,27 @@ int cmd_infer(const Context& context) {
   if (args.positionals().size() != 2) throw UsageError("infer takes two images: A B");
   const auto out_dir = args.value("out");
   if (!out_dir || out_dir->empty()) throw UsageError("infer needs --out DIR");
-  const int size = static_cast<int>(args.int_or("size", 512, 16, 4096));
   const float min_conf = static_cast<float>(args.double_or("min-conf", 3.0));
   InferOptions options;
   options.model = args.string_or("model", "");
   options.precision = parse_precision(args.string_or("precision", "default"));
 
   auto start = Clock::now();
+  Client client = Client::connect(context.connect);
+  const Preparation prep = model_preparation(client, options.model, args.value("size"));
+  std::string connect_time = since(start);
+
+  start = Clock::now();
   const std::array<recon::io::Image, 2> images =
-      load_prepared_pair(args.positionals()[0], args.positionals()[1], size, true);
+      load_prepared_pair(args.positionals()[0], args.positionals()[1], prep, true);
   const std::string prepare_time = since(start);
   if (images[0].width == images[1].width && images[0].height == images[1].height) {
     options.resolution = Resolution{static_cast<uint32_t>(images[0].height), static_cast<uint32_t>(images[0].width)};
   }
 
   start = Clock::now();
-  Client client = Client::connect(context.connect);
   PairInBuffer pair = upload_pair(client, images, "reconctl-infer");
-  const std::string connect_time = since(start);
+  connect_time += " + " + since(start);
 
   start = Clock::now();
   Result result = client.infer(pair.first, pair.second, options).get();

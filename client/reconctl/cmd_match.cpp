@@ -21,7 +21,6 @@ int cmd_match(const Context& context) {
   if (args.positionals().size() != 2) throw UsageError("match takes two images: A B");
   const auto out_dir = args.value("out");
   if (!out_dir || out_dir->empty()) throw UsageError("match needs --out DIR");
-  const int size = static_cast<int>(args.int_or("size", 512, 16, 4096));
   InferOptions options;
   options.model = args.string_or("model", "");
   options.precision = parse_precision(args.string_or("precision", "default"));
@@ -31,12 +30,12 @@ int cmd_match(const Context& context) {
   match.min_confidence = static_cast<float>(args.double_or("min-conf", 0.0));
   if (!(match.min_confidence >= 0)) throw UsageError("--min-conf must be ≥ 0");
 
-  const std::array<recon::io::Image, 2> images =
-      load_prepared_pair(args.positionals()[0], args.positionals()[1], size, true);
+  Client client = Client::connect(context.connect);
+  const std::array<recon::io::Image, 2> images = load_prepared_pair(
+      args.positionals()[0], args.positionals()[1], model_preparation(client, options.model, args.value("size")), true);
   if (images[0].width == images[1].width && images[0].height == images[1].height) {
     options.resolution = Resolution{static_cast<uint32_t>(images[0].height), static_cast<uint32_t>(images[0].width)};
   }
-  Client client = Client::connect(context.connect);
   PairInBuffer pair = upload_pair(client, images, "reconctl-match");
   auto start = Clock::now();
   Result result = client.infer(pair.first, pair.second, options).get();

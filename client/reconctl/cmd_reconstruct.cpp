@@ -28,7 +28,6 @@ int cmd_reconstruct(const Context& context) {
   if (paths.size() < 2) throw UsageError("reconstruct takes at least two images");
   const auto out_dir = args.value("out");
   if (!out_dir || out_dir->empty()) throw UsageError("reconstruct needs --out DIR");
-  const int size = static_cast<int>(args.int_or("size", 512, 16, 4096));
   const auto colmap_points = static_cast<size_t>(args.int_or("colmap-points", 200000, 1, 100000000));
 
   JobOptions job;
@@ -53,8 +52,10 @@ int cmd_reconstruct(const Context& context) {
     job.parameters.emplace_back(param.substr(0, equals), param.substr(equals + 1));
   }
 
-  const std::vector<recon::io::PreparedImage> images = load_prepared_originals(paths, size, true);
-  // The images go up already prepared at --size; the daemon must use them as they are, not
+  Client client = Client::connect(context.connect);
+  const std::vector<recon::io::PreparedImage> images =
+      load_prepared_originals(paths, model_preparation(client, job.model, args.value("size")), true);
+  // The images go up already prepared at --size (or the model's own); the daemon must use them as they are, not
   // prepare them again at the model's own size (which it does when no resolution is named).
   // Images of different aspects keep the daemon's choice; the outputs check it (image_hw).
   const bool one_size = std::all_of(images.begin(), images.end(), [&](const recon::io::PreparedImage& image) {
@@ -66,7 +67,6 @@ int cmd_reconstruct(const Context& context) {
   }
   std::vector<recon::io::Image> pixels;
   for (const auto& image : images) pixels.push_back(image.image);
-  Client client = Client::connect(context.connect);
   ImagesInBuffer uploaded = upload_images(client, pixels, "reconctl-reconstruct");
 
   JobProgressView view(::isatty(STDERR_FILENO) != 0);

@@ -22,11 +22,12 @@ int cmd_retrieve(const Context& context) {
   options.model = args.string_or("model", "");
   const auto default_k = static_cast<int64_t>(std::min<size_t>(5, paths.size() - 1));
   options.top_k = static_cast<uint32_t>(args.int_or("top-k", default_k, 1, static_cast<int64_t>(paths.size()) - 1));
-  const int size = static_cast<int>(args.int_or("size", 512, 16, 4096));
 
-  const std::vector<recon::io::Image> images = load_prepared_images(paths, size, !json);
-  options.resolution = Resolution{static_cast<uint32_t>(images[0].height), static_cast<uint32_t>(images[0].width)};
   Client client = Client::connect(context.connect);
+  // The retrieval head's preparation is its backbone's (the daemon reports it under the head's name).
+  const std::vector<recon::io::Image> images = load_prepared_images(
+      paths, model_preparation(client, options.model.empty() ? "retrieval" : options.model, args.value("size")), !json);
+  options.resolution = Resolution{static_cast<uint32_t>(images[0].height), static_cast<uint32_t>(images[0].width)};
   ImagesInBuffer uploaded = upload_images(client, images, "reconctl-retrieve");
   RetrievalResult result = client.encode_retrieval(uploaded.views, options).get();
   const TensorInfo* embeddings = result.outputs.find("embeddings");

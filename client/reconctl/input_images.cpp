@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "args.h"
 #include "commands.h"
@@ -13,14 +14,33 @@
 
 namespace reconctl {
 
-std::vector<recon::io::PreparedImage> load_prepared_originals(const std::vector<std::string>& paths, int size,
-                                                              bool verbose) {
+Preparation model_preparation(recon::client::Client& client, const std::string& model,
+                              const std::optional<std::string>& size) {
+  Preparation prep;
+  const std::string name = model.empty() ? "mast3r" : model;
+  for (const recon::client::ModelStatus& m : client.status().models) {
+    if (m.name != name || m.image_size == 0 || m.patch_size == 0) continue;
+    prep.size = static_cast<int>(m.image_size);
+    prep.crop = recon::CropRule{m.patch_size, m.square_ok};
+  }
+  if (size) {
+    char* end = nullptr;
+    const long value = std::strtol(size->c_str(), &end, 10);
+    if (size->empty() || *end != '\0' || value < 16 || value > 4096) throw UsageError("--size must be in 16..4096");
+    prep.size = static_cast<int>(value);
+  }
+  return prep;
+}
+
+std::vector<recon::io::PreparedImage> load_prepared_originals(const std::vector<std::string>& paths,
+                                                              const Preparation& prep, bool verbose) {
+  const int size = prep.size;
   if (size < 16 || size > 4096) throw UsageError("--size must be in 16..4096");
   std::vector<recon::io::PreparedImage> out;
   for (size_t v = 0; v < paths.size(); ++v) {
     auto image = recon::io::load_rgb(paths[v]);
     if (!image.is_ok()) throw LocalFileError("cannot read " + paths[v] + ": " + image.status().message());
-    auto prepared = recon::io::prepare_official(image.value(), size);
+    auto prepared = recon::io::prepare_official(image.value(), size, prep.crop);
     if (!prepared.is_ok()) throw LocalFileError(paths[v] + ": " + prepared.status().message());
     if (verbose) {
       std::printf("%s %zu: %s  %dx%d -> %dx%d\n", paths.size() == 2 ? "view" : "image", paths.size() == 2 ? v + 1 : v,
@@ -32,16 +52,18 @@ std::vector<recon::io::PreparedImage> load_prepared_originals(const std::vector<
   return out;
 }
 
-std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string>& paths, int size, bool verbose) {
+std::vector<recon::io::Image> load_prepared_images(const std::vector<std::string>& paths, const Preparation& prep,
+                                                   bool verbose) {
   std::vector<recon::io::Image> out;
-  for (recon::io::PreparedImage& prepared : load_prepared_originals(paths, size, verbose)) {
+  for (recon::io::PreparedImage& prepared : load_prepared_originals(paths, prep, verbose)) {
     out.push_back(std::move(prepared.image));
   }
   return out;
 }
 
-std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, int size, bool verbose) {
-  std::vector<recon::io::Image> images = load_prepared_images({a, b}, size, verbose);
+std::array<recon::io::Image, 2> load_prepared_pair(const std::string& a, const std::string& b, const Preparation& prep,
+                                                   bool verbose) {
+  std::vector<recon::io::Image> images = load_prepared_images({a, b}, prep, verbose);
   return {std::move(images[0]), std::move(images[1])};
 }
 

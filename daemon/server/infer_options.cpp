@@ -24,6 +24,7 @@ Result<InferSettings> infer_settings(const wire::InferOptions* options, const Mo
                                      const ServerLimits& limits, const ReplyTarget& target) {
   InferSettings s;
   s.rules.long_side = model.default_long_side;
+  s.rules.crop = CropRule{model.patch_size, model.square_ok};
   s.rules.max_inline_bytes = limits.max_message_bytes;
   if (options != nullptr && options->resolution() != nullptr) {
     const uint32_t h = options->resolution()->height(), w = options->resolution()->width();

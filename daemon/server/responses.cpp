@@ -60,11 +60,13 @@ flatbuffers::Offset<wire::ModelStatus> build_model_status(flatbuffers::FlatBuffe
   std::vector<flatbuffers::Offset<flatbuffers::String>> inputs, outputs;
   for (const std::string& name : model.inputs) inputs.push_back(builder.CreateString(name));
   for (const std::string& name : model.outputs) outputs.push_back(builder.CreateString(name));
+  const bool images = model.kind == "mast3r" || model.kind == "retrieval";  // kinds fed prepared images
   return wire::CreateModelStatusDirect(
       builder, model.name.c_str(), model.kind.c_str(), to_wire(model.state), to_wire(model.precision), &resolutions,
       model.weight_bytes, model.error.empty() ? nullptr : model.error.c_str(), model.version, &inputs, &outputs,
       model.batching.max_rows, static_cast<uint32_t>(model.batching.max_wait.count()), counters.requests,
-      counters.inferences, counters.executions, counters.queue_us, counters.compute_us);
+      counters.inferences, counters.executions, counters.queue_us, counters.compute_us,
+      images ? model.default_long_side : 0, images ? model.patch_size : 0, images && model.square_ok);
 }
 
 flatbuffers::Offset<wire::ResultHandle> build_result_handle(flatbuffers::FlatBufferBuilder& builder,

@@ -18,11 +18,12 @@ Status check_side(uint32_t side, const char* which, const char* what) {
 
 Status decide_target(PendingImage& out, const char* which, const ImageRules& rules) {
   out.long_side = rules.long_side;
-  if (is_official_size(out.size, rules.long_side)) {
+  out.crop = rules.crop;
+  if (is_official_size(out.size, rules.long_side, rules.crop)) {
     out.target = out.size;
     out.resize = false;
   } else {
-    RECON_ASSIGN_OR_RETURN(out.target, official_output_size(out.size, rules.long_side));
+    RECON_ASSIGN_OR_RETURN(out.target, official_output_size(out.size, rules.long_side, rules.crop));
     out.resize = true;
   }
   if (rules.required && !(out.target == *rules.required)) {

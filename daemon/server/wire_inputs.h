@@ -23,6 +23,7 @@ namespace recon::daemon {
 struct ImageRules {
   uint32_t long_side = 512;                 // the model's default (or the requested resolution's)
   std::optional<ImageSize> required;        // InferOptions.resolution: the result must be this
+  CropRule crop;                            // the model's patch size and square rule
   uint64_t max_inline_bytes = 64ull << 20;  // inline images larger than this are refused
 };
 

@@ -56,7 +56,8 @@ Result<std::vector<uint8_t>> prepare_on_cpu(PendingImage& image) {
   rgb.height = static_cast<int>(image.size.height);
   rgb.channels = 3;
   rgb.pixels = std::move(packed);
-  RECON_ASSIGN_OR_RETURN(io::PreparedImage prepared, io::prepare_official(rgb, static_cast<int>(image.long_side)));
+  RECON_ASSIGN_OR_RETURN(io::PreparedImage prepared,
+                         io::prepare_official(rgb, static_cast<int>(image.long_side), image.crop));
   RECON_RETURN_IF_ERROR(check_prepared_size(static_cast<uint32_t>(prepared.image.width),
                                             static_cast<uint32_t>(prepared.image.height), image.target));
   return std::move(prepared.image.pixels);
@@ -86,7 +87,7 @@ Result<gpu::Tensor> prepare_on_gpu(const PendingImage& image, const InputPrepara
         gpu::Tensor::from_host(rt, gpu::DType::kU8, {static_cast<int64_t>(bytes.size())}, bytes.data(), bytes.size()));
   }
   RECON_ASSIGN_OR_RETURN(std::vector<gpu::Tensor> out,
-                         gpu::ops::prepare_official_images(rt, std::span(&source, 1), image.long_side));
+                         gpu::ops::prepare_official_images(rt, std::span(&source, 1), image.long_side, image.crop));
   const gpu::Shape& shape = out[0].shape();
   RECON_RETURN_IF_ERROR(
       check_prepared_size(static_cast<uint32_t>(shape[1]), static_cast<uint32_t>(shape[0]), image.target));

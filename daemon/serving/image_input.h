@@ -36,6 +36,7 @@ struct PendingImage {
   uint32_t stride = 0;                // bytes between rows in the source
   ImageSize target;                   // model-input size after the official preparation
   uint32_t long_side = 0;             // the preparation's "size"
+  CropRule crop;                      // and its crop (the model's patch size, squares kept or 4:3)
   bool resize = false;                // false: target == size, pixels are copied as they are
 };
 

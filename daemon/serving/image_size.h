@@ -1,12 +1,14 @@
 // ImageSize and the size arithmetic of the official MASt3R image preparation: which model-input
 // size an image of a given size becomes (tools/io/official_resize.h: long side to L, centre
-// crop to multiples of 16, 4:3 crop of squares), computed without touching pixels so that the
+// crop to multiples of the patch size, 4:3 crop of squares unless the model takes them;
+// gpu/official_crop.h), computed without touching pixels so that the
 // I/O thread can batch and validate requests before the worker resizes anything.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "gpu/official_crop.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {
@@ -20,10 +22,10 @@ struct ImageSize {
 
 // The size prepare_official(image, long_side) returns (same rounding: Python's round-half-even).
 // INVALID_ARGUMENT when the image is too small for a 16-pixel patch after the resize.
-Result<ImageSize> official_output_size(ImageSize input, uint32_t long_side);
+Result<ImageSize> official_output_size(ImageSize input, uint32_t long_side, const CropRule& crop = {});
 
 // True when prepare_official(image, long_side) would return the image unchanged: the daemon
 // then skips the resize (and only copies the pixels out of shared memory).
-bool is_official_size(ImageSize input, uint32_t long_side);
+bool is_official_size(ImageSize input, uint32_t long_side, const CropRule& crop = {});
 
 }  // namespace recon::daemon

@@ -69,13 +69,15 @@ struct ModelInfo {
   std::string error;  // why kFailed
   // What its requests may ask for: the names of the tensors a result of it holds (empty: any, the
   // kind decides), and the image sides it accepts (multiples of patch_size; default_long_side is the
-  // official loader's "size", max(img_size)).
+  // official loader's "size", max(img_size); square_ok: square images stay square, as the official
+  // loader keeps them for DUNE-MASt3R, instead of being cut to 4:3).
   std::vector<std::string> outputs;
   // The named inputs its requests send, for kinds whose inputs come from the model file (onnx);
   // empty for kinds with fixed inputs (ModelKind::inputs).
   std::vector<std::string> inputs;
   uint32_t patch_size = 16;
   uint32_t default_long_side = 512;
+  bool square_ok = false;
   uint32_t desc_dim = 24;
   // How its requests share engine calls, when its kind decides per model (onnx: the config's
   // max_batch_size and dynamic_batching; max_rows 1 = each request alone).

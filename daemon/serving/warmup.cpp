@@ -1,6 +1,9 @@
 // Model loading and warm-up: see warmup.h.
 #include "daemon/serving/warmup.h"
 
+#include <algorithm>
+
+#include "daemon/serving/image_size.h"
 #include "daemon/serving/model_kind.h"
 #include "gpu/log.h"
 
@@ -34,7 +37,15 @@ Status warm_model(Device& device, const std::string& name, const WarmupPlan& pla
   if (set_states) device.set_state(name, ModelState::kWarming);
   const size_t steps = plan.resolutions.size() * plan.batch_sizes.size();
   size_t step = 0;
-  for (const ImageSize& r : plan.resolutions) {
+  for (const ImageSize& planned : plan.resolutions) {
+    // The plan's sizes are the server's (multiples of 16 for MASt3R). A model with another patch
+    // size (DUNE-MASt3R: 14) warms the size an image of that size becomes for it instead.
+    ImageSize r = planned;
+    if (planned.width % info->patch_size != 0 || planned.height % info->patch_size != 0) {
+      auto prepared = official_output_size(planned, std::max(planned.width, planned.height),
+                                           CropRule{info->patch_size, info->square_ok});
+      if (prepared.is_ok()) r = *prepared;
+    }
     for (uint32_t batch : plan.batch_sizes) {
       ++step;
       progress(notifier,

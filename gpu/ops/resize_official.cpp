@@ -154,7 +154,7 @@ Status dispatch_from_source(Graph& g, bool vertical, const RgbImageSource& src, 
 
 }  // namespace
 
-Result<OfficialGeometry> official_geometry(uint32_t height, uint32_t width, uint32_t long_side) {
+Result<OfficialGeometry> official_geometry(uint32_t height, uint32_t width, uint32_t long_side, const CropRule& crop) {
   if (height == 0 || width == 0 || height > kMaxOfficialSide || width > kMaxOfficialSide) {
     return invalid_argument("official_geometry: " + std::to_string(width) + "x" + std::to_string(height) +
                             " has a side outside 1.." + std::to_string(kMaxOfficialSide));
@@ -172,12 +172,10 @@ Result<OfficialGeometry> official_geometry(uint32_t height, uint32_t width, uint
   geo.resized_height = static_cast<uint32_t>(std::nearbyint(height * static_cast<double>(long_side) / longest));
   geo.lanczos = longest > long_side;
   const uint32_t cx = geo.resized_width / 2, cy = geo.resized_height / 2;
-  const uint32_t halfw = ((2 * cx) / 16) * 8;
-  uint32_t halfh = ((2 * cy) / 16) * 8;
-  if (geo.resized_width == geo.resized_height) halfh = 3 * halfw / 4;
+  const auto [halfw, halfh] = official_crop_halves(geo.resized_width, geo.resized_height, crop);
   if (halfw == 0 || halfh == 0) {
-    return invalid_argument("a " + std::to_string(width) + "x" + std::to_string(height) +
-                            " image is too small for 16-pixel patches at " + std::to_string(long_side) + " px");
+    return invalid_argument("a " + std::to_string(width) + "x" + std::to_string(height) + " image is too small for " +
+                            std::to_string(crop.patch) + "-pixel patches at " + std::to_string(long_side) + " px");
   }
   geo.crop_x = cx - halfw;
   geo.crop_y = cy - halfh;
@@ -186,9 +184,10 @@ Result<OfficialGeometry> official_geometry(uint32_t height, uint32_t width, uint
   return geo;
 }
 
-Status official_resize(Runtime& rt, Graph& g, const RgbImageSource& src, uint32_t long_side, const Arg& out) {
+Status official_resize(Runtime& rt, Graph& g, const RgbImageSource& src, uint32_t long_side, const Arg& out,
+                       const CropRule& crop) {
   RECON_RETURN_IF_ERROR(check_source(src));
-  RECON_ASSIGN_OR_RETURN(OfficialGeometry geo, official_geometry(src.height, src.width, long_side));
+  RECON_ASSIGN_OR_RETURN(OfficialGeometry geo, official_geometry(src.height, src.width, long_side, crop));
   const Shape want{geo.height, geo.width, 3};
   if (out.dtype() != DType::kU8 || out.shape() != want) {
     return invalid_argument("official_resize: out is " + std::string(dtype_name(out.dtype())) + " " +
@@ -251,16 +250,16 @@ Status official_resize(Runtime& rt, Graph& g, const RgbImageSource& src, uint32_
 }
 
 Result<std::vector<Tensor>> prepare_official_images(Runtime& rt, std::span<const RgbImageSource> images,
-                                                    uint32_t long_side) {
+                                                    uint32_t long_side, const CropRule& crop) {
   Graph g(rt);
   std::vector<Tensor> outs;
   outs.reserve(images.size());
   for (size_t i = 0; i < images.size(); ++i) {
     const RgbImageSource& src = images[i];
-    RECON_ASSIGN_OR_RETURN(OfficialGeometry geo, official_geometry(src.height, src.width, long_side));
+    RECON_ASSIGN_OR_RETURN(OfficialGeometry geo, official_geometry(src.height, src.width, long_side, crop));
     RECON_ASSIGN_OR_RETURN(Tensor out, Tensor::empty(rt, DType::kU8, {geo.height, geo.width, 3}));
     RECON_RETURN_IF_ERROR(
-        official_resize(rt, g, src, long_side, out).with_context("preparing image " + std::to_string(i)));
+        official_resize(rt, g, src, long_side, out, crop).with_context("preparing image " + std::to_string(i)));
     outs.push_back(std::move(out));
   }
   if (!outs.empty()) RECON_RETURN_IF_ERROR(g.run());

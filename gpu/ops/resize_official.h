@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gpu/graph.h"
+#include "gpu/official_crop.h"
 #include "gpu/runtime.h"
 
 namespace recon::gpu::ops {
@@ -36,26 +37,29 @@ struct RgbImageSource {
   uint32_t stride = 0;  // bytes between rows, ≥ width × 3
 };
 
-// What prepare_official(image, long_side) does to an image of this size.
+// What prepare_official(image, long_side) does to an image of this size; `crop` is the loader's
+// patch size and square rule (gpu/official_crop.h; the default is MASt3R's).
 struct OfficialGeometry {
   uint32_t in_height = 0, in_width = 0;
   uint32_t resized_height = 0, resized_width = 0;
   uint32_t crop_y = 0, crop_x = 0;  // top-left of the crop in the resized image
-  uint32_t height = 0, width = 0;   // the output, multiples of 16
+  uint32_t height = 0, width = 0;   // the output, multiples of the patch size
   bool lanczos = false;             // shrinking (else bicubic)
 };
 // INVALID_ARGUMENT for zero or oversized sides, long_side < 16, or an image too small for a
 // 16-pixel patch after the resize.
-Result<OfficialGeometry> official_geometry(uint32_t height, uint32_t width, uint32_t long_side);
+Result<OfficialGeometry> official_geometry(uint32_t height, uint32_t width, uint32_t long_side,
+                                           const CropRule& crop = {});
 
 // Appends the preparation of `src` to `g`, writing `out` (u8 [H, W, 3] of official_geometry's
 // size; a tensor's offset must be a multiple of 4). The coefficient tables and the intermediate
 // are allocated and uploaded now; the graph's dispatches keep them alive.
-Status official_resize(Runtime& rt, Graph& g, const RgbImageSource& src, uint32_t long_side, const Arg& out);
+Status official_resize(Runtime& rt, Graph& g, const RgbImageSource& src, uint32_t long_side, const Arg& out,
+                       const CropRule& crop = {});
 
 // Prepares every image in one submission and waits: packed u8 [H, W, 3] tensors (activations
 // pool), in order.
 Result<std::vector<Tensor>> prepare_official_images(Runtime& rt, std::span<const RgbImageSource> images,
-                                                    uint32_t long_side);
+                                                    uint32_t long_side, const CropRule& crop = {});
 
 }  // namespace recon::gpu::ops

@@ -2,6 +2,7 @@
 // mast3r_config_json.cpp.
 #include "gpu/weights/mast3r_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -120,6 +121,14 @@ std::int64_t Mast3rConfig::local_mlp_out() const {
 
 std::array<std::int64_t, 4> Mast3rConfig::dpt_hooks() const {
   return {0, dec_depth * 2 / 4, dec_depth * 3 / 4, dec_depth};
+}
+
+std::int64_t Mast3rConfig::image_long_side() const {
+  return is_dune() ? dune_pos_embed_grid * patch_size : std::max(img_size[0], img_size[1]);
+}
+
+CropRule Mast3rConfig::image_crop() const {
+  return CropRule{static_cast<uint32_t>(patch_size), is_dune()};
 }
 
 Status Mast3rConfig::validate() const {

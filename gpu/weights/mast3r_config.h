@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/official_crop.h"
 #include "gpu/status.h"
 #include "gpu/weights/json.h"
 
@@ -92,9 +93,14 @@ struct Mast3rConfig {
   std::int64_t dec_mlp_hidden() const;  // int(dec_embed_dim * mlp_ratio)
   double effective_local_mlp_ratio() const { return local_mlp_ratio.value_or(4.0); }
   std::int64_t local_mlp_in() const { return enc_embed_dim + dec_embed_dim; }
-  std::int64_t local_mlp_hidden() const;               // int(local_mlp_in * local ratio)
-  std::int64_t local_mlp_out() const;                  // (desc_dim + two_confs) * patch_size²
-  std::array<std::int64_t, 4> dpt_hooks() const;       // [0, L/2, 3L/4, L] with L = dec_depth
+  std::int64_t local_mlp_hidden() const;          // int(local_mlp_in * local ratio)
+  std::int64_t local_mlp_out() const;             // (desc_dim + two_confs) * patch_size²
+  std::array<std::int64_t, 4> dpt_hooks() const;  // [0, L/2, 3L/4, L] with L = dec_depth
+  // How the official loader prepares images for this model: its "size" (the long side; max(img_size),
+  // or for DUNE the resolution of its position table, 448 for the released encoders) and its crop
+  // (patch size; squares kept for DUNE, whose README loads with square_ok=True).
+  std::int64_t image_long_side() const;
+  CropRule image_crop() const;
   std::int64_t dpt_num_channels() const { return 4; }  // xyz + conf
 
   // kInvalidArgument naming the first inconsistent or unsupported field.

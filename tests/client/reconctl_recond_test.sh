@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest reconctl.with_recond: `reconctl batch`, `match`, `retrieve`, `reconstruct` and `infer-tensor` against
-# the real recond on the tests' tiny model, golden retrieval head and (with MODELS) the MLP exported by
+# the real recond on the tests' tiny model (and `infer` on the tiny DUNE-MASt3R model), golden retrieval head and (with MODELS) the MLP exported by
 # tests/models/onnx, with the samples prepared to 64 px (64x48).
 # Checks exit codes, the files written, the error exit code of a bad request, and that a full
 # daemon (every session slot held) is reported as a limit (exit 1), not as an absent daemon.
@@ -132,5 +132,18 @@ if [ -n "$models" ]; then
   grep -q "takes one input 'x'" "$work/onnx-bad.txt" || { cat "$work/onnx-bad.txt"; exit 1; }
 fi
 
+# DUNE-MASt3R (the tiny golden model): without --size reconctl prepares the images as the daemon
+# reports for this model (56 on the long side, 14-pixel crops) and the daemon runs them as they are.
+# (Warm-up sizes are multiples of 16; the daemon warms a DUNE model at what 64x48 becomes: 56x42.)
+kill_recond
+start_recond "$work/recond3.log" --socket-dir "$work/run3" \
+  --model "mast3r=$source/tests/golden/dune_same/model.safetensors" --warmup 64x48 --precision fp32 \
+  --pipeline-cache "$work/cache3.bin"
+ctl3() { "$reconctl" --socket-dir "$work/run3" --timeout 300 "$@"; }
+wait_ready "$work/run3" "$work/recond3.log"
+ctl3 infer "$a" "$b" --out "$work/dune" >"$work/dune.txt"
+grep -q "512x384 -> 56x42" "$work/dune.txt" || { cat "$work/dune.txt"; exit 1; }
+/usr/bin/python3 -c "import numpy,sys; assert numpy.load(sys.argv[1]).shape == (42, 56, 24)" "$work/dune/desc_1.npy"
+
 stop_recond
-echo "reconctl batch, match, retrieve, infer-tensor and a full daemon against recond: ok"
+echo "reconctl batch, match, retrieve, infer-tensor, a full daemon and a DUNE model against recond: ok"

@@ -57,7 +57,7 @@ TEST(OfficialResize, SquareImagesBecomeFourByThree) {
   ASSERT_TRUE(p.is_ok());
   EXPECT_EQ(p->image.width, 512);
   EXPECT_EQ(p->image.height, 384);
-  auto ok = prepare_official(sq, 512, /*square_ok=*/true);
+  auto ok = prepare_official(sq, 512, CropRule{16, /*square_ok=*/true});
   EXPECT_EQ(ok->image.height, 512);
 }
 

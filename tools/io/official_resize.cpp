@@ -76,7 +76,7 @@ Image pil_resize(const Image& in, int out_w, int out_h, ResampleFilter filter) {
   return out;
 }
 
-Result<PreparedImage> prepare_official(const Image& rgb, int size, bool square_ok) {
+Result<PreparedImage> prepare_official(const Image& rgb, int size, const CropRule& crop) {
   if (rgb.channels != 3 || rgb.width <= 0 || rgb.height <= 0) return invalid_argument("expected an RGB image");
   if (size < 16) return invalid_argument("size must be at least 16");
   PreparedImage p;
@@ -91,9 +91,11 @@ Result<PreparedImage> prepare_official(const Image& rgb, int size, bool square_o
   p.resized_width = w;
   p.resized_height = h;
   const int cx = w / 2, cy = h / 2;
-  int halfw = ((2 * cx) / 16) * 8, halfh = ((2 * cy) / 16) * 8;
-  if (!square_ok && w == h) halfh = 3 * halfw / 4;
-  if (halfw == 0 || halfh == 0) return invalid_argument("image too small for the model's 16-pixel patches");
+  const CropHalves halves = official_crop_halves(static_cast<uint32_t>(w), static_cast<uint32_t>(h), crop);
+  const int halfw = static_cast<int>(halves.halfw), halfh = static_cast<int>(halves.halfh);
+  if (halfw == 0 || halfh == 0) {
+    return invalid_argument("image too small for the model's " + std::to_string(crop.patch) + "-pixel patches");
+  }
   p.crop_x = cx - halfw;
   p.crop_y = cy - halfh;
   Image& out = p.image;

@@ -42,6 +42,9 @@ ModelStatus model_from_wire(const wire::ModelStatus* m) {
   out.executions = m->executions();
   out.queue_us = m->queue_us();
   out.compute_us = m->compute_us();
+  out.image_size = m->image_size();
+  out.patch_size = m->patch_size();
+  out.square_ok = m->square_ok();
   return out;
 }
 

@@ -146,14 +146,15 @@ class PyEngineResult {
   std::map<std::string, py::array> copies_;
 };
 
-io::PreparedImage prepare(py::object image, size_t index, int size) {
+// The official loader's preparation for the engine's model: long side to `size`, its crop.
+io::PreparedImage prepare(py::object image, size_t index, int size, const CropRule& crop) {
   const ImageArray array = as_image(std::move(image), index);
   io::Image rgb;
   rgb.height = static_cast<int>(array.shape(0));
   rgb.width = static_cast<int>(array.shape(1));
   rgb.pixels.assign(array.data(), array.data() + array.size());
   py::gil_scoped_release unlocked;
-  auto prepared = io::prepare_official(rgb, size);
+  auto prepared = io::prepare_official(rgb, size, crop);
   if (!prepared.is_ok()) {
     py::gil_scoped_acquire locked;
     raise(prepared.status().with_context("image " + std::to_string(index)));
@@ -189,6 +190,13 @@ class PyEngine {
     precision_ = gpu::precision_name(p);
   }
 
+  // The model's own preparation: its long side unless `size` says otherwise (512 for MASt3R, 448 for
+  // the released DUNE-MASt3R), its patch size and square rule (Mast3rConfig::image_crop).
+  int long_side(std::optional<int> size) const {
+    return size.value_or(static_cast<int>(core_->engine->config().image_long_side()));
+  }
+  CropRule crop() const { return core_->engine->config().image_crop(); }
+
   void warmup(int64_t width, int64_t height) {
     Status warmed;
     {
@@ -200,8 +208,9 @@ class PyEngine {
     if (!warmed.is_ok()) raise(warmed);
   }
 
-  PyEngineResult infer(py::object a, py::object b, int size) {
-    std::array<io::PreparedImage, 2> views{prepare(std::move(a), 0, size), prepare(std::move(b), 1, size)};
+  PyEngineResult infer(py::object a, py::object b, std::optional<int> size) {
+    std::array<io::PreparedImage, 2> views{prepare(std::move(a), 0, long_side(size), crop()),
+                                           prepare(std::move(b), 1, long_side(size), crop())};
     const gpu::ImageU8View v1 = view_of(views[0]), v2 = view_of(views[1]);
     Result<gpu::Mast3rResult> result = unavailable("not run");
     {
@@ -211,9 +220,10 @@ class PyEngine {
     return PyEngineResult(core_, value_or_raise(std::move(result)), std::move(views));
   }
 
-  std::vector<PyEngineResult> infer_batch(const py::sequence& images, std::optional<py::sequence> pairs, int size) {
+  std::vector<PyEngineResult> infer_batch(const py::sequence& images, std::optional<py::sequence> pairs,
+                                          std::optional<int> size) {
     std::vector<io::PreparedImage> prepared;
-    for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, size));
+    for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, long_side(size), crop()));
     std::vector<gpu::ImagePair> wanted;
     if (pairs) {
       for (const py::handle pair : *pairs) {
@@ -279,12 +289,12 @@ class PyEngine {
 
   // The retrieval head on the encoder tokens of `images` (one prepared size), as the daemon's
   // EncodeRetrieval: embeddings, features, attention, token_index, and with top_k the chosen pairs.
-  py::dict encode_retrieval(const py::sequence& images, int top_k, int size) {
+  py::dict encode_retrieval(const py::sequence& images, int top_k, std::optional<int> size) {
     if (!core_->retrieval) {
       raise(invalid_argument("this Engine has no retrieval head: recon.Engine(model, retrieval=PATH)"));
     }
     std::vector<io::PreparedImage> prepared;
-    for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, size));
+    for (size_t i = 0; i < images.size(); ++i) prepared.push_back(prepare(images[i], i, long_side(size), crop()));
     std::vector<gpu::ImageU8View> views;  // Mast3rEngine::encode refuses none, or several sizes
     for (const io::PreparedImage& p : prepared) views.push_back(view_of(p));
     Result<gpu::RetrievalOutput> out = unavailable("not run");
@@ -357,11 +367,12 @@ void bind_engine(py::module_& m) {
       .def("warmup", &PyEngine::warmup, py::arg("width") = 512, py::arg("height") = 384,
            "Builds and runs once what infer uses at that model input size (the first call at a size does it "
            "otherwise).")
-      .def("infer", &PyEngine::infer, py::arg("image1"), py::arg("image2"), py::arg("size") = 512,
+      .def("infer", &PyEngine::infer, py::arg("image1"), py::arg("image2"), py::arg("size") = py::none(),
            "One pair: images are uint8 arrays [H, W, 3] or paths, prepared as the official loader does (long "
-           "side to `size`, centre crop to multiples of 16).")
+           "side to `size`, by default the model's: 512 for MASt3R, 448 for DUNE-MASt3R; centre crop to "
+           "multiples of its patch size, 16 or 14; DUNE keeps squares square).")
       .def("infer_batch", &PyEngine::infer_batch, py::arg("images"), py::arg("pairs") = py::none(),
-           py::arg("size") = 512,
+           py::arg("size") = py::none(),
            "Many pairs over a list of images, each image encoded once: `pairs` as (i, j) indices (default: "
            "consecutive images). One EngineResult per pair, in the order asked.")
       .def("match", &PyEngine::match, py::arg("result"), py::arg("subsample") = 8, py::arg("max_matches") = 0,
@@ -370,7 +381,7 @@ void bind_engine(py::module_& m) {
            "arrays matches_1/matches_2 int32 [K, 2] (x, y), match_conf float32 [K], pts3d_1/pts3d_2 float32 "
            "[K, 3]; max_matches 0 = all, min_confidence on both pixels' descriptor confidence.")
       .def("encode_retrieval", &PyEngine::encode_retrieval, py::arg("images"), py::arg("top_k") = 0,
-           py::arg("size") = 512,
+           py::arg("size") = py::none(),
            "The retrieval head on the images' encoder tokens (images of one prepared size), as the daemon's "
            "EncodeRetrieval: a dict of numpy arrays embeddings [B, D], features [B, K, D], attention [B, K], "
            "token_index [B, K], and with top_k > 0 top_pairs int32 [B * top_k, 2] and top_scores.")

@@ -18,7 +18,8 @@ Result<std::unique_ptr<ModelInstance>> Mast3rInstance::load(const ModelSpec& spe
   const gpu::Mast3rConfig& config = engine->config();
   info.outputs.assign(std::begin(kMast3rOutputs), std::end(kMast3rOutputs));
   info.patch_size = static_cast<uint32_t>(config.patch_size);
-  info.default_long_side = static_cast<uint32_t>(std::max(config.img_size[0], config.img_size[1]));
+  info.default_long_side = static_cast<uint32_t>(config.image_long_side());
+  info.square_ok = config.image_crop().square_ok;
   info.desc_dim = static_cast<uint32_t>(config.desc_dim());
   auto instance = std::unique_ptr<Mast3rInstance>(new Mast3rInstance(std::move(engine)));
   info.weight_bytes = instance->weight_bytes();

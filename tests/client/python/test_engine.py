@@ -47,6 +47,26 @@ def test_a_pair_equals_the_reference_forward(engine, golden):
     assert result.timings()["gpu_ms"] > 0
 
 
+def test_a_dune_model_pair_equals_the_reference_forward():
+    """DUNE-MASt3R (tests/golden/dune_same): the model's own preparation (56 on the long side, 14-px
+    crops, the square view kept square) without a size argument, equal to the reference."""
+    tensors, _ = safetensors_io.load_file(os.path.join(SOURCE, "tests/golden/dune_same/io.safetensors"))
+    dune = recon.Engine(os.path.join(SOURCE, "tests/golden/dune_same/model.safetensors"), precision="fp32")
+    result = dune.infer(tensors["img1_u8"], tensors["img2_u8"])
+    for name in OUTPUTS:
+        want = tensors[name][0]
+        got = result[name]
+        assert got.shape == want.shape, name
+        error = numpy.abs(got - want).max() / max(numpy.abs(want).max(), 1e-6)
+        assert error < 1e-5, f"{name}: relative error {error:.2e}"
+    assert [(v["width"], v["height"]) for v in result.views()] == [(56, 56), (56, 42)]
+    # an image of another size is prepared as the official loader would for this model
+    wide = numpy.resize(image(1), (60, 80, 3))
+    square = numpy.resize(image(2), (70, 70, 3))
+    bigger = dune.infer(wide, square)
+    assert bigger["desc_1"].shape == (42, 56, 24) and bigger["desc_2"].shape == (56, 56, 24)
+
+
 def test_a_batch_equals_its_pairs_one_at_a_time(engine, golden):
     a, b = golden["img1_u8"], golden["img2_u8"]
     batch = engine.infer_batch([a, b, a], pairs=[(0, 1), (1, 2)], size=64)

@@ -38,6 +38,29 @@ TEST(ImageSize, AgreesWithPrepareOfficialForManyShapes) {
   EXPECT_FALSE(is_official_size({48, 64}, 512));
 }
 
+// DUNE-MASt3R's preparation: 14-pixel patches, squares kept square.
+TEST(ImageSize, AgreesWithPrepareOfficialForTheDuneCrop) {
+  const CropRule dune{14, /*square_ok=*/true};
+  const ImageSize inputs[] = {{48, 64}, {75, 100}, {64, 64}, {480, 640}, {1080, 1920}, {333, 500}, {100, 100}};
+  for (uint32_t long_side : {56u, 336u, 448u}) {
+    for (const ImageSize& in : inputs) {
+      io::Image image{static_cast<int>(in.width), static_cast<int>(in.height), 3,
+                      std::vector<uint8_t>(size_t{in.width} * in.height * 3, 100)};
+      auto prepared = io::prepare_official(image, static_cast<int>(long_side), dune);
+      auto size = official_output_size(in, long_side, dune);
+      ASSERT_EQ(prepared.is_ok(), size.is_ok()) << in.to_string() << " at " << long_side;
+      if (!size.is_ok()) continue;
+      EXPECT_EQ(size->width, static_cast<uint32_t>(prepared->image.width)) << in.to_string() << " at " << long_side;
+      EXPECT_EQ(size->height, static_cast<uint32_t>(prepared->image.height)) << in.to_string() << " at " << long_side;
+      EXPECT_EQ(size->width % 14, 0u);
+      EXPECT_EQ(size->height % 14, 0u);
+    }
+  }
+  EXPECT_TRUE(is_official_size({448, 448}, 448, dune)) << "squares stay square";
+  EXPECT_TRUE(is_official_size({336, 448}, 448, dune));
+  EXPECT_FALSE(is_official_size({384, 512}, 512, dune)) << "512 is not a multiple of 14";
+}
+
 flatbuffers::DetachedBuffer image_message(bool inline_image, Id128 region, uint64_t offset, uint32_t h, uint32_t w,
                                           uint32_t stride, size_t inline_bytes) {
   flatbuffers::FlatBufferBuilder b;

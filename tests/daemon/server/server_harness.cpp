@@ -7,9 +7,9 @@
 
 namespace recon::daemon::testing {
 
-ServerOptions tiny_options() {
+ServerOptions tiny_options(const std::string& model) {
   ServerOptions o;
-  o.models.push_back({"mast3r", kTinyModel});
+  o.models.push_back({"mast3r", model});
   o.warmup.push_back({kTinyHeight, kTinyWidth});
   o.save_pipeline_cache = false;
   o.limits.max_handles_per_client = 64;

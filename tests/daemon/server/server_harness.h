@@ -20,6 +20,10 @@ inline const std::string kTinyModel = kGoldenDir + "/tiny_same/model.safetensors
 // tiny_same's images are 64 wide and 48 high (RGB8).
 inline constexpr uint32_t kTinyHeight = 48;
 inline constexpr uint32_t kTinyWidth = 64;
+// The tiny DUNE-MASt3R model: 14-pixel patches and a 4x4 position table, so images are prepared
+// at 56 on the long side, squares kept square (dune_same's pair is 56x56 and 56x42).
+inline const std::string kTinyDuneModel = kGoldenDir + "/dune_same/model.safetensors";
+inline constexpr uint32_t kTinyDuneSide = 56;
 
 class TempDir {
  public:
@@ -44,8 +48,9 @@ inline gpu::RuntimeOptions in_memory_cache() {
   return o;
 }
 
-// Options with the tiny model warmed at 64x48 and small, test-friendly limits.
-ServerOptions tiny_options();
+// Options with a tiny model (by default the ViT-L one) served as "mast3r", warmed at 64x48 (what a
+// 64x48 image becomes for a model of another patch size), and small, test-friendly limits.
+ServerOptions tiny_options(const std::string& model = kTinyModel);
 
 class ServerHarness {
  public:

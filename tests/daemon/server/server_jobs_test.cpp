@@ -174,6 +174,30 @@ TEST(RecondJobs, PointsBehindTheCamerasFailTheJobSayingSo) {
   EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs"}));
 }
 
+// The job drives a DUNE-MASt3R model like the ViT-L one: images prepared at its own size (56, 14-px
+// patches; squares kept, so 56x56, whose sides the matcher's subsample 8 divides), every pair of the
+// graph run, aligned, and the scene's tensors answered at that size.
+TEST(RecondJobs, ReconstructRunsOnADuneModel) {
+  auto harness = ServerHarness::start(tiny_options(kTinyDuneModel));
+  ASSERT_TRUE(harness->error().empty()) << harness->error();
+  auto client = TestClient::connect(harness->dir(), "jobs");
+  ASSERT_TRUE(client.is_ok());
+  TestClient& c = **client;
+  std::vector<ImageArg> dune_images;
+  for (uint32_t i = 0; i < 3; ++i) dune_images.push_back({{}, 0, 70, 70, 0, test_image(70, 70, 70 + i)});
+  const uint64_t id = c.next_id();
+  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", dune_images, kQuick, {})}).is_ok());
+  JobRun run = read_job(c, id);
+  ASSERT_TRUE(run.final.has_value());
+  ASSERT_EQ(run.final->type(), wire::ResponseBody::JobEvent) << run.final->error_message();
+  EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs", "align-coarse", "align-fine", "outputs"}));
+  const wire::ResultHandle* handle = run.final->response->body_as_JobEvent()->result();
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(shape_of(tensor(handle, "cam_to_world")), (std::vector<uint64_t>{3, 4, 4}));
+  EXPECT_EQ(shape_of(tensor(handle, "depth")), (std::vector<uint64_t>{3 * kTinyDuneSide * kTinyDuneSide}));
+  EXPECT_EQ(shape_of(tensor(handle, "pair_matches")), (std::vector<uint64_t>{3, 3}));
+}
+
 TEST(RecondJobs, RefusesAnUnknownJobABadParameterAndTooFewImages) {
   auto harness = ServerHarness::start();
   ASSERT_TRUE(harness->error().empty()) << harness->error();

@@ -193,8 +193,11 @@ TEST_F(ResizeOfficial, SeveralImagesShareOneSubmission) {
 TEST_F(ResizeOfficial, GeometryAgreesWithTheCpuPreparation) {
   for (uint32_t h : {1u, 16u, 31u, 240u, 481u, 1080u}) {
     for (uint32_t w : {1u, 17u, 64u, 333u, 640u, 1920u}) {
-      for (uint32_t size : {32u, 224u, 512u}) {
-        auto geo = ops::official_geometry(h, w, size);
+      // MASt3R's crop and DUNE-MASt3R's (14-pixel patches, squares kept).
+      for (const auto& [size, crop] :
+           {std::pair{32u, CropRule{}}, std::pair{224u, CropRule{}}, std::pair{512u, CropRule{}},
+            std::pair{448u, CropRule{14, true}}, std::pair{336u, CropRule{14, true}}}) {
+        auto geo = ops::official_geometry(h, w, size, crop);
         if (std::nearbyint(std::min(h, w) * double(size) / std::max(h, w)) == 0) {
           EXPECT_FALSE(geo.is_ok());  // (the CPU preparation does not handle a side that rounds to 0)
           continue;
@@ -203,8 +206,8 @@ TEST_F(ResizeOfficial, GeometryAgreesWithTheCpuPreparation) {
         img.width = static_cast<int>(w);
         img.height = static_cast<int>(h);
         img.pixels.assign(size_t{w} * h * 3, 0);
-        auto cpu = io::prepare_official(img, static_cast<int>(size));
-        ASSERT_EQ(geo.is_ok(), cpu.is_ok()) << w << "x" << h << " at " << size;
+        auto cpu = io::prepare_official(img, static_cast<int>(size), crop);
+        ASSERT_EQ(geo.is_ok(), cpu.is_ok()) << w << "x" << h << " at " << size << " patch " << crop.patch;
         if (!geo.is_ok()) continue;
         EXPECT_EQ(geo->width, static_cast<uint32_t>(cpu->image.width));
         EXPECT_EQ(geo->height, static_cast<uint32_t>(cpu->image.height));

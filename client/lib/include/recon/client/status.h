@@ -47,7 +47,11 @@ struct ModelStatus {
   Precision precision = Precision::kDefault;
   std::vector<Resolution> resolutions;
   uint64_t weight_bytes = 0;
-  std::string error;     // why state is kFailed
+  std::string error;  // why state is kFailed
+  // How the daemon prepares images for it: long side, patch size, squares kept (DUNE-MASt3R) or cut
+  // to 4:3; 0 / false from a daemon that does not say.
+  uint32_t image_size = 0, patch_size = 0;
+  bool square_ok = false;
   uint32_t version = 0;  // the model repository's version directory; 0 = none
   // The named inputs and outputs of its requests (onnx: the graph's); empty: the kind's fixed ones.
   std::vector<std::string> inputs, outputs;
