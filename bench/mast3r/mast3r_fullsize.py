@@ -3,6 +3,17 @@
 reference (tests/reference/mast3r_ref.py) on the same device, the same seeded random weights of the
 official ViT-L/ViT-B configuration and the same 512x384 pair.
 
+--variants runs several models in one go, each as NAME@WxH: vitl (the released ViT-L/ViT-B
+configuration), dune_s and dune_b (DUNE-MASt3R with the DUNE ViT-S/14 or ViT-B/14 encoder, its
+448-px position table, and the MASt3R ViT-B decoder and heads). A DUNE model's seeded weights are
+written as the two official checkpoints (tests/reference/dune_checkpoint.py: to_official) and
+converted with tools/convert-checkpoint --dune-encoder, so the converter runs at full size too;
+the reference then loads the converted file. The closing table gives each variant's ms/pair
+against the first variant's (put vitl@512x384 first):
+
+    python3 bench/mast3r/mast3r_fullsize.py --bench PATH/recon_bench_mast3r --out $OUT \
+        --variants vitl@512x384,dune_s@336x252,dune_s@448x336,dune_b@336x252,dune_b@448x336
+
 It checks that recon's outputs equal the reference's (fp32 with TF32 off), and times both in the
 same run: recon (recon_bench_mast3r, Google Benchmark) in fp32 and fp16 at batch 1 and 8, and
 PyTorch eager on the reference in fp32 (TF32 off), fp16 autocast, and fp16 autocast at batch 8.
@@ -30,11 +41,21 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 import safetensors_io as st  # noqa: E402
 from make_golden import init_golden_weights, make_image, normalise_u8  # noqa: E402
-from mast3r_config import METADATA_KEY, config_to_json, resolve_config  # noqa: E402
-from mast3r_ref import AsymmetricMASt3R, canonical_state_dict  # noqa: E402
+from mast3r_config import METADATA_KEY, config_from_json, config_to_json, resolve_config  # noqa: E402
+from mast3r_ref import AsymmetricMASt3R, canonical_state_dict, load_weights  # noqa: E402
 
 OUTPUTS = ["pts3d_1", "pts3d_2", "conf_1", "conf_2", "desc_1", "desc_2", "desc_conf_1", "desc_conf_2"]
-TFLOP_PER_PAIR = 2.037  # spec §10 at 512x384
+TFLOP_PER_PAIR = {("vitl", 512, 384): 2.037}  # spec §10; other variants print no TFLOP/s
+
+# DUNE-MASt3R: the DUNE ViT (naver/dune vision_transformer vit_small / vit_base, EncoderOptions'
+# defaults: 4 registers, layer scale; the 448 encoders' table) under the released MASt3R decoder.
+DUNE_VARIANTS = {
+    "dune_s": dict(arch="vit_small", enc_embed_dim=384, enc_depth=12, enc_num_heads=6,
+                   dune_backbone="dune_vitsmall_14_448_encoder"),
+    "dune_b": dict(arch="vit_base", enc_embed_dim=768, enc_depth=12, enc_num_heads=12,
+                   dune_backbone="dune_vitbase_14_448_paper_encoder"),
+}
+DUNE_IMAGE_SIZE = 448
 
 
 def warm_gpu(seconds=5.0):
@@ -64,49 +85,74 @@ def cuda_time_ms(fn, warmup=3, runs=15):
     return float(np.median(times))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", required=True, help="recon_bench_mast3r binary")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--work", default="/tmp/recon-fullsize")
-    ap.add_argument("--width", type=int, default=512)
-    ap.add_argument("--height", type=int, default=384)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batches", default="1,8")
-    ap.add_argument("--inputs", default="host",
-                    help="recon_bench_mast3r --inputs: host (pointers packed into staging per call) and/or device")
-    ap.add_argument("--sequence", type=int, default=0, help="images in the infer_batch sequence comparison")
-    ap.add_argument("--pair-batches", default="4", help="infer_batch pair_batch values of the sequence comparison")
-    ap.add_argument("--profile", default="", help="e.g. fp16,fp16-heads: dispatch profile only, no reference")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    os.makedirs(args.work, exist_ok=True)
-    summary = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
+def dune_config(name):
+    v = DUNE_VARIANTS[name]
+    return resolve_config(dict(
+        encoder="dune", patch_size=14, enc_embed_dim=v["enc_embed_dim"], enc_depth=v["enc_depth"],
+        enc_num_heads=v["enc_num_heads"], dune_backbone=v["dune_backbone"], dune_num_register_tokens=4,
+        dune_pos_embed_grid=DUNE_IMAGE_SIZE // 14, dune_interpolate_offset=0.1, dune_interpolate_antialias=False,
+        dune_layerscale=True))
+
+
+def build_weights(variant, seed, work):
+    """(config, model_path, fp32 state dict) of a variant's seeded weights, as recon loads them."""
+    if variant == "vitl":
+        cfg = resolve_config(None)
+    elif variant in DUNE_VARIANTS:
+        cfg = dune_config(variant)
+    else:
+        raise SystemExit(f"unknown variant {variant!r} (vitl, {', '.join(DUNE_VARIANTS)})")
+    model = AsymmetricMASt3R(cfg, device="meta", dtype=torch.float32).to_empty(device="cpu")
+    init_golden_weights(model, seed)
+    state = canonical_state_dict(model)
+    model_path = os.path.join(work, f"{variant}.safetensors")
+    if variant == "vitl":
+        st.save_file(state, model_path, metadata={METADATA_KEY: config_to_json(cfg)})
+        return cfg, model_path, state
+    # DUNE: the official two-file layout, through the converter.
+    from dune_checkpoint import to_official
+    mast3r_ckpt, dune_ckpt = to_official(cfg, state, DUNE_VARIANTS[variant]["arch"], DUNE_IMAGE_SIZE)
+    m_path, d_path = os.path.join(work, f"{variant}_mast3r.pth"), os.path.join(work, f"{variant}_dune.pth")
+    torch.save(mast3r_ckpt, m_path)
+    torch.save(dune_ckpt, d_path)
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "convert-checkpoint"), m_path, "--dune-encoder", d_path,
+                    "--out", model_path, "--force"], check=True)
+    tensors, meta = st.load_file(model_path)
+    converted = config_from_json(meta[METADATA_KEY])
+    if config_to_json(converted) != config_to_json(cfg):
+        raise SystemExit(f"{variant}: the converted config differs from the one written")
+    return converted, model_path, {k: torch.from_numpy(v) for k, v in tensors.items()}
+
+
+def run_variant(args, variant, width, height):
+    """Reference and recon for one model at one size; returns the variant's summary."""
+    tag = f"{variant}_{width}x{height}"
+    out_dir = os.path.join(args.out, tag)
+    os.makedirs(out_dir, exist_ok=True)
+    summary = {"variant": variant, "width": width, "height": height}
 
     # 1. Weights and images.
     t0 = time.time()
-    cfg = resolve_config(None)
-    model = AsymmetricMASt3R(cfg, device="meta", dtype=torch.float32).to_empty(device="cpu")
-    init_golden_weights(model, args.seed)
-    model_path = os.path.join(args.work, "model.safetensors")
-    st.save_file(canonical_state_dict(model), model_path, metadata={METADATA_KEY: config_to_json(cfg)})
-    u8 = [make_image(args.seed + 1, args.width, args.height), make_image(args.seed + 2, args.width, args.height)]
-    pair_dir = os.path.join(args.work, "pair")
+    cfg, model_path, state = build_weights(variant, args.seed, args.work)
+    u8 = [make_image(args.seed + 1, width, height), make_image(args.seed + 2, width, height)]
+    pair_dir = os.path.join(args.work, "pair_" + tag)
     os.makedirs(pair_dir, exist_ok=True)
     for i, img in enumerate(u8):
         img.tofile(os.path.join(pair_dir, f"img{i + 1}_u8.bin"))
-    print(f"weights and images ready in {time.time() - t0:.1f} s", flush=True)
+    print(f"[{tag}] weights and images ready in {time.time() - t0:.1f} s", flush=True)
     if args.profile:
-        cmd = [args.bench, "--model", model_path, "--width", str(args.width), "--height", str(args.height),
+        cmd = [args.bench, "--model", model_path, "--width", str(width), "--height", str(height),
                "--pair", pair_dir, "--batches", "1", "--precisions", args.profile]
         print(" ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, env=dict(os.environ, RECON_PROFILE_DISPATCHES="1"))
-        return
+        return summary
 
     # 2. The reference on the device: fp32 with TF32 off is the equality baseline.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     warm_gpu()
+    model = AsymmetricMASt3R(cfg, device="meta", dtype=torch.float32).to_empty(device="cpu")
+    load_weights(model, state)
     model = model.cuda().eval()
     img1 = normalise_u8(u8[0][None]).cuda()
     img2 = normalise_u8(u8[1][None]).cuda()
@@ -127,16 +173,16 @@ def main():
     summary["pytorch"] = {"fp32_tf32_off_ms": t_fp32, "fp16_autocast_ms": t_fp16,
                           f"fp16_autocast_batch{b8}_ms_per_pair": t_fp16_b8,
                           "peak_GiB_fp32": peak_fp32, "peak_GiB_fp16": peak_fp16}
-    print(f"PyTorch reference: fp32 {t_fp32:.1f} ms, fp16 {t_fp16:.1f} ms, fp16 batch {b8} {t_fp16_b8:.1f} ms/pair",
-          flush=True)
+    print(f"[{tag}] PyTorch reference: fp32 {t_fp32:.1f} ms, fp16 {t_fp16:.1f} ms, fp16 batch {b8} "
+          f"{t_fp16_b8:.1f} ms/pair", flush=True)
     del model, i1, i2
     torch.cuda.empty_cache()
 
     # 3. recon, in its own process.
-    dump_dir = os.path.join(args.work, "dump")
+    dump_dir = os.path.join(args.work, "dump_" + tag)
     os.makedirs(dump_dir, exist_ok=True)
-    bench_json = os.path.join(args.out, "recon_bench_mast3r.json")
-    cmd = [args.bench, "--model", model_path, "--width", str(args.width), "--height", str(args.height),
+    bench_json = os.path.join(out_dir, "recon_bench_mast3r.json")
+    cmd = [args.bench, "--model", model_path, "--width", str(width), "--height", str(height),
            "--pair", pair_dir, "--dump", dump_dir, "--batches", args.batches, "--sequence", str(args.sequence),
            "--pair-batches", args.pair_batches, "--inputs", args.inputs,
            f"--benchmark_out={bench_json}", "--benchmark_out_format=json"]
@@ -166,16 +212,18 @@ def main():
                 cos = (got * want).sum(-1) / (np.linalg.norm(got, axis=-1) * np.linalg.norm(want, axis=-1))
                 errors[f"{prec}/{name}/min_cosine"] = float(cos.min())
     summary["max_scaled_error"] = errors
-    with open(os.path.join(args.out, "fullsize_summary.json"), "w") as f:
+    summary["batch8"] = b8
+    with open(os.path.join(out_dir, "fullsize_summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
 
-    print("\n== equality against the reference (fp32, TF32 off) ==")
+    print(f"\n== [{tag}] equality against the reference (fp32, TF32 off) ==")
     for k, v in errors.items():
         print(f"  {k:32s} {v:.3e}")
-    print("\n== time per pair ==")
+    print(f"\n== [{tag}] time per pair ==")
     print(f"  PyTorch fp32 (TF32 off)        {t_fp32:8.2f} ms")
     print(f"  PyTorch fp16 autocast          {t_fp16:8.2f} ms")
     print(f"  PyTorch fp16 autocast batch {b8}  {t_fp16_b8:8.2f} ms/pair")
+    tflop = TFLOP_PER_PAIR.get((variant, width, height))
     for name, r in summary["recon"].items():
         if name.startswith("mast3r_sequence/"):
             continue
@@ -186,18 +234,72 @@ def main():
         else:
             base = None if "fp32" in name else t_fp16_b8
         versus = f"x{base / r['ms_per_pair']:.2f} vs PyTorch" if base else "(no PyTorch run)"
+        rate = f"{tflop / r['ms_per_pair'] * 1e3:6.1f} TFLOP/s  " if tflop else ""
         print(f"  recon {name:34s} {r['ms_per_pair']:8.2f} ms/pair  {r['pairs_per_s']:7.1f} pairs/s  "
-              f"GPU {r.get('gpu_ms_per_pair', 0):7.2f} ms  {TFLOP_PER_PAIR / r['ms_per_pair'] * 1e3:6.1f} TFLOP/s  "
-              f"{versus}  heap {r.get('device_heap_used_GiB', 0):.1f} GiB")
+              f"GPU {r.get('gpu_ms_per_pair', 0):7.2f} ms  {rate}{versus}  heap {r.get('device_heap_used_GiB', 0):.1f} GiB")
 
     sequence = {n: r for n, r in summary["recon"].items() if n.startswith("mast3r_sequence/")}
     if sequence:
-        print("\n== consecutive sequence: infer_batch against pair by pair (same run) ==")
+        print(f"\n== [{tag}] consecutive sequence: infer_batch against pair by pair (same run) ==")
         for name, r in sequence.items():
             speedup = f"x{r['speedup_vs_pairwise']:.2f} vs pairwise" if "speedup_vs_pairwise" in r else ""
             print(f"  {name:44s} {r['ms_per_pair']:8.2f} ms/pair  {r['pairs_per_s']:7.1f} pairs/s  "
                   f"GPU busy {r.get('gpu_busy', 0):5.2f}  {speedup}")
+    return summary
 
+
+def parse_variants(text, width, height):
+    out = []
+    for item in (text or f"vitl@{width}x{height}").split(","):
+        name, _, size = item.strip().partition("@")
+        w, _, h = (size or f"{width}x{height}").partition("x")
+        out.append((name, int(w), int(h)))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True, help="recon_bench_mast3r binary")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--work", default="/tmp/recon-fullsize")
+    ap.add_argument("--width", type=int, default=512)
+    ap.add_argument("--height", type=int, default=384)
+    ap.add_argument("--variants", default="", help="NAME@WxH,... (vitl, dune_s, dune_b); default vitl at --width/--height")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--inputs", default="host",
+                    help="recon_bench_mast3r --inputs: host (pointers packed into staging per call) and/or device")
+    ap.add_argument("--sequence", type=int, default=0, help="images in the infer_batch sequence comparison")
+    ap.add_argument("--pair-batches", default="4", help="infer_batch pair_batch values of the sequence comparison")
+    ap.add_argument("--profile", default="", help="e.g. fp16,fp16-heads: dispatch profile only, no reference")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.work, exist_ok=True)
+    variants = parse_variants(args.variants, args.width, args.height)
+    summaries = [run_variant(args, *v) for v in variants]
+    if args.profile:
+        return
+    with open(os.path.join(args.out, "fullsize_summary.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "variants": summaries},
+                  f, indent=1, sort_keys=True)
+    if len(summaries) < 2:
+        return
+    # Every variant's recon time per pair against the first variant's, case by case (same run).
+    first = summaries[0]
+    first_tag = f"{first['variant']}@{first['width']}x{first['height']}"
+    print(f"\n== recon ms/pair by variant (ratio: the first variant, {first_tag}, over this one) ==")
+    for s in summaries:
+        tag = f"{s['variant']}@{s['width']}x{s['height']}"
+        for name, r in s["recon"].items():
+            if name.startswith("mast3r_sequence/"):
+                continue
+            case = name.split("/", 1)[1] if "/" in name else name
+            base = next((fr["ms_per_pair"] for fn, fr in first["recon"].items()
+                         if (fn.split("/", 1)[1] if "/" in fn else fn) == case), None)
+            ratio = f"x{base / r['ms_per_pair']:.2f}" if base else ""
+            worst = max((v for k, v in s["max_scaled_error"].items()
+                         if k.startswith("fp32/") and not k.endswith("min_cosine")), default=float("nan"))
+            print(f"  {tag:18s} {case:28s} {r['ms_per_pair']:8.2f} ms/pair  {ratio:7s}  fp32 max error {worst:.2e}")
 
 if __name__ == "__main__":
     main()

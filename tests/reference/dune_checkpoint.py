@@ -199,3 +199,31 @@ def backbone_mismatch(cfg):
     if name and grid not in name:
         return f"dune_backbone_name {name!r} does not name image size {grid[1:]}, the encoder given"
     return None
+
+
+# MASt3R constructor arguments a DUNE-MASt3R string carries (no patch_size or landscape_only: the
+# wrapper appends and asserts them).
+MODEL_STRING_KEYS = ["enc_depth", "dec_depth", "enc_embed_dim", "dec_embed_dim", "enc_num_heads", "dec_num_heads",
+                     "mlp_ratio", "pos_embed", "patch_embed_cls", "img_size", "head_type", "output_mode",
+                     "depth_mode", "conf_mode", "two_confs", "desc_conf_mode"]
+
+
+def to_official(cfg, state, arch, image_size, extra_model_keys=()):
+    """The two official files' dicts for a DUNE config and a recon-named state dict (tests, benchmarks):
+    (DUNE-MASt3R checkpoint, DUNE encoder checkpoint), laid out as dune_checkpoint reads them."""
+    import argparse
+
+    from mast3r_config import CONSTRUCTOR_DEFAULTS, model_string_from_config
+
+    keys = list(MODEL_STRING_KEYS) + [k for k in extra_model_keys if k not in MODEL_STRING_KEYS]
+    mast3r_cfg = {k: cfg[k] for k in cfg if k in CONSTRUCTOR_DEFAULTS or k in extra_model_keys}
+    model_str = model_string_from_config(mast3r_cfg, keys)
+    mast3r = {("mast3r." + k if not k.startswith("norm.") else k): v for k, v in state.items()
+              if not k.startswith("dune_backbone.")}
+    student = {"encoder." + k[len("dune_backbone."):]: v for k, v in state.items() if k.startswith("dune_backbone.")}
+    enc_args = {"arch": arch, "patch_size": cfg["patch_size"], "num_register_tokens": cfg["dune_num_register_tokens"],
+                "layerscale_init": 1e-4 if cfg["dune_layerscale"] else None,
+                "interpolate_offset": cfg["dune_interpolate_offset"],
+                "interpolate_antialias": cfg["dune_interpolate_antialias"], "ln_eps": cfg["dune_ln_eps"]}
+    return ({"model": mast3r, "dune_backbone_name": cfg["dune_backbone"], "mast3r_model_str": model_str},
+            {"model": student, "args": argparse.Namespace(image_size=image_size, enc_args=enc_args)})

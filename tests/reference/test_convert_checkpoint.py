@@ -15,6 +15,7 @@ sys.path.insert(0, HERE)
 
 import safetensors_io as st  # noqa: E402
 from mast3r_config import METADATA_KEY, config_from_json, model_string_from_config, resolve_config  # noqa: E402
+from dune_checkpoint import to_official  # noqa: E402
 from mast3r_ref import AsymmetricMASt3R, canonical_name, load_weights  # noqa: E402
 
 TOOL = os.path.normpath(os.path.join(HERE, "..", "..", "tools", "convert-checkpoint"))
@@ -130,7 +131,6 @@ DUNE_TINY = dict(TINY, enc_embed_dim=192, enc_depth=12, enc_num_heads=3, mlp_rat
                  landscape_only=False, encoder="dune", patch_size=14, dune_num_register_tokens=4,
                  dune_pos_embed_grid=4, dune_interpolate_offset=0.1, dune_interpolate_antialias=False,
                  dune_layerscale=True, dune_backbone="dune_vittiny_14_56_encoder")
-DUNE_STR_KEYS = [k for k in TINY_KEYS if k not in ("landscape_only", "patch_embed_cls")]
 
 
 class ConvertDuneCheckpoint(unittest.TestCase):
@@ -145,8 +145,13 @@ class ConvertDuneCheckpoint(unittest.TestCase):
                 p.copy_(torch.randn_like(p) * 0.3)
         cls.model, cls.cfg = model, cfg
         sd = model.state_dict()
-        # the DUNE student: encoder.* (behind DDP's module.), the ViT's final norm and mask token, projectors
-        student = {"module.encoder." + k[len("dune_backbone."):]: v for k, v in sd.items() if k.startswith("dune_backbone.")}
+        mast3r, student = to_official(cfg, sd, "vit_tiny", 56,
+                                      extra_model_keys=("dpt_layer_dims", "dpt_feature_dim", "dpt_last_dim",
+                                                        "local_mlp_ratio"))
+        cls.model_str = mast3r["mast3r_model_str"]
+        # what the official files hold besides: DDP's module. prefix, the ViT's final norm and mask token,
+        # a projector; the unused CroCo encoder of the MASt3R part and the ImageNet buffers
+        student = {"module." + k: v for k, v in student["model"].items()}
         student["module.encoder.norm.weight"] = torch.ones(192)
         student["module.encoder.norm.bias"] = torch.zeros(192)
         student["module.encoder.mask_token"] = torch.zeros(1, 192)
@@ -154,17 +159,14 @@ class ConvertDuneCheckpoint(unittest.TestCase):
         cls.student = student
         cls.dune_args = argparse.Namespace(image_size=56, enc_args={"arch": "vit_tiny", "patch_size": 14},
                                            teachers=["dino2reg_vitlarge_14"])
-        # the DUNE-MASt3R file: mast3r.* (with its unused CroCo encoder), norm.*, the ImageNet buffers
-        mast3r = {"mast3r." + k: v for k, v in sd.items() if not k.startswith(("dune_backbone.", "norm."))}
+        mast3r = dict(mast3r["model"])
         mast3r["mast3r.mask_token"] = torch.zeros(1, 1, 24)
         mast3r["mast3r.patch_embed.proj.weight"] = torch.zeros(192, 3, 14, 14)
         mast3r["mast3r.enc_blocks.0.norm1.weight"] = torch.zeros(192)
         mast3r["mast3r.enc_norm.weight"] = torch.zeros(192)
-        mast3r["norm.weight"], mast3r["norm.bias"] = sd["norm.weight"], sd["norm.bias"]
         mast3r["imagenet_mean"] = torch.tensor([0.485, 0.456, 0.406]).float().view(1, 3, 1, 1)
         mast3r["imagenet_std"] = torch.tensor([0.229, 0.224, 0.225]).float().view(1, 3, 1, 1)
         cls.mast3r = mast3r
-        cls.model_str = model_string_from_config(dict(cfg, patch_embed_cls="PatchEmbedDust3R"), DUNE_STR_KEYS)
 
     @classmethod
     def tearDownClass(cls):
