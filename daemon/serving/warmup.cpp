@@ -75,8 +75,10 @@ Result<std::string> start_device(Device& device, const ServerOptions& options, c
     if (model_kind_warms(model.kind)) {
       std::string batches;
       for (uint32_t b : plan.batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
-      summary += (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(plan.resolutions) + " (batch " +
-                 batches + ")";
+      // The sizes it was warmed at: the plan's, or what they become for a model of another patch size.
+      const std::optional<ModelInfo> warmed = device.model(model.name);
+      const std::vector<ImageSize>& sizes = warmed ? warmed->resolutions : plan.resolutions;
+      summary += (summary.empty() ? "" : "; ") + model.name + " at " + join_sizes(sizes) + " (batch " + batches + ")";
     } else {
       summary += (summary.empty() ? "" : "; ") + model.name + on;
     }
