@@ -110,6 +110,24 @@ TEST_F(Mast3rBatchTest, ConsecutiveSequenceEqualsPairByPairAndEncodesEachImageOn
   }
 }
 
+// DUNE-MASt3R through the same pipelined batches: its encoder graphs (batched images, chunks) give
+// each pair what infer() gives it alone, with every image encoded once.
+TEST_F(Mast3rBatchTest, DuneSequenceEqualsPairByPairAndEncodesEachImageOnce) {
+  auto engine = load("dune_same", Precision::kF32);
+  ASSERT_NE(engine, nullptr);
+  engine->set_batch_options({3, 2});
+  std::vector<Image> images;
+  for (uint32_t i = 0; i < 5; ++i) images.push_back(random_image(42, 56, 30 + i));
+  std::vector<ImageU8View> views;
+  for (const Image& img : images) views.push_back(img.view());
+  const auto pairs = consecutive_pairs(views.size());
+  const uint64_t before = engine->images_encoded();
+  auto batch = engine->infer_batch(views, pairs);
+  ASSERT_TRUE(batch.is_ok()) << batch.status().to_string();
+  EXPECT_EQ(engine->images_encoded() - before, 5u) << "each image encoded once";
+  RecordProperty("max_abs_difference_fp32", std::to_string(batch_vs_pairwise(*engine, views, pairs)));
+}
+
 TEST_F(Mast3rBatchTest, MixedSizesRepeatedImagesAndSwappedPairsEqualPairByPair) {
   auto engine = load("tiny_mixed", Precision::kF32);
   ASSERT_NE(engine, nullptr);
