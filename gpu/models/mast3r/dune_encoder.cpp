@@ -74,27 +74,16 @@ Status DuneEncoder::build_all() {
   RECON_ASSIGN_OR_RETURN(Tensor x, alloc(dt, {B, T, C}));
   RECON_RETURN_IF_ERROR(ops::concat(g, {Arg(head_tokens), Arg(embedded)}, 1, x));
 
-  RECON_ASSIGN_OR_RETURN(Tensor t, alloc(dt, {B, T, C}));
-  RECON_ASSIGN_OR_RETURN(Tensor qkv, alloc(dt, {B, T, 3 * C}));
-  RECON_ASSIGN_OR_RETURN(Tensor att, alloc(dt, {B, T, C}));
-  RECON_ASSIGN_OR_RETURN(Tensor hid, alloc(dt, {B, T, c.enc_mlp_hidden()}));
+  mast3r::VitBlockScratch scratch;
+  RECON_ASSIGN_OR_RETURN(scratch.t, alloc(dt, {B, T, C}));
+  RECON_ASSIGN_OR_RETURN(scratch.qkv, alloc(dt, {B, T, 3 * C}));
+  RECON_ASSIGN_OR_RETURN(scratch.att, alloc(dt, {B, T, C}));
+  RECON_ASSIGN_OR_RETURN(scratch.hid, alloc(dt, {B, T, c.enc_mlp_hidden()}));
   const ops::AttentionConfig attn{c.enc_num_heads, c.enc_head_dim(), 0.0f, ops::AttentionPath::kAuto};
   const float eps = static_cast<float>(c.dune_ln_eps);
-  const Arg residual = x;
   for (int64_t l = 0; l < c.enc_depth; ++l) {
-    // attn.proj and mlp.fc2 hold ls1 / ls2 already (Mast3rWeights folds layer scale in).
-    const std::string b = v + "blocks.0." + std::to_string(l) + ".";
-    RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm1.weight"), w_.at(b + "norm1.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(
-        mast3r::linear(g, caps, t, w_.linear(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"), qkv));
-    RECON_RETURN_IF_ERROR(ops::attention(g, caps, {qkv, 0}, {qkv, C}, {qkv, 2 * C}, att, attn));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, att, w_.linear(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"),
-                                         x, mast3r::Act::kNone, &residual));
-    RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm2.weight"), w_.at(b + "norm2.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, t, w_.linear(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), hid,
-                                         mast3r::Act::kGelu));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, hid, w_.linear(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"), x,
-                                         mast3r::Act::kNone, &residual));
+    RECON_RETURN_IF_ERROR(mast3r::vit_block(g, caps, w_, v + "blocks.0." + std::to_string(l) + ".", x, scratch, attn,
+                                            eps, /*rope=*/nullptr));
   }
   // The patch tokens of the last block (not the ViT's own final norm) through the wrapper's norm.
   RECON_ASSIGN_OR_RETURN(Tensor patch_tokens, alloc(dt, {B, N, C}));

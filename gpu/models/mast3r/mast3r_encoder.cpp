@@ -100,27 +100,17 @@ Status CrocoEncoder::build_all() {
                                        &w_.at("patch_embed.proj.bias"), patches, static_cast<int>(p), 0));
   RECON_ASSIGN_OR_RETURN(Tensor x, alloc(dt, {B, N, C}));
   RECON_RETURN_IF_ERROR(ops::nchw_to_tokens(g, patches, x));
-  RECON_ASSIGN_OR_RETURN(Tensor t, alloc(dt, {B, N, C}));
-  RECON_ASSIGN_OR_RETURN(Tensor qkv, alloc(dt, {B, N, 3 * C}));
-  RECON_ASSIGN_OR_RETURN(Tensor att, alloc(dt, {B, N, C}));
-  RECON_ASSIGN_OR_RETURN(Tensor hid, alloc(dt, {B, N, c.enc_mlp_hidden()}));
+  mast3r::VitBlockScratch scratch;
+  RECON_ASSIGN_OR_RETURN(scratch.t, alloc(dt, {B, N, C}));
+  RECON_ASSIGN_OR_RETURN(scratch.qkv, alloc(dt, {B, N, 3 * C}));
+  RECON_ASSIGN_OR_RETURN(scratch.att, alloc(dt, {B, N, C}));
+  RECON_ASSIGN_OR_RETURN(scratch.hid, alloc(dt, {B, N, c.enc_mlp_hidden()}));
   const ops::RopeGrid grid{gh, gw};
   const ops::AttentionConfig attn{c.enc_num_heads, c.enc_head_dim(), 0.0f, ops::AttentionPath::kAuto};
   const float eps = static_cast<float>(c.norm_eps);
   for (int64_t l = 0; l < c.enc_depth; ++l) {
-    const std::string b = "enc_blocks." + std::to_string(l) + ".";
-    RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm1.weight"), w_.at(b + "norm1.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(mast3r::linear_rope(g, caps, t, w_.linear(b + "attn.qkv.weight"), &w_.at(b + "attn.qkv.bias"),
-                                              qkv, grid, 2 * attn.heads, attn.head_dim));
-    RECON_RETURN_IF_ERROR(ops::attention(g, caps, {qkv, 0}, {qkv, C}, {qkv, 2 * C}, att, attn));
-    const Arg residual = x;
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, att, w_.linear(b + "attn.proj.weight"), &w_.at(b + "attn.proj.bias"),
-                                         x, mast3r::Act::kNone, &residual));
-    RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w_.at(b + "norm2.weight"), w_.at(b + "norm2.bias"), t, eps));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, t, w_.linear(b + "mlp.fc1.weight"), &w_.at(b + "mlp.fc1.bias"), hid,
-                                         mast3r::Act::kGelu));
-    RECON_RETURN_IF_ERROR(mast3r::linear(g, caps, hid, w_.linear(b + "mlp.fc2.weight"), &w_.at(b + "mlp.fc2.bias"), x,
-                                         mast3r::Act::kNone, &residual));
+    RECON_RETURN_IF_ERROR(
+        mast3r::vit_block(g, caps, w_, "enc_blocks." + std::to_string(l) + ".", x, scratch, attn, eps, &grid));
   }
   RECON_ASSIGN_OR_RETURN(output_, alloc(dt, {B, N, C}));
   return ops::layer_norm(g, x, w_.at("enc_norm.weight"), w_.at("enc_norm.bias"), output_, eps);

@@ -2,6 +2,7 @@
 
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/conv_transpose2d.h"
+#include "gpu/ops/layer_norm.h"
 #include "gpu/ops/linear.h"
 #include "gpu/ops/upsample.h"
 
@@ -50,6 +51,27 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const 
     return invalid_argument("conv_transpose2d: weight is not (in, out, k, k) with k = " + std::to_string(kernel));
   }
   return ops::conv_transpose2d(g, caps, x, w, optional_arg(b), out, {}, path);
+}
+
+Status vit_block(Graph& g, const Capabilities& caps, const Mast3rWeights& w, const std::string& prefix, const Tensor& x,
+                 const VitBlockScratch& s, const ops::AttentionConfig& attn, float eps, const ops::RopeGrid* rope) {
+  const std::string& b = prefix;
+  const int64_t C = x.shape().back();
+  const Arg residual = x;
+  RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w.at(b + "norm1.weight"), w.at(b + "norm1.bias"), s.t, eps));
+  if (rope != nullptr) {
+    RECON_RETURN_IF_ERROR(linear_rope(g, caps, s.t, w.linear(b + "attn.qkv.weight"), &w.at(b + "attn.qkv.bias"), s.qkv,
+                                      *rope, 2 * attn.heads, attn.head_dim));
+  } else {
+    RECON_RETURN_IF_ERROR(linear(g, caps, s.t, w.linear(b + "attn.qkv.weight"), &w.at(b + "attn.qkv.bias"), s.qkv));
+  }
+  RECON_RETURN_IF_ERROR(ops::attention(g, caps, {s.qkv, 0}, {s.qkv, C}, {s.qkv, 2 * C}, s.att, attn));
+  RECON_RETURN_IF_ERROR(
+      linear(g, caps, s.att, w.linear(b + "attn.proj.weight"), &w.at(b + "attn.proj.bias"), x, Act::kNone, &residual));
+  RECON_RETURN_IF_ERROR(ops::layer_norm(g, x, w.at(b + "norm2.weight"), w.at(b + "norm2.bias"), s.t, eps));
+  RECON_RETURN_IF_ERROR(
+      linear(g, caps, s.t, w.linear(b + "mlp.fc1.weight"), &w.at(b + "mlp.fc1.bias"), s.hid, Act::kGelu));
+  return linear(g, caps, s.hid, w.linear(b + "mlp.fc2.weight"), &w.at(b + "mlp.fc2.bias"), x, Act::kNone, &residual);
 }
 
 Status upsample2x(Graph& g, const Arg& in, const Arg& out) {

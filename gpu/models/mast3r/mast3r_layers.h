@@ -6,6 +6,8 @@
 #include "gpu/capabilities.h"
 #include "gpu/graph.h"
 #include "gpu/models/mast3r/mast3r_weights.h"
+#include "gpu/ops/attention.h"
+#include "gpu/ops/rope2d.h"
 
 namespace recon::gpu::mast3r {
 
@@ -33,6 +35,20 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& x, const ConvWeight
 // on the GEMM path Mast3rWeights::gemm_path gives for them.
 Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& x, const Tensor& w, const Tensor* b,
                         const Arg& out, int kernel, ops::GemmPath path);
+
+// The scratch tensors of pre-norm ViT blocks over a [B, T, C] token stream: t [B, T, C],
+// qkv [B, T, 3C], att [B, T, C], hid [B, T, hidden].
+struct VitBlockScratch {
+  Tensor t, qkv, att, hid;
+};
+
+// One pre-norm ViT block (CroCo's encoder block, and DINOv2's that DUNE uses), in place on the token
+// stream x: x += proj(attention(qkv(norm1 x))), then x += fc2(GELU(fc1(norm2 x))). `prefix` names
+// the block's weights ("enc_blocks.3."); with `rope`, q and k rotate on that grid (MASt3R's
+// encoder), without it attention reads them as they are (DUNE, whose layer scale Mast3rWeights
+// folded into attn.proj and mlp.fc2).
+Status vit_block(Graph& g, const Capabilities& caps, const Mast3rWeights& w, const std::string& prefix, const Tensor& x,
+                 const VitBlockScratch& s, const ops::AttentionConfig& attn, float eps, const ops::RopeGrid* rope);
 
 // Bilinear ×2 upsampling with align_corners=True (every upsample in MASt3R), NCHW.
 Status upsample2x(Graph& g, const Arg& in, const Arg& out);
