@@ -50,6 +50,13 @@ ModelInfo info_of(const ModelSpec& spec) {
   return info;
 }
 
+// Enters a size the model was warmed at in its warmed resolutions, once.
+void add_resolution(ModelInfo& info, ImageSize size) {
+  if (std::find(info.resolutions.begin(), info.resolutions.end(), size) == info.resolutions.end()) {
+    info.resolutions.push_back(size);
+  }
+}
+
 }  // namespace
 
 Status Device::load(const ModelSpec& spec) {
@@ -75,8 +82,7 @@ Status Device::warm(const std::string& name, ImageSize size, uint32_t batch) {
   if (it == instances_.end()) return not_found("model '" + name + "' is not loaded");
   RECON_RETURN_IF_ERROR(it->second->warm(size, batch).with_context("model '" + name + "'"));
   std::lock_guard lock(mutex_);
-  auto& resolutions = catalog_[name].resolutions;
-  if (std::find(resolutions.begin(), resolutions.end(), size) == resolutions.end()) resolutions.push_back(size);
+  add_resolution(catalog_[name], size);
   return Status::ok();
 }
 
@@ -103,9 +109,7 @@ Status Device::reload(const ModelSpec& spec, const std::vector<std::pair<ImageSi
     RECON_RETURN_IF_ERROR(
         instance->warm(size, batch)
             .with_context("warming the reload of model '" + spec.name + "' (the loaded one keeps serving)"));
-    if (std::find(info.resolutions.begin(), info.resolutions.end(), size) == info.resolutions.end()) {
-      info.resolutions.push_back(size);
-    }
+    add_resolution(info, size);
   }
   info.state = ModelState::kReady;
   std::swap(it->second, instance);  // the old instance goes when `instance` does, after the catalog

@@ -71,18 +71,24 @@ void taps_first(const T* in, int64_t cout, int64_t cin, int64_t taps, T* out) {
   for (int64_t o = 0; o < cout; ++o) transpose(in + o * cin * taps, cin, taps, out + o * cin * taps);
 }
 
-// Uploads `values` (a tensor of PyTorch's `shape`; uint16_t holds fp16 bits) as `stored`: a linear
-// weight transposed to [in, out] (in_out), a convolution's tap by tap (ohwi), or as it is.
+// Uploads `values` (a tensor of PyTorch's `shape`; uint16_t holds fp16 bits): a linear weight
+// transposed to [in, out] (in_out), a convolution's tap by tap to [Cout, KH, KW, Cin] (ohwi), or as
+// it is.
 template <typename T>
-Result<Tensor> upload_arranged(Runtime& rt, const std::vector<T>& values, const Shape& shape, bool in_out, bool ohwi,
-                               const Shape& stored) {
+Result<Tensor> upload_arranged(Runtime& rt, const std::vector<T>& values, const Shape& shape, bool in_out, bool ohwi) {
   const DType dtype = sizeof(T) == 2 ? DType::kF16 : DType::kF32;
   const T* data = values.data();
+  Shape stored = shape;
   std::vector<T> arranged;
   if (in_out || ohwi) {
     arranged.resize(values.size());
-    if (in_out) transpose(values.data(), shape[0], shape[1], arranged.data());
-    if (ohwi) taps_first(values.data(), shape[0], shape[1], shape[2] * shape[3], arranged.data());
+    if (in_out) {
+      transpose(values.data(), shape[0], shape[1], arranged.data());
+      stored = {shape[1], shape[0]};
+    } else {
+      taps_first(values.data(), shape[0], shape[1], shape[2] * shape[3], arranged.data());
+      stored = {shape[0], shape[2], shape[3], shape[1]};
+    }
     data = arranged.data();
   }
   return Tensor::from_host(rt, dtype, stored, data, values.size() * sizeof(T), MemoryRole::kWeights);
@@ -169,11 +175,8 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
     const bool in_out = tensor_cores && spec.kind == WeightKind::kLinear && bytes <= range;
     const bool ohwi = tensor_cores && spec.kind == WeightKind::kConv &&
                       ops::conv2d_preferred_layout(rt.caps(), shape) == ops::ConvWeightLayout::kOHWI;
-    Shape stored = shape;
-    if (in_out) stored = {shape[1], shape[0]};
-    if (ohwi) stored = {shape[0], shape[2], shape[3], shape[1]};
-    Result<Tensor> t = half ? upload_arranged(rt, f16, shape, in_out, ohwi, stored)
-                            : upload_arranged(rt, f32, shape, in_out, ohwi, stored);
+    Result<Tensor> t =
+        half ? upload_arranged(rt, f16, shape, in_out, ohwi) : upload_arranged(rt, f32, shape, in_out, ohwi);
     if (in_out) w->in_out_.insert(spec.name);
     if (ohwi) w->ohwi_.insert(spec.name);
     if (split) w->split_.insert(spec.name);
