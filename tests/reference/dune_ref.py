@@ -135,8 +135,8 @@ class DuneViT(nn.Module):
         p, cfg = self.patch_size, self.cfg
         if H % p or W % p:
             raise ValueError(f"image size {W}x{H} is not a multiple of the patch size {p}")
-        mean = torch.tensor(IMAGENET_MEAN, dtype=torch.float32).to(img.dtype).view(1, 3, 1, 1)
-        std = torch.tensor(IMAGENET_STD, dtype=torch.float32).to(img.dtype).view(1, 3, 1, 1)
+        mean = torch.tensor(IMAGENET_MEAN, dtype=torch.float32).to(img.device, img.dtype).view(1, 3, 1, 1)
+        std = torch.tensor(IMAGENET_STD, dtype=torch.float32).to(img.device, img.dtype).view(1, 3, 1, 1)
         x = ((img * 0.5 + 0.5) - mean) / std
         _tap(taps, f"dune_input{sfx}", x)
         x = self.patch_embed.proj(x).flatten(2).transpose(1, 2)
