@@ -9,15 +9,23 @@
 // A workgroup takes one token's P×P pixels, an invocation one pixel: the token's features are one
 // contiguous block, read once at the heads' precision, where the separate pixel shuffle and fp32
 // casts before this kernel moved them three more times.
+// POINTS=0 builds the variant for a view whose DPT head did not run (a graph without view 2's
+// points): only tokens, desc and desc_conf are bound, at bindings 0-2.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 layout(local_size_x_id = 1) in;
+#if POINTS
 layout(binding = 0) readonly buffer Dpt { STORE_T dpt[]; };
 layout(binding = 1) readonly buffer Tokens { STORE_T tokens[]; };
 layout(binding = 2) writeonly buffer Pts { float pts[]; };
 layout(binding = 3) writeonly buffer Conf { float conf[]; };
 layout(binding = 4) writeonly buffer Desc { float desc[]; };
 layout(binding = 5) writeonly buffer DescConf { float desc_conf[]; };
+#else
+layout(binding = 0) readonly buffer Tokens { STORE_T tokens[]; };
+layout(binding = 1) writeonly buffer Desc { float desc[]; };
+layout(binding = 2) writeonly buffer DescConf { float desc_conf[]; };
+#endif
 layout(push_constant) uniform Push {
   uint batch, grid_h, grid_w;  // grid_h × grid_w tokens per image
   uint depth_mode;                       // 0 linear, 1 square, 2 exp
@@ -58,6 +66,7 @@ void main() {
   // The image's pixel index of the token's row r, column 0.
   const uint row0 = ty * P * W + tx * P;
 
+#if POINTS
   const uint dpt_base = b * 4u * hw + y * W + x;
   const vec3 r = vec3(float(dpt[dpt_base]), float(dpt[dpt_base + hw]), float(dpt[dpt_base + 2u * hw]));
   vec3 xyz = r;
@@ -76,6 +85,7 @@ void main() {
     const uint row = e / (3u * P), within = e % (3u * P);
     pts[(b * hw + row0 + row * W) * 3u + within] = stage[(within % 3u) * STAGE_STRIDE + row * P + within / 3u];
   }
+#endif
 
   const uint feat = (b * n + token) * (D + 1u) * GROUP + q;  // channel c at feat + c·GROUP
   float sq = 0.0;

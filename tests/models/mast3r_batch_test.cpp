@@ -235,6 +235,24 @@ TEST_F(Mast3rBatchTest, EncodedImagesGiveWhatInferBatchGivesWithoutEncodingAgain
     }
   }
 
+  // Without view 2's points (what a reconstruction asks for): the six other outputs as before, and
+  // no pts3d_2 or conf_2.
+  auto descriptors = engine->infer_encoded(*encoded, pairs, {.view2_points = false});
+  ASSERT_TRUE(descriptors.is_ok()) << descriptors.status().to_string();
+  ASSERT_EQ(descriptors->size(), pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const Mast3rOutputs& d = (*descriptors)[k].tensors;
+    EXPECT_FALSE(d.pts3d[1].defined()) << "pair " << k;
+    EXPECT_FALSE(d.conf[1].defined()) << "pair " << k;
+    const auto g = d.list();
+    const auto w = (*got)[k].tensors.list();
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g[i] == &d.pts3d[1] || g[i] == &d.conf[1]) continue;
+      EXPECT_EQ(testing::download_f32(rt(), *g[i]), testing::download_f32(rt(), *w[i]))
+          << "pair " << k << " " << Mast3rOutputs::kNames[i];
+    }
+  }
+
   const std::vector<ImagePair> out_of_range = {{0, 4}};
   auto bad = engine->infer_encoded(*encoded, out_of_range);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);

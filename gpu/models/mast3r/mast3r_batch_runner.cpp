@@ -164,9 +164,10 @@ Status Mast3rBatchRunner::submit_pair(const std::vector<EncodeStep>& encodes, Pa
   // The output activations write the step's own tensors. Same queue: the output graph's leading
   // barrier orders it after the pair graph, and the pair graph's next run after it.
   const auto targets = step.outputs.list();
-  const std::vector<Arg>& slots = f.output_slots();
   for (size_t i = 0; i < targets.size(); ++i) {
-    RECON_ASSIGN_OR_RETURN(*targets[i], Tensor::empty(rt_, slots[i].dtype(), slots[i].shape()));
+    if (const std::optional<Arg>& slot = f.output_slot(i)) {
+      RECON_ASSIGN_OR_RETURN(*targets[i], Tensor::empty(rt_, slot->dtype(), slot->shape()));
+    }
   }
   RECON_ASSIGN_OR_RETURN(VkCommandBuffer after, begin_commands());
   mark_span_end(after);

@@ -96,8 +96,8 @@ Mast3rResult make_result(PairStep& step, StageTimes stages, double wall_ms) {
 }  // namespace
 
 bool Mast3rEngine::ShapeLess::operator()(const ForwardShape& a, const ForwardShape& b) const {
-  return std::tie(a.batch, a.view1.height, a.view1.width, a.view2.height, a.view2.width) <
-         std::tie(b.batch, b.view1.height, b.view1.width, b.view2.height, b.view2.width);
+  return std::tie(a.batch, a.view1.height, a.view1.width, a.view2.height, a.view2.width, a.view2_points) <
+         std::tie(b.batch, b.view1.height, b.view1.width, b.view2.height, b.view2.width, b.view2_points);
 }
 
 Result<std::unique_ptr<Mast3rEngine>> Mast3rEngine::load(Runtime& rt, const std::string& path, Precision precision) {
@@ -166,7 +166,9 @@ Status Mast3rEngine::warmup(const ForwardShape& shape) {
   std::lock_guard lock(mutex_);
   for (int64_t b = 1; b <= batch_options_.encode_chunk; ++b)
     RECON_RETURN_IF_ERROR(encoder_for(b, shape.view1).status());
-  return forward_for(ForwardShape{batch_options_.pair_batch, shape.view1, shape.view1}).status();
+  RECON_RETURN_IF_ERROR(forward_for(ForwardShape{batch_options_.pair_batch, shape.view1, shape.view1}).status());
+  return forward_for(ForwardShape{batch_options_.pair_batch, shape.view1, shape.view1, /*view2_points=*/false})
+      .status();
 }
 
 Result<std::vector<ImageSource>> Mast3rEngine::place_images(std::span<const ImageU8View> images, PoolBuffer& staging) {
@@ -353,6 +355,7 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::pair_results(
       const auto sources = step.outputs.list();
       const auto targets = r.tensors.list();
       for (size_t t = 0; t < sources.size(); ++t) {
+        if (!sources[t]->defined()) continue;  // view 2's points where the shape has none
         RECON_ASSIGN_OR_RETURN(*targets[t], sources[t]->slice_rows(row, row + 1));
       }
       encoder_share(k, r.stage_ms);
@@ -393,7 +396,8 @@ Result<EncodedImages> Mast3rEngine::encode_images(std::span<const ImageU8View> i
 }
 
 Result<std::vector<Mast3rResult>> Mast3rEngine::infer_encoded(const EncodedImages& encoded,
-                                                              std::span<const ImagePair> pairs) {
+                                                              std::span<const ImagePair> pairs,
+                                                              const EncodedPairOptions& options) {
   if (pairs.empty()) return invalid_argument("infer_encoded needs at least one pair");
   if (encoded.size() > 0 && encoded.engine_ != this) {
     return invalid_argument("infer_encoded reads images another engine encoded");
@@ -403,7 +407,7 @@ Result<std::vector<Mast3rResult>> Mast3rEngine::infer_encoded(const EncodedImage
   const int ready = static_cast<int>(encoded.runs_.size()) - 1;  // every run is done: any order
   std::vector<PlannedPair> planned;
   for (const ImagePair& p : pairs) {
-    planned.push_back({ForwardShape{1, encoded.sizes_[p.first], encoded.sizes_[p.second]},
+    planned.push_back({ForwardShape{1, encoded.sizes_[p.first], encoded.sizes_[p.second], options.view2_points},
                        {encoded.row_of_[p.first], encoded.row_of_[p.second]},
                        ready});
   }

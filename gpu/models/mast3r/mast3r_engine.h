@@ -56,6 +56,12 @@ struct Mast3rBatchOptions {
 
 class Mast3rEngine;
 
+struct EncodedPairOptions {
+  // false: view 2's DPT head does not run, and the results have no pts3d[1] and conf[1]
+  // (ForwardShape::view2_points).
+  bool view2_points = true;
+};
+
 // Images encoded once for many infer_encoded calls: each image's encoder output, in the engine's
 // trunk dtype, stays on the device until this is dropped. Made by Mast3rEngine::encode_images (of
 // the engine that reads it); append() joins two sets of one engine, the second's images numbered
@@ -91,7 +97,8 @@ class Mast3rEngine {
   // Builds (records) the encoder and pair graphs infer() uses for a shape and runs them once on
   // synthetic images. A batch-1 shape with both views of one size also builds what infer_batch,
   // encode_images and infer_encoded use at that size (with the batch options of the time): the pair
-  // graph of pair_batch pairs and the encoder graphs of 1 to encode_chunk images.
+  // graphs of pair_batch pairs (with and without view 2's points) and the encoder graphs of 1 to
+  // encode_chunk images.
   Status warmup(const ForwardShape& shape);
   // view1[i] and view2[i] form pair i; all view1 images share one size, all view2 images another.
   Result<Mast3rResult> infer(std::span<const ImageU8View> view1, std::span<const ImageU8View> view2);
@@ -113,7 +120,8 @@ class Mast3rEngine {
   Result<EncodedImages> encode_images(std::span<const ImageU8View> images);
   // infer_batch over images already encoded: pairs index `encoded`'s images. A result's stage_ms
   // has its pair's own times only (encode_images ran the encoder).
-  Result<std::vector<Mast3rResult>> infer_encoded(const EncodedImages& encoded, std::span<const ImagePair> pairs);
+  Result<std::vector<Mast3rResult>> infer_encoded(const EncodedImages& encoded, std::span<const ImagePair> pairs,
+                                                  const EncodedPairOptions& options = {});
 
   // Encoder output (after enc_norm) of images of one size: [B, N_tokens, enc_embed_dim] in the
   // trunk dtype (fp32, or fp16 in the fp16 precisions), in a tensor of the caller's own.

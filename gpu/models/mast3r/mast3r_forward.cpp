@@ -6,7 +6,7 @@ namespace recon::gpu {
 
 std::string ForwardShape::to_string() const {
   return std::to_string(batch) + "x[" + std::to_string(view1.width) + "x" + std::to_string(view1.height) + ", " +
-         std::to_string(view2.width) + "x" + std::to_string(view2.height) + "]";
+         std::to_string(view2.width) + "x" + std::to_string(view2.height) + (view2_points ? "" : " descriptors") + "]";
 }
 
 Mast3rForward::Mast3rForward(Runtime& rt, const Mast3rWeights& w, const ForwardShape& s)
@@ -65,8 +65,8 @@ Status Mast3rForward::build_all() {
   // One stage for both heads: marks are fences to the graph's ordering (gpu/graph_schedule.h),
   // and the two heads share no data, so their dispatches of equal depth run side by side.
   graph_->timestamp("heads");
-  RECON_RETURN_IF_ERROR(build_head(0));
-  RECON_RETURN_IF_ERROR(build_head(1));
+  RECON_RETURN_IF_ERROR(build_heads(0));
+  RECON_RETURN_IF_ERROR(build_heads(1));
   add_output_slots();
   output_graph_->timestamp("postprocess");
   RECON_RETURN_IF_ERROR(build_postprocess(0));
@@ -77,7 +77,8 @@ Status Mast3rForward::build_all() {
 Status Mast3rForward::bind_outputs(const Mast3rOutputs& targets) {
   const auto tensors = targets.list();
   for (size_t i = 0; i < tensors.size(); ++i) {
-    Status s = output_graph_->bind(output_slots_[i], *tensors[i]);
+    if (!output_slots_[i]) continue;
+    Status s = output_graph_->bind(*output_slots_[i], *tensors[i]);
     if (!s.is_ok()) return s.with_context(std::string("output ") + Mast3rOutputs::kNames[i]);
   }
   return Status::ok();

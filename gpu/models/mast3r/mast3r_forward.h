@@ -9,6 +9,8 @@
 
 #include <array>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,11 +24,16 @@ namespace recon::gpu {
 struct ForwardShape {
   int64_t batch = 1;
   ViewSize view1, view2;
+  // Whether the graph runs view 2's DPT head, which makes pts3d_2 and conf_2. Without it the graph
+  // gives view 2's descriptors only: what a reconstruction reads of view 2, whose points it takes
+  // from the pair in the other direction. The DPT is about a fifth of a pair's decoder and heads.
+  bool view2_points = true;
   bool operator==(const ForwardShape&) const = default;
   std::string to_string() const;
 };
 
-// The eight outputs, by view (index 0 = view 1).
+// The eight outputs, by view (index 0 = view 1). pts3d[1] and conf[1] are undefined where the
+// graph ran without view 2's points (ForwardShape::view2_points).
 struct Mast3rOutputs {
   std::array<Tensor, 2> pts3d;      // [B, H, W, 3]
   std::array<Tensor, 2> conf;       // [B, H, W]
@@ -54,10 +61,11 @@ class Mast3rForward {
   Graph& output_graph() { return *output_graph_; }
   // [B, N_v, enc_embed_dim] encoder tokens of view v (0 or 1) in the trunk dtype, written before each run.
   const Tensor& enc_in(int view) const { return views_[view].enc_in; }
-  // The outputs' dtypes and shapes, in Mast3rOutputs::kNames order.
-  const std::vector<Arg>& output_slots() const { return output_slots_; }
-  // Binds the tensors output_graph()'s next run writes (each of its output_slots()' dtype and shape).
-  // The graph keeps them referenced until the next bind.
+  // Output i's dtype and shape (Mast3rOutputs::kNames order); none for an output the graph does
+  // not make (view 2's points where shape().view2_points is false).
+  const std::optional<Arg>& output_slot(size_t i) const { return output_slots_.at(i); }
+  // Binds the tensors output_graph()'s next run writes (each of its output slots' dtype and shape;
+  // those without a slot are not read). The graph keeps them referenced until the next bind.
   Status bind_outputs(const Mast3rOutputs& targets);
   // Intermediate tensors by tap name (as tests/reference names them), for debugging and tests.
   const Tensor* tap(const std::string& name) const;
@@ -70,7 +78,9 @@ class Mast3rForward {
   Result<Tensor> as_dtype(const Tensor& t, DType dtype);
   Status build_all();
   Status build_decoder();
-  Status build_head(int view);
+  Status build_heads(int view);
+  Status build_dpt(int view, std::span<const Tensor* const, 4> entries);
+  Status build_local_features(int view, const Tensor& enc, const Tensor& dec_final);
   void add_output_slots();
   Status build_postprocess(int view);
 
@@ -79,7 +89,7 @@ class Mast3rForward {
   ForwardShape shape_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Graph> output_graph_;
-  std::vector<Arg> output_slots_;  // output_graph_'s slots, in Mast3rOutputs::kNames order
+  std::array<std::optional<Arg>, 8> output_slots_;  // output_graph_'s slots, in Mast3rOutputs::kNames order
   std::vector<std::pair<std::string, Tensor>> taps_;
   std::vector<Tensor> keep_;  // every intermediate, alive as long as the recorded graph
   size_t activation_bytes_ = 0;
@@ -90,7 +100,7 @@ class Mast3rForward {
     Tensor enc_in;                // [B, N, enc_dim], trunk dtype
     std::vector<Tensor> dec;      // dec[l], l = 0..L: decoder_embed output, then each layer's output
     Tensor dec_final;             // dec_norm(dec[L])
-    Tensor dpt_raw;               // [B, 4, H, W], head dtype
+    Tensor dpt_raw;               // [B, 4, H, W], head dtype; undefined without the view's points
     Tensor local_tokens;          // [B, N, (D+1)·p²], head dtype: the local-feature MLP's output
   };
   std::array<View, 2> views_;

@@ -2,7 +2,8 @@
 // decoder entries → reassemble → RefineNet fusion → head convs → 4 raw channels) and the local
 // feature MLP (concat(enc_out, dec_final) → fc1 GELU → fc2 → (D+1)·p² raw features per token),
 // in fp32 as the official code runs them (fp16 in kF16Heads); then the output activations, which
-// read the local features in the pixel shuffle's order (shaders/mast3r_postprocess.comp).
+// read the local features in the pixel shuffle's order (shaders/mast3r_postprocess.comp). View 2's
+// DPT runs only where the shape asks for its points (ForwardShape::view2_points).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,36 +16,44 @@
 
 namespace recon::gpu {
 
-Status Mast3rForward::build_head(int v) {
+Status Mast3rForward::build_heads(int v) {
+  View& view = views_[v];
+  const DType hd = w_.head_dtype();
+  // Hooked entries [enc_out, dec[h1], dec[h2], dec_final] as tokens of the head dtype; the local
+  // features read the first and the last.
+  const auto hooks = w_.config().dpt_hooks();
+  RECON_ASSIGN_OR_RETURN(const Tensor enc, as_dtype(view.enc_in, hd));
+  RECON_ASSIGN_OR_RETURN(const Tensor dec_final, as_dtype(view.dec_final, hd));
+  if (v == 0 || shape_.view2_points) {
+    RECON_ASSIGN_OR_RETURN(const Tensor hook1, as_dtype(view.dec[hooks[1]], hd));
+    RECON_ASSIGN_OR_RETURN(const Tensor hook2, as_dtype(view.dec[hooks[2]], hd));
+    const Tensor* entries[4] = {&enc, &hook1, &hook2, &dec_final};
+    RECON_RETURN_IF_ERROR(build_dpt(v, entries));
+  }
+  return build_local_features(v, enc, dec_final);
+}
+
+Status Mast3rForward::build_dpt(int v, std::span<const Tensor* const, 4> head_tokens) {
   const Mast3rConfig& c = w_.config();
   const Capabilities& caps = rt_.caps();
   const int64_t B = shape_.batch, p = c.patch_size;
   View& view = views_[v];
   const int64_t h = view.h, w = view.w;
-  const std::string hp = "downstream_head" + std::to_string(v + 1) + ".";
-  const std::string dp = hp + "dpt.";
+  const std::string dp = "downstream_head" + std::to_string(v + 1) + ".dpt.";
   const std::string sfx = "_" + std::to_string(v + 1);
   auto W = [&](const std::string& name) -> const Tensor& { return w_.at(name); };
   auto Conv = [&](const std::string& name) { return w_.conv(name); };
   using mast3r::Act;
   const DType hd = w_.head_dtype();
 
-  // Hooked entries [enc_out, dec[h1], dec[h2], dec_final] as tokens of the head dtype.
-  const auto hooks = c.dpt_hooks();
-  const Tensor* entries[4] = {&view.enc_in, &view.dec[hooks[1]], &view.dec[hooks[2]], &view.dec_final};
-  std::array<Tensor, 4> head_tokens;
-  for (int i = 0; i < 4; ++i) {
-    RECON_ASSIGN_OR_RETURN(head_tokens[i], as_dtype(*entries[i], hd));
-  }
-
   // Reassemble (act_postprocess) and project to the feature width (layerN_rn).
   const auto& dims = c.dpt_layer_dims;
   const int64_t F = c.dpt_feature_dim;
   std::array<Tensor, 4> rn;
   for (int i = 0; i < 4; ++i) {
-    const int64_t cin = head_tokens[i].shape()[2];
+    const int64_t cin = head_tokens[i]->shape()[2];
     RECON_ASSIGN_OR_RETURN(Tensor map, alloc(hd, {B, cin, h, w}));
-    RECON_RETURN_IF_ERROR(ops::tokens_to_nchw(*graph_, head_tokens[i], map));
+    RECON_RETURN_IF_ERROR(ops::tokens_to_nchw(*graph_, *head_tokens[i], map));
     const std::string ap = dp + "act_postprocess." + std::to_string(i) + ".";
     RECON_ASSIGN_OR_RETURN(Tensor proj, alloc(hd, {B, dims[i], h, w}));
     RECON_RETURN_IF_ERROR(mast3r::conv2d(*graph_, caps, map, Conv(ap + "0.weight"), &W(ap + "0.bias"), proj, 1, 0));
@@ -126,12 +135,25 @@ Status Mast3rForward::build_head(int v) {
   RECON_RETURN_IF_ERROR(
       mast3r::conv2d(*graph_, caps, h2, Conv(dp + "head.4.weight"), &W(dp + "head.4.bias"), dpt_out, 1, 0));
   view.dpt_raw = dpt_out;
+  return Status::ok();
+}
 
-  // Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2; the output activations read the
-  // tokens in the pixel shuffle's order.
+// Local features: concat(enc 1024, dec 768) → fc1 GELU → fc2; the output activations read the
+// tokens in the pixel shuffle's order.
+Status Mast3rForward::build_local_features(int v, const Tensor& enc, const Tensor& dec_final) {
+  const Mast3rConfig& c = w_.config();
+  const Capabilities& caps = rt_.caps();
+  const int64_t B = shape_.batch, p = c.patch_size;
+  View& view = views_[v];
+  const std::string hp = "downstream_head" + std::to_string(v + 1) + ".";
+  const std::string sfx = "_" + std::to_string(v + 1);
+  const DType hd = w_.head_dtype();
+  auto W = [&](const std::string& name) -> const Tensor& { return w_.at(name); };
+  using mast3r::Act;
+
   const int64_t in = c.local_mlp_in(), hid = c.local_mlp_hidden(), outc = c.local_mlp_out();
   RECON_ASSIGN_OR_RETURN(Tensor cat, alloc(hd, {B, view.n, in}));
-  RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(head_tokens[0]), Arg(head_tokens[3])}, 2, cat));
+  RECON_RETURN_IF_ERROR(ops::concat(*graph_, {Arg(enc), Arg(dec_final)}, 2, cat));
   RECON_ASSIGN_OR_RETURN(Tensor mid, alloc(hd, {B, view.n, hid}));
   const std::string lp = hp + "head_local_features.";
   RECON_RETURN_IF_ERROR(
@@ -163,9 +185,11 @@ void Mast3rForward::add_output_slots() {
   const int64_t B = shape_.batch, D = c.desc_dim();
   for (size_t i = 0; i < Mast3rOutputs::kNames.size(); ++i) {
     const View& view = views_[i % 2];  // the names alternate between the views
+    const bool points = i < 4;         // pts3d and conf come from the DPT
+    if (points && !view.dpt_raw.defined()) continue;
     const int64_t H = view.h * c.patch_size, W = view.w * c.patch_size;
     Shape shape = i < 2 ? Shape{B, H, W, 3} : i >= 4 && i < 6 ? Shape{B, H, W, D} : Shape{B, H, W};
-    output_slots_.push_back(output_graph_->add_slot(Mast3rOutputs::kNames[i], DType::kF32, std::move(shape)));
+    output_slots_[i] = output_graph_->add_slot(Mast3rOutputs::kNames[i], DType::kF32, std::move(shape));
   }
 }
 
@@ -203,16 +227,24 @@ Status Mast3rForward::build_postprocess(int v) {
   if (fit < 3) return unimplemented("output activations: a token's pts3d do not fit the device's shared memory");
   const uint32_t spec[] = {static_cast<uint32_t>(std::min<uint64_t>(std::max<int64_t>(D, 3), fit)),
                            static_cast<uint32_t>(group), static_cast<uint32_t>(P), static_cast<uint32_t>(D)};
-  const char* shader = w_.head_dtype() == DType::kF16 ? "mast3r_postprocess_f16" : "mast3r_postprocess_f32";
+  const bool f16 = w_.head_dtype() == DType::kF16;
+  const auto groups = Graph::grid_1d(static_cast<uint64_t>(B * view.n));
   // Slots in Mast3rOutputs::kNames order: pts3d, conf, desc, desc_conf, alternating views.
-  return output_graph_->dispatch(shader, spec,
+  if (!view.dpt_raw.defined()) {
+    return output_graph_->dispatch(f16 ? "mast3r_postprocess_desc_f16" : "mast3r_postprocess_desc_f32", spec,
+                                   {{view.local_tokens, Access::kRead},
+                                    {*output_slots_[4 + v], Access::kWrite},
+                                    {*output_slots_[6 + v], Access::kWrite}},
+                                   push, groups);
+  }
+  return output_graph_->dispatch(f16 ? "mast3r_postprocess_f16" : "mast3r_postprocess_f32", spec,
                                  {{view.dpt_raw, Access::kRead},
                                   {view.local_tokens, Access::kRead},
-                                  {output_slots_[0 + v], Access::kWrite},
-                                  {output_slots_[2 + v], Access::kWrite},
-                                  {output_slots_[4 + v], Access::kWrite},
-                                  {output_slots_[6 + v], Access::kWrite}},
-                                 push, Graph::grid_1d(static_cast<uint64_t>(B * view.n)));
+                                  {*output_slots_[0 + v], Access::kWrite},
+                                  {*output_slots_[2 + v], Access::kWrite},
+                                  {*output_slots_[4 + v], Access::kWrite},
+                                  {*output_slots_[6 + v], Access::kWrite}},
+                                 push, groups);
 }
 
 }  // namespace recon::gpu

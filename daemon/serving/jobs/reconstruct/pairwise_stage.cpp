@@ -107,12 +107,14 @@ Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, Matc
                                                  const gpu::EncodedImages& images,
                                                  std::span<const ImagePairIndex> pairs, int subsample,
                                                  PairwiseTimes& times) {
-  // (a, b) for every pair, then (b, a): two passes of the decoder over the same encodings.
+  // (a, b) for every pair, then (b, a): two passes of the decoder over the same encodings. Each
+  // image's points come from the direction where it is view 1, so view 2's DPT head does not run.
   std::vector<gpu::ImagePair> directed;
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b)});
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(b), static_cast<int32_t>(a)});
   auto start = std::chrono::steady_clock::now();
-  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results, engine.infer_encoded(images, directed));
+  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results,
+                         engine.infer_encoded(images, directed, {.view2_points = false}));
   times.network_ms += ms_since(start);
 
   RECON_ASSIGN_OR_RETURN(const std::unique_ptr<gpu::OneShot> copies,
