@@ -1,9 +1,12 @@
-// The ONNX backend node tests (Debian's libonnx-testdata: one model, its inputs and expected
-// outputs per folder) run through recon's ONNX engine on the default device. Every test whose
-// nodes the op table accepts is compiled and run; its outputs must match within the suite's own
-// tolerance (rtol 1e-3, atol 1e-7; integers exactly). Tests the compiler refuses for an attribute
-// or dtype the op library lacks are listed with the reason, and the number that pass may not fall
-// below the recorded floor. Set RECON_ONNX_SUITE_REPORT=FILE for the full list (docs/ONNX.md).
+// The ONNX backend test collections of Debian's libonnx-testdata (one model, its inputs and
+// expected outputs per folder) run through recon's ONNX engine on the default device: `node` (one
+// operator per test), `pytorch-converted` and `pytorch-operator` (small PyTorch modules and
+// operators, exported by the ONNX project with opset 6 to 12) and `simple` (small hand-made graphs).
+// Every test whose nodes the op table accepts is compiled and run; its outputs must match within
+// the suite's own tolerance (rtol 1e-3, atol 1e-7; integers exactly). Tests the compiler refuses
+// for an attribute or dtype the op library lacks are listed with the reason, and the number that
+// pass may not fall below each collection's recorded floor. Set RECON_ONNX_SUITE_REPORT=DIR for
+// the full lists (DIR/<collection>.tsv; docs/ONNX.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,12 +30,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Node tests that pass today; the suite fails if fewer do.
-constexpr int kPassingFloor = 374;
+struct Collection {
+  const char* name;   // the folder under the data root
+  int passing_floor;  // tests that pass today; the collection fails if fewer do
+};
 
-fs::path suite_dir() {
+const Collection kCollections[] = {{"node", 374}, {"pytorch-converted", 39}, {"pytorch-operator", 22}, {"simple", 6}};
+
+fs::path data_root() {
   if (const char* dir = std::getenv("RECON_ONNX_TESTDATA")) return dir;
-  return "/usr/share/libonnx-testdata/data/node";
+  return "/usr/share/libonnx-testdata/data";
 }
 
 // input_0.pb, input_1.pb... (or output_*); an error for data recon does not read (strings,
@@ -69,12 +76,14 @@ std::string compare(const HostTensor& got, const HostTensor& want) {
   return {};
 }
 
-class OnnxNodeSuite : public testing::GpuTest {};
+class OnnxBackendSuite : public testing::GpuTest, public ::testing::WithParamInterface<Collection> {};
 
-TEST_F(OnnxNodeSuite, EveryNodeTestTheCompilerAcceptsMatchesItsExpectedOutputs) {
-  if (!fs::exists(suite_dir())) GTEST_SKIP() << "no ONNX test data at " << suite_dir() << " (libonnx-testdata)";
+TEST_P(OnnxBackendSuite, EveryTestTheCompilerAcceptsMatchesItsExpectedOutputs) {
+  const Collection& collection = GetParam();
+  const fs::path root = data_root() / collection.name;
+  if (!fs::exists(root)) GTEST_SKIP() << "no ONNX test data at " << root << " (libonnx-testdata)";
   std::vector<fs::path> tests;
-  for (const auto& entry : fs::directory_iterator(suite_dir())) tests.push_back(entry.path());
+  for (const auto& entry : fs::directory_iterator(root)) tests.push_back(entry.path());
   std::sort(tests.begin(), tests.end());
 
   struct Tally {
@@ -131,19 +140,27 @@ TEST_F(OnnxNodeSuite, EveryNodeTestTheCompilerAcceptsMatchesItsExpectedOutputs) 
   }
 
   std::ostringstream summary;
-  summary << "ONNX node tests: " << passed << " passed, " << mismatched << " mismatched, of " << tests.size() << "\n";
+  summary << "ONNX " << collection.name << " tests: " << passed << " passed, " << mismatched << " mismatched, of "
+          << tests.size() << "\n";
   for (const auto& [op, t] : per_op) {
     if (t.passed + t.refused == 0) continue;
     summary << "  " << op << ": " << t.passed << " passed, " << t.refused << " refused\n";
   }
   std::cout << summary.str();
-  if (const char* path = std::getenv("RECON_ONNX_SUITE_REPORT")) {
-    std::ofstream out(path);
+  if (const char* report_dir = std::getenv("RECON_ONNX_SUITE_REPORT")) {
+    std::ofstream out(fs::path(report_dir) / (std::string(collection.name) + ".tsv"));
     for (const std::string& line : report) out << line << "\n";
   }
   EXPECT_EQ(mismatched, 0);
-  EXPECT_GE(passed, kPassingFloor);
+  EXPECT_GE(passed, collection.passing_floor);
 }
+
+INSTANTIATE_TEST_SUITE_P(Debian, OnnxBackendSuite, ::testing::ValuesIn(kCollections),
+                         [](const ::testing::TestParamInfo<Collection>& info) {
+                           std::string name = info.param.name;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace recon::gpu::onnx
