@@ -10,14 +10,17 @@ using namespace ops_builders;  // NOLINT(google-build-using-namespace): the tabl
 
 constexpr int64_t kMaxOpset = 18;
 
-// Opset ranges start where the op's semantics last changed in a way the builder handles (older
-// versions with a `broadcast` attribute or other meanings are left out) and end at the newest
-// opset recon reads.
+// Opset ranges start where the op's semantics last changed in a way the builder handles and end at
+// the newest opset recon reads. Before opset 7 the arithmetic ops broadcast only where asked
+// (`broadcast`, `axis`: the builder aligns B as they say), PRelu's slope is per channel, Gemm
+// broadcasts C where asked (a subset of what 7 does), BatchNormalization carries `is_test` and
+// `spatial` (checked), and the pools lack attributes whose defaults they had; `consumed_inputs`
+// (opsets 1-5) was an optimisation hint.
 const std::array kTable = {
-    OpRow{"Add", 7, kMaxOpset, check_none, add},
-    OpRow{"Sub", 7, kMaxOpset, check_none, sub},
-    OpRow{"Mul", 7, kMaxOpset, check_none, mul},
-    OpRow{"Div", 7, kMaxOpset, check_none, div},
+    OpRow{"Add", 1, kMaxOpset, check_none, add},
+    OpRow{"Sub", 1, kMaxOpset, check_none, sub},
+    OpRow{"Mul", 1, kMaxOpset, check_none, mul},
+    OpRow{"Div", 1, kMaxOpset, check_none, div},
     OpRow{"Sum", 6, kMaxOpset, check_none, sum},
     OpRow{"Max", 6, kMaxOpset, check_none, max},
     OpRow{"Min", 6, kMaxOpset, check_none, min},
@@ -43,12 +46,12 @@ const std::array kTable = {
     OpRow{"Selu", 6, kMaxOpset, check_none, selu},
     OpRow{"ThresholdedRelu", 10, kMaxOpset, check_none, thresholded_relu},
     OpRow{"Clip", 6, kMaxOpset, check_none, clip},
-    OpRow{"Pow", 7, kMaxOpset, check_none, pow},
+    OpRow{"Pow", 1, kMaxOpset, check_none, pow},
     OpRow{"Relu", 6, kMaxOpset, check_none, relu},
     OpRow{"Sigmoid", 6, kMaxOpset, check_none, sigmoid},
     OpRow{"Tanh", 6, kMaxOpset, check_none, tanh},
     OpRow{"Exp", 6, kMaxOpset, check_none, exp},
-    OpRow{"PRelu", 7, kMaxOpset, check_none, prelu},
+    OpRow{"PRelu", 6, kMaxOpset, check_none, prelu},
     OpRow{"Identity", 1, kMaxOpset, check_none, identity},
     OpRow{"Dropout", 7, kMaxOpset, check_none, dropout},
     OpRow{"Cast", 6, kMaxOpset, check_none, cast},
@@ -58,15 +61,15 @@ const std::array kTable = {
     OpRow{"Where", 9, kMaxOpset, check_none, where},
     OpRow{"Conv", 1, kMaxOpset, check_conv, conv},
     OpRow{"ConvTranspose", 1, kMaxOpset, check_conv_transpose, conv_transpose},
-    OpRow{"MaxPool", 8, kMaxOpset, check_pool, max_pool},
-    OpRow{"AveragePool", 7, kMaxOpset, check_pool, average_pool},
+    OpRow{"MaxPool", 1, kMaxOpset, check_pool, max_pool},
+    OpRow{"AveragePool", 1, kMaxOpset, check_pool, average_pool},
     OpRow{"GlobalAveragePool", 1, kMaxOpset, check_none, global_average_pool},
     OpRow{"GlobalMaxPool", 1, kMaxOpset, check_none, global_max_pool},
-    OpRow{"BatchNormalization", 9, kMaxOpset, check_batch_norm, batch_norm},
+    OpRow{"BatchNormalization", 6, kMaxOpset, check_batch_norm, batch_norm},
     OpRow{"LayerNormalization", 17, kMaxOpset, check_none, layer_norm},
     OpRow{"InstanceNormalization", 6, kMaxOpset, check_none, instance_norm},
     OpRow{"LRN", 1, kMaxOpset, check_none, lrn},
-    OpRow{"Gemm", 7, kMaxOpset, check_none, gemm},
+    OpRow{"Gemm", 1, kMaxOpset, check_none, gemm},
     OpRow{"MatMul", 1, kMaxOpset, check_none, matmul},
     OpRow{"Softmax", 1, kMaxOpset, check_none, softmax},
     OpRow{"ReduceSum", 1, kMaxOpset, check_none, reduce_sum},

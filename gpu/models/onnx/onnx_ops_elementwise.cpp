@@ -14,8 +14,42 @@
 namespace recon::gpu::onnx::ops_builders {
 namespace {
 
+// Opsets 1-6 of the arithmetic ops broadcast only with `broadcast` = 1, B's dims lying along A's
+// from `axis` on (without `axis`: as A's last dims, which is numpy's alignment). B reshaped with
+// trailing ones up to A's rank then broadcasts the same way under numpy's rule. Without
+// `broadcast` the two shapes must be equal.
+Result<Arg> legacy_operand_b(OpContext& ctx, const Arg& a, const Arg& b) {
+  if (ctx.attr_int("broadcast", 0) == 0) {
+    if (a.shape() == b.shape()) return b;
+    return ctx.fail("shapes " + shape_string(a.shape()) + " and " + shape_string(b.shape()) + " differ, and opset " +
+                    std::to_string(ctx.opset()) + " broadcasts only where the node says broadcast = 1");
+  }
+  if (!ctx.has_attr("axis")) return b;
+  const auto rank_a = static_cast<int64_t>(a.shape().size()), rank_b = static_cast<int64_t>(b.shape().size());
+  int64_t axis = ctx.attr_int("axis", 0);
+  if (axis < 0) axis += rank_a;
+  if (axis < 0 || axis + rank_b > rank_a) {
+    return ctx.fail("broadcast axis " + std::to_string(ctx.attr_int("axis", 0)) + " does not fit B " +
+                    shape_string(b.shape()) + " along A " + shape_string(a.shape()));
+  }
+  Shape aligned = b.shape();
+  aligned.resize(static_cast<size_t>(rank_a - axis), 1);
+  return gpu::ops::reshape_view(b, aligned);
+}
+
+// PRelu before opset 7 takes one slope or one per channel (axis 1), as Caffe2 and PyTorch's
+// exporter meant it; from 7 on the slope broadcasts as numpy does.
+Result<Arg> legacy_prelu_slope(const Arg& x, const Arg& slope) {
+  if (slope.shape().size() != 1 || x.shape().size() < 2 || slope.shape()[0] != x.shape()[1]) return slope;
+  Shape per_channel(x.shape().size() - 1, 1);
+  per_channel[0] = slope.shape()[0];
+  return gpu::ops::reshape_view(slope, per_channel);
+}
+
 Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool may_fold = true) {
-  if (may_fold && ctx.all_inputs_on_host()) {
+  const bool legacy = ctx.opset() < 7;
+  // The host folds broadcast as numpy does; a legacy axis other than the last dims runs on the device.
+  if (may_fold && !(legacy && ctx.has_attr("axis")) && ctx.all_inputs_on_host()) {
     Result<HostTensor> t = fold_binary(fold, *ctx.input(0).host, *ctx.input(1).host);
     if (!t) return ctx.fail(t.status().message());
     ctx.set_host_output(0, std::move(*t));
@@ -23,6 +57,11 @@ Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool ma
   }
   RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(0));
   RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
+  if (legacy && op == gpu::ops::BinaryOp::kPRelu) {
+    RECON_ASSIGN_OR_RETURN(b, legacy_prelu_slope(a, b));
+  } else if (legacy) {
+    RECON_ASSIGN_OR_RETURN(b, legacy_operand_b(ctx, a, b));
+  }
   Result<Shape> shape = gpu::ops::broadcast_shape(a.shape(), b.shape());
   if (!shape) return ctx.fail(shape.status().message());
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, *shape));

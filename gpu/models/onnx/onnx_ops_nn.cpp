@@ -317,9 +317,15 @@ Status global_max_pool(OpContext& ctx) {
   return global_pool(ctx, gpu::ops::ReduceOp::kMax);
 }
 
-std::string check_batch_norm(const Node& node, int64_t) {
+std::string check_batch_norm(const Node& node, int64_t opset) {
   if (const Attribute* t = node.attribute("training_mode"); t != nullptr && t->i != 0)
     return "training-mode BatchNormalization";
+  // Opsets 6-8: `spatial` = 0 (statistics per activation, not per channel) and, before 7, the
+  // training mode that is_test = 0 selects.
+  if (const Attribute* s = node.attribute("spatial"); opset < 9 && s != nullptr && s->i == 0)
+    return "BatchNormalization with per-activation statistics (spatial = 0)";
+  if (const Attribute* t = node.attribute("is_test"); opset < 7 && (t == nullptr || t->i == 0))
+    return "training-mode BatchNormalization (is_test = 0)";
   if (node.outputs.size() > 1) return "BatchNormalization's running statistics outputs (training)";
   return {};
 }

@@ -198,6 +198,60 @@ TEST_F(OnnxEngineTest, EveryUnsupportedNodeIsNamedInOneErrorAtLoad) {
   EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
 }
 
+Attribute int_attribute(std::string name, int64_t value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::kInt;
+  a.i = value;
+  return a;
+}
+
+// Opset 6's Add broadcasts only where the node says so, B along A from `axis` (here the channel
+// axis, which numpy's rule alone would not give); without `broadcast` the shapes must be equal.
+// Its BatchNormalization runs only in test mode (is_test = 1).
+TEST_F(OnnxEngineTest, OpsetSixBroadcastsOnlyWhereTheNodeSaysAlongItsAxis) {
+  auto add_model = [](std::vector<Attribute> attributes) {
+    Node add = node("Add", {"x", "b"}, {"y"}, "legacy");
+    add.attributes = std::move(attributes);
+    Model m = model_of({add}, {info("x", ElemType::kFloat, {2, 3, 4})}, {info("y", ElemType::kFloat, {2, 3, 4})});
+    m.opsets[""] = 6;
+    std::vector<uint8_t> bytes(3 * 4);
+    const float b[3] = {10.0f, 20.0f, 30.0f};
+    std::memcpy(bytes.data(), b, bytes.size());
+    m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, {3}, std::move(bytes), "b"));
+    return m;
+  };
+  std::vector<float> xv(2 * 3 * 4);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(i);
+  std::vector<uint8_t> xb(xv.size() * 4);
+  std::memcpy(xb.data(), xv.data(), xb.size());
+  const HostTensor x = HostTensor::owned(ElemType::kFloat, {2, 3, 4}, xb);
+
+  Result<std::unique_ptr<Engine>> along =
+      Engine::from_model(rt(), add_model({int_attribute("broadcast", 1), int_attribute("axis", 1)}));
+  ASSERT_TRUE(along.is_ok()) << along.status().to_string();
+  Result<std::vector<HostTensor>> y = (*along)->run(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  const auto got = (*y)[0].values<float>();
+  ASSERT_EQ(got.size(), xv.size());
+  for (size_t i = 0; i < xv.size(); ++i) EXPECT_EQ(got[i], xv[i] + 10.0f * float(1 + (i / 4) % 3)) << i;
+
+  Result<std::unique_ptr<Engine>> unasked = Engine::from_model(rt(), add_model({}));
+  Result<std::vector<HostTensor>> refused =
+      unasked ? (*unasked)->run(std::span<const HostTensor>(&x, 1)) : Result<std::vector<HostTensor>>(unasked.status());
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("broadcast = 1"), std::string::npos) << refused.status().message();
+
+  Node bn = node("BatchNormalization", {"x", "s", "s", "s", "s"}, {"y"}, "training");
+  Model m = model_of({bn}, {info("x", ElemType::kFloat, {2, 3, 4})}, {info("y", ElemType::kFloat, {2, 3, 4})});
+  m.opsets[""] = 6;
+  m.graph.initializers.push_back(floats({3}, 1.0f));
+  m.graph.initializers.back().name = "s";
+  Result<std::unique_ptr<Engine>> training = Engine::from_model(rt(), std::move(m));
+  ASSERT_FALSE(training.is_ok());
+  EXPECT_NE(training.status().message().find("is_test = 0"), std::string::npos) << training.status().message();
+}
+
 TEST_F(OnnxEngineTest, ACycleIsRefusedNamingTheNode) {
   Model m = model_of({node("Relu", {"b"}, {"a"}, "first"), node("Relu", {"a"}, {"b"}, "second")},
                      {info("x", ElemType::kFloat, {4})}, {info("b", ElemType::kFloat, {4})});
