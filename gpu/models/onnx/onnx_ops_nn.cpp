@@ -28,10 +28,17 @@ bool all_equal(const std::vector<int64_t>& v, int64_t x) {
   return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
 }
 
-std::string check_spatial(const Node& node) {
-  if (const Attribute* k = node.attribute("kernel_shape"); k != nullptr && k->ints.size() != 2) {
-    return std::to_string(k->ints.size()) + "-D kernels (2-D only)";
-  }
+// "" for a 2-D kernel, or a 1-D one where the builder views it as 2-D; else why not.
+std::string check_kernel_rank(const Node& node, bool one_d) {
+  const Attribute* k = node.attribute("kernel_shape");
+  if (k == nullptr || k->ints.size() == 2 || (one_d && k->ints.size() == 1)) return {};
+  return std::to_string(k->ints.size()) + (one_d ? "-D kernels (1-D and 2-D only)" : "-D kernels (2-D only)");
+}
+
+// The kernel's rank, and no dilations.
+std::string check_spatial(const Node& node, bool one_d = false) {
+  std::string why = check_kernel_rank(node, one_d);
+  if (!why.empty()) return why;
   if (const Attribute* d = node.attribute("dilations"); d != nullptr && !all_equal(d->ints, 1)) {
     return "dilations other than 1";
   }
@@ -69,8 +76,8 @@ Result<std::array<int64_t, 4>> explicit_pads(OpContext& ctx, const std::array<in
 // Symmetric (h, w) padding, or why not.
 Result<std::array<int64_t, 2>> symmetric_pads(OpContext& ctx, const std::array<int64_t, 2>& in,
                                               const std::array<int64_t, 2>& kernel,
-                                              const std::array<int64_t, 2>& stride) {
-  RECON_ASSIGN_OR_RETURN(auto pads, explicit_pads(ctx, in, kernel, stride));
+                                              const std::array<int64_t, 2>& stride, int spatial = 2) {
+  RECON_ASSIGN_OR_RETURN(auto pads, explicit_pads(ctx, in, kernel, stride, spatial));
   if (pads[0] != pads[2] || pads[1] != pads[3]) {
     return ctx.fail("asymmetric padding (" + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + " before, " +
                     std::to_string(pads[2]) + "," + std::to_string(pads[3]) + " after) is not supported");
@@ -93,20 +100,28 @@ std::array<int64_t, 2> spatial_attr(OpContext& ctx, std::string_view name, bool 
 Status pool(OpContext& ctx, bool max) {
   if (ctx.wants_output(1)) return ctx.fail("the Indices output of MaxPool is not produced");
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
-  if (x.shape().size() != 4) return ctx.fail("input must be NCHW (2-D pooling only), is " + shape_string(x.shape()));
+  const size_t rank = x.shape().size();
+  if (rank != 3 && rank != 4) return ctx.fail("1-D or 2-D pooling only: input " + shape_string(x.shape()));
+  const bool one_d = rank == 3;
+  if (one_d) {
+    // [N, C, W] as [N, C, 1, W].
+    RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
+  }
   gpu::ops::Pool2dParams p;
   const std::vector<int64_t> k = ctx.attr_ints("kernel_shape");
-  if (k.size() != 2) return ctx.fail("kernel_shape must have 2 entries");
-  p.kernel = {k[0], k[1]};
-  p.stride = pair_attr(ctx, "strides", 1);
-  RECON_ASSIGN_OR_RETURN(p.pad, symmetric_pads(ctx, {x.shape()[2], x.shape()[3]}, p.kernel, p.stride));
+  if (k.size() != rank - 2) return ctx.fail("kernel_shape must have " + std::to_string(rank - 2) + " entries");
+  p.kernel = one_d ? std::array<int64_t, 2>{1, k[0]} : std::array<int64_t, 2>{k[0], k[1]};
+  p.stride = spatial_attr(ctx, "strides", one_d);
+  RECON_ASSIGN_OR_RETURN(p.pad, symmetric_pads(ctx, {x.shape()[2], x.shape()[3]}, p.kernel, p.stride, one_d ? 1 : 2));
   p.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
   p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
   Result<std::array<int64_t, 2>> hw = gpu::ops::pool2d_output_size(x.shape()[2], x.shape()[3], p);
   if (!hw) return ctx.fail(hw.status().message());
-  RECON_ASSIGN_OR_RETURN(Arg out,
-                         ctx.new_output(0, ctx.input(0).type, {x.shape()[0], x.shape()[1], (*hw)[0], (*hw)[1]}));
-  return max ? gpu::ops::max_pool2d(ctx.graph(), x, out, p) : gpu::ops::avg_pool2d(ctx.graph(), x, out, p);
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  RECON_ASSIGN_OR_RETURN(
+      Arg out, ctx.new_output(0, ctx.input(0).type, one_d ? Shape{n, c, (*hw)[1]} : Shape{n, c, (*hw)[0], (*hw)[1]}));
+  RECON_ASSIGN_OR_RETURN(const Arg out4, gpu::ops::reshape_view(out, {n, c, (*hw)[0], (*hw)[1]}));
+  return max ? gpu::ops::max_pool2d(ctx.graph(), x, out4, p) : gpu::ops::avg_pool2d(ctx.graph(), x, out4, p);
 }
 
 Status global_pool(OpContext& ctx, gpu::ops::ReduceOp op) {
@@ -223,10 +238,7 @@ Status conv_direct(OpContext& ctx, const Arg& x, const Arg& w, const std::option
 }  // namespace
 
 std::string check_conv(const Node& node, int64_t) {
-  if (const Attribute* k = node.attribute("kernel_shape"); k != nullptr && k->ints.size() != 2 && k->ints.size() != 1) {
-    return std::to_string(k->ints.size()) + "-D kernels (1-D and 2-D only)";
-  }
-  return {};
+  return check_kernel_rank(node, /*one_d=*/true);
 }
 
 Status conv(OpContext& ctx) {
@@ -297,7 +309,7 @@ Status conv_transpose(OpContext& ctx) {
 }
 
 std::string check_pool(const Node& node, int64_t) {
-  std::string why = check_spatial(node);
+  std::string why = check_spatial(node, /*one_d=*/true);
   if (!why.empty()) return why;
   if (const Attribute* o = node.attribute("storage_order"); o != nullptr && o->i != 0)
     return "column-major storage_order";
