@@ -1,5 +1,6 @@
 #version 450
-// Softmax over the last axis, numerically stable: y = exp(x − max) / Σ exp(x − max), in fp32.
+// Softmax over the last axis, numerically stable: y = exp(x − max) / Σ exp(x − max), in fp32;
+// LOG_SOFTMAX = 1: y = x − max − log Σ exp(x − max), which stays finite where softmax underflows.
 // One workgroup per row (but WIDE = 2). Reductions: subgroup op, then one shared slot per subgroup
 // in a fixed order (any subgroup size). Three paths, chosen on the host (gpu/ops/wide_access.h):
 //   WIDE = 1: the row is read once, in 16-byte words (wide_io.glsl), and held in registers (WORDS
@@ -12,6 +13,19 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "wide_io.glsl"
+
+#ifndef LOG_SOFTMAX
+#define LOG_SOFTMAX 0
+#endif
+
+// From the row's Σ exp(x − max), once per row: 1 / Σ (softmax) or log Σ (log-softmax).
+float row_norm(float total) {
+  return LOG_SOFTMAX != 0 ? log(total) : 1.0 / total;
+}
+// An element's output from its logit, the row max and row_norm.
+float activate(float v, float m, float norm) {
+  return LOG_SOFTMAX != 0 ? (v - m) - norm : exp(v - m) * norm;
+}
 
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint WORDS = 1;  // words of the row per invocation (WIDE = 1)
@@ -63,13 +77,13 @@ void wide_row(uint row, uint tid, uint lanes) {
       for (uint i = 0; i < VW; ++i) s += exp(f[i] - m);
     }
   }
-  const float inv = 1.0 / row_sum(s);
+  const float norm = row_norm(row_sum(s));
 
   for (uint k = 0; k < WORDS; ++k) {
     const uint j = tid + k * lanes;
     if (j >= nw) continue;
     unpack_word(words[k], f);
-    for (uint i = 0; i < VW; ++i) f[i] = exp(f[i] - m) * inv;
+    for (uint i = 0; i < VW; ++i) f[i] = activate(f[i], m, norm);
     yw[base + j] = pack_word(f);
   }
 }
@@ -82,9 +96,9 @@ void general_row(uint row, uint tid) {
 
   float s = 0.0;
   for (uint i = tid; i < p.cols; i += WG) s += exp(float(x[base + i]) - m);
-  const float inv = 1.0 / workgroup_sum(s);
+  const float norm = row_norm(workgroup_sum(s));
 
-  for (uint i = tid; i < p.cols; i += WG) y[base + i] = STORE_T(exp(float(x[base + i]) - m) * inv);
+  for (uint i = tid; i < p.cols; i += WG) y[base + i] = STORE_T(activate(float(x[base + i]), m, norm));
 }
 
 void main() {

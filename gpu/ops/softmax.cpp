@@ -14,21 +14,21 @@ struct SoftmaxPush {  // mirrors Push in shaders/softmax.comp
   uint32_t rows, cols;
 };
 static_assert(sizeof(SoftmaxPush) == 8);
-}  // namespace
 
-Status softmax(Graph& g, const Arg& x, const Arg& out) {
-  if (x.shape().empty() || x.numel() == 0) return invalid_argument("softmax: x is empty or a scalar");
+// `name` is the op (softmax or log_softmax) and the stem of its shaders' names.
+Status row_softmax(Graph& g, const Arg& x, const Arg& out, const std::string& name) {
+  if (x.shape().empty() || x.numel() == 0) return invalid_argument(name + ": x is empty or a scalar");
   if (x.shape() != out.shape() || x.dtype() != out.dtype()) {
-    return invalid_argument("softmax: out " + std::string(dtype_name(out.dtype())) + shape_string(out.shape()) +
-                            " differs from x " + dtype_name(x.dtype()) + shape_string(x.shape()));
+    return invalid_argument(name + ": out " + dtype_name(out.dtype()) + shape_string(out.shape()) + " differs from x " +
+                            dtype_name(x.dtype()) + shape_string(x.shape()));
   }
   if (x.dtype() != DType::kF32 && x.dtype() != DType::kF16) {
-    return invalid_argument(std::string("softmax: dtype ") + dtype_name(x.dtype()) + " not supported (f32, f16)");
+    return invalid_argument(name + ": dtype " + dtype_name(x.dtype()) + " not supported (f32, f16)");
   }
   const int64_t cols = x.shape().back();
   const int64_t rows = x.numel() / cols;
 
-  const char* shader = x.dtype() == DType::kF32 ? "softmax_f32" : "softmax_f16";
+  const std::string shader = name + (x.dtype() == DType::kF32 ? "_f32" : "_f16");
   const RowSchedule schedule = softmax_schedule(cols, x.dtype(), fixed_subgroup_size(g.runtime().caps()));
   const uint64_t row_bytes = static_cast<uint64_t>(cols) * dtype_size(x.dtype());
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({row_bytes, row_bytes}, rows));
@@ -43,6 +43,16 @@ Status softmax(Graph& g, const Arg& x, const Arg& out) {
                                      Graph::grid_1d(schedule.groups(static_cast<uint64_t>(r1 - r0)))));
   }
   return Status::ok();
+}
+
+}  // namespace
+
+Status softmax(Graph& g, const Arg& x, const Arg& out) {
+  return row_softmax(g, x, out, "softmax");
+}
+
+Status log_softmax(Graph& g, const Arg& x, const Arg& out) {
+  return row_softmax(g, x, out, "log_softmax");
 }
 
 }  // namespace recon::gpu::ops

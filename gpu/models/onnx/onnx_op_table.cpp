@@ -72,6 +72,7 @@ const std::array kTable = {
     OpRow{"Gemm", 1, kMaxOpset, check_none, gemm},
     OpRow{"MatMul", 1, kMaxOpset, check_none, matmul},
     OpRow{"Softmax", 1, kMaxOpset, check_none, softmax},
+    OpRow{"LogSoftmax", 1, kMaxOpset, check_none, log_softmax},
     OpRow{"ReduceSum", 1, kMaxOpset, check_none, reduce_sum},
     OpRow{"ReduceMean", 1, kMaxOpset, check_none, reduce_mean},
     OpRow{"ReduceMax", 1, kMaxOpset, check_none, reduce_max},

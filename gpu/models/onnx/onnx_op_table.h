@@ -94,6 +94,7 @@ Status lrn(OpContext&);
 Status gemm(OpContext&);
 Status matmul(OpContext&);
 Status softmax(OpContext&);
+Status log_softmax(OpContext&);
 // reductions
 Status reduce_sum(OpContext&);
 Status reduce_mean(OpContext&);

@@ -497,7 +497,12 @@ Status matmul(OpContext& ctx) {
   return gpu::ops::matmul(ctx.graph(), ctx.caps(), a3, b3, c3, opt);
 }
 
-Status softmax(OpContext& ctx) {
+namespace {
+
+using RowOp = Status (*)(Graph&, const Arg&, const Arg&);
+
+// Softmax or LogSoftmax (`row_op`) along the node's axis.
+Status softmax_along_axis(OpContext& ctx, RowOp row_op) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   const int64_t rank = static_cast<int64_t>(x.shape().size());
   int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
@@ -509,7 +514,7 @@ Status softmax(OpContext& ctx) {
     const auto [rows, cols] = flatten_at(x.shape(), axis);
     RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
     RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
-    return gpu::ops::softmax(ctx.graph(), x2, out2);
+    return row_op(ctx.graph(), x2, out2);
   }
   // One inner axis: move it last, softmax, move it back.
   std::vector<int> perm;
@@ -524,8 +529,18 @@ Status softmax(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg t, ctx.scratch(x.dtype(), moved));
   RECON_ASSIGN_OR_RETURN(Arg s, ctx.scratch(x.dtype(), moved));
   RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), x, t, perm));
-  RECON_RETURN_IF_ERROR(gpu::ops::softmax(ctx.graph(), t, s));
+  RECON_RETURN_IF_ERROR(row_op(ctx.graph(), t, s));
   return gpu::ops::permute(ctx.graph(), s, out, back);
+}
+
+}  // namespace
+
+Status softmax(OpContext& ctx) {
+  return softmax_along_axis(ctx, &gpu::ops::softmax);
+}
+
+Status log_softmax(OpContext& ctx) {
+  return softmax_along_axis(ctx, &gpu::ops::log_softmax);
 }
 
 }  // namespace recon::gpu::onnx::ops_builders

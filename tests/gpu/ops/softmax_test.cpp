@@ -1,5 +1,5 @@
-// Softmax against a float64 reference on the stored inputs: ragged row lengths (1 to past the
-// workgroup size) and rows whose values would overflow exp() without the max subtraction.
+// Softmax and log-softmax against a float64 reference on the stored inputs: ragged row lengths (1
+// to past the workgroup size) and rows whose values would overflow exp() without the max subtraction.
 #include "gpu/ops/softmax.h"
 
 #include <gtest/gtest.h>
@@ -15,13 +15,15 @@ namespace {
 
 using namespace testing;  // NOLINT
 
-std::vector<double> reference(const std::vector<float>& x, int64_t cols) {
+std::vector<double> reference(const std::vector<float>& x, int64_t cols, bool log = false) {
   std::vector<double> out(x.size());
   for (size_t r = 0; r < x.size() / cols; ++r) {
     double m = -INFINITY, s = 0;
     for (int64_t i = 0; i < cols; ++i) m = std::max(m, double(x[r * cols + i]));
     for (int64_t i = 0; i < cols; ++i) s += std::exp(x[r * cols + i] - m);
-    for (int64_t i = 0; i < cols; ++i) out[r * cols + i] = std::exp(x[r * cols + i] - m) / s;
+    for (int64_t i = 0; i < cols; ++i) {
+      out[r * cols + i] = log ? (x[r * cols + i] - m) - std::log(s) : std::exp(x[r * cols + i] - m) / s;
+    }
   }
   return out;
 }
@@ -44,14 +46,20 @@ TEST_P(SoftmaxTest, MatchesFloat64OnRaggedRowsAndHugeLogits) {
                         Case{{5, 256}, 190, 210}, Case{{41, 520}, -8, 8}}) {
     const int64_t cols = c.shape.back(), n = shape_numel(c.shape);
     Tensor x = upload_f32(rt(), d, c.shape, random_floats(n, ++seed, c.lo, c.hi));
-    Tensor out = poisoned(rt(), d, c.shape);
+    Tensor out = poisoned(rt(), d, c.shape), log_out = poisoned(rt(), d, c.shape);
     Graph g(rt());
     ASSERT_TRUE(ops::softmax(g, x, out).is_ok());
+    ASSERT_TRUE(ops::log_softmax(g, x, log_out).is_ok());
     ASSERT_TRUE(g.run().is_ok());
-    auto want = reference(download_f32(rt(), x), cols);
+    const std::vector<float> xs = download_f32(rt(), x);
     // Relative to max(|p|, 1e-3): probabilities far below the largest ones only need absolute accuracy.
-    EXPECT_LE(max_relative_error(download_f32(rt(), out), want, 1e-3), d == DType::kF32 ? 1e-5 : 2e-3)
+    EXPECT_LE(max_relative_error(download_f32(rt(), out), reference(xs, cols), 1e-3), d == DType::kF32 ? 1e-5 : 2e-3)
         << shape_string(c.shape);
+    // Log-probabilities down to x − max = −60 (the [−30, 30] row; fp16's softmax is 0 there), relative
+    // to max(|log p|, 1): fp16 stores about 3 digits of them.
+    EXPECT_LE(max_relative_error(download_f32(rt(), log_out), reference(xs, cols, /*log=*/true), 1.0),
+              d == DType::kF32 ? 1e-5 : 2e-3)
+        << "log_softmax " << shape_string(c.shape);
   }
 }
 
