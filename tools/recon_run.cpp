@@ -23,11 +23,12 @@ using recon::Status;
 namespace onnx = recon::gpu::onnx;
 
 constexpr const char* kUsage =
-    "usage: recon-run MODEL.onnx [--input NAME=FILE.npy]... [--out DIR] [--precision fp32|fp16]\n"
+    "usage: recon-run MODEL.onnx [--input NAME=FILE.npy]... [--out DIR] [--precision fp32|fp32-split|fp16]\n"
     "                 [--device D] [--bench N]\n"
     "  --input      a graph input from a .npy file (every input the model declares, by name)\n"
     "  --out        writes DIR/<output name>.npy for every output (default: print shapes only)\n"
-    "  --precision  fp32 (default) or fp16 storage with fp32 arithmetic\n"
+    "  --precision  fp32 (default); fp32-split: fp32 with GEMMs and convolutions on tensor cores, each\n"
+    "               operand as two fp16 parts (~1e-4); fp16: fp16 storage with fp32 arithmetic\n"
     "  --bench      runs N more times and prints the median and best latency, with the inputs' upload and\n"
     "               the outputs' download and without (the recorded graph alone, inputs on the GPU)\n"
     "  --profile    GPU time per dispatch over all runs, printed at the end (the timestamps between\n"
@@ -36,7 +37,7 @@ constexpr const char* kUsage =
 struct Args {
   std::string model, out, device;
   std::map<std::string, std::string> inputs;
-  recon::gpu::DType float_dtype = recon::gpu::DType::kF32;
+  recon::gpu::onnx::EngineOptions engine;
   int bench = 0;
   bool profile = false;
 };
@@ -87,8 +88,11 @@ Result<Args> parse(int argc, char** argv) {
       RECON_ASSIGN_OR_RETURN(args.device, next());
     } else if (a == "--precision") {
       RECON_ASSIGN_OR_RETURN(std::string p, next());
-      if (p != "fp32" && p != "fp16") return recon::invalid_argument("--precision is fp32 or fp16");
-      args.float_dtype = p == "fp16" ? recon::gpu::DType::kF16 : recon::gpu::DType::kF32;
+      if (p != "fp32" && p != "fp32-split" && p != "fp16") {
+        return recon::invalid_argument("--precision is fp32, fp32-split or fp16");
+      }
+      args.engine.float_dtype = p == "fp16" ? recon::gpu::DType::kF16 : recon::gpu::DType::kF32;
+      args.engine.fp32_split = p == "fp32-split";
     } else if (a == "--bench") {
       RECON_ASSIGN_OR_RETURN(std::string n, next());
       args.bench = std::max(0, std::atoi(n.c_str()));
@@ -123,7 +127,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s\n", rt.value()->caps().device_name.c_str());
   // Graphs record timestamps between dispatches only when profiling is on while they record.
   recon::gpu::set_dispatch_profiling(args.profile);
-  auto engine = onnx::Engine::load(**rt, args.model, {args.float_dtype});
+  auto engine = onnx::Engine::load(**rt, args.model, args.engine);
   if (!engine) return fail(engine.status().to_string());
 
   std::vector<onnx::HostTensor> inputs;

@@ -17,7 +17,8 @@ constexpr size_t kForever = std::numeric_limits<size_t>::max();
 
 class Compiler {
  public:
-  Compiler(Runtime& rt, const Model& model, DType float_dtype) : rt_(rt), model_(model), float_dtype_(float_dtype) {
+  Compiler(Runtime& rt, const Model& model, const Arithmetic& arithmetic)
+      : rt_(rt), model_(model), arithmetic_(arithmetic) {
     out_ = std::make_unique<CompiledGraph>();
     out_->graph = std::make_unique<Graph>(rt);
     out_->memory = std::make_unique<MemoryPlan>(rt);
@@ -64,7 +65,7 @@ class Compiler {
         values_[info.name] = std::move(v);
         continue;
       }
-      const std::optional<DType> dtype = device_dtype(info.type, float_dtype_);
+      const std::optional<DType> dtype = device_dtype(info.type, arithmetic_.float_dtype);
       if (!dtype) {
         return invalid_argument(std::string("input '") + info.name + "' of type " + elem_type_name(info.type) +
                                 " cannot live on the GPU");
@@ -126,7 +127,7 @@ class Compiler {
     bool all_host = true;
     for (Value* v : inputs) all_host = all_host && (v == nullptr || v->is_host());
     {
-      OpContext ctx(rt_, *out_->graph, *out_->memory, float_dtype_, node, opset, inputs);
+      OpContext ctx(rt_, *out_->graph, *out_->memory, arithmetic_, node, opset, inputs);
       Status built = row->build(ctx);
       if (!built.is_ok()) {
         return Status(built.code(), built.message().rfind(node.op_type, 0) == 0
@@ -163,7 +164,8 @@ class Compiler {
       if (it == values_.end()) return invalid_argument("graph output '" + info.name + "' is never produced");
       Value& v = it->second;
       // A constant output is uploaded once and copied like any other.
-      RECON_ASSIGN_OR_RETURN(Arg src, v.device ? Result<Arg>(*v.device) : upload_host_value(rt_, v, float_dtype_));
+      RECON_ASSIGN_OR_RETURN(Arg src,
+                             v.device ? Result<Arg>(*v.device) : upload_host_value(rt_, v, arithmetic_.float_dtype));
       const DType dtype = io_dtype(v.type, src.dtype());
       CompiledOutput out{info.name, v.type, v.shape, dtype,
                          out_->graph->add_slot("output:" + info.name, dtype, v.shape)};
@@ -175,7 +177,7 @@ class Compiler {
 
   Runtime& rt_;
   const Model& model_;
-  DType float_dtype_;
+  Arithmetic arithmetic_;
   std::unique_ptr<CompiledGraph> out_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, size_t> last_use_;
@@ -194,8 +196,9 @@ std::vector<const ValueInfo*> runtime_inputs(const Model& model) {
 }
 
 Result<std::unique_ptr<CompiledGraph>> compile_graph(Runtime& rt, const Model& model,
-                                                     const std::vector<InputSpec>& inputs, DType float_dtype) {
-  Compiler compiler(rt, model, float_dtype);
+                                                     const std::vector<InputSpec>& inputs,
+                                                     const Arithmetic& arithmetic) {
+  Compiler compiler(rt, model, arithmetic);
   return compiler.run(inputs);
 }
 

@@ -11,6 +11,7 @@
 #include "gpu/graph.h"
 #include "gpu/models/onnx/onnx_memory_plan.h"
 #include "gpu/models/onnx/onnx_model.h"
+#include "gpu/models/onnx/onnx_op_context.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 
@@ -61,9 +62,9 @@ struct InputSpec {
   const HostTensor* value = nullptr;
 };
 
-// `inputs[i]` describes runtime_inputs(model)[i]. `float_dtype` is the execution dtype of every
-// floating tensor (kF32, or kF16 for fp16 storage with fp32 arithmetic).
+// `inputs[i]` describes runtime_inputs(model)[i]; `arithmetic` says how the graph computes.
 Result<std::unique_ptr<CompiledGraph>> compile_graph(Runtime& rt, const Model& model,
-                                                     const std::vector<InputSpec>& inputs, DType float_dtype);
+                                                     const std::vector<InputSpec>& inputs,
+                                                     const Arithmetic& arithmetic);
 
 }  // namespace recon::gpu::onnx

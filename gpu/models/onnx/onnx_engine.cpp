@@ -126,7 +126,10 @@ Result<CompiledGraph*> Engine::compiled(std::span<const HostTensor> inputs) {
     recent_.splice(recent_.begin(), recent_, std::find(recent_.begin(), recent_.end(), key));
     return it->second.get();
   }
-  RECON_ASSIGN_OR_RETURN(std::unique_ptr<CompiledGraph> graph, compile_graph(rt_, model_, specs, options_.float_dtype));
+  RECON_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledGraph> graph,
+      compile_graph(rt_, model_, specs,
+                    {options_.float_dtype, options_.fp32_split ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto}));
   CompiledGraph* raw = graph.get();
   if (compiled_.size() >= std::max<size_t>(options_.max_compiled_graphs, 1)) {
     compiled_.erase(recent_.back());

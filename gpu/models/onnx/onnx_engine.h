@@ -22,6 +22,10 @@ namespace recon::gpu::onnx {
 
 struct EngineOptions {
   DType float_dtype = DType::kF32;  // kF16: fp16 storage, fp32 arithmetic
+  // fp32 GEMMs and convolutions on tensor cores, each operand as two fp16 parts (~1e-4 relative
+  // where the scalar path gives ~1e-6; ops::GemmPath::kAutoSplitF32). Nothing changes in fp16 or
+  // on a device without tensor cores.
+  bool fp32_split = false;
   // Compiled graphs kept (one per set of input shapes, each holding its activations), the least
   // recently used dropped beyond: a client sending ever new shapes must not grow the process
   // without bound. The daemon raises it for a model with dynamic batching by the batch sizes it

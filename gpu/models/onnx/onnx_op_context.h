@@ -12,19 +12,29 @@
 #include "gpu/models/onnx/onnx_memory_plan.h"
 #include "gpu/models/onnx/onnx_model.h"
 #include "gpu/models/onnx/onnx_value.h"
+#include "gpu/ops/matmul.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 
 namespace recon::gpu::onnx {
 
+// How a compiled graph computes.
+struct Arithmetic {
+  DType float_dtype = DType::kF32;  // every floating tensor's dtype; kF16: fp16 storage, fp32 arithmetic
+  // GEMMs and convolutions: kAuto (fp16 on tensor cores, fp32 on the scalar path), or
+  // kAutoSplitF32 (fp32 on tensor cores too, each operand as two fp16 parts: ops/matmul.h).
+  ops::GemmPath gemm_path = ops::GemmPath::kAuto;
+};
+
 class OpContext {
  public:
-  OpContext(Runtime& rt, Graph& graph, MemoryPlan& memory, DType float_dtype, const Node& node, int64_t opset,
-            std::vector<Value*> inputs)
+  OpContext(Runtime& rt, Graph& graph, MemoryPlan& memory, const Arithmetic& arithmetic, const Node& node,
+            int64_t opset, std::vector<Value*> inputs)
       : rt_(rt),
         graph_(graph),
         memory_(memory),
-        float_dtype_(float_dtype),
+        float_dtype_(arithmetic.float_dtype),
+        gemm_path_(arithmetic.gemm_path),
         node_(node),
         opset_(opset),
         inputs_(std::move(inputs)),
@@ -37,6 +47,7 @@ class OpContext {
   Graph& graph() { return graph_; }
   const Capabilities& caps() const { return rt_.caps(); }
   DType float_dtype() const { return float_dtype_; }
+  ops::GemmPath gemm_path() const { return gemm_path_; }
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; }
 
@@ -84,6 +95,7 @@ class OpContext {
   Graph& graph_;
   MemoryPlan& memory_;
   DType float_dtype_;
+  ops::GemmPath gemm_path_;
   const Node& node_;
   int64_t opset_;
   std::vector<Value*> inputs_;

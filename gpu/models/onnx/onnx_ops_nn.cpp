@@ -193,9 +193,9 @@ Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional
     out_shape = *sum;
   }
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
-  if (!added) return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p, epilogue);
+  if (!added) return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p, epilogue, ctx.gemm_path());
   RECON_ASSIGN_OR_RETURN(Arg conv_out, ctx.scratch(out.dtype(), *shape));
-  RECON_RETURN_IF_ERROR(gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, conv_out, p, epilogue));
+  RECON_RETURN_IF_ERROR(gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, conv_out, p, epilogue, ctx.gemm_path()));
   RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, conv_out, *added, out));
   if (after_add == gpu::ops::Activation::kNone) return Status::ok();
   return gpu::ops::unary(ctx.graph(), as_unary(after_add), out, out);
@@ -305,7 +305,7 @@ Status conv_transpose(OpContext& ctx) {
   }
   const Shape out_shape{x.shape()[0], w.shape()[1], x.shape()[2] * w.shape()[2], x.shape()[3] * w.shape()[3]};
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
-  return gpu::ops::conv_transpose2d(ctx.graph(), ctx.caps(), x, w, bias, out);
+  return gpu::ops::conv_transpose2d(ctx.graph(), ctx.caps(), x, w, bias, out, {}, ctx.gemm_path());
 }
 
 std::string check_pool(const Node& node, int64_t) {
@@ -415,6 +415,7 @@ Status gemm(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
   if (a.shape().size() != 2 || b.shape().size() != 2) return ctx.fail("A and B must be 2-D");
   gpu::ops::MatmulOptions opt;
+  opt.path = ctx.gemm_path();
   opt.transpose_a = ctx.attr_int("transA", 0) != 0;
   opt.transpose_b = ctx.attr_int("transB", 0) != 0;
   opt.alpha = ctx.attr_float("alpha", 1.0f);
@@ -490,6 +491,7 @@ Status matmul(OpContext& ctx) {
     return ctx.fail("batch broadcasting " + shape_string(sa) + " x " + shape_string(sb) + " is not supported");
   }
   gpu::ops::MatmulOptions opt;
+  opt.path = ctx.gemm_path();
   opt.epilogue.activation = fused_activation(ctx);
   if (ctx.has_input(kMatMulBiasInput)) {
     RECON_ASSIGN_OR_RETURN(opt.bias, ctx.float_input(kMatMulBiasInput));
