@@ -228,6 +228,13 @@ TEST(RecondJobs, RefusesAnUnknownJobABadParameterAndTooFewImages) {
   std::tie(code, message) = refused("reconstruct", images(3), {{"pairs", "swin-0"}});
   EXPECT_EQ(code, StatusCode::kInvalidArgument) << message;
 
+  // A subsample that does not divide the images' sides, with the values that would.
+  std::tie(code, message) = refused("reconstruct", images(3), {{"subsample", "5"}});
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("not a multiple of subsample 5; subsample=2, 4, 8 or 16 divides every image's sides"),
+            std::string::npos)
+      << message;
+
   std::tie(code, message) = refused("reconstruct", images(1), {});
   EXPECT_EQ(code, StatusCode::kInvalidArgument);
   EXPECT_NE(message.find("at least 2"), std::string::npos) << message;

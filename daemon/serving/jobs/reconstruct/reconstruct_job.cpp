@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "daemon/serving/device.h"
@@ -67,8 +69,8 @@ Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string,
     if (name == "pairs") {
       RECON_ASSIGN_OR_RETURN(o.graph, parse_pair_graph(value));
     } else if (name == "subsample") {
+      // Whether it divides the images' sides is checked against them (create()).
       RECON_ASSIGN_OR_RETURN(a.subsample, parameter_number<int>(name, value, 1, 16));
-      if (16 % a.subsample != 0) return invalid_argument("parameter subsample=" + value + ": must divide 16");
     } else if (name == "niter1") {
       RECON_ASSIGN_OR_RETURN(a.niter1, parameter_number<int>(name, value, 0, 100000));
     } else if (name == "niter2") {
@@ -103,6 +105,25 @@ Result<ReconstructOptions> parse_reconstruct_options(const std::map<std::string,
   return o;
 }
 
+namespace {
+
+// "; subsample=4 or 7 divides every image's sides"-like: the values from 2 to 16 that would do (a
+// DUNE model's 14-pixel grids, e.g. 336x252, need 7 or 14 where the official default is 8).
+std::string subsample_hint(std::span<const PendingImage> images) {
+  uint32_t g = 0;
+  for (const PendingImage& image : images) g = std::gcd(g, std::gcd(image.target.width, image.target.height));
+  std::vector<std::string> fits;
+  for (uint32_t s = 2; s <= 16; ++s) {
+    if (g % s == 0) fits.push_back(std::to_string(s));
+  }
+  if (fits.empty()) return "; no subsample from 2 to 16 divides every image's sides";
+  std::string list = fits[0];
+  for (size_t k = 1; k < fits.size(); ++k) list += (k + 1 == fits.size() ? " or " : ", ") + fits[k];
+  return "; subsample=" + list + " divides every image's sides";
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Job>> ReconstructJob::create(JobInput input, const JobLimits& limits) {
   RECON_ASSIGN_OR_RETURN(ReconstructOptions options, parse_reconstruct_options(input.parameters));
   const auto images = static_cast<uint32_t>(input.images.size());
@@ -111,7 +132,8 @@ Result<std::unique_ptr<Job>> ReconstructJob::create(JobInput input, const JobLim
     const ImageSize& size = input.images[i].target;
     if (size.height % options.alignment.subsample != 0 || size.width % options.alignment.subsample != 0) {
       return invalid_argument("images[" + std::to_string(i) + "] runs at " + size.to_string() +
-                              ", not a multiple of subsample " + std::to_string(options.alignment.subsample));
+                              ", not a multiple of subsample " + std::to_string(options.alignment.subsample) +
+                              subsample_hint(input.images));
     }
   }
   const PairGraphSpec& graph = options.graph;
