@@ -79,7 +79,7 @@ class Mast3rForward {
   Status build_all();
   Status build_decoder();
   Status build_heads(int view);
-  Status build_dpt(int view, std::span<const Tensor* const, 4> entries);
+  Status build_dpt(int view, std::span<const Tensor* const, 4> head_tokens);
   Status build_local_features(int view, const Tensor& enc, const Tensor& dec_final);
   void add_output_slots();
   Status build_postprocess(int view);

@@ -98,7 +98,7 @@ Result<Arg> OpContext::device_input(size_t i) {
   if (!has_input(i)) return fail("input " + std::to_string(i) + " is missing");
   Value& v = *inputs_[i];
   if (v.device) return *v.device;
-  Result<Arg> up = upload_host_value(rt_, v, float_dtype_);
+  Result<Arg> up = upload_host_value(rt_, v, arithmetic_.float_dtype);
   if (!up) return fail("input '" + node_.inputs[i] + "': " + up.status().message());
   return *up;
 }
@@ -112,7 +112,7 @@ Result<Arg> OpContext::float_input(size_t i) {
 }
 
 Result<Arg> OpContext::new_output(size_t i, ElemType type, const Shape& shape) {
-  const std::optional<DType> dtype = device_dtype(type, float_dtype_);
+  const std::optional<DType> dtype = device_dtype(type, arithmetic_.float_dtype);
   if (!dtype) return fail(std::string("output type ") + elem_type_name(type) + " cannot live on the GPU");
   if (shape_numel(shape) == 0) return fail("output " + std::to_string(i) + " would be empty " + shape_string(shape));
   Value& out = outputs_[i];

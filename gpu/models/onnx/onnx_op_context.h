@@ -33,8 +33,7 @@ class OpContext {
       : rt_(rt),
         graph_(graph),
         memory_(memory),
-        float_dtype_(arithmetic.float_dtype),
-        gemm_path_(arithmetic.gemm_path),
+        arithmetic_(arithmetic),
         node_(node),
         opset_(opset),
         inputs_(std::move(inputs)),
@@ -46,8 +45,8 @@ class OpContext {
   Runtime& runtime() { return rt_; }
   Graph& graph() { return graph_; }
   const Capabilities& caps() const { return rt_.caps(); }
-  DType float_dtype() const { return float_dtype_; }
-  ops::GemmPath gemm_path() const { return gemm_path_; }
+  DType float_dtype() const { return arithmetic_.float_dtype; }
+  ops::GemmPath gemm_path() const { return arithmetic_.gemm_path; }
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; }
 
@@ -94,8 +93,7 @@ class OpContext {
   Runtime& rt_;
   Graph& graph_;
   MemoryPlan& memory_;
-  DType float_dtype_;
-  ops::GemmPath gemm_path_;
+  Arithmetic arithmetic_;
   const Node& node_;
   int64_t opset_;
   std::vector<Value*> inputs_;
