@@ -175,8 +175,9 @@ TEST(RecondJobs, PointsBehindTheCamerasFailTheJobSayingSo) {
 }
 
 // The job drives a DUNE-MASt3R model like the ViT-L one: images prepared at its own size (56, 14-px
-// patches; squares kept, so 56x56, whose sides the matcher's subsample 8 divides), every pair of the
-// graph run, aligned, and the scene's tensors answered at that size.
+// patches: 80x60 becomes 56x42), every pair of the graph run, aligned, and the scene's tensors
+// answered at that size. 42 rows are no multiple of the official subsample 8: the job says which
+// values fit, and runs with one of them.
 TEST(RecondJobs, ReconstructRunsOnADuneModel) {
   auto harness = ServerHarness::start(tiny_options(kTinyDuneModel));
   ASSERT_TRUE(harness->error().empty()) << harness->error();
@@ -184,9 +185,20 @@ TEST(RecondJobs, ReconstructRunsOnADuneModel) {
   ASSERT_TRUE(client.is_ok());
   TestClient& c = **client;
   std::vector<ImageArg> dune_images;
-  for (uint32_t i = 0; i < 3; ++i) dune_images.push_back({{}, 0, 70, 70, 0, test_image(70, 70, 70 + i)});
-  const uint64_t id = c.next_id();
-  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", dune_images, kQuick, {})}).is_ok());
+  for (uint32_t i = 0; i < 3; ++i) dune_images.push_back({{}, 0, 80, 60, 0, test_image(80, 60, 70 + i)});
+  constexpr uint32_t kRows = kTinyDuneSide * 3 / 4;  // 42
+
+  uint64_t id = c.next_id();
+  auto refused = c.call(make_start_job(id, c.session(), "reconstruct", dune_images, kQuick, {}), id);
+  ASSERT_TRUE(refused.is_ok());
+  EXPECT_EQ(refused->code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused->error_message().find("subsample=2, 7 or 14 divides"), std::string::npos)
+      << refused->error_message();
+
+  std::vector<std::pair<std::string, std::string>> parameters = kQuick;
+  parameters.emplace_back("subsample", "7");
+  id = c.next_id();
+  ASSERT_TRUE(c.send_frames({make_start_job(id, c.session(), "reconstruct", dune_images, parameters, {})}).is_ok());
   JobRun run = read_job(c, id);
   ASSERT_TRUE(run.final.has_value());
   ASSERT_EQ(run.final->type(), wire::ResponseBody::JobEvent) << run.final->error_message();
@@ -194,7 +206,7 @@ TEST(RecondJobs, ReconstructRunsOnADuneModel) {
   const wire::ResultHandle* handle = run.final->response->body_as_JobEvent()->result();
   ASSERT_NE(handle, nullptr);
   EXPECT_EQ(shape_of(tensor(handle, "cam_to_world")), (std::vector<uint64_t>{3, 4, 4}));
-  EXPECT_EQ(shape_of(tensor(handle, "depth")), (std::vector<uint64_t>{3 * kTinyDuneSide * kTinyDuneSide}));
+  EXPECT_EQ(shape_of(tensor(handle, "depth")), (std::vector<uint64_t>{3 * kTinyDuneSide * kRows}));
   EXPECT_EQ(shape_of(tensor(handle, "pair_matches")), (std::vector<uint64_t>{3, 3}));
 }
 
