@@ -17,8 +17,8 @@ constexpr size_t kForever = std::numeric_limits<size_t>::max();
 
 class Compiler {
  public:
-  Compiler(Runtime& rt, const Model& model, const Arithmetic& arithmetic)
-      : rt_(rt), model_(model), arithmetic_(arithmetic) {
+  Compiler(Runtime& rt, const Model& model, const Arithmetic& arithmetic, DeviceWeights* weights)
+      : rt_(rt), model_(model), arithmetic_(arithmetic), weights_(weights) {
     out_ = std::make_unique<CompiledGraph>();
     out_->graph = std::make_unique<Graph>(rt);
     out_->memory = std::make_unique<MemoryPlan>(rt);
@@ -33,6 +33,7 @@ class Compiler {
       RECON_RETURN_IF_ERROR(build_node(i, opset));
     }
     RECON_RETURN_IF_ERROR(add_outputs());
+    keep_uploaded_weights();
     return std::move(out_);
   }
 
@@ -43,9 +44,21 @@ class Compiler {
       v.type = t.type;
       v.shape = t.dims;
       v.host = t;
+      if (weights_ != nullptr) {
+        if (auto it = weights_->find(t.name); it != weights_->end()) v.device = it->second;
+      }
       values_[t.name] = std::move(v);
     }
     return Status::ok();
+  }
+
+  // The initializers this compile put on the device, for the engine's next compiles.
+  void keep_uploaded_weights() {
+    if (weights_ == nullptr) return;
+    for (const HostTensor& t : model_.graph.initializers) {
+      const Value& v = values_.at(t.name);
+      if (v.device) weights_->emplace(t.name, *v.device);
+    }
   }
 
   Status add_inputs(const std::vector<InputSpec>& specs) {
@@ -178,6 +191,7 @@ class Compiler {
   Runtime& rt_;
   const Model& model_;
   Arithmetic arithmetic_;
+  DeviceWeights* weights_;  // may be null
   std::unique_ptr<CompiledGraph> out_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, size_t> last_use_;
@@ -196,9 +210,9 @@ std::vector<const ValueInfo*> runtime_inputs(const Model& model) {
 }
 
 Result<std::unique_ptr<CompiledGraph>> compile_graph(Runtime& rt, const Model& model,
-                                                     const std::vector<InputSpec>& inputs,
-                                                     const Arithmetic& arithmetic) {
-  Compiler compiler(rt, model, arithmetic);
+                                                     const std::vector<InputSpec>& inputs, const Arithmetic& arithmetic,
+                                                     DeviceWeights* weights) {
+  Compiler compiler(rt, model, arithmetic, weights);
   return compiler.run(inputs);
 }
 

@@ -4,6 +4,7 @@
 // liveness (onnx_memory_plan.h). The result runs many times with new input tensors bound.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,9 +63,15 @@ struct InputSpec {
   const HostTensor* value = nullptr;
 };
 
+// The device copies of a model's initializers, by name.
+using DeviceWeights = std::map<std::string, Arg>;
+
 // `inputs[i]` describes runtime_inputs(model)[i]; `arithmetic` says how the graph computes.
+// Initializers found in `weights` are bound as they are, and those the compile uploads join it once
+// the compile has succeeded (a failed one gives every byte back): the graphs an engine compiles for
+// its shapes share one copy of the model's weights.
 Result<std::unique_ptr<CompiledGraph>> compile_graph(Runtime& rt, const Model& model,
-                                                     const std::vector<InputSpec>& inputs,
-                                                     const Arithmetic& arithmetic);
+                                                     const std::vector<InputSpec>& inputs, const Arithmetic& arithmetic,
+                                                     DeviceWeights* weights = nullptr);
 
 }  // namespace recon::gpu::onnx

@@ -129,7 +129,8 @@ Result<CompiledGraph*> Engine::compiled(std::span<const HostTensor> inputs) {
   RECON_ASSIGN_OR_RETURN(
       std::unique_ptr<CompiledGraph> graph,
       compile_graph(rt_, model_, specs,
-                    {options_.float_dtype, options_.fp32_split ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto}));
+                    {options_.float_dtype, options_.fp32_split ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto},
+                    &weights_));
   CompiledGraph* raw = graph.get();
   if (compiled_.size() >= std::max<size_t>(options_.max_compiled_graphs, 1)) {
     compiled_.erase(recent_.back());

@@ -90,6 +90,7 @@ class Engine {
   std::vector<const ValueInfo*> inputs_;
   std::vector<bool> parameter_inputs_;  // per input: read only as a parameter (is_shape_tensor)
   FusionCounts fused_;
+  DeviceWeights weights_;  // uploaded once, shared by every compiled graph
   // Keyed by the slot inputs' shapes and the shape tensors' bytes; at most
   // options_.max_compiled_graphs, the least recently used dropped first.
   using Key = std::vector<std::vector<int64_t>>;

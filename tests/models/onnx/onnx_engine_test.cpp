@@ -310,6 +310,28 @@ TEST_F(OnnxEngineTest, AFailedCompileGivesBackEveryPooledByte) {
   EXPECT_EQ(rt().pool(MemoryRole::kWeights).stats().in_use_bytes, weights);
 }
 
+// The graphs an engine compiles for its input shapes share one device copy of the weights: a
+// second batch size adds activations, not another copy of every initializer.
+TEST_F(OnnxEngineTest, GraphsOfEveryBatchSizeShareOneCopyOfTheWeights) {
+  Model m = model_of({node("MatMul", {"x", "w"}, {"y"})}, {info("x", ElemType::kFloat, {-1, 256})},
+                     {info("y", ElemType::kFloat, {-1, 64})});
+  m.graph.initializers.push_back(floats({256, 64}, 0.25f));
+  m.graph.initializers.back().name = "w";
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  BufferPool& weights = rt().pool(MemoryRole::kWeights);
+  uint64_t after_first = 0;
+  for (int64_t batch : {2, 5, 2}) {
+    const HostTensor x = floats({batch, 256}, 1.0f);
+    Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&x, 1));
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    for (float v : (*y)[0].values<float>()) ASSERT_EQ(v, 64.0f);  // 256 · 1 · 0.25
+    if (after_first == 0) after_first = weights.stats().in_use_bytes;
+    EXPECT_EQ(weights.stats().in_use_bytes, after_first) << "batch " << batch;
+  }
+  EXPECT_EQ((*engine)->compiled_count(), 2u);
+}
+
 // A shape tensor is a graph input whose values decide shapes: each value set compiles its own
 // graph (the least recently used dropped beyond EngineOptions::max_compiled_graphs), and one that would make the
 // host fold a huge tensor is refused, not allocated.
