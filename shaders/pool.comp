@@ -1,8 +1,8 @@
 #version 450
 // 2-D max (MODE 0) or average (MODE 1) pooling of [planes, in_h, in_w] maps, PyTorch semantics:
 // windows start at o·stride − pad; max ignores the padding (a NaN in the window wins, as in
-// PyTorch); average divides by the window clipped to [−pad, in + pad) when COUNT_INCLUDE_PAD = 1,
-// else by the number of real input elements in it.
+// PyTorch); average divides by the window clipped to [−pad, in + pad_end) when COUNT_INCLUDE_PAD
+// = 1, else by the number of real input elements in it. pad_end = pad but for ONNX's SAME padding.
 #include "common.glsl"
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint COUNT_INCLUDE_PAD = 1;
@@ -14,6 +14,7 @@ layout(push_constant) uniform Push {
   uint planes, in_h, in_w, out_h, out_w;
   uint kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   uint base_in, base_out;
+  uint pad_h_end, pad_w_end;
 } p;
 
 void main() {
@@ -24,7 +25,7 @@ void main() {
   uint oy = t % p.out_h;
   uint plane = t / p.out_h;
   int hs = int(oy * p.stride_h) - int(p.pad_h), ws = int(ox * p.stride_w) - int(p.pad_w);
-  int he = min(hs + int(p.kernel_h), int(p.in_h + p.pad_h)), we = min(ws + int(p.kernel_w), int(p.in_w + p.pad_w));
+  int he = min(hs + int(p.kernel_h), int(p.in_h + p.pad_h_end)), we = min(ws + int(p.kernel_w), int(p.in_w + p.pad_w_end));
   const int pool_size = (he - hs) * (we - ws);
   hs = max(hs, 0);
   ws = max(ws, 0);

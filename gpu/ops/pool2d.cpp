@@ -15,16 +15,22 @@ struct PoolPush {
   uint32_t planes, in_h, in_w, out_h, out_w;
   uint32_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   uint32_t base_in, base_out;
+  uint32_t pad_h_end, pad_w_end;
 };
-static_assert(sizeof(PoolPush) == 52, "mirrors Push in shaders/pool.comp");
+static_assert(sizeof(PoolPush) == 60, "mirrors Push in shaders/pool.comp");
 
 int64_t stride_of(const Pool2dParams& p, int d) {
   return p.stride[d] == 0 ? p.kernel[d] : p.stride[d];
 }
 
-// PyTorch's pooling_output_shape (dilation 1).
-int64_t out_extent(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
-  const int64_t num = in + 2 * pad - k + (ceil_mode ? stride - 1 : 0);
+int64_t pad_end_of(const Pool2dParams& p, int d) {
+  return p.pad_end[d] < 0 ? p.pad[d] : p.pad_end[d];
+}
+
+// PyTorch's pooling_output_shape (dilation 1), with the padding before and after apart: the last
+// window must start inside the input or its leading padding.
+int64_t out_extent(int64_t in, int64_t k, int64_t pad, int64_t pad_end, int64_t stride, bool ceil_mode) {
+  const int64_t num = in + pad + pad_end - k + (ceil_mode ? stride - 1 : 0);
   int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
@@ -69,7 +75,9 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
                   static_cast<uint32_t>(params.pad[0]),
                   static_cast<uint32_t>(params.pad[1]),
                   wi.base,
-                  wo.base};
+                  wo.base,
+                  static_cast<uint32_t>(pad_end_of(params, 0)),
+                  static_cast<uint32_t>(pad_end_of(params, 1))};
     RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
                                      Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup)));
   }
@@ -81,18 +89,18 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
 Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Pool2dParams& params) {
   std::array<int64_t, 2> in{h, w}, out{};
   for (int d = 0; d < 2; ++d) {
-    const int64_t k = params.kernel[d], st = stride_of(params, d), pad = params.pad[d];
+    const int64_t k = params.kernel[d], st = stride_of(params, d), pad = params.pad[d], pad_end = pad_end_of(params, d);
     if (k < 1 || st < 1 || pad < 0 || params.stride[d] < 0) {
       return invalid_argument("pool2d: kernel and stride must be ≥ 1 and padding ≥ 0");
     }
-    if (pad > k / 2) {
-      return invalid_argument("pool2d: padding " + std::to_string(pad) + " exceeds half the kernel " +
-                              std::to_string(k));
+    if (std::max(pad, pad_end) > k / 2) {
+      return invalid_argument("pool2d: padding " + std::to_string(std::max(pad, pad_end)) +
+                              " exceeds half the kernel " + std::to_string(k));
     }
     if (in[d] > kMaxExtent || k > kMaxExtent || st > kMaxExtent) {
       return invalid_argument("pool2d: sizes above 65535 are not supported");
     }
-    out[d] = out_extent(in[d], k, pad, st, params.ceil_mode);
+    out[d] = out_extent(in[d], k, pad, pad_end, st, params.ceil_mode);
     if (out[d] < 1) {
       return invalid_argument("pool2d: a kernel of " + std::to_string(k) + " with padding " + std::to_string(pad) +
                               " does not fit an input of " + std::to_string(in[d]));

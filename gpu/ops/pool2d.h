@@ -27,6 +27,9 @@ struct Pool2dParams {
   std::array<int64_t, 2> pad{0, 0};
   bool ceil_mode = false;
   bool count_include_pad = true;  // avg only
+  // Padding after (bottom, right); -1: as `pad` (PyTorch's symmetric padding). ONNX's SAME_UPPER
+  // and SAME_LOWER pad one side more than the other.
+  std::array<int64_t, 2> pad_end{-1, -1};
 };
 
 // (Ho, Wo) for an input of h × w, or INVALID_ARGUMENT for bad parameters.

@@ -73,18 +73,6 @@ Result<std::array<int64_t, 4>> explicit_pads(OpContext& ctx, const std::array<in
   return pads;
 }
 
-// Symmetric (h, w) padding, or why not.
-Result<std::array<int64_t, 2>> symmetric_pads(OpContext& ctx, const std::array<int64_t, 2>& in,
-                                              const std::array<int64_t, 2>& kernel,
-                                              const std::array<int64_t, 2>& stride, int spatial = 2) {
-  RECON_ASSIGN_OR_RETURN(auto pads, explicit_pads(ctx, in, kernel, stride, spatial));
-  if (pads[0] != pads[2] || pads[1] != pads[3]) {
-    return ctx.fail("asymmetric padding (" + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + " before, " +
-                    std::to_string(pads[2]) + "," + std::to_string(pads[3]) + " after) is not supported");
-  }
-  return std::array<int64_t, 2>{pads[0], pads[1]};
-}
-
 std::array<int64_t, 2> pair_attr(OpContext& ctx, std::string_view name, int64_t fallback) {
   const std::vector<int64_t> v = ctx.attr_ints(name, {fallback, fallback});
   return {v.size() > 0 ? v[0] : fallback, v.size() > 1 ? v[1] : fallback};
@@ -112,7 +100,10 @@ Status pool(OpContext& ctx, bool max) {
   if (k.size() != rank - 2) return ctx.fail("kernel_shape must have " + std::to_string(rank - 2) + " entries");
   p.kernel = one_d ? std::array<int64_t, 2>{1, k[0]} : std::array<int64_t, 2>{k[0], k[1]};
   p.stride = spatial_attr(ctx, "strides", one_d);
-  RECON_ASSIGN_OR_RETURN(p.pad, symmetric_pads(ctx, {x.shape()[2], x.shape()[3]}, p.kernel, p.stride, one_d ? 1 : 2));
+  RECON_ASSIGN_OR_RETURN(const auto pads,
+                         explicit_pads(ctx, {x.shape()[2], x.shape()[3]}, p.kernel, p.stride, one_d ? 1 : 2));
+  p.pad = {pads[0], pads[1]};
+  p.pad_end = {pads[2], pads[3]};  // SAME_UPPER / SAME_LOWER pad one side more
   p.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
   p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
   Result<std::array<int64_t, 2>> hw = gpu::ops::pool2d_output_size(x.shape()[2], x.shape()[3], p);

@@ -22,7 +22,9 @@ std::vector<double> reference(bool is_max, const std::vector<float>& x, const Sh
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xx = 0; xx < ow; ++xx) {
         int64_t hs = y * sh - p.pad[0], ws = xx * sw - p.pad[1];
-        int64_t he = std::min(hs + p.kernel[0], s[2] + p.pad[0]), we = std::min(ws + p.kernel[1], s[3] + p.pad[1]);
+        const int64_t pad_end_h = p.pad_end[0] < 0 ? p.pad[0] : p.pad_end[0];
+        const int64_t pad_end_w = p.pad_end[1] < 0 ? p.pad[1] : p.pad_end[1];
+        int64_t he = std::min(hs + p.kernel[0], s[2] + pad_end_h), we = std::min(ws + p.kernel[1], s[3] + pad_end_w);
         const int64_t pool_size = (he - hs) * (we - ws);
         hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
         he = std::min(he, s[2]), we = std::min(we, s[3]);
@@ -86,6 +88,19 @@ TEST_P(Pool2dTest, CeilModeAndPaddingCounting) {
       check(false, {1, 3, 10, 8}, p, ++seed);
       check(false, {1, 1, 5, 6}, {{2, 2}, {2, 2}, {1, 0}, ceil_mode, include}, ++seed);
       check(true, {1, 3, 10, 8}, p, ++seed);
+    }
+  }
+}
+
+// ONNX's SAME_UPPER and SAME_LOWER: one side padded more than the other, both counting modes.
+TEST_P(Pool2dTest, AsymmetricPaddingAsOnnxSamePadding) {
+  uint32_t seed = 80;
+  for (bool is_max : {true, false}) {
+    for (bool include : {true, false}) {
+      ops::Pool2dParams upper{{3, 3}, {1, 1}, {0, 0}, false, include, {1, 1}};  // 0 before, 1 after
+      check(is_max, {1, 2, 5, 6}, upper, ++seed);
+      ops::Pool2dParams lower{{2, 3}, {2, 2}, {1, 1}, false, include, {0, 1}};
+      check(is_max, {2, 1, 7, 8}, lower, ++seed);
     }
   }
 }
