@@ -2,10 +2,12 @@
 // convolutions and pools as PyTorch defines them; the attributes the library cannot honour are
 // named by the checks before anything is built).
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
 #include "gpu/models/onnx/onnx_fusion.h"
+#include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/batch_norm.h"
 #include "gpu/ops/conv2d.h"
@@ -16,6 +18,7 @@
 #include "gpu/ops/layout.h"
 #include "gpu/ops/lrn.h"
 #include "gpu/ops/matmul.h"
+#include "gpu/ops/pad.h"
 #include "gpu/ops/pool2d.h"
 #include "gpu/ops/reduce.h"
 #include "gpu/ops/softmax.h"
@@ -273,27 +276,133 @@ std::string check_conv_transpose(const Node& node, int64_t) {
   if (const Attribute* g = node.attribute("group"); g != nullptr && g->i != 1) {
     return "grouped transposed convolution (group != 1)";
   }
-  std::string why = check_spatial(node);
-  if (!why.empty()) return why;
-  const Attribute* k = node.attribute("kernel_shape");
-  const Attribute* s = node.attribute("strides");
-  if (k == nullptr || s == nullptr || k->ints != s->ints) return "ConvTranspose other than stride == kernel";
-  for (const char* name : {"pads", "output_padding", "output_shape"}) {
-    if (const Attribute* a = node.attribute(name); a != nullptr && !all_equal(a->ints, 0)) {
-      return std::string("ConvTranspose with ") + name;
-    }
-  }
-  return {};
+  return check_spatial(node, /*one_d=*/true);
 }
+
+namespace {
+
+// ConvTranspose's per-axis (h, w) sizes: the input's, and from the attributes the kernel's,
+// strides, output padding and the padding before and after that give the output's size
+// (ONNX's rules: explicit pads, or pads derived from output_shape or SAME_UPPER/SAME_LOWER).
+struct TransposedGeometry {
+  std::array<int64_t, 2> kernel{}, stride{}, output_padding{}, pad_begin{}, pad_end{}, out{};
+};
+
+Result<TransposedGeometry> transposed_geometry(OpContext& ctx, const std::array<int64_t, 2>& in,
+                                               const std::array<int64_t, 2>& kernel, bool one_d) {
+  TransposedGeometry t;
+  t.kernel = kernel;
+  t.stride = spatial_attr(ctx, "strides", one_d);
+  const int spatial = one_d ? 1 : 2;
+  const std::vector<int64_t> op = ctx.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
+  const std::vector<int64_t> shape = ctx.attr_ints("output_shape");
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  const std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (op.size() != static_cast<size_t>(spatial) || pads.size() != static_cast<size_t>(2 * spatial) ||
+      (!shape.empty() && shape.size() < static_cast<size_t>(spatial))) {
+    return ctx.fail("output_padding, pads or output_shape of the wrong length");
+  }
+  for (int d = 0; d < 2; ++d) {
+    const bool used = !one_d || d == 1;  // a 1-D op is viewed with h = 1
+    const int a = one_d ? 0 : d;         // the attribute's entry for this axis
+    t.output_padding[d] = used ? op[a] : 0;
+    const int64_t full = t.stride[d] * (in[d] - 1) + t.output_padding[d] + t.kernel[d];
+    if (!used) {
+      t.out[d] = in[d];
+      continue;
+    }
+    if (!shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      t.out[d] = !shape.empty() ? shape[shape.size() - spatial + a] : in[d] * t.stride[d];
+      const int64_t total = full - t.out[d];
+      const bool upper = auto_pad == "SAME_UPPER";
+      t.pad_begin[d] = upper ? total / 2 : total - total / 2;
+      t.pad_end[d] = total - t.pad_begin[d];
+    } else if (auto_pad == "NOTSET" || auto_pad == "VALID") {
+      t.pad_begin[d] = auto_pad == "VALID" ? 0 : pads[a];
+      t.pad_end[d] = auto_pad == "VALID" ? 0 : pads[a + spatial];
+      t.out[d] = full - t.pad_begin[d] - t.pad_end[d];
+    } else {
+      return ctx.fail("unknown auto_pad '" + auto_pad + "'");
+    }
+    if (t.out[d] < 1) return ctx.fail("the output would be empty along a spatial axis");
+  }
+  return t;
+}
+
+// Any transposed convolution of group 1 without dilations: the input with stride − 1 zeros between
+// its elements and kernel − 1 − pad around it, through a stride-1 convolution with the kernel
+// flipped and its in/out channels swapped. The zeros cost (stride² − 1)/stride² of the arithmetic;
+// stride == kernel without padding runs as one GEMM instead (ops::conv_transpose2d).
+Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& bias, bool one_d) {
+  RECON_ASSIGN_OR_RETURN(const HostTensor* w_host, ctx.host_input(1));
+  const std::vector<int64_t>& wd = w_host->dims;
+  if (wd.size() != x.shape().size()) return ctx.fail("weight rank differs from the input's");
+  if (one_d) {
+    RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
+  }
+  const int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t kh = one_d ? 1 : wd[2], kw = one_d ? wd[2] : wd[3], cout = wd[1];
+  if (wd[0] != cin)
+    return ctx.fail("weight has " + std::to_string(wd[0]) + " input channels, x " + std::to_string(cin));
+  RECON_ASSIGN_OR_RETURN(const TransposedGeometry t, transposed_geometry(ctx, {h, w}, {kh, kw}, one_d));
+
+  // The kernel flipped, [Cout, Cin, KH, KW].
+  RECON_ASSIGN_OR_RETURN(const std::vector<double> wv, host_doubles(*w_host));
+  std::vector<float> flipped(static_cast<size_t>(cout * cin * kh * kw));
+  for (int64_t ci = 0; ci < cin; ++ci)
+    for (int64_t co = 0; co < cout; ++co)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t xx = 0; xx < kw; ++xx) {
+          flipped[static_cast<size_t>(((co * cin + ci) * kh + y) * kw + xx)] =
+              static_cast<float>(wv[static_cast<size_t>(((ci * cout + co) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx))]);
+        }
+  std::vector<uint8_t> bytes(flipped.size() * sizeof(float));
+  std::memcpy(bytes.data(), flipped.data(), bytes.size());
+  Value flipped_value;
+  flipped_value.type = ElemType::kFloat;
+  flipped_value.shape = {cout, cin, kh, kw};
+  flipped_value.host = HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes));
+  RECON_ASSIGN_OR_RETURN(const Arg kernel, upload_host_value(ctx.runtime(), flipped_value, ctx.float_dtype()));
+
+  // Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, sh, W, sw].
+  Arg spread = x;
+  const auto [sh, sw] = t.stride;
+  if (sh > 1 || sw > 1) {
+    RECON_ASSIGN_OR_RETURN(const Arg x6, gpu::ops::reshape_view(x, {n, cin, h, 1, w, 1}));
+    RECON_ASSIGN_OR_RETURN(const Arg z6, ctx.scratch(x.dtype(), {n, cin, h, sh, w, sw}));
+    RECON_RETURN_IF_ERROR(gpu::ops::pad(ctx.graph(), x6, z6, {0, 0, 0, 0, 0, 0}, gpu::ops::PadMode::kConstant));
+    RECON_ASSIGN_OR_RETURN(spread, gpu::ops::reshape_view(z6, {n, cin, h * sh, w * sw}));
+  }
+  // Then kernel − 1 − pad around them (a negative amount crops), and what the output needs after.
+  const int64_t ph = t.out[0] + kh - 1, pw = t.out[1] + kw - 1;
+  RECON_ASSIGN_OR_RETURN(const Arg framed, ctx.scratch(x.dtype(), {n, cin, ph, pw}));
+  RECON_RETURN_IF_ERROR(gpu::ops::pad(ctx.graph(), spread, framed,
+                                      {0, 0, kh - 1 - t.pad_begin[0], kw - 1 - t.pad_begin[1]},
+                                      gpu::ops::PadMode::kConstant));
+  const Shape out_shape = one_d ? Shape{n, cout, t.out[1]} : Shape{n, cout, t.out[0], t.out[1]};
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  RECON_ASSIGN_OR_RETURN(const Arg out4, gpu::ops::reshape_view(out, {n, cout, t.out[0], t.out[1]}));
+  return gpu::ops::conv2d(ctx.graph(), ctx.caps(), framed, kernel, bias, out4, {}, {}, ctx.gemm_path());
+}
+
+}  // namespace
 
 Status conv_transpose(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
-  if (x.shape().size() != 4 || w.shape().size() != 4) return ctx.fail("2-D transposed convolution only");
+  const size_t rank = x.shape().size();
+  if ((rank != 3 && rank != 4) || w.shape().size() != rank) {
+    return ctx.fail("1-D or 2-D transposed convolution only: input " + shape_string(x.shape()) + ", weight " +
+                    shape_string(w.shape()));
+  }
   std::optional<Arg> bias;
   if (ctx.has_input(2)) {
     RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
   }
+  const bool plain = rank == 4 && ctx.attr_ints("strides") == std::vector<int64_t>{w.shape()[2], w.shape()[3]} &&
+                     all_equal(ctx.attr_ints("pads"), 0) && all_equal(ctx.attr_ints("output_padding"), 0) &&
+                     ctx.attr_ints("output_shape").empty() && ctx.attr_string("auto_pad", "NOTSET") == "NOTSET";
+  if (!plain) return conv_transpose_general(ctx, x, bias, rank == 3);
   const Shape out_shape{x.shape()[0], w.shape()[1], x.shape()[2] * w.shape()[2], x.shape()[3] * w.shape()[3]};
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
   return gpu::ops::conv_transpose2d(ctx.graph(), ctx.caps(), x, w, bias, out, {}, ctx.gemm_path());

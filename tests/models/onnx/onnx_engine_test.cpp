@@ -332,6 +332,122 @@ TEST_F(OnnxEngineTest, GraphsOfEveryBatchSizeShareOneCopyOfTheWeights) {
   EXPECT_EQ((*engine)->compiled_count(), 2u);
 }
 
+Attribute ints_attribute(std::string name, std::vector<int64_t> values) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(values);
+  return a;
+}
+
+Attribute string_attribute(std::string name, std::string value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(value);
+  return a;
+}
+
+// ConvTranspose by its definition: every input element spreads its kernel over the output from
+// (i·stride − pad_begin), per axis; x [N, Cin, H, W], w [Cin, Cout, KH, KW].
+std::vector<double> conv_transpose_reference(const std::vector<float>& x, const Shape& xs, const std::vector<float>& w,
+                                             const Shape& ws, std::array<int64_t, 2> stride,
+                                             std::array<int64_t, 2> pad_begin, std::array<int64_t, 2> out) {
+  const int64_t n = xs[0], cin = xs[1], h = xs[2], wd = xs[3], cout = ws[1], kh = ws[2], kw = ws[3];
+  std::vector<double> y(static_cast<size_t>(n * cout * out[0] * out[1]), 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ci = 0; ci < cin; ++ci)
+      for (int64_t iy = 0; iy < h; ++iy)
+        for (int64_t ix = 0; ix < wd; ++ix)
+          for (int64_t co = 0; co < cout; ++co)
+            for (int64_t ky = 0; ky < kh; ++ky)
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t oy = iy * stride[0] + ky - pad_begin[0], ox = ix * stride[1] + kx - pad_begin[1];
+                if (oy < 0 || oy >= out[0] || ox < 0 || ox >= out[1]) continue;
+                y[static_cast<size_t>(((b * cout + co) * out[0] + oy) * out[1] + ox)] +=
+                    double(x[static_cast<size_t>(((b * cin + ci) * h + iy) * wd + ix)]) *
+                    w[static_cast<size_t>(((ci * cout + co) * kh + ky) * kw + kx)];
+              }
+  return y;
+}
+
+// Transposed convolutions that are not stride == kernel: strides, pads, output_padding, output_shape,
+// SAME_UPPER and a 1-D one, each against the definition.
+TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefinition) {
+  struct Case {
+    const char* what;
+    Shape x, w;
+    std::vector<Attribute> attributes;
+    std::array<int64_t, 2> stride, pad_begin, out;
+  };
+  const Case cases[] = {
+      {"stride 2, pads 1",
+       {1, 3, 5, 4},
+       {3, 2, 4, 4},
+       {ints_attribute("strides", {2, 2}), ints_attribute("pads", {1, 1, 1, 1})},
+       {2, 2},
+       {1, 1},
+       {10, 8}},
+      {"stride (3, 2), output_padding, uneven pads",
+       {2, 2, 3, 4},
+       {2, 3, 3, 2},
+       {ints_attribute("strides", {3, 2}), ints_attribute("pads", {0, 1, 2, 0}),
+        ints_attribute("output_padding", {1, 1})},
+       {3, 2},
+       {0, 1},
+       {8, 8}},
+      {"output_shape",
+       {1, 2, 4, 4},
+       {2, 2, 3, 3},
+       {ints_attribute("strides", {2, 2}), ints_attribute("output_shape", {8, 8})},
+       {2, 2},
+       {1, 1},
+       {8, 8}},
+      {"SAME_UPPER",
+       {1, 1, 3, 3},
+       {1, 2, 3, 3},
+       {ints_attribute("strides", {2, 2}), string_attribute("auto_pad", "SAME_UPPER")},
+       {2, 2},
+       {0, 0},
+       {6, 6}},
+      {"1-D, stride 2, pads 2",
+       {1, 2, 6},
+       {2, 3, 5},
+       {ints_attribute("strides", {2}), ints_attribute("pads", {2, 2})},
+       {1, 2},
+       {0, 2},
+       {1, 11}},
+  };
+  for (const Case& c : cases) {
+    const bool one_d = c.x.size() == 3;
+    Node ct = node("ConvTranspose", {"x", "w"}, {"y"}, c.what);
+    ct.attributes = c.attributes;
+    const Shape y_shape = one_d ? Shape{c.x[0], c.w[1], c.out[1]} : Shape{c.x[0], c.w[1], c.out[0], c.out[1]};
+    Model m = model_of({ct}, {info("x", ElemType::kFloat, c.x)}, {info("y", ElemType::kFloat, y_shape)});
+    std::vector<float> wv(static_cast<size_t>(shape_numel(c.w))), xv(static_cast<size_t>(shape_numel(c.x)));
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(float(i) * 0.7f);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.31f);
+    std::vector<uint8_t> wb(wv.size() * 4), xb(xv.size() * 4);
+    std::memcpy(wb.data(), wv.data(), wb.size());
+    std::memcpy(xb.data(), xv.data(), xb.size());
+    m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, c.w, std::move(wb), "w"));
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+    ASSERT_TRUE(engine.is_ok()) << c.what << ": " << engine.status().to_string();
+    const HostTensor x = HostTensor::owned(ElemType::kFloat, c.x, xb);
+    Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&x, 1));
+    ASSERT_TRUE(y.is_ok()) << c.what << ": " << y.status().to_string();
+    ASSERT_EQ((*y)[0].dims, y_shape) << c.what;
+    const Shape xs4 = one_d ? Shape{c.x[0], c.x[1], 1, c.x[2]} : c.x;
+    const Shape ws4 = one_d ? Shape{c.w[0], c.w[1], 1, c.w[2]} : c.w;
+    const std::vector<double> want = conv_transpose_reference(xv, xs4, wv, ws4, c.stride, c.pad_begin, c.out);
+    const auto got = (*y)[0].values<float>();
+    ASSERT_EQ(got.size(), want.size()) << c.what;
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+    EXPECT_LE(worst, 1e-5) << c.what;
+  }
+}
+
 // A shape tensor is a graph input whose values decide shapes: each value set compiles its own
 // graph (the least recently used dropped beyond EngineOptions::max_compiled_graphs), and one that would make the
 // host fold a huge tensor is refused, not allocated.
