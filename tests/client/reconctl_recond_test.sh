@@ -22,6 +22,14 @@ tiny_daemon() {
   wait_ready "$work/run" "$work/recond.log"
 }
 tiny_daemon
+# Stops the daemon and starts one serving MODEL (fp32, warm at 64x48) on socket dir $work/runN,
+# logging to $work/recondN.log:  model_daemon N MODEL
+model_daemon() {
+  kill_recond
+  start_recond "$work/recond$1.log" --socket-dir "$work/run$1" --model "mast3r=$2" --warmup 64x48 --precision fp32 \
+    --pipeline-cache "$work/cache$1.bin"
+  wait_ready "$work/run$1" "$work/recond$1.log"
+}
 ctl() { "$reconctl" --socket-dir "$work/run" --timeout 300 "$@"; }
 # Runs a reconctl command that must fail with exit code 1 (what the daemon refused); its stderr
 # goes to the file $1.
@@ -60,12 +68,8 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['pairs
 expect_exit1 "$work/noise.txt" ctl reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --out "$work/noise"
 grep -q "in front of the camera" "$work/noise.txt"
 # The demo model (trained) at 64x48 on a second daemon: the files.
-kill_recond
-start_recond "$work/recond2.log" --socket-dir "$work/run2" \
-  --model "mast3r=$source/samples/demo-model.safetensors" --warmup 64x48 --precision fp32 \
-  --pipeline-cache "$work/cache2.bin"
+model_daemon 2 "$source/samples/demo-model.safetensors"
 ctl2() { "$reconctl" --socket-dir "$work/run2" --timeout 300 "$@"; }
-wait_ready "$work/run2" "$work/recond2.log"
 ctl2 reconstruct "$a" "$b" "$a" --size 64 --iterations 10,10 --min-conf 0 --out "$work/scene" \
   >"$work/scene.txt" 2>"$work/scene.err"
 grep -q "reconstructed .* of 3 cameras" "$work/scene.txt"
@@ -135,12 +139,8 @@ fi
 # DUNE-MASt3R (the tiny golden model): without --size reconctl prepares the images as the daemon
 # reports for this model (56 on the long side, 14-pixel crops) and the daemon runs them as they are.
 # (Warm-up sizes are multiples of 16; the daemon warms a DUNE model at what 64x48 becomes: 56x42.)
-kill_recond
-start_recond "$work/recond3.log" --socket-dir "$work/run3" \
-  --model "mast3r=$source/tests/golden/dune_same/model.safetensors" --warmup 64x48 --precision fp32 \
-  --pipeline-cache "$work/cache3.bin"
+model_daemon 3 "$source/tests/golden/dune_same/model.safetensors"
 ctl3() { "$reconctl" --socket-dir "$work/run3" --timeout 300 "$@"; }
-wait_ready "$work/run3" "$work/recond3.log"
 ctl3 infer "$a" "$b" --out "$work/dune" >"$work/dune.txt"
 grep -q "512x384 -> 56x42" "$work/dune.txt" || { cat "$work/dune.txt"; exit 1; }
 /usr/bin/python3 -c "import numpy,sys; assert numpy.load(sys.argv[1]).shape == (42, 56, 24)" "$work/dune/desc_1.npy"

@@ -32,6 +32,18 @@ def run_tool(*args):
     return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
 
 
+def assert_same_outputs(test, model, cfg, tensors, size1, size2):
+    """The reference built from converted `tensors` gives `model`'s outputs exactly, on a random
+    pair of images of (H, W) size1 and size2."""
+    converted = AsymmetricMASt3R(cfg)
+    load_weights(converted, tensors)
+    x1, x2 = torch.randn(1, 3, *size1), torch.randn(1, 3, *size2)
+    with torch.no_grad():
+        a, b = model(x1, x2), converted(x1, x2)
+    for k in a:
+        test.assertTrue(torch.equal(a[k], b[k]), k)
+
+
 class ConvertCheckpoint(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -79,13 +91,7 @@ class ConvertCheckpoint(unittest.TestCase):
             np.testing.assert_array_equal(tensors[canonical_name(k)], v.numpy(), err_msg=k)
             self.assertEqual(tensors[canonical_name(k)].dtype, np.float32)
         # the converted file drives the reference to the same outputs
-        m2 = AsymmetricMASt3R(cfg)
-        load_weights(m2, tensors)
-        x1, x2 = torch.randn(1, 3, 32, 48), torch.randn(1, 3, 48, 32)
-        with torch.no_grad():
-            a, b = self.model(x1, x2), m2(x1, x2)
-        for k in a:
-            self.assertTrue(torch.equal(a[k], b[k]), k)
+        assert_same_outputs(self, self.model, cfg, tensors, (32, 48), (48, 32))
         r = run_tool(pth, "--out", out)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("exists", r.stderr)
@@ -193,13 +199,7 @@ class ConvertDuneCheckpoint(unittest.TestCase):
         self.assertFalse(any(k.startswith(("mast3r.", "enc_blocks.", "imagenet")) or k == "mask_token" for k in tensors))
         self.assertIn("dune_backbone.blocks.0.11.ls2.gamma", tensors)
         self.assertNotIn("dune_backbone.norm.weight", tensors)
-        m2 = AsymmetricMASt3R(cfg)
-        load_weights(m2, tensors)
-        x1, x2 = torch.randn(1, 3, 42, 56), torch.randn(1, 3, 56, 28)
-        with torch.no_grad():
-            a, b = self.model(x1, x2), m2(x1, x2)
-        for k in a:
-            self.assertTrue(torch.equal(a[k], b[k]), k)
+        assert_same_outputs(self, self.model, cfg, tensors, (42, 56), (56, 28))
 
     def test_refusals_name_the_problem(self):
         student = dict(self.student)

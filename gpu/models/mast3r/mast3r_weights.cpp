@@ -187,24 +187,30 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
   return w;
 }
 
-const Tensor& Mast3rWeights::at(std::string_view name) const {
-  auto it = tensors_.find(std::string(name));
-  if (it == tensors_.end()) {
-    std::fprintf(stderr, "recon: MASt3R weight %.*s requested but not loaded\n", static_cast<int>(name.size()),
-                 name.data());
+namespace {
+
+// The entry `name` of a weight map; asking for one the load did not make is a bug in the forward's
+// construction, so it aborts with the name rather than returning something to check.
+template <typename Map>
+const typename Map::mapped_type& find_or_abort(const Map& map, std::string_view name, const char* what,
+                                               const char* missing) {
+  auto it = map.find(std::string(name));
+  if (it == map.end()) {
+    std::fprintf(stderr, "recon: MASt3R %s %.*s requested but not %s\n", what, static_cast<int>(name.size()),
+                 name.data(), missing);
     std::abort();
   }
   return it->second;
 }
 
+}  // namespace
+
+const Tensor& Mast3rWeights::at(std::string_view name) const {
+  return find_or_abort(tensors_, name, "weight", "loaded");
+}
+
 const std::vector<float>& Mast3rWeights::host(std::string_view name) const {
-  auto it = host_.find(std::string(name));
-  if (it == host_.end()) {
-    std::fprintf(stderr, "recon: MASt3R host tensor %.*s requested but not kept\n", static_cast<int>(name.size()),
-                 name.data());
-    std::abort();
-  }
-  return it->second;
+  return find_or_abort(host_, name, "host tensor", "kept");
 }
 
 ConvWeight Mast3rWeights::conv(std::string_view name) const {
