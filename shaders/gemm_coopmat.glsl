@@ -22,9 +22,9 @@
 // with KSPLITS = 1 they are unused and the host binds dummies.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
 // BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize). GEMM_SPLIT stages
-// the lo parts beside the hi parts (twice that: 41 KiB at 128×128, BK = 16, B row-major) and keeps a
-// second set of accumulators for the hi·lo + lo·hi products, which it adds, scaled by 2⁻¹¹, to the
-// first before the epilogue.
+// the lo parts beside the hi parts (twice that: 41 KiB at 128×128, BK = 16, B row-major) and keeps two
+// more sets of accumulators: each slice's hi·hi products, added to the first with rounding adds, and
+// the hi·lo + lo·hi products, added, scaled by 2⁻¹¹, before the epilogue.
 //
 // The includer includes gemm_io.glsl and defines before the #include:
 //   GEMM_M, GEMM_N, GEMM_K            uint expressions
@@ -145,11 +145,13 @@ void main() {
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[GEMM_FM * GEMM_FN];
   [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
 #if GEMM_SPLIT
-  // The hi·hi products accumulate in acc, the hi·lo + lo·hi terms here. The tensor cores' fp32
-  // accumulation truncates (Ootomo & Yokota, "Recovering single precision accuracy from Tensor
-  // Cores", 2022), which bounds the accuracy at ~1e-4 relative over K in the thousands. Adding each
-  // 16-deep step's hi·hi products to acc with the shader's rounding fp32 adds instead brought the
-  // MASt3R fp32 error to 2.7e-5, but at 158 ms a pair against 91 (133 on the scalar path): not kept.
+  // The tensor cores' fp32 accumulation truncates (Ootomo & Yokota, "Recovering single precision
+  // accuracy from Tensor Cores", 2022): accumulated over K in the thousands, the hi·hi sums lose
+  // ~1e-4 relative. So each slice's hi·hi products start from zero in acc_hh and are added into acc
+  // with the shader's rounding fp32 adds (the end of GEMM_MMA). The hi·lo + lo·hi terms, 2¹¹ smaller, stay on
+  // the tensor cores' accumulation in acc_lo. Measured on an H200 (MASt3R fp32, batch 1, against a
+  // float64 run of the reference): 1.07e-4 → 2.2e-5 for 90.9 → 92.2 ms.
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_hh[GEMM_FM * GEMM_FN];  // this slice's Σ hi·hi
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_lo[GEMM_FM * GEMM_FN];  // Σ hi·lo + lo·hi
   [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc_lo[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
 #endif
@@ -206,6 +208,9 @@ void main() {
   // The MMAs of the slice in shared buffer `buf`.
 #if GEMM_SPLIT
 #define GEMM_MMA(buf)                                                                     \
+  [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) {                               \
+    acc_hh[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);                           \
+  }                                                                                       \
   [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {                                       \
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM], fa_lo[GEMM_FM];                 \
     [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                       \
@@ -217,11 +222,15 @@ void main() {
       coopMatLoadNV(fb, gemm_sb, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
       coopMatLoadNV(fb_lo, gemm_sb_lo, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
       [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                     \
-        acc[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc[i * GEMM_FN + j]);          \
+        acc_hh[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc_hh[i * GEMM_FN + j]);    \
         acc_lo[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb_lo, acc_lo[i * GEMM_FN + j]); \
         acc_lo[i * GEMM_FN + j] = coopMatMulAddNV(fa_lo[i], fb, acc_lo[i * GEMM_FN + j]); \
       }                                                                                   \
     }                                                                                     \
+  }                                                                                       \
+  /* Element by element (see split-K above): one type, so elements e are the same entries. */ \
+  [[unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {                               \
+    [[unroll]] for (int e = 0; e < acc[f].length(); ++e) acc[f][e] += acc_hh[f][e];       \
   }
 #else
 #define GEMM_MMA(buf)                                                                     \

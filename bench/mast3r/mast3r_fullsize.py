@@ -23,6 +23,10 @@ same pairs one by one (pairs/s, GPU busy fraction, speed-up; no PyTorch counterp
 
     python3 bench/mast3r/mast3r_fullsize.py --bench PATH/recon_bench_mast3r --out $OUT [--sequence 16]
 
+--sweep "NAME=VALUE;..." runs recon again once per setting, with NAME=VALUE in its environment
+(--sweep-precisions, --sweep-batches), and gives each run's time and worst error against the fp32
+reference and float64 beside the main run's (sweep.json): for switches a change is measured with.
+
 --profile PRECISIONS skips the reference and runs only recon's batch-1 cases of those precisions
 with RECON_PROFILE_DISPATCHES=1: each case prints its GPU time per dispatch (profiled runs are
 slower; the tables are for finding where the time goes, not for the figures above).
@@ -228,6 +232,8 @@ def run_variant(args, variant, width, height):
     errors = scaled_errors(ref, ("fp32", "fp16", "fp16-heads", "pytorch-fp16-autocast"))
     summary["max_scaled_error"] = errors
     summary["max_scaled_error_vs_fp64"] = scaled_errors(truth, ("fp32", "reference-fp32"))
+    if args.sweep:
+        summary["sweep"] = run_sweep(args, model_path, width, height, pair_dir, out_dir, ref, truth)
     summary["batch8"] = b8
     with open(os.path.join(out_dir, "fullsize_summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
@@ -268,6 +274,46 @@ def run_variant(args, variant, width, height):
     return summary
 
 
+def run_sweep(args, model_path, width, height, pair_dir, out_dir, ref, truth):
+    """recon again under each --sweep setting (NAME=VALUE in its environment), --sweep-precisions at
+    --sweep-batches: time per pair and the worst output error against the fp32 reference and float64."""
+    rows = []
+    for setting in [x for x in args.sweep.split(";") if x]:
+        name, _, value = setting.partition("=")
+        label = "".join(c if c.isalnum() else "_" for c in setting)
+        dump = os.path.join(args.work, "sweep_" + label)
+        os.makedirs(dump, exist_ok=True)
+        bench_json = os.path.join(out_dir, f"sweep_{label}.json")
+        cmd = [args.bench, "--model", model_path, "--width", str(width), "--height", str(height), "--pair", pair_dir,
+               "--dump", dump, "--batches", args.sweep_batches, "--precisions", args.sweep_precisions,
+               "--inputs", args.inputs, f"--benchmark_out={bench_json}", "--benchmark_out_format=json"]
+        env = dict(os.environ)
+        if name:
+            env[name] = value
+        print(f"[sweep] {setting}: {' '.join(cmd)}", flush=True)
+        subprocess.run(cmd, check=True, env=env)
+        with open(bench_json) as f:
+            times = {r["name"]: r["ms_per_pair"] for r in json.load(f)["benchmarks"]}
+        for prec in args.sweep_precisions.split(","):
+            worst = {}
+            for against, tag in ((ref, "vs_fp32_reference"), (truth, "vs_float64")):
+                worst[tag] = 0.0
+                for out in OUTPUTS:
+                    path = os.path.join(dump, f"{prec}_{out}.f32")
+                    got = np.fromfile(path, dtype=np.float32).reshape(ref[out].shape)
+                    want = against[out]
+                    worst[tag] = max(worst[tag], float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)))
+            row = {"setting": setting, "precision": prec, **worst,
+                   "ms_per_pair": {n: t for n, t in times.items() if f"/{prec}/" in n}}
+            rows.append(row)
+            with open(os.path.join(out_dir, "sweep.json"), "w") as f:
+                json.dump(rows, f, indent=1)
+            print(f"[sweep] {setting:32s} {prec:10s} error {worst['vs_fp32_reference']:.2e} (vs float64 "
+                  f"{worst['vs_float64']:.2e})  " + "  ".join(f"{n.split('/')[2]} {t:.2f} ms"
+                                                              for n, t in row["ms_per_pair"].items()), flush=True)
+    return rows
+
+
 def parse_variants(text, width, height):
     out = []
     for item in (text or f"vitl@{width}x{height}").split(","):
@@ -292,6 +338,10 @@ def main():
     ap.add_argument("--sequence", type=int, default=0, help="images in the infer_batch sequence comparison")
     ap.add_argument("--pair-batches", default="4", help="infer_batch pair_batch values of the sequence comparison")
     ap.add_argument("--profile", default="", help="e.g. fp16,fp16-heads: dispatch profile only, no reference")
+    ap.add_argument("--sweep", default="",
+                    help="NAME=VALUE;...: recon again with each setting in its environment (an empty NAME runs as is)")
+    ap.add_argument("--sweep-precisions", default="fp32")
+    ap.add_argument("--sweep-batches", default="1")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)

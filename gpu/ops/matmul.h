@@ -56,10 +56,10 @@ const char* activation_name(Activation a);
 // Which GEMM implementation to use. kAuto takes tensor cores where the device has them for fp16
 // storage and the scalar path for fp32. kAutoSplitF32 also runs fp32 storage on tensor cores where
 // they exist, each operand split into two fp16 parts (shaders/gemm_io.glsl): 1.5–2.2× faster than
-// the scalar path on the MASt3R shapes, but the tensor cores' truncating accumulation leaves ~1e-4
-// relative error over K in the thousands, against ~1e-6 (measured on an H200: docs/PERFORMANCE.md,
-// "fp32 GEMMs on tensor cores"). kCoopMat forces tensor cores (fp32 split) and fails with
-// UNIMPLEMENTED where they are absent; kScalar always works.
+// the scalar path on the MASt3R shapes, with each K slice's sum rounded into the total (the tensor
+// cores' own accumulation truncates): MASt3R's fp32 forward 2.2e-5 from a float64 run, the scalar
+// path 1.5e-5 (H200: docs/PERFORMANCE.md, "MASt3R, full size"). kCoopMat forces tensor cores (fp32
+// split) and fails with UNIMPLEMENTED where they are absent; kScalar always works.
 enum class GemmPath : uint8_t { kAuto, kAutoSplitF32, kScalar, kCoopMat };
 
 // MASt3R's 2-D RoPE (rope2d.h) applied to the output after the bias: the first `heads` head vectors

@@ -124,8 +124,9 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
   for (const std::string& note : map.notes()) log_info(path + ": " + note);
 
   // Weights the tensor-core GEMM runs go up in its layouts: linear weights transposed
-  // (ops::WeightLayout), convolution weights tap by tap (ops::conv2d_preferred_layout). Those are
-  // the fp16 ones and, in kF16, the fp32 heads (split into fp16 parts: ops::GemmPath).
+  // (ops::WeightLayout), convolution weights tap by tap (ops::conv2d_preferred_layout). That is
+  // every weight where the device has tensor cores: the fp32 ones run split into fp16 parts
+  // (ops::GemmPath).
   const bool coopmat = ops::coopmat_gemm_available(rt.caps());
   std::vector<float> f32;
   std::vector<uint16_t> f16;
@@ -170,16 +171,13 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
     }
     const DType dtype = half ? DType::kF16 : DType::kF32;
     const size_t bytes = info->numel() * dtype_size(dtype);
-    const bool split = !half && precision == Precision::kF16 && is_head(spec.name);
-    const bool tensor_cores = coopmat && (half || split);
-    const bool in_out = tensor_cores && spec.kind == WeightKind::kLinear && bytes <= range;
-    const bool ohwi = tensor_cores && spec.kind == WeightKind::kConv &&
+    const bool in_out = coopmat && spec.kind == WeightKind::kLinear && bytes <= range;
+    const bool ohwi = coopmat && spec.kind == WeightKind::kConv &&
                       ops::conv2d_preferred_layout(rt.caps(), shape) == ops::ConvWeightLayout::kOHWI;
     Result<Tensor> t =
         half ? upload_arranged(rt, f16, shape, in_out, ohwi) : upload_arranged(rt, f32, shape, in_out, ohwi);
     if (in_out) w->in_out_.insert(spec.name);
     if (ohwi) w->ohwi_.insert(spec.name);
-    if (split) w->split_.insert(spec.name);
     if (!t.is_ok()) return t.status().with_context("uploading weight " + spec.name);
     w->device_bytes_ += t->bytes();
     w->tensors_.emplace(spec.name, std::move(t).value());
@@ -224,7 +222,7 @@ LinearWeight Mast3rWeights::linear(std::string_view name) const {
 }
 
 ops::GemmPath Mast3rWeights::gemm_path(std::string_view name) const {
-  return split_.count(std::string(name)) > 0 ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto;
+  return at(name).dtype() == DType::kF32 ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto;
 }
 
 }  // namespace recon::gpu

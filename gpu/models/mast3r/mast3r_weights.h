@@ -21,11 +21,12 @@
 
 namespace recon::gpu {
 
-// kF32: everything fp32. kF16: encoder and decoder in fp16 storage (fp32 accumulation), heads in
-// fp32 storage as the official inference runs them, their GEMMs on tensor cores as two fp16 parts
-// per operand where the device has them (ops::GemmPath::kAutoSplitF32: ~1e-4 relative, far below
-// the fp16 trunk's error). kF16Heads: the heads in fp16 storage too (not what the official code
-// does; faster; its error is measured in docs/MAST3R.md).
+// kF32: everything fp32; the GEMMs and convolutions on tensor cores as two fp16 parts per operand
+// where the device has them (ops::GemmPath::kAutoSplitF32: 2.2e-5 from a float64 forward at full
+// size, where PyTorch's fp32 is 1.4e-5 and recon's scalar path 1.5e-5), else on the scalar path.
+// kF16: encoder and decoder in fp16 storage (fp32 accumulation), heads in fp32 storage as the
+// official inference runs them, their GEMMs split the same way. kF16Heads: the heads in fp16
+// storage too (not what the official code does; faster; its error is measured in docs/MAST3R.md).
 enum class Precision { kF32, kF16, kF16Heads };
 const char* precision_name(Precision p);
 Result<Precision> parse_precision(std::string_view name);
@@ -64,7 +65,8 @@ class Mast3rWeights {
   // A convolution's weight (a rank-4 "….weight" of an nn.Conv2d). Weights the tensor-core path
   // runs tap by tap (ops::conv2d_preferred_layout) are uploaded [Cout, KH, KW, Cin].
   ConvWeight conv(std::string_view name) const;
-  // The GEMM path of a weight's layer: kAutoSplitF32 for the fp32 heads of kF16, else kAuto.
+  // The GEMM path of a weight's layer: kAutoSplitF32 for fp32 weights (kF32, the heads of kF16),
+  // else kAuto.
   ops::GemmPath gemm_path(std::string_view name) const;
   // A tensor kept on the host in fp32 (the DUNE tokens and position table), row-major. Asking for
   // one that is not kept aborts, as at() does.
@@ -80,7 +82,6 @@ class Mast3rWeights {
   std::unordered_map<std::string, std::vector<float>> host_;
   std::unordered_set<std::string> in_out_;  // linear weights uploaded [in, out]
   std::unordered_set<std::string> ohwi_;    // convolution weights uploaded [Cout, KH, KW, Cin]
-  std::unordered_set<std::string> split_;   // fp32 weights whose GEMMs run split on tensor cores
   size_t device_bytes_ = 0;
 };
 
