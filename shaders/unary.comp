@@ -45,6 +45,32 @@ float recon_expm1(float x) {
   return um1 * (x / recon_log(u));
 }
 
+// atan x to a few ulp (lavapipe's built-in misses by 2e-5): |x| > 1 through π/2 − atan(1/|x|), then
+// above tan(π/8) through π/4 + atan((a − 1)/(a + 1)), leaving |t| ≤ 0.4143 for the odd series,
+// whose first omitted term is below 1e-9. asin and acos go through it too (the built-ins miss by
+// 4e-4 there): asin x = atan(x / √((1 − x)(1 + x))), acos x = 2·atan(√((1 − x)/(1 + x))), forms
+// that stay accurate as |x| → 1.
+float recon_atan(float x) {
+  float a = abs(x);
+  const bool inverted = a > 1.0;
+  if (inverted) a = 1.0 / a;
+  const bool shifted = a > 0.41421356;
+  const float t = shifted ? (a - 1.0) / (a + 1.0) : a, t2 = t * t;
+  float s = -0.05263158;  // −1/19
+  s = fma(s, t2, 0.05882353);
+  s = fma(s, t2, -0.06666667);
+  s = fma(s, t2, 0.07692308);
+  s = fma(s, t2, -0.09090909);
+  s = fma(s, t2, 0.11111111);
+  s = fma(s, t2, -0.14285714);
+  s = fma(s, t2, 0.2);
+  s = fma(s, t2, -0.33333333);
+  float r = fma(t * t2, s, t);
+  if (shifted) r += 0.78539816;
+  if (inverted) r = 1.5707963 - r;
+  return x < 0.0 ? -r : r;
+}
+
 float apply(float v) {
   switch (OP) {
     case 0: return v;                          // identity: scale_shift
@@ -73,7 +99,24 @@ float apply(float v) {
     case 23: return roundEven(v);
     case 24: return p.gamma * (v > 0.0 ? v : p.delta * recon_expm1(v));  // selu
     case 25: return v / (1.0 + abs(v));                              // softsign
-    default: return v > p.gamma ? v : 0.0;                           // 26: thresholded relu
+    case 26: return v > p.gamma ? v : 0.0;                           // thresholded relu
+    case 27: return tan(v);
+    case 28: return abs(v) > 1.0 ? 0.0 / 0.0 : recon_atan(v / sqrt((1.0 - v) * (1.0 + v)));
+    case 29: return abs(v) > 1.0 ? 0.0 / 0.0 : 2.0 * recon_atan(sqrt((1.0 - v) / (1.0 + v)));
+    case 30: return recon_atan(v);
+    // The hyperbolic ones through expm1 and log1p, which keep their relative accuracy near 0
+    // (GLSL's sinh and asinh are specified as the textbook formulas, which cancel there).
+    case 31: return 0.5 * (recon_expm1(v) - recon_expm1(-v));        // sinh
+    case 32: return 0.5 * (recon_exp(v) + recon_exp(-v));            // cosh
+    case 33: {                                                       // asinh = sign · log1p(|x| + x²/(1 + √(1 + x²)))
+      const float a = abs(v);
+      const float r = a > 1e18 ? recon_log(a) + 0.6931472 : recon_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+      return v < 0.0 ? -r : r;
+    }
+    case 34: return v > 1e18 ? recon_log(v) + 0.6931472 : recon_log(v + sqrt(v * v - 1.0));  // acosh
+    case 35: return 0.5 * recon_log1p(2.0 * v / (1.0 - v));            // atanh
+    case 36: return max(v, 0.0) + min(0.0, p.gamma * recon_expm1(v / p.gamma));  // celu
+    default: return v < -p.gamma ? v + p.delta : (v > p.gamma ? v - p.delta : 0.0);  // 37: shrink
   }
 }
 

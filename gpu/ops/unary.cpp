@@ -21,7 +21,7 @@ static_assert(sizeof(UnaryPush) == 28, "mirrors Push in shaders/unary.comp");
 }  // namespace
 
 Status unary(Graph& g, UnaryOp op, const Arg& in, const Arg& out, float alpha, float beta, float gamma, float delta) {
-  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(UnaryOp::kThresholdedRelu)) {
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(UnaryOp::kShrink)) {
     return invalid_argument("unary: unknown op");
   }
   if (in.dtype() != out.dtype() || in.shape() != out.shape()) {

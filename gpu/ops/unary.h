@@ -53,6 +53,17 @@ enum class UnaryOp : uint32_t {
   kSelu = 24,             // γ·(x > 0 ? x : δ·(eˣ − 1))
   kSoftsign = 25,         // x / (1 + |x|)
   kThresholdedRelu = 26,  // x > γ ? x : 0
+  kTan = 27,
+  kAsin = 28,
+  kAcos = 29,
+  kAtan = 30,
+  kSinh = 31,
+  kCosh = 32,
+  kAsinh = 33,
+  kAcosh = 34,
+  kAtanh = 35,
+  kCelu = 36,    // max(0, x) + min(0, γ·(e^(x/γ) − 1))
+  kShrink = 37,  // x < −γ ? x + δ : x > γ ? x − δ : 0
 };
 
 // y = f(alpha·x + beta), with the op's parameters gamma and delta. (The wrappers below avoid the

@@ -230,6 +230,42 @@ Status selu(OpContext& ctx) {
 Status thresholded_relu(OpContext& ctx) {
   return unary_op(ctx, gpu::ops::UnaryOp::kThresholdedRelu, 1.0f, 0.0f, ctx.attr_float("alpha", 1.0f));
 }
+Status tan(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kTan);
+}
+Status asin(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAsin);
+}
+Status acos(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAcos);
+}
+Status atan(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAtan);
+}
+Status sinh(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kSinh);
+}
+Status cosh(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kCosh);
+}
+Status asinh(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAsinh);
+}
+Status acosh(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAcosh);
+}
+Status atanh(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kAtanh);
+}
+Status celu(OpContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 1.0f);
+  if (alpha == 0.0f) return ctx.fail("alpha must not be 0");
+  return unary_op(ctx, gpu::ops::UnaryOp::kCelu, 1.0f, 0.0f, alpha);
+}
+Status shrink(OpContext& ctx) {
+  return unary_op(ctx, gpu::ops::UnaryOp::kShrink, 1.0f, 0.0f, ctx.attr_float("lambd", 0.5f),
+                  ctx.attr_float("bias", 0.0f));
+}
 Status hard_sigmoid(OpContext& ctx) {
   return unary_op(ctx, gpu::ops::UnaryOp::kClip, ctx.attr_float("alpha", 0.2f), ctx.attr_float("beta", 0.5f), 0.0f,
                   1.0f);
@@ -295,8 +331,10 @@ Status dropout(OpContext& ctx) {
   return ctx.set_view_output(0, 0, ctx.input(0).shape);
 }
 
-Status cast(OpContext& ctx) {
-  const auto to = static_cast<ElemType>(ctx.attr_int("to", 0));
+namespace {
+
+// Input 0 as element type `to` (Cast, CastLike).
+Status cast_to(OpContext& ctx, ElemType to) {
   const Value& in = ctx.input(0);
   if (in.is_host()) {
     Result<HostTensor> t = fold_cast(*in.host, to);
@@ -315,6 +353,16 @@ Status cast(OpContext& ctx) {
   RECON_RETURN_IF_ERROR(ctx.set_view_output(0, 0, in.shape));
   ctx.outputs()[0].type = to;
   return Status::ok();
+}
+
+}  // namespace
+
+Status cast(OpContext& ctx) {
+  return cast_to(ctx, static_cast<ElemType>(ctx.attr_int("to", 0)));
+}
+
+Status cast_like(OpContext& ctx) {
+  return cast_to(ctx, ctx.input(1).type);
 }
 
 }  // namespace recon::gpu::onnx::ops_builders

@@ -35,7 +35,57 @@ Status host_result(OpContext& ctx, Result<HostTensor> t) {
   return Status::ok();
 }
 
+// DepthToSpace and SpaceToDepth: input 0 seen through the 6-D `view`, permuted by `perm`, as
+// `out` (a view of the permuted elements); folded on the host where the input is known.
+Status rearrange(OpContext& ctx, const Shape& view, const std::vector<int>& perm, const Shape& out) {
+  const Value& in = ctx.input(0);
+  if (in.is_host() && in.host->numel() <= kMaxFoldElements) {
+    HostTensor t = *in.host;
+    t.dims = view;
+    t.name.clear();
+    Result<HostTensor> permuted = fold_transpose(t, perm);
+    if (permuted) permuted->dims = out;
+    return host_result(ctx, std::move(permuted));
+  }
+  Shape permuted;
+  for (int d : perm) permuted.push_back(view[static_cast<size_t>(d)]);
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg x6, ops::reshape_view(x, view));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, in.type, out));
+  RECON_ASSIGN_OR_RETURN(Arg y6, ops::reshape_view(y, permuted));
+  return ops::permute(ctx.graph(), x6, y6, perm);
+}
+
+// The block size of DepthToSpace or SpaceToDepth over an [N, C, H, W] input.
+Result<int64_t> block_size_of(OpContext& ctx) {
+  if (ctx.input(0).shape.size() != 4) return ctx.fail("expects a 4-D [N, C, H, W] input");
+  const int64_t b = ctx.attr_int("blocksize", 0);
+  if (b < 1) return ctx.fail("blocksize must be at least 1");
+  return b;
+}
+
 }  // namespace
+
+Status depth_to_space(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(const int64_t b, block_size_of(ctx));
+  const Shape& s = ctx.input(0).shape;
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (c % (b * b) != 0) return ctx.fail("channels " + std::to_string(c) + " not divisible by blocksize²");
+  const int64_t co = c / (b * b);
+  const Shape out{n, co, h * b, w * b};
+  const std::string mode = ctx.attr_string("mode", "DCR");
+  if (mode == "DCR") return rearrange(ctx, {n, b, b, co, h, w}, {0, 3, 4, 1, 5, 2}, out);
+  if (mode == "CRD") return rearrange(ctx, {n, co, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
+  return ctx.fail("mode '" + mode + "' (DCR or CRD)");
+}
+
+Status space_to_depth(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(const int64_t b, block_size_of(ctx));
+  const Shape& s = ctx.input(0).shape;
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (h % b != 0 || w % b != 0) return ctx.fail("height and width must be multiples of blocksize");
+  return rearrange(ctx, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b});
+}
 
 Status constant(OpContext& ctx) {
   const Node& n = ctx.node();
@@ -95,6 +145,27 @@ Status shape(OpContext& ctx) {
   std::vector<int64_t> dims(s.begin() + start, s.begin() + end);
   ctx.set_host_output(0, make_int64_tensor({static_cast<int64_t>(dims.size())}, dims));
   return Status::ok();
+}
+
+Status size(OpContext& ctx) {
+  const int64_t n = shape_numel(ctx.input(0).shape);
+  ctx.set_host_output(0, make_int64_tensor({}, std::span(&n, 1)));
+  return Status::ok();
+}
+
+// A 2-D identity of the input's shape (its values unused), shifted by k diagonals.
+Status eye_like(OpContext& ctx) {
+  const Shape& s = ctx.input(0).shape;
+  if (s.size() != 2) return ctx.fail("expects a 2-D input");
+  if (s[0] * s[1] > kMaxFoldElements) return ctx.fail("EyeLike of more than 2^26 elements");
+  const auto type = static_cast<ElemType>(ctx.attr_int("dtype", static_cast<int64_t>(ctx.input(0).type)));
+  const int64_t k = ctx.attr_int("k", 0);
+  std::vector<double> values(static_cast<size_t>(s[0] * s[1]), 0.0);
+  for (int64_t r = 0; r < s[0]; ++r) {
+    const int64_t c = r + k;
+    if (c >= 0 && c < s[1]) values[static_cast<size_t>(r * s[1] + c)] = 1.0;
+  }
+  return host_result(ctx, make_tensor(type, {s[0], s[1]}, values));
 }
 
 Status reshape(OpContext& ctx) {

@@ -60,6 +60,30 @@ double reference(UnaryOp op, double x) {
       return x / (1 + std::abs(x));
     case UnaryOp::kThresholdedRelu:
       return x > kGamma ? x : 0;
+    case UnaryOp::kTan:
+      return std::tan(x);
+    case UnaryOp::kAsin:
+      return std::asin(x);
+    case UnaryOp::kAcos:
+      return std::acos(x);
+    case UnaryOp::kAtan:
+      return std::atan(x);
+    case UnaryOp::kSinh:
+      return std::sinh(x);
+    case UnaryOp::kCosh:
+      return std::cosh(x);
+    case UnaryOp::kAsinh:
+      return std::asinh(x);
+    case UnaryOp::kAcosh:
+      return std::acosh(x);
+    case UnaryOp::kAtanh:
+      return std::atanh(x);
+    case UnaryOp::kCelu:
+      return std::max(x, 0.0) + std::min(0.0, kGamma * std::expm1(x / kGamma));
+    case UnaryOp::kShrink: {  // with the parameters as the shader holds them: x + δ cancels
+      const double lambd = static_cast<float>(kGamma), bias = static_cast<float>(kDelta);
+      return x < -lambd ? x + bias : x > lambd ? x - bias : 0;
+    }
     case UnaryOp::kIdentity:
       return x;
     case UnaryOp::kRelu:
@@ -82,9 +106,11 @@ double reference(UnaryOp op, double x) {
 
 const char* name(UnaryOp op) {
   static const char* kNames[] = {
-      "identity", "relu", "sigmoid", "tanh", "gelu_erf",   "gelu_tanh", "exp",        "erf",      "sqrt",
-      "recip",    "abs",  "log",     "pow",  "leaky_relu", "clip",      "hard_swish", "elu",      "softplus",
-      "floor",    "ceil", "sin",     "cos",  "sign",       "round",     "selu",       "softsign", "thresholded_relu"};
+      "identity", "relu",  "sigmoid", "tanh", "gelu_erf",   "gelu_tanh", "exp",        "erf",      "sqrt",
+      "recip",    "abs",   "log",     "pow",  "leaky_relu", "clip",      "hard_swish", "elu",      "softplus",
+      "floor",    "ceil",  "sin",     "cos",  "sign",       "round",     "selu",       "softsign", "thresholded_relu",
+      "tan",      "asin",  "acos",    "atan", "sinh",       "cosh",      "asinh",      "acosh",    "atanh",
+      "celu",     "shrink"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -152,6 +178,17 @@ TEST_P(UnaryTest, EveryOpMatchesFloat64OnRandomData) {
       {UnaryOp::kSelu, -5, 5, 2e-6f},
       {UnaryOp::kSoftsign, -5, 5, 1e-6f},
       {UnaryOp::kThresholdedRelu, -3, 3, 1e-7f},
+      {UnaryOp::kTan, -1.4f, 1.4f, 4e-6f},
+      {UnaryOp::kAsin, -1, 1, 4e-6f},
+      {UnaryOp::kAcos, -1, 1, 4e-6f},
+      {UnaryOp::kAtan, -20, 20, 4e-6f},
+      {UnaryOp::kSinh, -8, 8, 4e-6f},
+      {UnaryOp::kCosh, -8, 8, 4e-6f},
+      {UnaryOp::kAsinh, -50, 50, 4e-6f},
+      {UnaryOp::kAcosh, 1, 50, 4e-6f},
+      {UnaryOp::kAtanh, -0.99f, 0.99f, 4e-6f},
+      {UnaryOp::kCelu, -5, 5, 2e-6f},
+      {UnaryOp::kShrink, -3, 3, 1e-7f},
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {
