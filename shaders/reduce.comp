@@ -1,5 +1,5 @@
 #version 450
-// Reduction of a [outer, axis, inner] view along its middle axis: sum, mean, max or min (OP, the
+// Reduction of a [outer, axis, inner] view along its middle axis: sum, mean, max, min or product (OP, the
 // order of ops::ReduceOp). Two schedules (ROW_PER_GROUP):
 //   1: inner == 1 and long rows: one workgroup per row, a strided scan then a shared-memory tree;
 //   0: one invocation per (outer, inner) output scanning the axis (coalesced across inner).
@@ -20,12 +20,13 @@ const bool kSum = OP <= 1;
 
 float identity_value() {
   if (kSum) return 0.0;
+  if (OP == 4) return 1.0;
   return OP == 2 ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7f800000u);
 }
 
-float combine(float a, float b) { return OP == 2 ? max(a, b) : (OP == 3 ? min(a, b) : a + b); }
+float combine(float a, float b) { return OP == 2 ? max(a, b) : (OP == 3 ? min(a, b) : (OP == 4 ? a * b : a + b)); }
 
-// Kahan accumulator: acc + comp carries the sum; max/min ignore comp.
+// Kahan accumulator: acc + comp carries the sum; max, min and product ignore comp.
 void accumulate(inout float acc, inout float comp, float v) {
   if (kSum) {
     precise float y = v - comp;

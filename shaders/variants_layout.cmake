@@ -8,3 +8,6 @@ endforeach()
 # Pad, Tile and device Expand (gpu/ops/pad): f32/i32 words and f16.
 recon_shader(pad_b32 pad.comp DEFINES ELEM_BITS=32)
 recon_shader(pad_b16 pad.comp DEFINES ELEM_BITS=16)
+# Trilu (gpu/ops/trilu): f32/i32 words and f16.
+recon_shader(trilu_b32 trilu.comp DEFINES ELEM_BITS=32)
+recon_shader(trilu_b16 trilu.comp DEFINES ELEM_BITS=16)

@@ -78,7 +78,7 @@ Status run_arg(Graph& g, uint32_t op, const char* name, const Arg& in, const Arg
 }  // namespace
 
 Status reduce(Graph& g, ReduceOp op, const Arg& in, const Arg& out, int axis) {
-  if (static_cast<uint32_t>(op) > 3) return invalid_argument("reduce: unknown op");
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(ReduceOp::kProd)) return invalid_argument("reduce: unknown op");
   if (in.dtype() != out.dtype()) {
     return invalid_argument(std::string("reduce: in is ") + dtype_name(in.dtype()) + ", out " +
                             dtype_name(out.dtype()));

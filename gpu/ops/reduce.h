@@ -26,7 +26,7 @@
 namespace recon::gpu::ops {
 
 // The order is the shader's OP specialisation constant (shaders/reduce.comp).
-enum class ReduceOp : uint32_t { kSum = 0, kMean = 1, kMax = 2, kMin = 3 };
+enum class ReduceOp : uint32_t { kSum = 0, kMean = 1, kMax = 2, kMin = 3, kProd = 4 };
 
 Status reduce(Graph& g, ReduceOp op, const Arg& in, const Arg& out, int axis);
 inline Status reduce_sum(Graph& g, const Arg& in, const Arg& out, int axis) {

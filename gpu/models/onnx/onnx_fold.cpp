@@ -237,6 +237,18 @@ Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> per
   return gather_elements(in, std::move(dims), offsets);
 }
 
+Result<HostTensor> fold_trilu(const HostTensor& in, int64_t k, bool upper) {
+  const size_t esz = elem_type_size(in.type);
+  if (in.dims.size() < 2 || esz == 0) return invalid_argument("Trilu needs a numeric tensor of rank 2 or more");
+  const int64_t rows = in.dims[in.dims.size() - 2], cols = in.dims.back(), n = in.numel();
+  std::vector<uint8_t> data(in.bytes.begin(), in.bytes.end());
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    if (!(upper ? j - i >= k : j - i <= k)) std::fill_n(data.begin() + e * static_cast<int64_t>(esz), esz, 0);
+  }
+  return HostTensor::owned(in.type, in.dims, std::move(data));
+}
+
 Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis) {
   const int64_t rank = static_cast<int64_t>(data.dims.size());
   if (axis < 0) axis += rank;

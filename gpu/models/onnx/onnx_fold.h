@@ -30,6 +30,9 @@ Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> sta
                               std::span<const int64_t> steps);
 // perm: a permutation of in's axes (out.dims[d] = in.dims[perm[d]]).
 Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> perm);
+// Trilu: the elements outside the upper (j − i ≥ k) or lower (j − i ≤ k) triangle of the last two
+// axes set to zero.
+Result<HostTensor> fold_trilu(const HostTensor& in, int64_t k, bool upper);
 Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis);
 Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y);
 Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape);

@@ -162,6 +162,9 @@ Status reduce_max(OpContext& ctx) {
 Status reduce_min(OpContext& ctx) {
   return reduce_op(ctx, ReduceOp::kMin, 18);
 }
+Status reduce_prod(OpContext& ctx) {
+  return reduce_op(ctx, ReduceOp::kProd, 18);
+}
 Status reduce_l1(OpContext& ctx) {
   return composite_sum(ctx, Before::kAbs, UnaryOp::kIdentity);
 }

@@ -11,6 +11,7 @@
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/pad.h"
+#include "gpu/ops/trilu.h"
 
 namespace recon::gpu::onnx::ops_builders {
 namespace {
@@ -85,6 +86,24 @@ Status space_to_depth(OpContext& ctx) {
   const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
   if (h % b != 0 || w % b != 0) return ctx.fail("height and width must be multiples of blocksize");
   return rearrange(ctx, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b});
+}
+
+Status trilu(OpContext& ctx) {
+  const Value& in = ctx.input(0);
+  if (in.shape.size() < 2) return ctx.fail("expects a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> ks, ctx.host_ints(1));
+    if (ks.size() != 1) return ctx.fail("k must hold one value");
+    k = ks[0];
+  }
+  const bool upper = ctx.attr_int("upper", 1) != 0;
+  if (in.is_host() && in.host->numel() <= kMaxFoldElements) {
+    return host_result(ctx, fold_trilu(*in.host, k, upper));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, in.type, in.shape));
+  return gpu::ops::trilu(ctx.graph(), x, y, k, upper);
 }
 
 Status constant(OpContext& ctx) {

@@ -42,11 +42,18 @@ void reference(ReduceOp op, const std::vector<float>& x, View v, std::vector<dou
   scale.assign(v.outer * v.inner, 0.0);
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t r = 0; r < v.inner; ++r) {
-      double acc = op == ReduceOp::kMax ? -INFINITY : op == ReduceOp::kMin ? INFINITY : 0.0, abs_sum = 0;
+      double acc = op == ReduceOp::kMax    ? -INFINITY
+                   : op == ReduceOp::kMin  ? INFINITY
+                   : op == ReduceOp::kProd ? 1.0
+                                           : 0.0;
+      double abs_sum = 0;
       for (int64_t j = 0; j < v.len; ++j) {
         const double e = x[(o * v.len + j) * v.inner + r];
         abs_sum += std::abs(e);
-        acc = op == ReduceOp::kMax ? std::max(acc, e) : op == ReduceOp::kMin ? std::min(acc, e) : acc + e;
+        acc = op == ReduceOp::kMax    ? std::max(acc, e)
+              : op == ReduceOp::kMin  ? std::min(acc, e)
+              : op == ReduceOp::kProd ? acc * e
+                                      : acc + e;
       }
       if (op == ReduceOp::kMean) acc /= double(v.len), abs_sum /= double(v.len);
       want[o * v.inner + r] = acc;
@@ -57,9 +64,10 @@ void reference(ReduceOp op, const std::vector<float>& x, View v, std::vector<dou
 class ReduceTest : public GpuTest, public ::testing::WithParamInterface<DType> {
  protected:
   // Worst |got − want| / scale for one reduction.
-  double run(ReduceOp op, const Shape& shape, int axis, bool keepdim, uint32_t seed) {
+  double run(ReduceOp op, const Shape& shape, int axis, bool keepdim, uint32_t seed, float lo = -1.0f,
+             float hi = 1.0f) {
     const DType d = GetParam();
-    auto x = random_floats(shape_numel(shape), seed, -1.0f, 1.0f);
+    auto x = random_floats(shape_numel(shape), seed, lo, hi);
     Tensor in = upload_f32(rt(), d, shape, x);
     const int a = axis < 0 ? axis + static_cast<int>(shape.size()) : axis;
     Shape out_shape = shape;
@@ -94,6 +102,16 @@ TEST_P(ReduceTest, EveryOpOverEveryAxisOfA4DTensor) {
       const double limit = (op == ReduceOp::kMax || op == ReduceOp::kMin) && GetParam() == DType::kF32 ? 0.0 : tol();
       EXPECT_LE(err, limit) << "op " << static_cast<int>(op) << " axis " << axis;
     }
+  }
+}
+
+// Products of values near 1, so that 130 of them neither vanish nor overflow; the relative error
+// of a product grows with its length (130 roundings in fp32).
+TEST_P(ReduceTest, ProductOverEveryAxisOfA4DTensor) {
+  const Shape shape{3, 5, 7, 130};
+  for (int axis = 0; axis < 4; ++axis) {
+    const double err = run(ReduceOp::kProd, shape, axis, axis % 2 == 0, 70 + axis, 0.8f, 1.25f);
+    EXPECT_LE(err, GetParam() == DType::kF32 ? 2e-5 : 1e-3) << "axis " << axis;
   }
 }
 
