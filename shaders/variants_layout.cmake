@@ -11,3 +11,6 @@ recon_shader(pad_b16 pad.comp DEFINES ELEM_BITS=16)
 # Trilu (gpu/ops/trilu): f32/i32 words and f16.
 recon_shader(trilu_b32 trilu.comp DEFINES ELEM_BITS=32)
 recon_shader(trilu_b16 trilu.comp DEFINES ELEM_BITS=16)
+# GatherElements (gpu/ops/gather_elements): f32/i32 words and f16.
+recon_shader(gather_elements_b32 gather_elements.comp DEFINES ELEM_BITS=32)
+recon_shader(gather_elements_b16 gather_elements.comp DEFINES ELEM_BITS=16)

@@ -40,7 +40,7 @@ std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& dims, const s
 }
 
 // Copies elements of `in` picked by `offsets` into a new tensor of `dims`.
-HostTensor gather_elements(const HostTensor& in, std::vector<int64_t> dims, const std::vector<int64_t>& offsets) {
+HostTensor pick_elements(const HostTensor& in, std::vector<int64_t> dims, const std::vector<int64_t>& offsets) {
   const size_t es = elem_type_size(in.type);
   std::vector<uint8_t> out(offsets.size() * es);
   for (size_t i = 0; i < offsets.size(); ++i) {
@@ -210,7 +210,7 @@ Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> sta
       idx[d] = 0;
     }
   }
-  return gather_elements(in, std::move(dims), offsets);
+  return pick_elements(in, std::move(dims), offsets);
 }
 
 Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> perm) {
@@ -234,7 +234,35 @@ Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> per
       idx[d] = 0;
     }
   }
-  return gather_elements(in, std::move(dims), offsets);
+  return pick_elements(in, std::move(dims), offsets);
+}
+
+Result<HostTensor> fold_gather_elements(const HostTensor& data, const HostTensor& indices, int64_t axis) {
+  const size_t rank = data.dims.size();
+  if (indices.dims.size() != rank || axis < 0 || axis >= static_cast<int64_t>(rank)) {
+    return invalid_argument("GatherElements: data and indices must have one rank and the axis be in it");
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(indices));
+  const int64_t len = data.dims[static_cast<size_t>(axis)];
+  std::vector<int64_t> offsets(idx.size());
+  for (size_t e = 0; e < idx.size(); ++e) {
+    int64_t rem = static_cast<int64_t>(e), src = 0, stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t c = rem % indices.dims[d];
+      rem /= indices.dims[d];
+      if (static_cast<int64_t>(d) == axis) {
+        c = idx[e] < 0 ? idx[e] + len : idx[e];
+        if (c < 0 || c >= len)
+          return invalid_argument("GatherElements: index " + std::to_string(idx[e]) + " out of range");
+      } else if (c >= data.dims[d]) {
+        return invalid_argument("GatherElements: the indices outgrow the data off the axis");
+      }
+      src += c * stride;
+      stride *= data.dims[d];
+    }
+    offsets[e] = src;
+  }
+  return pick_elements(data, indices.dims, offsets);
 }
 
 Result<HostTensor> fold_trilu(const HostTensor& in, int64_t k, bool upper) {
@@ -273,7 +301,7 @@ Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices
       for (int64_t i = 0; i < inner; ++i) offsets.push_back((o * len + k) * inner + i);
     }
   }
-  return gather_elements(data, std::move(dims), offsets);
+  return pick_elements(data, std::move(dims), offsets);
 }
 
 Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y) {
@@ -296,7 +324,7 @@ Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const
 
 Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape) {
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(in.dims, shape));
-  return gather_elements(in, dims, broadcast_offsets(in.dims, dims));
+  return pick_elements(in, dims, broadcast_offsets(in.dims, dims));
 }
 
 }  // namespace recon::gpu::onnx

@@ -34,6 +34,9 @@ Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> per
 // axes set to zero.
 Result<HostTensor> fold_trilu(const HostTensor& in, int64_t k, bool upper);
 Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices, int64_t axis);
+// GatherElements: out[c] = data[c with c[axis] = indices[c]] (negative from the end; out of range
+// refused).
+Result<HostTensor> fold_gather_elements(const HostTensor& data, const HostTensor& indices, int64_t axis);
 Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y);
 Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape);
 

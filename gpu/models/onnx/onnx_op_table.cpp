@@ -113,6 +113,7 @@ const std::array kTable = {
     OpRow{"DepthToSpace", 1, kMaxOpset, check_none, depth_to_space},
     OpRow{"SpaceToDepth", 1, kMaxOpset, check_none, space_to_depth},
     OpRow{"Trilu", 14, kMaxOpset, check_none, trilu},
+    OpRow{"GatherElements", 11, kMaxOpset, check_none, gather_elements},
     OpRow{"Concat", 4, kMaxOpset, check_none, concat},
     OpRow{"Split", 2, kMaxOpset, check_none, split},
     OpRow{"Slice", 1, kMaxOpset, check_none, slice},

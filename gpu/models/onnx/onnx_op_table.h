@@ -138,6 +138,7 @@ Status unsqueeze(OpContext&);
 Status transpose(OpContext&);
 Status depth_to_space(OpContext&);
 Status trilu(OpContext&);
+Status gather_elements(OpContext&);
 Status space_to_depth(OpContext&);
 Status concat(OpContext&);
 Status split(OpContext&);

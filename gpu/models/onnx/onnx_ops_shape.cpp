@@ -9,6 +9,7 @@
 #include "gpu/models/onnx/onnx_fold.h"
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/gather_elements.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/pad.h"
 #include "gpu/ops/trilu.h"
@@ -428,6 +429,20 @@ Status gather(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
   RECON_ASSIGN_OR_RETURN(Arg y_kept, gpu::ops::reshape_view(y, kept));
   return gpu::ops::slice(ctx.graph(), x, y_kept, spec);
+}
+
+Status gather_elements(OpContext& ctx) {
+  int64_t axis = ctx.attr_int("axis", 0);
+  const Shape& in = ctx.input(0).shape;
+  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, static_cast<int64_t>(in.size())));
+  if (ctx.all_inputs_on_host()) {
+    return host_result(ctx, fold_gather_elements(*ctx.input(0).host, *ctx.input(1).host, axis));
+  }
+  if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
+  RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, indices.shape()));
+  return gpu::ops::gather_elements(ctx.graph(), data, indices, out, static_cast<int>(axis));
 }
 
 Status expand(OpContext& ctx) {

@@ -1,0 +1,83 @@
+#include "gpu/ops/gather_elements.h"
+
+#include <cstddef>
+#include <string>
+
+#include "gpu/ops/layout.h"
+
+namespace recon::gpu::ops {
+namespace {
+
+constexpr uint32_t kGroup = 256;
+
+// Mirrored by Push in shaders/gather_elements.comp.
+struct GatherElementsPush {
+  uint32_t n, rank, axis, pad0;
+  uint32_t data_shape[kMaxGatherElementsRank];
+  uint32_t index_shape[kMaxGatherElementsRank];
+};
+static_assert(sizeof(GatherElementsPush) == 64, "mirrors Push in shaders/gather_elements.comp");
+
+}  // namespace
+
+namespace {
+
+// Merges each axis into the one before it where neither is `axis` and the indices span the whole
+// data along the inner one: the same elements in fewer axes (a rank-7 loss over [N, C, d1..d5]
+// gathers as [N, C, d1·…·d5]). `axis` is renumbered to match.
+void merge_axes(Shape& s, Shape& is, int& axis) {
+  for (size_t d = s.size(); d-- > 1;) {
+    if (static_cast<int>(d) == axis || static_cast<int>(d) - 1 == axis || is[d] != s[d]) continue;
+    s[d - 1] *= s[d];
+    is[d - 1] *= is[d];
+    s.erase(s.begin() + static_cast<std::ptrdiff_t>(d));
+    is.erase(is.begin() + static_cast<std::ptrdiff_t>(d));
+    if (axis > static_cast<int>(d)) --axis;
+  }
+}
+
+}  // namespace
+
+Status gather_elements(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis) {
+  Shape s = data.shape(), is = indices.shape();
+  const int full_rank = static_cast<int>(s.size());
+  const std::string what = "gather_elements: data " + std::string(dtype_name(data.dtype())) + shape_string(s) +
+                           ", indices " + dtype_name(indices.dtype()) + shape_string(is) + ", out " +
+                           dtype_name(out.dtype()) + shape_string(out.shape());
+  if (full_rank == 0 || is.size() != s.size() || out.shape() != is) {
+    return invalid_argument(what + ": one rank (at least 1), out shaped as the indices");
+  }
+  if (data.dtype() != out.dtype() || data.dtype() == DType::kU8 || indices.dtype() != DType::kI32) {
+    return invalid_argument(what + ": data and out f32, f16 or i32 alike, indices i32");
+  }
+  if (axis < 0) axis += full_rank;
+  if (axis < 0 || axis >= full_rank) return invalid_argument(what + ": axis out of range");
+  for (int d = 0; d < full_rank; ++d) {
+    if (d != axis && is[d] > s[d]) return invalid_argument(what + ": the indices outgrow the data off the axis");
+  }
+  merge_axes(s, is, axis);
+  const int rank = static_cast<int>(s.size());
+  if (rank > kMaxGatherElementsRank) return invalid_argument(what + ": more than 6 axes after merging");
+  for (int d = 0; d < rank; ++d) {
+    if (s[d] > INT32_MAX || is[d] > INT32_MAX) return invalid_argument(what + ": extents above 2^31");
+  }
+  const int64_t n = out.numel();
+  if (n == 0) return Status::ok();
+  if (s[axis] == 0) return invalid_argument(what + ": nothing to gather along the axis");
+  for (const Arg* a : {&data, &indices, &out}) {
+    if (a->bytes() > max_binding_bytes()) return invalid_argument(what + ": each operand must fit one binding");
+  }
+  GatherElementsPush push{};
+  push.n = static_cast<uint32_t>(n);
+  push.rank = static_cast<uint32_t>(rank);
+  push.axis = static_cast<uint32_t>(axis);
+  for (int d = 0; d < rank; ++d) {
+    push.data_shape[d] = static_cast<uint32_t>(s[d]);
+    push.index_shape[d] = static_cast<uint32_t>(is[d]);
+  }
+  const char* shader = dtype_size(data.dtype()) == 4 ? "gather_elements_b32" : "gather_elements_b16";
+  return g.dispatch(shader, {}, {{data, Access::kRead}, {indices, Access::kRead}, {out, Access::kWrite}}, push,
+                    Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
+}
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,21 @@
+// ONNX GatherElements (torch.gather), one kernel (shaders/gather_elements.comp): out has the
+// indices' shape, and out[c] = data[c with its coordinate along `axis` replaced by indices[c]]
+// (negative indices count from the end). It moves bits, so data may be f32, i32 (32-bit words) or
+// f16; indices are i32 (ONNX's int64 indices as the device holds them). An index outside
+// [−len, len) reads the nearest edge: the device cannot fail a dispatch, and ONNX leaves it undefined.
+//
+// Tolerance (tests/gpu/ops/gather_elements_test.cpp): exact.
+#pragma once
+
+#include "gpu/graph.h"
+
+namespace recon::gpu::ops {
+
+inline constexpr int kMaxGatherElementsRank = 6;
+
+// data, indices and out of one rank; out.shape == indices.shape; along every other axis than
+// `axis` the indices' extent at most data's. At most 6 axes once neighbours the indices span whole
+// (off the axis) are merged.
+Status gather_elements(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis);
+
+}  // namespace recon::gpu::ops

@@ -1,0 +1,115 @@
+// GatherElements against a loop transcription of the ONNX reference (np.take_along_axis with
+// negative indices wrapped): every axis of a 4-D tensor with indices smaller than the data off the
+// axis, longer than the data along it, negative, f32/f16/i32; refusals.
+#include "gpu/ops/gather_elements.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/gpu/gpu_test_util.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// out[c] = data[c with c[axis] = idx[c] (wrapped)], row-major.
+template <typename T>
+std::vector<T> reference(const std::vector<T>& data, const Shape& s, const std::vector<int32_t>& idx, const Shape& is,
+                         int axis) {
+  std::vector<T> out(idx.size());
+  for (size_t e = 0; e < idx.size(); ++e) {
+    int64_t rem = static_cast<int64_t>(e), src = 0, stride = 1;
+    for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
+      int64_t c = rem % is[d];
+      rem /= is[d];
+      if (d == axis) c = idx[e] < 0 ? idx[e] + s[d] : idx[e];
+      src += c * stride;
+      stride *= s[d];
+    }
+    out[e] = data[static_cast<size_t>(src)];
+  }
+  return out;
+}
+
+std::vector<int32_t> random_indices(int64_t n, int64_t len, uint32_t seed) {
+  const auto r = random_floats(n, seed, 0.0f, 1.0f);
+  std::vector<int32_t> idx(static_cast<size_t>(n));
+  for (size_t i = 0; i < idx.size(); ++i) {
+    idx[i] = static_cast<int32_t>(r[i] * 2 * static_cast<float>(len)) - static_cast<int32_t>(len);  // [−len, len)
+    idx[i] = std::clamp<int32_t>(idx[i], -static_cast<int32_t>(len), static_cast<int32_t>(len) - 1);
+  }
+  return idx;
+}
+
+class GatherElementsTest : public GpuTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(GatherElementsTest, EveryAxisMatchesTheReference) {
+  const DType d = GetParam();
+  const Shape s{3, 4, 5, 6};
+  const auto x = random_floats(shape_numel(s), 3, -4.0f, 4.0f);
+  Tensor data = upload_f32(rt(), d, s, x);
+  const auto stored = download_f32(rt(), data);
+  uint32_t seed = 10;
+  for (int axis = 0; axis < 4; ++axis) {
+    Shape is = {2, 3, 4, 5};  // smaller off the axis
+    is[axis] = 9;             // longer than the data along it
+    const auto idx = random_indices(shape_numel(is), s[axis], ++seed);
+    Tensor indices = Tensor::from_host(rt(), DType::kI32, is, idx.data(), idx.size() * 4).value();
+    Tensor out = poisoned(rt(), d, is);
+    Graph g(rt());
+    const Status st = ops::gather_elements(g, data, indices, out, axis - 4);  // negative axes
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    EXPECT_EQ(download_f32(rt(), out), reference(stored, s, idx, is, axis)) << "axis " << axis;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GatherElementsTest, ::testing::Values(DType::kF32, DType::kF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class GatherElementsMiscTest : public GpuTest {};
+
+TEST_F(GatherElementsMiscTest, MovesI32WordsAndRefusesMismatchedOperands) {
+  const std::vector<int32_t> x{10, 20, 30, 40, 50, 60};  // 2 × 3
+  const std::vector<int32_t> idx{2, 0, -1, 1};           // 2 × 2 along axis 1
+  Tensor data = Tensor::from_host(rt(), DType::kI32, {2, 3}, x.data(), x.size() * 4).value();
+  Tensor indices = Tensor::from_host(rt(), DType::kI32, {2, 2}, idx.data(), idx.size() * 4).value();
+  Tensor out = Tensor::empty(rt(), DType::kI32, {2, 2}).value();
+  Graph g(rt());
+  ASSERT_TRUE(ops::gather_elements(g, data, indices, out, 1).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  std::vector<int32_t> got(4);
+  ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+  EXPECT_EQ(got, (std::vector<int32_t>{30, 10, 60, 50}));
+
+  Graph bad(rt());
+  Tensor f_idx = Tensor::empty(rt(), DType::kF32, {2, 2}).value();
+  EXPECT_EQ(ops::gather_elements(bad, data, f_idx, out, 1).code(), StatusCode::kInvalidArgument);  // float indices
+  Tensor wide = Tensor::empty(rt(), DType::kI32, {3, 2}).value();
+  Tensor wide_out = Tensor::empty(rt(), DType::kI32, {3, 2}).value();
+  EXPECT_EQ(ops::gather_elements(bad, data, wide, wide_out, 1).code(), StatusCode::kInvalidArgument);  // off-axis
+  EXPECT_EQ(ops::gather_elements(bad, data, indices, out, 2).code(), StatusCode::kInvalidArgument);    // axis
+}
+
+// Rank 8: the axes past the gathered one, spanned whole by the indices, merge into one.
+TEST_F(GatherElementsMiscTest, HighRanksWhoseTrailingAxesTheIndicesSpanMerge) {
+  const Shape s{2, 3, 2, 2, 2, 2, 2, 3}, is{2, 1, 2, 2, 2, 2, 2, 3};
+  const auto x = random_floats(shape_numel(s), 5, -1.0f, 1.0f);
+  const auto idx = random_indices(shape_numel(is), 3, 6);
+  Tensor data = upload_f32(rt(), DType::kF32, s, x);
+  Tensor indices = Tensor::from_host(rt(), DType::kI32, is, idx.data(), idx.size() * 4).value();
+  Tensor out = poisoned(rt(), DType::kF32, is);
+  Graph g(rt());
+  const Status st = ops::gather_elements(g, data, indices, out, 1);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_TRUE(g.run().is_ok());
+  EXPECT_EQ(download_f32(rt(), out), reference(download_f32(rt(), data), s, idx, is, 1));
+  const Shape no_merge{2, 1, 1, 1, 1, 1, 1, 2};  // no axis spans the data: 8 axes stay
+  Tensor short_idx = Tensor::empty(rt(), DType::kI32, no_merge).value();
+  Tensor short_out = Tensor::empty(rt(), DType::kF32, no_merge).value();
+  Graph bad(rt());
+  EXPECT_EQ(ops::gather_elements(bad, data, short_idx, short_out, 1).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace recon::gpu
