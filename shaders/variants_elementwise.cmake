@@ -1,4 +1,4 @@
-# Elementwise and reduction families (gpu/ops/elementwise, unary, reduce, topk): fp32 and fp16
+# Elementwise and reduction families (gpu/ops/elementwise, unary, reduce, topk, one_hot): fp32 and fp16
 # storage, fp32 arithmetic. The op itself (add/sub/…, relu/gelu/…, sum/max/…) and the schedule
 # are specialisation constants, not variants.
 foreach(dt f32 f16)
@@ -13,4 +13,5 @@ foreach(dt f32 f16)
   recon_shader(reduce_${dt} reduce.comp DEFINES DTYPE_F16=${f16})
   recon_shader(argmax_${dt} argmax.comp DEFINES DTYPE_F16=${f16})
   recon_shader(topk_${dt} topk.comp DEFINES DTYPE_F16=${f16})
+  recon_shader(one_hot_${dt} one_hot.comp DEFINES DTYPE_F16=${f16})
 endforeach()

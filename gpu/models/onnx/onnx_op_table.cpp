@@ -90,6 +90,8 @@ const std::array kTable = {
     OpRow{"ReduceMax", 1, kMaxOpset, check_none, reduce_max},
     OpRow{"ReduceMin", 1, kMaxOpset, check_none, reduce_min},
     OpRow{"ReduceProd", 1, kMaxOpset, check_none, reduce_prod},
+    OpRow{"Hardmax", 1, kMaxOpset, check_none, hardmax},
+    OpRow{"OneHot", 9, kMaxOpset, check_none, one_hot},
     OpRow{"ReduceL1", 1, kMaxOpset, check_none, reduce_l1},
     OpRow{"ReduceL2", 1, kMaxOpset, check_none, reduce_l2},
     OpRow{"ReduceSumSquare", 1, kMaxOpset, check_none, reduce_sum_square},

@@ -113,6 +113,8 @@ Status reduce_mean(OpContext&);
 Status reduce_max(OpContext&);
 Status reduce_min(OpContext&);
 Status reduce_prod(OpContext&);
+Status hardmax(OpContext&);
+Status one_hot(OpContext&);
 Status reduce_l1(OpContext&);
 Status reduce_l2(OpContext&);
 Status reduce_sum_square(OpContext&);

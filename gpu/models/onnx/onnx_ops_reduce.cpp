@@ -4,11 +4,15 @@
 // valid), then keepdims = 0 drops them in a view.
 #include <algorithm>
 #include <string>
+#include <utility>
 
+#include "gpu/models/onnx/onnx_fold.h"
+#include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise.h"
 #include "gpu/ops/layout.h"
+#include "gpu/ops/one_hot.h"
 #include "gpu/ops/reduce.h"
 #include "gpu/ops/topk.h"
 #include "gpu/ops/unary.h"
@@ -149,6 +153,75 @@ Status arg_reduce(OpContext& ctx, bool max) {
 }
 
 }  // namespace
+
+// The one-hot row of the first maximum along the axis (from opset 13; before it, of the input
+// flattened to 2-D at the axis): argmax, then ops::one_hot.
+Status hardmax(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const Shape& in = x.shape();
+  const int64_t rank = static_cast<int64_t>(in.size());
+  int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  Shape view = in;  // [.., len, ..]: the one axis the maximum is taken along
+  if (ctx.opset() < 13) {
+    int64_t outer = 1, rest = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : rest) *= in[static_cast<size_t>(d)];
+    view = {outer, rest};
+    axis = 1;
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x_view, gpu::ops::reshape_view(x, view));
+  Shape kept = view;
+  kept[static_cast<size_t>(axis)] = 1;
+  RECON_ASSIGN_OR_RETURN(Arg index, ctx.scratch(DType::kI32, kept));
+  RECON_RETURN_IF_ERROR(gpu::ops::argmax(ctx.graph(), x_view, index, static_cast<int>(axis)));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, in));
+  RECON_ASSIGN_OR_RETURN(Arg out_view, gpu::ops::reshape_view(out, view));
+  return gpu::ops::one_hot(ctx.graph(), index, out_view, static_cast<int>(axis));
+}
+
+// One-hot rows of `depth` along `axis` for every index (negative from the end, out of range: all
+// off), values = [off, on]. Folded where the indices are known; on the device for integer indices.
+Status one_hot(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(const HostTensor* depth_t, ctx.host_input(1));
+  RECON_ASSIGN_OR_RETURN(const HostTensor* values_t, ctx.host_input(2));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> depth_v, host_doubles(*depth_t));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> values, host_doubles(*values_t));
+  if (depth_v.size() != 1 || values.size() != 2) return ctx.fail("depth must hold one value and values two");
+  const auto depth = static_cast<int64_t>(depth_v[0]);
+  if (depth < 1 || depth > (int64_t{1} << 24)) return ctx.fail("depth must be from 1 to 2^24");
+  const Value& in = ctx.input(0);
+  const int64_t rank = static_cast<int64_t>(in.shape.size()) + 1;
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  Shape out_shape = in.shape;
+  out_shape.insert(out_shape.begin() + axis, depth);
+  if (in.is_host()) {
+    RECON_ASSIGN_OR_RETURN(std::vector<double> idx, host_doubles(*in.host));
+    if (shape_numel(out_shape) > kMaxFoldElements) return ctx.fail("a folded OneHot of more than 2^26 elements");
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
+    std::vector<double> y(static_cast<size_t>(shape_numel(out_shape)), values[0]);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      auto k = static_cast<int64_t>(idx[i]);  // ONNX casts the indices to integers
+      if (k < 0) k += depth;
+      if (k < 0 || k >= depth) continue;
+      const int64_t o = static_cast<int64_t>(i) / inner, r = static_cast<int64_t>(i) % inner;
+      y[static_cast<size_t>((o * depth + k) * inner + r)] = values[1];
+    }
+    Result<HostTensor> t = make_tensor(values_t->type, out_shape, y);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
+  if (!is_floating(values_t->type)) return ctx.fail("on the device OneHot writes float or float16 values");
+  if (is_floating(in.type)) return ctx.fail("float indices known only at run time");
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, values_t->type, out_shape));
+  return gpu::ops::one_hot(ctx.graph(), indices, out, static_cast<int>(axis), static_cast<float>(values[1]),
+                           static_cast<float>(values[0]));
+}
 
 Status reduce_sum(OpContext& ctx) {
   return reduce_op(ctx, ReduceOp::kSum, 13);

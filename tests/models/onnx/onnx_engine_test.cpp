@@ -527,6 +527,49 @@ TEST_F(OnnxEngineTest, ReduceL2AndSumSquareSquareInFp32UnderFp16Storage) {
   }
 }
 
+// OneHot with its depth and values known at load (the backend tests give depth as a graph input,
+// which recon's static shapes refuse): integer indices computed at run time on the device, with a
+// negative and an out-of-range index, along a middle axis; float indices known only at run time
+// are refused by name.
+TEST_F(OnnxEngineTest, OneHotOfRunTimeIntegerIndicesMatchesItsDefinition) {
+  auto one_hot_model = [](ElemType index_type) {
+    Node oh = node("OneHot", {"i", "depth", "values"}, {"y"}, "onehot");
+    oh.attributes.push_back(int_attribute("axis", 1));
+    Model m = model_of({oh}, {info("i", index_type, {2, 3})}, {info("y", ElemType::kFloat, {2, 4, 3})});
+    const int64_t depth = 4;
+    std::vector<uint8_t> db(8);
+    std::memcpy(db.data(), &depth, 8);
+    m.graph.initializers.push_back(HostTensor::owned(ElemType::kInt64, {}, std::move(db), "depth"));
+    const float values[2] = {-1.0f, 2.5f};  // off, on
+    std::vector<uint8_t> vb(8);
+    std::memcpy(vb.data(), values, 8);
+    m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, {2}, std::move(vb), "values"));
+    return m;
+  };
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), one_hot_model(ElemType::kInt64));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const int64_t idx[6] = {0, 3, -1, 7, 1, -4};  // -1 → 3, 7 → a row of `off`, -4 → 0
+  std::vector<uint8_t> ib(sizeof(idx));
+  std::memcpy(ib.data(), idx, sizeof(idx));
+  const HostTensor i = HostTensor::owned(ElemType::kInt64, {2, 3}, std::move(ib));
+  Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&i, 1));
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  const auto got = (*y)[0].values<float>();
+  ASSERT_EQ(got.size(), 24u);
+  const int64_t hot[6] = {0, 3, 3, -1, 1, 0};
+  for (int64_t o = 0; o < 2; ++o) {
+    for (int64_t j = 0; j < 4; ++j) {
+      for (int64_t r = 0; r < 3; ++r) {
+        EXPECT_EQ(got[static_cast<size_t>((o * 4 + j) * 3 + r)], hot[o * 3 + r] == j ? 2.5f : -1.0f) << o << j << r;
+      }
+    }
+  }
+  Result<std::unique_ptr<Engine>> floats_at_run_time = Engine::from_model(rt(), one_hot_model(ElemType::kFloat));
+  ASSERT_FALSE(floats_at_run_time.is_ok());
+  EXPECT_NE(floats_at_run_time.status().message().find("float indices"), std::string::npos)
+      << floats_at_run_time.status().message();
+}
+
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
   std::vector<Node> nodes;
   std::string prev = "x";
