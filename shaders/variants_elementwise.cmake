@@ -15,3 +15,5 @@ foreach(dt f32 f16)
   recon_shader(topk_${dt} topk.comp DEFINES DTYPE_F16=${f16})
   recon_shader(one_hot_${dt} one_hot.comp DEFINES DTYPE_F16=${f16})
 endforeach()
+# Integer arithmetic of i32 tensors (ONNX's integer Add, Sub, Mul, Div, Max, Min on the device).
+recon_shader(binary_i32 binary.comp DEFINES DTYPE_F16=0 INT_OPERANDS=1)

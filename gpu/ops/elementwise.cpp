@@ -131,8 +131,15 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
     return invalid_argument(name + ": dtypes differ (" + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
                             dtype_name(out.dtype()) + ")");
   }
-  const char* shader = a.dtype() == DType::kF32 ? "binary_f32" : a.dtype() == DType::kF16 ? "binary_f16" : nullptr;
-  if (shader == nullptr) return invalid_argument(name + ": dtype " + dtype_name(a.dtype()) + " (f32 or f16 only)");
+  const bool ints = a.dtype() == DType::kI32;
+  const char* shader = a.dtype() == DType::kF32   ? "binary_f32"
+                       : a.dtype() == DType::kF16 ? "binary_f16"
+                       : ints                     ? "binary_i32"
+                                                  : nullptr;
+  if (shader == nullptr) return invalid_argument(name + ": dtype " + dtype_name(a.dtype()) + " (f32, f16 or i32)");
+  if (ints && static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kMin)) {
+    return invalid_argument(name + ": not an integer op (add, sub, mul, div, max, min)");
+  }
   Result<Shape> bs = broadcast_shape(a.shape(), b.shape());
   if (!bs.is_ok()) return bs.status().with_context(name);
   if (*bs != out.shape()) {
@@ -152,7 +159,7 @@ Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out)
       RECON_ASSIGN_OR_RETURN(Window wb, window(b, e0, e1));
       RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
       const uint32_t vw = elements_per_word(out.dtype());
-      if ((e1 - e0) % vw == 0 && wa.base % vw == 0 && wb.base % vw == 0 && wo.base % vw == 0) {
+      if (!ints && (e1 - e0) % vw == 0 && wa.base % vw == 0 && wb.base % vw == 0 && wo.base % vw == 0) {
         const BinaryWordsPush push{static_cast<uint32_t>((e1 - e0) / vw), wa.base / vw, wb.base / vw, wo.base / vw};
         const uint32_t spec[] = {static_cast<uint32_t>(op)};
         RECON_RETURN_IF_ERROR(g.dispatch(a.dtype() == DType::kF32 ? "binary_words_f32" : "binary_words_f16", spec,

@@ -6,8 +6,10 @@
 // repeats along the other's (scalars are shape [] or [1]). out must have exactly the broadcast
 // shape. Any rank works as long as at most 6 independent axes remain after merging axes that are
 // contiguous in every operand (a bias [C] over [B, N, C] merges to 2 axes). Equal shapes take a
-// fast path without index arithmetic. a, b and out share one dtype, f32 or f16 (fp32 arithmetic).
-// out may be the same tensor as a or b when that operand has out's shape (in-place).
+// fast path without index arithmetic. a, b and out share one dtype, f32 or f16 (fp32 arithmetic),
+// or i32 for add, sub, mul, div (truncating toward zero; by zero: 0), max and min in integer
+// arithmetic, wrapping on overflow. out may be the same tensor as a or b when that operand has out's
+// shape (in-place).
 //
 // Large tensors: operands over max_binding_bytes() (layout.h) are split along the leading axis of out
 // (leading size-1 axes dropped first); an operand broadcast along that axis is bound whole and

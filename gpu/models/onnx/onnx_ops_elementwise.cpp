@@ -46,6 +46,28 @@ Result<Arg> legacy_prelu_slope(const Arg& x, const Arg& slope) {
   return gpu::ops::reshape_view(slope, per_channel);
 }
 
+// Operands i and j of an arithmetic op on the device: both floating (as the execution dtype), or,
+// where the op has an integer form (`ints`), both integers (as i32).
+Result<std::pair<Arg, Arg>> arithmetic_operands(OpContext& ctx, size_t i, size_t j, bool ints) {
+  const bool int_i = !is_floating(ctx.input(i).type), int_j = !is_floating(ctx.input(j).type);
+  if (!ints || (!int_i && !int_j)) {
+    RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(i));
+    RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(j));
+    return std::pair{a, b};
+  }
+  if (int_i != int_j) return ctx.fail("an integer and a floating operand");
+  RECON_ASSIGN_OR_RETURN(Arg a, ctx.device_input(i));
+  RECON_ASSIGN_OR_RETURN(Arg b, ctx.device_input(j));
+  if (a.dtype() != DType::kI32 || b.dtype() != DType::kI32) {
+    return ctx.fail(std::string("integers of type ") + elem_type_name(ctx.input(i).type) + " on the device");
+  }
+  return std::pair{a, b};
+}
+
+bool has_integer_form(gpu::ops::BinaryOp op) {
+  return static_cast<uint32_t>(op) <= static_cast<uint32_t>(gpu::ops::BinaryOp::kMin);
+}
+
 Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool may_fold = true) {
   const bool legacy = ctx.opset() < 7;
   // The host folds broadcast as numpy does; a legacy axis other than the last dims runs on the device.
@@ -55,8 +77,8 @@ Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool ma
     ctx.set_host_output(0, std::move(*t));
     return Status::ok();
   }
-  RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(0));
-  RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
+  RECON_ASSIGN_OR_RETURN(auto operands, arithmetic_operands(ctx, 0, 1, has_integer_form(op)));
+  auto [a, b] = operands;
   if (legacy && op == gpu::ops::BinaryOp::kPRelu) {
     RECON_ASSIGN_OR_RETURN(b, legacy_prelu_slope(a, b));
   } else if (legacy) {
@@ -87,8 +109,10 @@ Status compare_on_host(OpContext& ctx, FoldBinary fold) {
 // last one writes the output; Mean then scales it).
 Status variadic(OpContext& ctx, gpu::ops::BinaryOp op, bool mean = false) {
   if (ctx.input_count() == 0) return ctx.fail("no inputs");
-  RECON_ASSIGN_OR_RETURN(Arg acc, ctx.float_input(0));
-  if (ctx.input_count() == 1) return ctx.set_view_output(0, 0, acc.shape());
+  if (ctx.input_count() == 1) return ctx.set_view_output(0, 0, ctx.input(0).shape);
+  const bool ints = !mean && has_integer_form(op);
+  RECON_ASSIGN_OR_RETURN(auto first, arithmetic_operands(ctx, 0, 1, ints));
+  Arg acc = first.first;
   Shape shape = acc.shape();
   for (size_t i = 1; i < ctx.input_count(); ++i) {
     Result<Shape> s = gpu::ops::broadcast_shape(shape, ctx.input(i).shape);
@@ -97,7 +121,8 @@ Status variadic(OpContext& ctx, gpu::ops::BinaryOp op, bool mean = false) {
   }
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, shape));
   for (size_t i = 1; i < ctx.input_count(); ++i) {
-    RECON_ASSIGN_OR_RETURN(Arg next, ctx.float_input(i));
+    RECON_ASSIGN_OR_RETURN(auto pair, arithmetic_operands(ctx, 0, i, ints));
+    const Arg next = pair.second;
     Result<Shape> s = gpu::ops::broadcast_shape(acc.shape(), next.shape());
     if (!s) return ctx.fail(s.status().message());
     Arg dst = out;  // the output doubles as the accumulator once partial results have its shape
@@ -173,6 +198,15 @@ Status exp(OpContext& ctx) {
   return unary_op(ctx, gpu::ops::UnaryOp::kExp);
 }
 Status neg(OpContext& ctx) {
+  const Value& x = ctx.input(0);
+  if (x.is_host()) {  // 0 − x: shape arithmetic (a negated axis) stays on the host, in its type
+    Result<HostTensor> zero = make_tensor(x.type, {}, std::vector<double>{0.0});
+    if (!zero) return ctx.fail(zero.status().message());
+    Result<HostTensor> t = fold_binary(FoldBinary::kSub, *zero, *x.host);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
   return unary_op(ctx, gpu::ops::UnaryOp::kIdentity, -1.0f, 0.0f);
 }
 Status erf(OpContext& ctx) {

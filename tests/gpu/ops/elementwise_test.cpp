@@ -185,7 +185,9 @@ TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
   // Mixed and unsupported dtypes.
   EXPECT_EQ(ops::binary_sub(g, t(DType::kF32, {4}), t(DType::kF16, {4}), t(DType::kF32, {4})).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::binary_mul(g, t(DType::kI32, {4}), t(DType::kI32, {4}), t(DType::kI32, {4})).code(),
+  EXPECT_EQ(ops::binary(g, BinaryOp::kPow, t(DType::kI32, {4}), t(DType::kI32, {4}), t(DType::kI32, {4})).code(),
+            StatusCode::kInvalidArgument);  // integers: add, sub, mul, div, max and min only
+  EXPECT_EQ(ops::binary_mul(g, t(DType::kU8, {4}), t(DType::kU8, {4}), t(DType::kU8, {4})).code(),
             StatusCode::kInvalidArgument);
   // Seven independent axes.
   EXPECT_EQ(ops::binary_div(g, t(DType::kF32, {2, 1, 2, 1, 2, 1, 2}), t(DType::kF32, {1, 2, 1, 2, 1, 2, 1}),
@@ -196,6 +198,34 @@ TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
       ops::binary(g, static_cast<BinaryOp>(9), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
       StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+// i32 operands take integer arithmetic: C's truncating division (by zero: 0), wrapping products,
+// broadcasting as for floats.
+TEST_F(ElementwiseMisuseTest, IntegerOperandsTakeIntegerArithmetic) {
+  const std::vector<int32_t> a{7, -7, 7, -7, 2147483647, 0, 5, -5};  // [2, 4]
+  const std::vector<int32_t> b{2, 2, -2, -2};                        // [4], broadcast over the rows
+  Tensor ta = Tensor::from_host(rt(), DType::kI32, {2, 4}, a.data(), a.size() * 4).value();
+  Tensor tb = Tensor::from_host(rt(), DType::kI32, {4}, b.data(), b.size() * 4).value();
+  const std::vector<int32_t> zeros{0, 0, 0, 0};
+  Tensor tz = Tensor::from_host(rt(), DType::kI32, {4}, zeros.data(), zeros.size() * 4).value();
+  auto run = [&](BinaryOp op, const Tensor& rhs) {
+    Tensor out = Tensor::empty(rt(), DType::kI32, {2, 4}).value();
+    Graph g(rt());
+    EXPECT_TRUE(ops::binary(g, op, ta, rhs, out).is_ok());
+    EXPECT_TRUE(g.run().is_ok());
+    std::vector<int32_t> got(8);
+    EXPECT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+    return got;
+  };
+  const int32_t wrapped = static_cast<int32_t>(static_cast<uint32_t>(2147483647) * 2u);  // −2
+  EXPECT_EQ(run(BinaryOp::kAdd, tb), (std::vector<int32_t>{9, -5, 5, -9, -2147483647, 2, 3, -7}));
+  EXPECT_EQ(run(BinaryOp::kSub, tb), (std::vector<int32_t>{5, -9, 9, -5, 2147483645, -2, 7, -3}));
+  EXPECT_EQ(run(BinaryOp::kMul, tb), (std::vector<int32_t>{14, -14, -14, 14, wrapped, 0, -10, 10}));
+  EXPECT_EQ(run(BinaryOp::kDiv, tb), (std::vector<int32_t>{3, -3, -3, 3, 1073741823, 0, -2, 2}));
+  EXPECT_EQ(run(BinaryOp::kDiv, tz), (std::vector<int32_t>(8, 0)));
+  EXPECT_EQ(run(BinaryOp::kMax, tb), (std::vector<int32_t>{7, 2, 7, -2, 2147483647, 2, 5, -2}));
+  EXPECT_EQ(run(BinaryOp::kMin, tb), (std::vector<int32_t>{2, -7, -2, -7, 2, 0, -2, -5}));
 }
 
 // Splitting beyond one binding, exercised on small tensors by lowering the limit the ops split at
