@@ -65,7 +65,14 @@ layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 4;  // subgroups along M
 layout(constant_id = 5) const uint WN = 2;  // subgroups along N
 layout(constant_id = 6) const uint KSPLITS = 1;
+#if GEMM_SPLIT
+// Constant 7 of the split path: 1 rounds each K slice's hi·hi sum into the total (below), 0 leaves
+// the whole sum to the tensor cores' accumulation. One slice of loads in flight.
+layout(constant_id = 7) const uint ROUND_SLICES = 1;
+const uint PREFETCH = 1;
+#else
 layout(constant_id = 7) const uint PREFETCH = 1;  // slices of global loads in flight (1 or 2)
+#endif
 layout(local_size_x_id = 0) in;
 
 layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
@@ -147,10 +154,11 @@ void main() {
 #if GEMM_SPLIT
   // The tensor cores' fp32 accumulation truncates (Ootomo & Yokota, "Recovering single precision
   // accuracy from Tensor Cores", 2022): accumulated over K in the thousands, the hi·hi sums lose
-  // ~1e-4 relative. So each slice's hi·hi products start from zero in acc_hh and are added into acc
-  // with the shader's rounding fp32 adds (the end of GEMM_MMA). The hi·lo + lo·hi terms, 2¹¹ smaller, stay on
-  // the tensor cores' accumulation in acc_lo. Measured on an H200 (MASt3R fp32, batch 1, against a
-  // float64 run of the reference): 1.07e-4 → 2.2e-5 for 90.9 → 92.2 ms.
+  // ~1e-4 relative. So with ROUND_SLICES each slice's hi·hi products start from zero in acc_hh and
+  // are added into acc with the shader's rounding fp32 adds (the end of GEMM_MMA). The hi·lo + lo·hi
+  // terms, 2¹¹ smaller, stay on the tensor cores' accumulation in acc_lo. Measured on an H200
+  // (MASt3R fp32, batch 1, against a float64 run of the reference): 1.07e-4 → 2.2e-5 for 90.9 →
+  // 92.2 ms; in the fp16 mode's fp32 heads, whose error is the fp16 trunk's, it cost 4 % of batch 8.
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_hh[GEMM_FM * GEMM_FN];  // this slice's Σ hi·hi
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_lo[GEMM_FM * GEMM_FN];  // Σ hi·lo + lo·hi
   [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) acc_lo[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);
@@ -208,8 +216,10 @@ void main() {
   // The MMAs of the slice in shared buffer `buf`.
 #if GEMM_SPLIT
 #define GEMM_MMA(buf)                                                                     \
-  [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) {                               \
-    acc_hh[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);                           \
+  if (ROUND_SLICES != 0) {                                                                \
+    [[unroll]] for (uint i = 0; i < GEMM_FM * GEMM_FN; ++i) {                             \
+      acc_hh[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0f);                         \
+    }                                                                                     \
   }                                                                                       \
   [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {                                       \
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[GEMM_FM], fa_lo[GEMM_FM];                 \
@@ -222,15 +232,21 @@ void main() {
       coopMatLoadNV(fb, gemm_sb, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
       coopMatLoadNV(fb_lo, gemm_sb_lo, gemm_frag_b(buf, ks, sg_n + j * 16), GEMM_B_STRIDE, B_COLMAJOR); \
       [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {                                     \
-        acc_hh[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc_hh[i * GEMM_FN + j]);    \
+        if (ROUND_SLICES != 0) {                                                          \
+          acc_hh[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc_hh[i * GEMM_FN + j]);  \
+        } else {                                                                          \
+          acc[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb, acc[i * GEMM_FN + j]);        \
+        }                                                                                 \
         acc_lo[i * GEMM_FN + j] = coopMatMulAddNV(fa[i], fb_lo, acc_lo[i * GEMM_FN + j]); \
         acc_lo[i * GEMM_FN + j] = coopMatMulAddNV(fa_lo[i], fb, acc_lo[i * GEMM_FN + j]); \
       }                                                                                   \
     }                                                                                     \
   }                                                                                       \
   /* Element by element (see split-K above): one type, so elements e are the same entries. */ \
-  [[unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {                               \
-    [[unroll]] for (int e = 0; e < acc[f].length(); ++e) acc[f][e] += acc_hh[f][e];       \
+  if (ROUND_SLICES != 0) {                                                                \
+    [[unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {                             \
+      [[unroll]] for (int e = 0; e < acc[f].length(); ++e) acc[f][e] += acc_hh[f][e];     \
+    }                                                                                     \
   }
 #else
 #define GEMM_MMA(buf)                                                                     \

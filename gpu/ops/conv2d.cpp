@@ -151,7 +151,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
                             shape_string(want));
   }
   if (pointwise(wshape, p)) {
-    if ((path == GemmPath::kAuto || path == GemmPath::kAutoSplitF32) && batch > 0 && cin > 0 && h * w > 0) {
+    if (path != GemmPath::kScalar && path != GemmPath::kCoopMat && batch > 0 && cin > 0 && h * w > 0) {
       RECON_ASSIGN_OR_RETURN(const bool done,
                              try_pointwise_few(g, caps, input, weight, wshape, bias, out, p, epilogue));
       if (done) return Status::ok();

@@ -200,7 +200,7 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     return unimplemented("GEMM: the tensor-core path needs VK_NV_cooperative_matrix (16x16x16 f16->f32)");
   }
   GemmTiling t;
-  if ((path == GemmPath::kCoopMat || path == GemmPath::kAutoSplitF32) && coop_ok && dtype == DType::kF32) {
+  if (splits_f32(path) && coop_ok && dtype == DType::kF32) {
     // fp32 storage as hi and lo fp16 parts (shaders/gemm_io.glsl): three MMAs per fragment pair,
     // the parts staged side by side and two sets of accumulators. That doubles the shared memory
     // and the accumulator registers of the fp16 tiles, so BK = 16 with one slice of loads in
@@ -209,6 +209,7 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     // fp32, batch 1): 91 ms against 133 on the scalar path.
     t.coopmat = true;
     t.split = true;
+    t.round_slices = path != GemmPath::kAutoSplitF32Coarse;
     t.bk = 16;
     t.prefetch = 1;
     const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128) * std::max<int64_t>(batch, 1);

@@ -58,9 +58,17 @@ const char* activation_name(Activation a);
 // they exist, each operand split into two fp16 parts (shaders/gemm_io.glsl): 1.5–2.2× faster than
 // the scalar path on the MASt3R shapes, with each K slice's sum rounded into the total (the tensor
 // cores' own accumulation truncates): MASt3R's fp32 forward 2.2e-5 from a float64 run, the scalar
-// path 1.5e-5 (H200: docs/PERFORMANCE.md, "MASt3R, full size"). kCoopMat forces tensor cores (fp32
-// split) and fails with UNIMPLEMENTED where they are absent; kScalar always works.
-enum class GemmPath : uint8_t { kAuto, kAutoSplitF32, kScalar, kCoopMat };
+// path 1.5e-5 (H200: docs/PERFORMANCE.md, "MASt3R, full size"). kAutoSplitF32Coarse is the same
+// split with the whole sum left to the tensor cores (~1e-4 relative over K in the thousands, 4 %
+// faster in MASt3R's fp16 mode), for fp32 layers of a computation whose error is fp16's anyway.
+// kCoopMat forces tensor cores (fp32 split, rounded) and fails with UNIMPLEMENTED where they are
+// absent; kScalar always works.
+enum class GemmPath : uint8_t { kAuto, kAutoSplitF32, kAutoSplitF32Coarse, kScalar, kCoopMat };
+
+// Whether `path` runs fp32 storage split on tensor cores where the device has them.
+inline bool splits_f32(GemmPath path) {
+  return path == GemmPath::kAutoSplitF32 || path == GemmPath::kAutoSplitF32Coarse || path == GemmPath::kCoopMat;
+}
 
 // MASt3R's 2-D RoPE (rope2d.h) applied to the output after the bias: the first `heads` head vectors
 // of `head_dim` columns of every row, rows being the tokens of `grid` (C viewed as [B, h·w, N]).
@@ -128,12 +136,15 @@ struct GemmTiling {
   bool split = false;  // tensor cores with fp32 operands split into fp16 parts (gemm_io.glsl)
   uint32_t wg_size = 0, bm = 0, bn = 0, bk = 0, t0 = 0, t1 = 0;
   uint32_t splits = 1;
-  uint32_t prefetch = 1;  // tensor-core path: slices of global loads in flight (constant 7)
+  uint32_t prefetch = 1;     // tensor-core path: slices of global loads in flight (constant 7)
+  bool round_slices = true;  // split path: each K slice's sum rounded into the total (its constant 7)
   // Grid for an M×N problem over `batch` images: x = M tiles, y = N tiles, z = batch·splits. M runs
   // fastest so that the workgroups in flight share panels of B (the weights of linear layers).
   std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
   // Spec constants 0..7; the op appends its own from 8.
-  std::array<uint32_t, 8> spec() const { return {wg_size, bm, bn, bk, t0, t1, splits, prefetch}; }
+  std::array<uint32_t, 8> spec() const {
+    return {wg_size, bm, bn, bk, t0, t1, splits, split ? (round_slices ? 1u : 0u) : prefetch};
+  }
   // Whether an M×N×K problem is made of whole tiles: with 16-byte loads, the tensor-core loads then
   // skip their bounds checks (ALIGNED in matmul_coopmat.comp and conv2d_coopmat.comp).
   bool whole_tiles(int64_t m, int64_t n, int64_t k) const { return m % bm == 0 && n % bn == 0 && k % bk == 0; }

@@ -222,7 +222,9 @@ LinearWeight Mast3rWeights::linear(std::string_view name) const {
 }
 
 ops::GemmPath Mast3rWeights::gemm_path(std::string_view name) const {
-  return at(name).dtype() == DType::kF32 ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAuto;
+  if (at(name).dtype() != DType::kF32) return ops::GemmPath::kAuto;
+  // The fp32 heads of kF16 add nothing to its error that rounding each slice would take away.
+  return precision_ == Precision::kF32 ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAutoSplitF32Coarse;
 }
 
 }  // namespace recon::gpu

@@ -25,7 +25,8 @@ namespace recon::gpu {
 // where the device has them (ops::GemmPath::kAutoSplitF32: 2.2e-5 from a float64 forward at full
 // size, where PyTorch's fp32 is 1.4e-5 and recon's scalar path 1.5e-5), else on the scalar path.
 // kF16: encoder and decoder in fp16 storage (fp32 accumulation), heads in fp32 storage as the
-// official inference runs them, their GEMMs split the same way. kF16Heads: the heads in fp16
+// official inference runs them, their GEMMs split the same way but summed by the tensor cores alone
+// (kAutoSplitF32Coarse: ~1e-4, far below the fp16 trunk's error). kF16Heads: the heads in fp16
 // storage too (not what the official code does; faster; its error is measured in docs/MAST3R.md).
 enum class Precision { kF32, kF16, kF16Heads };
 const char* precision_name(Precision p);
@@ -65,8 +66,8 @@ class Mast3rWeights {
   // A convolution's weight (a rank-4 "….weight" of an nn.Conv2d). Weights the tensor-core path
   // runs tap by tap (ops::conv2d_preferred_layout) are uploaded [Cout, KH, KW, Cin].
   ConvWeight conv(std::string_view name) const;
-  // The GEMM path of a weight's layer: kAutoSplitF32 for fp32 weights (kF32, the heads of kF16),
-  // else kAuto.
+  // The GEMM path of a weight's layer: for fp32 weights kAutoSplitF32 in kF32 and
+  // kAutoSplitF32Coarse (the heads of kF16), else kAuto.
   ops::GemmPath gemm_path(std::string_view name) const;
   // A tensor kept on the host in fp32 (the DUNE tokens and position table), row-major. Asking for
   // one that is not kept aborts, as at() does.

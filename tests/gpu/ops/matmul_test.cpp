@@ -532,7 +532,8 @@ TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
 // asks (kAutoSplitF32, or kCoopMat), which doubles the staged slices: 128×128 tiles (41 KiB of
 // shared memory) only over a row-major B, whose slice is the smaller (a column-major one would need
 // the whole 48 KiB), else 64×64; BK = 16, one slice in flight. kAuto keeps fp32 on the scalar path,
-// as does kAutoSplitF32 without tensor cores; kCoopMat is then refused.
+// as does kAutoSplitF32 without tensor cores; kCoopMat is then refused. kAutoSplitF32 and kCoopMat
+// round each K slice's sum into the total (constant 7 = 1); kAutoSplitF32Coarse does not.
 TEST(GemmTiling, Fp32RunsSplitOnTensorCoresWhereAskedWithTilesThatFitSharedMemory) {
   Capabilities caps = tensor_core_caps();
   const auto tiling = [&](DType d, GemmPath path, bool b_row_major) {
@@ -544,8 +545,14 @@ TEST(GemmTiling, Fp32RunsSplitOnTensorCoresWhereAskedWithTilesThatFitSharedMemor
   EXPECT_EQ(rows.bn, 128u);
   EXPECT_EQ(rows.bk, 16u);
   EXPECT_EQ(rows.prefetch, 1u);
+  EXPECT_EQ(rows.spec()[7], 1u);
+  const auto coarse = tiling(DType::kF32, GemmPath::kAutoSplitF32Coarse, true);
+  EXPECT_TRUE(coarse.coopmat && coarse.split);
+  EXPECT_EQ(coarse.bm, rows.bm);
+  EXPECT_EQ(coarse.spec()[7], 0u);
   const auto cols = tiling(DType::kF32, GemmPath::kCoopMat, false);
   EXPECT_TRUE(cols.split);
+  EXPECT_EQ(cols.spec()[7], 1u);
   EXPECT_EQ(cols.bm, 64u);
   EXPECT_EQ(cols.bn, 64u);
   EXPECT_FALSE(tiling(DType::kF32, GemmPath::kAuto, true).coopmat);
