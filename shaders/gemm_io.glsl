@@ -12,9 +12,10 @@
 // exact to about 2⁻²¹ relative, near fp32's 2⁻²⁴; the dropped lo·lo term is of that order too.
 // Below fp16's normal range (|x| < 2⁻¹⁴) lo alone carries x, to 11 bits. Values must lie within
 // fp16's range (|x| < 65520): larger ones become inf and the result NaN. The tensor cores' sums
-// truncate, so each K slice's hi·hi sum is added to the total with rounding adds (gemm_coopmat.glsl):
-// MASt3R's fp32 forward is then 2.2e-5 from float64, where the scalar path is 1.5e-5 and PyTorch's
-// fp32 1.4e-5 (H200). Callers opt in (GemmPath::kAutoSplitF32).
+// truncate, so unless the caller asks for the coarse form each K slice's hi·hi sum is added to the
+// total with rounding adds (gemm_coopmat.glsl, ROUND_SLICES): MASt3R's fp32 forward is then 2.2e-5
+// from float64, where the scalar path is 1.5e-5 and PyTorch's fp32 1.4e-5 (H200). Callers opt in
+// (GemmPath::kAutoSplitF32, or kAutoSplitF32Coarse without the rounding).
 #if DTYPE_F16
 #define GEMM_SPLIT 0
 #define GEMM_WORD uvec4
