@@ -47,6 +47,14 @@ Status OpContext::fail(const std::string& why) const {
   return invalid_argument(node_label(node_, opset_) + ": " + why);
 }
 
+Status OpContext::normalise_axis(int64_t& axis, int64_t rank) const {
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) {
+    return fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  }
+  return Status::ok();
+}
+
 int64_t OpContext::attr_int(std::string_view name, int64_t fallback) const {
   const Attribute* a = node_.attribute(name);
   return a != nullptr ? a->i : fallback;

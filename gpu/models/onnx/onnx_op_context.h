@@ -88,6 +88,8 @@ class OpContext {
 
   // An error naming this node, for builders.
   Status fail(const std::string& why) const;
+  // `axis` counted from the end when negative, or an error when it is outside [−rank, rank).
+  Status normalise_axis(int64_t& axis, int64_t rank) const;
 
  private:
   Runtime& rt_;

@@ -457,8 +457,7 @@ Status layer_norm(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   const int64_t rank = static_cast<int64_t>(x.shape().size());
   int64_t axis = ctx.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   const auto [rows, cols] = flatten_at(x.shape(), axis);
   RECON_ASSIGN_OR_RETURN(Arg scale, ctx.float_input(1));
   if (scale.numel() != cols)
@@ -608,8 +607,7 @@ Status softmax_along_axis(OpContext& ctx, RowOp row_op) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   const int64_t rank = static_cast<int64_t>(x.shape().size());
   int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
   if (ctx.opset() < 13 || axis == rank - 1) {
     // Before opset 13 the input is coerced to 2-D at `axis`; at the last axis both readings agree.

@@ -135,8 +135,7 @@ Status arg_reduce(OpContext& ctx, bool max) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   const int64_t rank = static_cast<int64_t>(x.shape().size());
   int64_t axis = ctx.attr_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   Shape kept = x.shape(), out_shape = x.shape();
   kept[static_cast<size_t>(axis)] = 1;
   if (ctx.attr_int("keepdims", 1) != 0) {
@@ -161,8 +160,7 @@ Status hardmax(OpContext& ctx) {
   const Shape& in = x.shape();
   const int64_t rank = static_cast<int64_t>(in.size());
   int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   Shape view = in;  // [.., len, ..]: the one axis the maximum is taken along
   if (ctx.opset() < 13) {
     int64_t outer = 1, rest = 1;
@@ -193,8 +191,7 @@ Status one_hot(OpContext& ctx) {
   const Value& in = ctx.input(0);
   const int64_t rank = static_cast<int64_t>(in.shape.size()) + 1;
   int64_t axis = ctx.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   Shape out_shape = in.shape;
   out_shape.insert(out_shape.begin() + axis, depth);
   if (in.is_host()) {
@@ -289,8 +286,7 @@ Status top_k(OpContext& ctx) {
     k = kv[0];
   }
   int64_t axis = ctx.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis out of range");
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   const int64_t n = x.shape()[static_cast<size_t>(axis)];
   if (k < 1 || k > n || k > gpu::ops::kMaxTopK) {
     return ctx.fail("K = " + std::to_string(k) + " must be in [1, min(" + std::to_string(n) + ", " +

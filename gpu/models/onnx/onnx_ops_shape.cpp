@@ -17,13 +17,6 @@
 namespace recon::gpu::onnx::ops_builders {
 namespace {
 
-Status normalise_axis(const OpContext& ctx, int64_t& axis, int64_t rank) {
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
-  return Status::ok();
-}
-
 // The axes a Squeeze/Unsqueeze names: an attribute before opset 13, an input from 13.
 Result<std::vector<int64_t>> axes_of(OpContext& ctx) {
   if (ctx.opset() < 13) return ctx.attr_ints("axes");
@@ -238,7 +231,7 @@ Status squeeze(OpContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   const int64_t rank = static_cast<int64_t>(in.size());
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_of(ctx));
-  for (int64_t& a : axes) RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+  for (int64_t& a : axes) RECON_RETURN_IF_ERROR(ctx.normalise_axis(a, rank));
   Shape out;
   for (int64_t d = 0; d < rank; ++d) {
     const bool named = std::find(axes.begin(), axes.end(), d) != axes.end();
@@ -254,7 +247,7 @@ Status unsqueeze(OpContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_of(ctx));
   const int64_t rank = static_cast<int64_t>(in.size() + axes.size());
-  for (int64_t& a : axes) RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+  for (int64_t& a : axes) RECON_RETURN_IF_ERROR(ctx.normalise_axis(a, rank));
   std::sort(axes.begin(), axes.end());
   Shape out;
   size_t next = 0;
@@ -295,7 +288,7 @@ Status transpose(OpContext& ctx) {
 Status concat(OpContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   const int64_t rank = static_cast<int64_t>(ctx.input(0).shape.size());
-  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, rank));
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   if (ctx.all_inputs_on_host()) {
     std::vector<const HostTensor*> parts;
     for (size_t i = 0; i < ctx.input_count(); ++i) {
@@ -319,7 +312,7 @@ Status concat(OpContext& ctx) {
 Status split(OpContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   int64_t axis = ctx.attr_int("axis", 0);
-  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, static_cast<int64_t>(in.size())));
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.size())));
   std::vector<int64_t> sizes;
   if (ctx.opset() < 13) {
     sizes = ctx.attr_ints("split");
@@ -376,7 +369,7 @@ Status slice(OpContext& ctx) {
   std::vector<int64_t> s(static_cast<size_t>(rank), 0), e(in.begin(), in.end()), st(static_cast<size_t>(rank), 1);
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
-    RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+    RECON_RETURN_IF_ERROR(ctx.normalise_axis(a, rank));
     const int64_t dim = in[static_cast<size_t>(a)], step = steps[i];
     if (step == 0) return ctx.fail("step 0");
     int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
@@ -409,7 +402,7 @@ Status slice(OpContext& ctx) {
 Status gather(OpContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   const Shape& in = ctx.input(0).shape;
-  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, static_cast<int64_t>(in.size())));
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.size())));
   if (ctx.all_inputs_on_host()) return host_result(ctx, fold_gather(*ctx.input(0).host, *ctx.input(1).host, axis));
   // Data on the device with constant indices: one index is a slice that drops the axis (a
   // transformer's class token, the last time step).
@@ -434,7 +427,7 @@ Status gather(OpContext& ctx) {
 Status gather_elements(OpContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   const Shape& in = ctx.input(0).shape;
-  RECON_RETURN_IF_ERROR(normalise_axis(ctx, axis, static_cast<int64_t>(in.size())));
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.size())));
   if (ctx.all_inputs_on_host()) {
     return host_result(ctx, fold_gather_elements(*ctx.input(0).host, *ctx.input(1).host, axis));
   }
@@ -514,7 +507,7 @@ Status pad(OpContext& ctx) {
   Shape out_shape = x.shape();
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
-    RECON_RETURN_IF_ERROR(normalise_axis(ctx, a, rank));
+    RECON_RETURN_IF_ERROR(ctx.normalise_axis(a, rank));
     begin[static_cast<size_t>(a)] = pads[i];
     out_shape[static_cast<size_t>(a)] += pads[i] + pads[i + axes.size()];
     if (out_shape[static_cast<size_t>(a)] < 0) return ctx.fail("pads crop more than the input holds");
