@@ -389,20 +389,25 @@ Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& b
 
 Status conv_transpose(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
-  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  const Shape& ws = ctx.input(1).shape;
   const size_t rank = x.shape().size();
-  if ((rank != 3 && rank != 4) || w.shape().size() != rank) {
+  if ((rank != 3 && rank != 4) || ws.size() != rank) {
     return ctx.fail("1-D or 2-D transposed convolution only: input " + shape_string(x.shape()) + ", weight " +
-                    shape_string(w.shape()));
+                    shape_string(ws));
+  }
+  if (!is_floating(ctx.input(1).type)) {
+    return ctx.fail(std::string("weight is ") + elem_type_name(ctx.input(1).type) + "; float or float16 only");
   }
   std::optional<Arg> bias;
   if (ctx.has_input(2)) {
     RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
   }
-  const bool plain = rank == 4 && ctx.attr_ints("strides") == std::vector<int64_t>{w.shape()[2], w.shape()[3]} &&
+  const bool plain = rank == 4 && ctx.attr_ints("strides") == std::vector<int64_t>{ws[2], ws[3]} &&
                      all_equal(ctx.attr_ints("pads"), 0) && all_equal(ctx.attr_ints("output_padding"), 0) &&
                      ctx.attr_ints("output_shape").empty() && ctx.attr_string("auto_pad", "NOTSET") == "NOTSET";
+  // The general path uploads the kernel flipped, so only the plain one puts the weight itself up.
   if (!plain) return conv_transpose_general(ctx, x, bias, rank == 3);
+  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
   const Shape out_shape{x.shape()[0], w.shape()[1], x.shape()[2] * w.shape()[2], x.shape()[3] * w.shape()[3]};
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
   return gpu::ops::conv_transpose2d(ctx.graph(), ctx.caps(), x, w, bias, out, {}, ctx.gemm_path());
