@@ -202,11 +202,12 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
   GemmTiling t;
   if (splits_f32(path) && coop_ok && dtype == DType::kF32) {
     // fp32 storage as hi and lo fp16 parts (shaders/gemm_io.glsl): three MMAs per fragment pair,
-    // the parts staged side by side and two sets of accumulators. That doubles the shared memory
-    // and the accumulator registers of the fp16 tiles, so BK = 16 with one slice of loads in
-    // flight; 128×128 tiles only with B row-major, whose slice is the smaller one (41 KiB of the
-    // 48 KiB; B column-major would need 48 KiB and one word more). Measured on an H200 (MASt3R
-    // fp32, batch 1): 91 ms against 133 on the scalar path.
+    // the parts staged side by side and two sets of accumulators (three when each slice is
+    // rounded). That doubles the shared memory and more than doubles the accumulator registers of
+    // the fp16 tiles, so BK = 16 with one slice of loads in flight; 128×128 tiles only with B
+    // row-major, whose slice is the smaller one (41 KiB of the 48 KiB; B column-major would need
+    // 48 KiB and one word more). Measured on an H200 (MASt3R fp32, batch 1): 92 ms rounded, 91
+    // without, against 133 on the scalar path.
     t.coopmat = true;
     t.split = true;
     t.round_slices = path != GemmPath::kAutoSplitF32Coarse;
