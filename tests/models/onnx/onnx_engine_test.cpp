@@ -536,22 +536,16 @@ TEST_F(OnnxEngineTest, OneHotOfRunTimeIntegerIndicesMatchesItsDefinition) {
     Node oh = node("OneHot", {"i", "depth", "values"}, {"y"}, "onehot");
     oh.attributes.push_back(int_attribute("axis", 1));
     Model m = model_of({oh}, {info("i", index_type, {2, 3})}, {info("y", ElemType::kFloat, {2, 4, 3})});
-    const int64_t depth = 4;
-    std::vector<uint8_t> db(8);
-    std::memcpy(db.data(), &depth, 8);
-    m.graph.initializers.push_back(HostTensor::owned(ElemType::kInt64, {}, std::move(db), "depth"));
-    const float values[2] = {-1.0f, 2.5f};  // off, on
-    std::vector<uint8_t> vb(8);
-    std::memcpy(vb.data(), values, 8);
-    m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, {2}, std::move(vb), "values"));
+    m.graph.initializers.push_back(make_tensor(ElemType::kInt64, {}, std::vector<double>{4}).value());
+    m.graph.initializers.back().name = "depth";
+    m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {2}, std::vector<double>{-1.0, 2.5}).value());
+    m.graph.initializers.back().name = "values";  // off, on
     return m;
   };
   Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), one_hot_model(ElemType::kInt64));
   ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-  const int64_t idx[6] = {0, 3, -1, 7, 1, -4};  // -1 → 3, 7 → a row of `off`, -4 → 0
-  std::vector<uint8_t> ib(sizeof(idx));
-  std::memcpy(ib.data(), idx, sizeof(idx));
-  const HostTensor i = HostTensor::owned(ElemType::kInt64, {2, 3}, std::move(ib));
+  // -1 → 3, 7 → a row of `off`, -4 → 0
+  const HostTensor i = make_tensor(ElemType::kInt64, {2, 3}, std::vector<double>{0, 3, -1, 7, 1, -4}).value();
   Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&i, 1));
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   const auto got = (*y)[0].values<float>();
