@@ -152,17 +152,19 @@ Status FastMatcher::build() {
   return record_decorate(g, result_, s, in.pts3d_a, in.pts3d_b, in.conf_a, in.conf_b);
 }
 
-Result<uint64_t> FastMatcher::submit(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps) {
+Result<uint64_t> FastMatcher::submit(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps, Queue* queue) {
   RECON_RETURN_IF_ERROR(bind_inputs(*graph_, shape_, desc_a, desc_b, maps));
-  return graph_->submit();
+  GraphSubmit how;
+  how.queue = queue;
+  return graph_->submit(how);
 }
 
 Status FastMatcher::wait(uint64_t value) {
   return graph_->wait(value);
 }
 
-Result<MatchResult> FastMatcher::run(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps) {
-  RECON_ASSIGN_OR_RETURN(uint64_t value, submit(desc_a, desc_b, maps));
+Result<MatchResult> FastMatcher::run(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps, Queue* queue) {
+  RECON_ASSIGN_OR_RETURN(uint64_t value, submit(desc_a, desc_b, maps, queue));
   RECON_RETURN_IF_ERROR(wait(value));
   return result_;
 }

@@ -130,10 +130,13 @@ class FastMatcher {
                                                      const FastMatchOptions& options = {});
   ~FastMatcher();
 
-  // Binds the inputs (shapes as in `shape()`), submits, waits; returns the output tensors.
-  Result<MatchResult> run(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps = {});
+  // Binds the inputs (shapes as in `shape()`), submits to `queue` (null: the compute queue),
+  // waits; returns the output tensors.
+  Result<MatchResult> run(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps = {},
+                          Queue* queue = nullptr);
   // The same, split: submit() returns the timeline value that wait() takes.
-  Result<uint64_t> submit(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps = {});
+  Result<uint64_t> submit(const Tensor& desc_a, const Tensor& desc_b, const MatchMaps& maps = {},
+                          Queue* queue = nullptr);
   Status wait(uint64_t value);
 
   const MatchShape& shape() const { return shape_; }

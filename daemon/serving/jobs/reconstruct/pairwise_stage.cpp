@@ -15,7 +15,7 @@ namespace {
 
 // One direction of one descriptor pair: seeds on `a`'s grid, walking to mutual nearest neighbours
 // in `b`; the official matcher runs with no border filter here.
-Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, gpu::OneShot& copies,
+Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, gpu::Queue& queue, gpu::OneShot& copies,
                                const gpu::Tensor& desc_a, const gpu::Tensor& desc_b, const gpu::Tensor& conf_a,
                                const gpu::Tensor& conf_b, int subsample) {
   gpu::MatchMaps maps;
@@ -26,7 +26,7 @@ Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, gpu::On
   options.border = 0;
   RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(desc_a, desc_b, maps));
   RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matchers().get(shape, options));
-  RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps));
+  RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps, &queue));
   // Only the rows the merge reads (MatchResult::to_host would download all ten tensors).
   int32_t n = 0;
   const gpu::TensorCopy count{&result.count, reinterpret_cast<uint8_t*>(&n)};
@@ -103,24 +103,35 @@ gpu::PairMatches merge_matches(std::span<const IndexMatches> runs, int image_a, 
   return out;
 }
 
-Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, MatchInstance& matcher, gpu::Runtime& rt,
-                                                 const gpu::EncodedImages& images,
-                                                 std::span<const ImagePairIndex> pairs, int subsample,
-                                                 PairwiseTimes& times) {
+Result<PairwiseNetwork> run_pair_network(gpu::Mast3rEngine& engine, const gpu::EncodedImages& images,
+                                         std::span<const ImagePairIndex> pairs, PairwiseTimes& times) {
   // (a, b) for every pair, then (b, a): two passes of the decoder over the same encodings. Each
   // image's points come from the direction where it is view 1, so view 2's DPT head does not run.
+  PairwiseNetwork network;
+  network.pairs.assign(pairs.begin(), pairs.end());
   std::vector<gpu::ImagePair> directed;
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b)});
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(b), static_cast<int32_t>(a)});
-  auto start = std::chrono::steady_clock::now();
-  RECON_ASSIGN_OR_RETURN(std::vector<gpu::Mast3rResult> results,
-                         engine.infer_encoded(images, directed, {.view2_points = false}));
+  const auto start = std::chrono::steady_clock::now();
+  RECON_ASSIGN_OR_RETURN(network.results, engine.infer_encoded(images, directed, {.view2_points = false}));
   times.network_ms += ms_since(start);
+  return network;
+}
 
+Result<std::vector<PairwiseOutput>> match_pair_network(const PairwiseNetwork& network, MatchInstance& matcher,
+                                                       gpu::Runtime& rt, gpu::Queue& queue,
+                                                       std::span<const int> image_widths, int subsample,
+                                                       PairwiseTimes& times) {
+  const std::span<const ImagePairIndex> pairs = network.pairs;
+  const std::vector<gpu::Mast3rResult>& results = network.results;
+  if (results.size() != 2 * pairs.size()) {
+    return internal_error(std::to_string(results.size()) + " network results for " + std::to_string(pairs.size()) +
+                          " pairs");
+  }
   RECON_ASSIGN_OR_RETURN(const std::unique_ptr<gpu::OneShot> copies,
-                         gpu::OneShot::create(rt.context().device(), rt.context().compute_queue()));
+                         gpu::OneShot::create(rt.context().device(), queue));
   // Every pair's own-frame predictions, in as few submissions as the staging chunks allow.
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   std::vector<PairwiseOutput> outputs(pairs.size());
   std::vector<gpu::TensorCopy> own_copies;
   for (size_t k = 0; k < pairs.size(); ++k) {
@@ -139,21 +150,19 @@ Result<std::vector<PairwiseOutput>> run_pairwise(gpu::Mast3rEngine& engine, Matc
     const gpu::Mast3rOutputs& ba = results[pairs.size() + k].tensors;  // view 1 = b, view 2 = a, frame of b
     // The official order: (desc11, desc21) both ways, then (desc12, desc22) both ways; 1 = a, 2 = b.
     start = std::chrono::steady_clock::now();
+    const auto match = [&](const gpu::Mast3rOutputs& o, int x, int y) {
+      return match_one(matcher, rt, queue, *copies, o.desc[x], o.desc[y], o.desc_conf[x], o.desc_conf[y], subsample);
+    };
     std::array<IndexMatches, 4> runs;
-    RECON_ASSIGN_OR_RETURN(
-        runs[0], match_one(matcher, rt, *copies, ab.desc[0], ab.desc[1], ab.desc_conf[0], ab.desc_conf[1], subsample));
-    RECON_ASSIGN_OR_RETURN(IndexMatches back, match_one(matcher, rt, *copies, ab.desc[1], ab.desc[0], ab.desc_conf[1],
-                                                        ab.desc_conf[0], subsample));
+    RECON_ASSIGN_OR_RETURN(runs[0], match(ab, 0, 1));
+    RECON_ASSIGN_OR_RETURN(IndexMatches back, match(ab, 1, 0));
     runs[1] = swapped(std::move(back));
-    RECON_ASSIGN_OR_RETURN(
-        runs[2], match_one(matcher, rt, *copies, ba.desc[1], ba.desc[0], ba.desc_conf[1], ba.desc_conf[0], subsample));
-    RECON_ASSIGN_OR_RETURN(
-        back, match_one(matcher, rt, *copies, ba.desc[0], ba.desc[1], ba.desc_conf[0], ba.desc_conf[1], subsample));
+    RECON_ASSIGN_OR_RETURN(runs[2], match(ba, 1, 0));
+    RECON_ASSIGN_OR_RETURN(back, match(ba, 0, 1));
     runs[3] = swapped(std::move(back));
 
     outputs[k].matches =
-        merge_matches(runs, static_cast<int>(a), static_cast<int>(b), static_cast<int>(images.image_size(a).width),
-                      static_cast<int>(images.image_size(b).width));
+        merge_matches(runs, static_cast<int>(a), static_cast<int>(b), image_widths[a], image_widths[b]);
     times.matching_ms += ms_since(start);
   }
   return outputs;

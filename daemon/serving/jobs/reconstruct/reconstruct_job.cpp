@@ -36,10 +36,13 @@ constexpr size_t kEncodeStepImages = 16;
 // clients' requests between the steps), the host's work between steps and the accumulation's tail.
 std::string pairs_stage_summary(const PairwiseTimes& times, std::chrono::steady_clock::duration wall) {
   const double wall_s = std::chrono::duration<double>(wall).count();
-  const double rest_s = wall_s - (times.network_ms + times.matching_ms + times.copies_ms) / 1000;
-  char text[160];
-  std::snprintf(text, sizeof text, "%.2f s: network %.2f s, matching %.2f s, own-frame copies %.2f s, the rest %.2f s",
-                wall_s, times.network_ms / 1000, times.matching_ms / 1000, times.copies_ms / 1000, rest_s);
+  const double rest_s = wall_s - (times.network_ms + times.waited_ms) / 1000;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "%.2f s: network %.2f s; matching %.2f s and own-frame copies %.2f s beside it, %.2f s of them "
+                "after it; the rest %.2f s",
+                wall_s, times.network_ms / 1000, times.matching_ms / 1000, times.copies_ms / 1000,
+                times.waited_ms / 1000, rest_s);
   return text;
 }
 
@@ -267,25 +270,58 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   std::future<void> accumulating;
   JobProgress progress{"pairs", 0, pairs_.size()};
   context.progress(progress);
+  std::vector<int> widths(n);
+  for (size_t i = 0; i < n; ++i) widths[i] = static_cast<int>(encoded.image_size(i).width);
   const auto stage_start = std::chrono::steady_clock::now();
   PairwiseTimes times;
-  for (size_t first = 0; first < pairs_.size(); first += options_.pairs_per_step) {
-    const size_t count = std::min<size_t>(options_.pairs_per_step, pairs_.size() - first);
-    const std::span<const ImagePairIndex> chunk(pairs_.data() + first, count);
-    const bool last = first + count == pairs_.size();
+  // Each device step runs the network of its pairs while the previous step's are matched on
+  // another thread and queue (pairwise_stage.h); one step more matches the last pairs.
+  std::optional<PairwiseNetwork> unmatched;
+  for (size_t first = 0; first < pairs_.size() || unmatched; first += options_.pairs_per_step) {
+    const size_t count = first < pairs_.size() ? std::min<size_t>(options_.pairs_per_step, pairs_.size() - first) : 0;
+    const std::span<const ImagePairIndex> chunk(pairs_.data() + std::min(first, pairs_.size()), count);
+    const bool last = count > 0 && first + count == pairs_.size();
     std::vector<PairwiseOutput> outputs;
+    std::optional<PairwiseNetwork> network;
     RECON_RETURN_IF_ERROR(context.on_device(model, device_index, [&](Device& device, const WorkerContext&) -> Status {
       Mast3rInstance* mast3r = device.ready<Mast3rInstance>(model);
       if (mast3r == nullptr) return unavailable("model '" + model + "' is no longer ready");
-      if (!encoded.encoded_by(mast3r->engine())) {
+      if (count > 0 && !encoded.encoded_by(mast3r->engine())) {
         return unavailable("model '" + model + "' was reloaded while the job ran (its images were encoded by the " +
                            "weights before): run the job again");
       }
-      RECON_ASSIGN_OR_RETURN(outputs, run_pairwise(mast3r->engine(), device.matcher(), device.runtime(), encoded, chunk,
-                                                   options_.alignment.subsample, times));
-      if (last) encoded = {};  // the encodings' device memory goes with the last pair
-      return Status::ok();
+      PairwiseTimes matching_times;
+      std::future<Result<std::vector<PairwiseOutput>>> matching;  // joined before this step returns
+      if (unmatched) {
+        matching = std::async(std::launch::async, [&] {
+          gpu::Runtime& rt = device.runtime();
+          return match_pair_network(*unmatched, device.matcher(), rt, rt.context().second_compute_queue(), widths,
+                                    options_.alignment.subsample, matching_times);
+        });
+      }
+      Status ran = Status::ok();
+      if (count > 0) {
+        Result<PairwiseNetwork> net = run_pair_network(mast3r->engine(), encoded, chunk, times);
+        if (net.is_ok()) {
+          network = std::move(net).value();
+        } else {
+          ran = net.status();
+        }
+        if (last) encoded = {};  // the encodings' device memory goes with the last pair
+      }
+      if (matching.valid()) {
+        const auto wait_start = std::chrono::steady_clock::now();
+        Result<std::vector<PairwiseOutput>> matched = matching.get();
+        times.waited_ms +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_start).count();
+        times.matching_ms += matching_times.matching_ms;
+        times.copies_ms += matching_times.copies_ms;
+        RECON_RETURN_IF_ERROR(ran);
+        RECON_ASSIGN_OR_RETURN(outputs, std::move(matched));
+      }
+      return ran;
     }));
+    unmatched = std::move(network);
     std::vector<OwnFramePrediction> own;
     for (PairwiseOutput& out : outputs) {
       for (OwnFramePrediction& prediction : out.own) own.push_back(std::move(prediction));
@@ -301,7 +337,7 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       for (const OwnFramePrediction& prediction : own)
         builders[prediction.image].add(prediction.pts3d, prediction.conf);
     });
-    progress.done += count;
+    progress.done += outputs.size();
     context.progress(progress);
     if (context.cancelled()) return cancelled("cancelled");
   }
