@@ -28,7 +28,8 @@ constexpr const char* kUsage =
     "  --input      a graph input from a .npy file (every input the model declares, by name)\n"
     "  --out        writes DIR/<output name>.npy for every output (default: print shapes only)\n"
     "  --precision  fp32 (default); fp32-split: fp32 with GEMMs and convolutions on tensor cores, each\n"
-    "               operand as two fp16 parts (~1e-4); fp16: fp16 storage with fp32 arithmetic\n"
+    "               operand as two fp16 parts (fp32's accuracy; operands beyond +-65504 give NaN); fp16:\n"
+    "               fp16 storage with fp32 arithmetic\n"
     "  --bench      runs N more times and prints the median and best latency, with the inputs' upload and\n"
     "               the outputs' download and without (the recorded graph alone, inputs on the GPU)\n"
     "  --profile    GPU time per dispatch over all runs, printed at the end (the timestamps between\n"
@@ -88,11 +89,8 @@ Result<Args> parse(int argc, char** argv) {
       RECON_ASSIGN_OR_RETURN(args.device, next());
     } else if (a == "--precision") {
       RECON_ASSIGN_OR_RETURN(std::string p, next());
-      if (p != "fp32" && p != "fp32-split" && p != "fp16") {
-        return recon::invalid_argument("--precision is fp32, fp32-split or fp16");
-      }
-      args.engine.float_dtype = p == "fp16" ? recon::gpu::DType::kF16 : recon::gpu::DType::kF32;
-      args.engine.fp32_split = p == "fp32-split";
+      RECON_ASSIGN_OR_RETURN(const recon::gpu::Precision precision, recon::gpu::parse_precision(p));
+      args.engine = recon::gpu::onnx::engine_options(precision);
     } else if (a == "--bench") {
       RECON_ASSIGN_OR_RETURN(std::string n, next());
       args.bench = std::max(0, std::atoi(n.c_str()));

@@ -13,7 +13,7 @@
 //                  RECON_ONNX_BENCH_MAX_BATCH, default 16; max_queue_delay_microseconds 500),
 //                  alternating rounds of both in one run: requests/s, p50 latency, and the gain.
 // recond runs on the default device (RECON_DEVICE picks another), the engine on the same one, in
-// RECON_ONNX_BENCH_PRECISION (fp32 by default, or fp16).
+// RECON_ONNX_BENCH_PRECISION (fp32 by default, fp32-split or fp16).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -100,7 +100,13 @@ void start(Setup& out) {
       return;
     }
     out.runtime = std::move(*rt);
-    auto engine = onnx::Engine::load(*out.runtime, model);
+    const std::string precision_name = env_or("RECON_ONNX_BENCH_PRECISION", "fp32");
+    auto precision = recon::gpu::parse_precision(precision_name);
+    if (!precision.is_ok()) {
+      out.error = "RECON_ONNX_BENCH_PRECISION: " + precision.status().to_string();
+      return;
+    }
+    auto engine = onnx::Engine::load(*out.runtime, model, onnx::engine_options(*precision));
     if (!engine.is_ok()) {
       out.error = engine.status().to_string();
       return;
@@ -114,8 +120,8 @@ void start(Setup& out) {
         << "max_batch_size: " << env_or("RECON_ONNX_BENCH_MAX_BATCH", "16")
         << "\ndynamic_batching { max_queue_delay_microseconds: 500 }\n";
     try {
-      out.recond = std::make_unique<testing::Recond>(std::vector<std::string>{
-          "--model-dir", out.models.string(), "--precision", env_or("RECON_ONNX_BENCH_PRECISION", "fp32")});
+      out.recond = std::make_unique<testing::Recond>(
+          std::vector<std::string>{"--model-dir", out.models.string(), "--precision", precision_name});
       if (!out.recond->wait_ready(std::chrono::seconds(300))) {
         out.error = "recond did not start: " + out.recond->log();
         return;

@@ -105,7 +105,8 @@ recon::client::Precision parse_precision(const std::string& text) {
   if (text == "fp16") return Precision::kFp16;
   if (text == "bf16") return Precision::kBf16;
   if (text == "fp16-heads") return Precision::kFp16Heads;
-  throw UsageError("expected a precision (fp32, fp16, fp16-heads, bf16 or default), got '" + text + "'");
+  if (text == "fp32-split") return Precision::kFp32Split;
+  throw UsageError("expected a precision (fp32, fp32-split, fp16, fp16-heads, bf16 or default), got '" + text + "'");
 }
 
 }  // namespace reconctl

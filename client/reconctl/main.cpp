@@ -28,7 +28,7 @@ Commands:
   warmup [--model NAME]... [WxH...]
                                  build pipelines and run the models once per resolution
                                  (default: every model at its configured resolutions)
-  load NAME [PATH] [--version N] [--kind K] [--backbone NAME] [--precision fp32|fp16|fp16-heads]
+  load NAME [PATH] [--version N] [--kind K] [--backbone NAME] [--precision fp32|fp32-split|fp16|fp16-heads]
        [--resolution WxH]... [--no-warm]
                                  load a model from the daemon's model directory (recond
                                  --model-dir): PATH (default NAME) is a model directory of

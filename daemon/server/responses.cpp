@@ -40,6 +40,8 @@ wire::Precision to_wire(gpu::Precision precision) {
   switch (precision) {
     case gpu::Precision::kF32:
       return wire::Precision::FP32;
+    case gpu::Precision::kF32Split:
+      return wire::Precision::FP32_SPLIT;
     case gpu::Precision::kF16:
       return wire::Precision::FP16;
     case gpu::Precision::kF16Heads:

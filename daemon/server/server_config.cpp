@@ -187,7 +187,7 @@ ServerOptions server_options(const DaemonConfig& config, const ServerFlags& flag
                                              : o.models.front().name;
     o.models.push_back(std::move(head));
   }
-  o.precision = gpu_precision(config.precision);
+  o.precision = config.precision;
   for (const Resolution& r : config.warmup) o.warmup.push_back({r.height, r.width});
   if (config.tcp) o.tcp_endpoint = config.tcp->zmq_endpoint();
   if (config.metrics_port != 0) o.metrics_port = config.metrics_port;

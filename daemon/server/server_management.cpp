@@ -154,6 +154,9 @@ Result<std::optional<std::vector<uint8_t>>> Server::on_load_model(const wire::Lo
     case wire::Precision::FP32:
       spec.precision = gpu::Precision::kF32;
       break;
+    case wire::Precision::FP32_SPLIT:
+      spec.precision = gpu::Precision::kF32Split;
+      break;
     case wire::Precision::FP16:
       spec.precision = gpu::Precision::kF16;
       break;

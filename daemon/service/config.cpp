@@ -106,13 +106,14 @@ constexpr Option kOptions[] = {
        return Status::ok();
      },
      [](const DaemonConfig& c) { return c.device; }},
-    {"gpu", "precision", "precision", "fp32|fp16|fp16-heads",
-     "activation and weight precision (fp16 accumulates in fp32 and keeps the heads in fp32; fp16-heads does not)",
+    {"gpu", "precision", "precision", "fp32|fp32-split|fp16|fp16-heads",
+     "the models' precision unless theirs is given (gpu/precision.h: fp16 accumulates in fp32 and keeps "
+     "MASt3R's heads in fp32, fp16-heads does not; fp32-split puts an ONNX model's fp32 GEMMs on tensor cores)",
      [](DaemonConfig& c, std::string_view v, ApplyContext&) {
-       RECON_ASSIGN_OR_RETURN(c.precision, parse_precision(v));
+       RECON_ASSIGN_OR_RETURN(c.precision, gpu::parse_precision(trim(v)));
        return Status::ok();
      },
-     [](const DaemonConfig& c) { return std::string(precision_name(c.precision)); }},
+     [](const DaemonConfig& c) { return std::string(gpu::precision_name(c.precision)); }},
     {"gpu", "pipeline_cache", "pipeline-cache", "auto|off|PATH",
      "persistent VkPipelineCache file; auto: $CACHE_DIRECTORY/pipeline-cache.bin",
      [](DaemonConfig& c, std::string_view v, ApplyContext& context) {

@@ -15,6 +15,7 @@
 
 #include "daemon/service/config_values.h"
 #include "gpu/log.h"
+#include "gpu/precision.h"
 #include "gpu/status.h"
 
 namespace recon::daemon {
@@ -38,7 +39,7 @@ struct ModelSource {
 struct DaemonConfig {
   // [gpu]
   std::string device;  // "" = best device; "all", a list "0,1", an index or a name substring (gpu::Context)
-  Precision precision = Precision::kFp32;
+  gpu::Precision precision = gpu::Precision::kF32;
   PipelineCacheMode pipeline_cache = PipelineCacheMode::kAuto;
   std::string pipeline_cache_path;  // only for kPath
   // [models]: loaded at start, in this order.

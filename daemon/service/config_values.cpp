@@ -197,26 +197,6 @@ std::string format_tcp_endpoint(const TcpEndpoint& endpoint) {
   return (v6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" + std::to_string(endpoint.port);
 }
 
-Result<Precision> parse_precision(std::string_view text) {
-  const std::string t = lower(trim(text));
-  if (t == "fp32") return Precision::kFp32;
-  if (t == "fp16") return Precision::kFp16;
-  if (t == "fp16-heads") return Precision::kFp16Heads;
-  return invalid_argument("expected fp32, fp16 or fp16-heads, got " + quoted(text));
-}
-
-const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kFp16:
-      return "fp16";
-    case Precision::kFp16Heads:
-      return "fp16-heads";
-  }
-  return "fp32";
-}
-
 Result<LogLevel> parse_log_level(std::string_view text) {
   const std::string t = lower(trim(text));
   if (t == "debug") return LogLevel::kDebug;

@@ -29,8 +29,6 @@ struct TcpEndpoint {
   std::string zmq_endpoint() const { return "tcp://" + host + ":" + std::to_string(port); }
 };
 
-enum class Precision { kFp32, kFp16, kFp16Heads };
-
 // The patch size every warm-up resolution must be a multiple of (ViT-L/16 encoder).
 inline constexpr uint32_t kResolutionMultiple = 16;
 inline constexpr uint32_t kMaxResolutionSide = 4096;
@@ -51,8 +49,6 @@ std::string format_resolution(Resolution resolution);
 // "HOST:PORT", "[IPv6]:PORT" or "*:PORT"; port 1..65535.
 Result<TcpEndpoint> parse_tcp_endpoint(std::string_view text);
 std::string format_tcp_endpoint(const TcpEndpoint& endpoint);  // "[::1]:7600" for IPv6 hosts
-Result<Precision> parse_precision(std::string_view text);      // fp32 | fp16 | fp16-heads
-const char* precision_name(Precision precision);
 Result<LogLevel> parse_log_level(std::string_view text);  // debug | info | warning | error
 const char* log_level_name(LogLevel level);
 // A model name: lower-case letters, digits, '_', '-', '.', starting with a letter or digit; ≤ 64.

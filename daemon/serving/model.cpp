@@ -19,16 +19,4 @@ const char* model_state_name(ModelState state) {
   return "unknown";
 }
 
-gpu::Precision gpu_precision(Precision precision) {
-  switch (precision) {
-    case Precision::kFp32:
-      return gpu::Precision::kF32;
-    case Precision::kFp16:
-      return gpu::Precision::kF16;
-    case Precision::kFp16Heads:
-      return gpu::Precision::kF16Heads;
-  }
-  return gpu::Precision::kF32;
-}
-
 }  // namespace recon::daemon

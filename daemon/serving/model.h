@@ -11,15 +11,12 @@
 
 #include "daemon/service/config_values.h"
 #include "daemon/serving/image_size.h"
-#include "gpu/models/mast3r/mast3r_weights.h"  // gpu::Precision
+#include "gpu/precision.h"
 
 namespace recon::daemon {
 
 enum class ModelState { kLoading, kWarming, kReady, kFailed, kUnloading };
 const char* model_state_name(ModelState state);
-
-// The engines' precision of a configured one (recond.conf, model.conf).
-gpu::Precision gpu_precision(Precision precision);
 
 // How a model's requests share engine calls (Triton's max_batch_size and dynamic_batching): one
 // call takes up to `max_rows` rows (MASt3R: pairs; onnx: the batch dimension of its inputs),

@@ -62,9 +62,9 @@ Result<ModelConf> read_model_conf(const fs::path& path) {
       RECON_RETURN_IF_ERROR(check_model_name(value).with_context(where + "backbone"));
       conf.backbone = value;
     } else if (key == "precision") {
-      auto precision = parse_precision(value);
+      auto precision = gpu::parse_precision(value);
       if (!precision.is_ok()) return precision.status().with_context(where + "precision");
-      conf.precision = gpu_precision(*precision);
+      conf.precision = *precision;
     } else if (key == "max_batch_size") {
       auto n = parse_uint(value, 0, 1u << 16);
       if (!n.is_ok()) return n.status().with_context(where + key);

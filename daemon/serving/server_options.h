@@ -14,7 +14,7 @@
 
 #include "daemon/ipc/shm_registry.h"
 #include "daemon/serving/model.h"
-#include "gpu/models/mast3r/mast3r_weights.h"
+#include "gpu/precision.h"
 
 namespace recon::daemon {
 

@@ -64,6 +64,10 @@ class OnnxWithRecond : public ::testing::Test {
         << "name: \"mlp_batched\"\nplatform: \"onnxruntime_onnx\"\nmax_batch_size: 8\n"
            "dynamic_batching { max_queue_delay_microseconds: 300000 }\n"
            "input [ { name: \"x\" data_type: TYPE_FP32 dims: [ 20 ] } ]\n";
+    // The same MLP with its fp32 GEMMs on tensor cores as two fp16 parts (model.conf's precision).
+    fs::create_directories(models_ / "mlp_split" / "1");
+    fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp_split" / "1" / "model.onnx");
+    std::ofstream(models_ / "mlp_split" / "model.conf") << "precision = fp32-split\n";
     // A config that names an input the model does not have.
     fs::create_directories(models_ / "mlp_misdeclared" / "1");
     fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp_misdeclared" / "1" / "model.onnx");
@@ -79,6 +83,7 @@ class OnnxWithRecond : public ::testing::Test {
     control.load_model({.name = "mlp"});
     control.load_model({.name = "head", .weights = "head.onnx"});
     control.load_model({.name = "mlp_batched"});
+    control.load_model({.name = "mlp_split"});
   }
   static void TearDownTestSuite() {
     if (recond_ != nullptr) {
@@ -109,6 +114,25 @@ TEST_F(OnnxWithRecond, InfersFromARegionAndInlineAsPyTorchDoes) {
   const ModelInput in_message[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x1), bytes_of(x1))};
   Result inline_result = client.infer("mlp", in_message).get();
   EXPECT_LE(max_error(inline_result, "y", npy(torch("mlp/expected_0.npy"))), 1e-5);
+}
+
+// fp32-split from model.conf: the model reports it and answers as PyTorch does (within the split's
+// accuracy on a device with tensor cores; the scalar path on one without).
+TEST_F(OnnxWithRecond, ServesAModelInThePrecisionItsModelConfNames) {
+  Client control = Client::connect_control(recond_->options());
+  bool listed = false;
+  for (const ModelStatus& m : control.status().models) {
+    if (m.name != "mlp_split") continue;
+    listed = true;
+    EXPECT_EQ(m.precision, Precision::kFp32Split);
+    EXPECT_EQ(std::string(precision_name(m.precision)), "fp32-split");
+  }
+  EXPECT_TRUE(listed);
+  Client client = Client::connect(recond_->options());
+  const io::NpyArray x = npy(torch("mlp/input_1.npy"));
+  const ModelInput in[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x), bytes_of(x))};
+  Result y = client.infer("mlp_split", in).get();
+  EXPECT_LE(max_error(y, "y", npy(torch("mlp/expected_1.npy"))), 1e-5);
 }
 
 TEST_F(OnnxWithRecond, ChainsAResultTensorIntoTheNextModelOnTheGpu) {

@@ -83,7 +83,7 @@ TEST(ConfigFile, ParsesEverySection) {
   auto config = parse(kFullConfig);
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   EXPECT_EQ(config->device, "NVIDIA H200");
-  EXPECT_EQ(config->precision, Precision::kFp16);
+  EXPECT_EQ(config->precision, gpu::Precision::kF16);
   EXPECT_EQ(config->pipeline_cache, PipelineCacheMode::kPath);
   EXPECT_EQ(config->pipeline_cache_path, "/var/cache/recon/pc.bin");
   ASSERT_EQ(config->models.size(), 2u);
@@ -138,7 +138,7 @@ TEST(ConfigFile, BadValueNamesLineAndKey) {
   EXPECT_EQ(error_of(parse("[limits]\n\nmax_clients = 0\n")),
             "/etc/recon/recond.conf:3: max_clients: expected a whole number from 1 to 4096, got '0'");
   EXPECT_EQ(error_of(parse("[gpu]\nprecision = bf16\n")),
-            "/etc/recon/recond.conf:2: precision: expected fp32, fp16 or fp16-heads, got 'bf16'");
+            "/etc/recon/recond.conf:2: precision: expected fp32, fp32-split, fp16 or fp16-heads, got 'bf16'");
   EXPECT_EQ(error_of(parse("[warmup]\nresolutions = 512x384, 500x300\n")),
             "/etc/recon/recond.conf:2: resolutions: width 500 of '500x300' is not a multiple of the 16-pixel "
             "patch size");
@@ -210,7 +210,7 @@ TEST(CommandLine, FlagsOverrideTheFile) {
   const DaemonConfig& c = line->config;
   EXPECT_EQ(c.max_queue, 8u);
   EXPECT_EQ(c.max_clients, 8u);  // from the file
-  EXPECT_EQ(c.precision, Precision::kFp32);
+  EXPECT_EQ(c.precision, gpu::Precision::kF32);
   EXPECT_FALSE(c.tcp.has_value());
   EXPECT_EQ(c.models,
             (std::vector<ModelSource>{
@@ -246,7 +246,7 @@ TEST(CommandLine, ErrorsNameTheFlag) {
   EXPECT_EQ(run({"--config", "/dev/null", "--model", "mast3r"}).status().message(),
             "--model: expected NAME=PATH, got 'mast3r'");
   EXPECT_EQ(run({"--config", "/dev/null", "--precision", "fp8"}).status().message(),
-            "--precision: expected fp32, fp16 or fp16-heads, got 'fp8'");
+            "--precision: expected fp32, fp32-split, fp16 or fp16-heads, got 'fp8'");
   EXPECT_EQ(run({"--config", "/dev/null", "--foreground=yes"}).status().message(), "--foreground takes no value");
   EXPECT_EQ(run({"stray"}).status().message(), "unexpected argument 'stray': recond takes only --options (see --help)");
   EXPECT_EQ(run({"--config", "/dev/null", "--manager-socket", "/run/recon/client.sock"}).status().message(),

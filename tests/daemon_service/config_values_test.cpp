@@ -87,12 +87,7 @@ TEST(ParseTcpEndpoint, AcceptsHostsAddressesAndWildcard) {
   EXPECT_FALSE(parse_tcp_endpoint(":7600").is_ok());
 }
 
-TEST(ParseEnums, PrecisionAndLogLevel) {
-  EXPECT_EQ(parse_precision("fp16").value(), Precision::kFp16);
-  EXPECT_EQ(parse_precision("FP32").value(), Precision::kFp32);
-  EXPECT_EQ(parse_precision("fp16-heads").value(), Precision::kFp16Heads);
-  EXPECT_EQ(std::string(precision_name(Precision::kFp16Heads)), "fp16-heads");
-  EXPECT_EQ(error_of(parse_precision("bf16")), "expected fp32, fp16 or fp16-heads, got 'bf16'");
+TEST(ParseEnums, LogLevel) {
   EXPECT_EQ(parse_log_level("warning").value(), LogLevel::kWarning);
   EXPECT_FALSE(parse_log_level("verbose").is_ok());
 }

@@ -22,7 +22,7 @@ ModelStatus model_from_wire(const wire::ModelStatus* m) {
   out.name = str(m->name());
   out.kind = str(m->kind());
   out.state = clamp_enum(m->state(), ModelState::kFailed, static_cast<uint8_t>(ModelState::kUnloading));
-  out.precision = clamp_enum(m->precision(), Precision::kDefault, static_cast<uint8_t>(Precision::kFp16Heads));
+  out.precision = clamp_enum(m->precision(), Precision::kDefault, static_cast<uint8_t>(Precision::kFp32Split));
   if (m->resolutions() != nullptr) {
     for (const wire::Resolution* r : *m->resolutions()) out.resolutions.push_back({r->height(), r->width()});
   }

@@ -54,6 +54,8 @@ const char* precision_name(Precision precision) {
       return "bf16";
     case Precision::kFp16Heads:
       return "fp16-heads";
+    case Precision::kFp32Split:
+      return "fp32-split";
   }
   return "?";
 }

@@ -184,8 +184,7 @@ Status compile_batch_sizes(onnx::Engine& engine, const BatchRule& rule) {
 }  // namespace
 
 Result<std::unique_ptr<ModelInstance>> OnnxInstance::load(const ModelSpec& spec, Device& device, ModelInfo& info) {
-  onnx::EngineOptions options;
-  options.float_dtype = info.precision == gpu::Precision::kF32 ? gpu::DType::kF32 : gpu::DType::kF16;
+  onnx::EngineOptions options = onnx::engine_options(info.precision);
   // A batched model keeps its batch sizes' graphs besides the default number for other shapes.
   if (spec.batching && spec.batching->max_rows > 1) {
     options.max_compiled_graphs += compiled_batch_sizes(*spec.batching).size();

@@ -96,25 +96,6 @@ Result<Tensor> upload_arranged(Runtime& rt, const std::vector<T>& values, const 
 
 }  // namespace
 
-const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::kF32:
-      return "fp32";
-    case Precision::kF16:
-      return "fp16";
-    case Precision::kF16Heads:
-      return "fp16-heads";
-  }
-  return "?";
-}
-
-Result<Precision> parse_precision(std::string_view name) {
-  if (name == "fp32" || name == "f32") return Precision::kF32;
-  if (name == "fp16" || name == "f16") return Precision::kF16;
-  if (name == "fp16-heads") return Precision::kF16Heads;
-  return invalid_argument("unknown precision \"" + std::string(name) + "\" (fp32, fp16 or fp16-heads)");
-}
-
 Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const std::string& path, Precision precision) {
   RECON_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(path));
   std::unique_ptr<Mast3rWeights> w(new Mast3rWeights());
@@ -156,7 +137,7 @@ Result<std::unique_ptr<Mast3rWeights>> Mast3rWeights::load(Runtime& rt, const st
       RECON_RETURN_IF_ERROR(read_f32(spec, *info, host));
       continue;
     }
-    const bool half = is_head(spec.name) ? precision == Precision::kF16Heads : precision != Precision::kF32;
+    const bool half = is_head(spec.name) ? precision == Precision::kF16Heads : !is_fp32(precision);
     const Shape shape(spec.shape.begin(), spec.shape.end());
     if (half) {
       f16.resize(info->numel());
@@ -224,7 +205,7 @@ LinearWeight Mast3rWeights::linear(std::string_view name) const {
 ops::GemmPath Mast3rWeights::gemm_path(std::string_view name) const {
   if (at(name).dtype() != DType::kF32) return ops::GemmPath::kAuto;
   // The fp32 heads of kF16 add nothing to its error that rounding each slice would take away.
-  return precision_ == Precision::kF32 ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAutoSplitF32Coarse;
+  return is_fp32(precision_) ? ops::GemmPath::kAutoSplitF32 : ops::GemmPath::kAutoSplitF32Coarse;
 }
 
 }  // namespace recon::gpu

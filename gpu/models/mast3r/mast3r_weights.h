@@ -14,23 +14,13 @@
 
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/linear.h"
+#include "gpu/precision.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 #include "gpu/tensor.h"
 #include "gpu/weights/mast3r_config.h"
 
 namespace recon::gpu {
-
-// kF32: everything fp32; the GEMMs and convolutions on tensor cores as two fp16 parts per operand
-// where the device has them (ops::GemmPath::kAutoSplitF32: 2.2e-5 from a float64 forward at full
-// size, where PyTorch's fp32 is 1.4e-5 and recon's scalar path 1.5e-5), else on the scalar path.
-// kF16: encoder and decoder in fp16 storage (fp32 accumulation), heads in fp32 storage as the
-// official inference runs them, their GEMMs split the same way but summed by the tensor cores alone
-// (kAutoSplitF32Coarse: ~1e-4, far below the fp16 trunk's error). kF16Heads: the heads in fp16
-// storage too (not what the official code does; faster; its error is measured in docs/MAST3R.md).
-enum class Precision { kF32, kF16, kF16Heads };
-const char* precision_name(Precision p);
-Result<Precision> parse_precision(std::string_view name);
 
 // A linear layer's weight as uploaded, with the layout and GEMM path to pass to ops::linear.
 struct LinearWeight {
@@ -54,7 +44,7 @@ class Mast3rWeights {
 
   const Mast3rConfig& config() const { return config_; }
   Precision precision() const { return precision_; }
-  DType trunk_dtype() const { return precision_ == Precision::kF32 ? DType::kF32 : DType::kF16; }
+  DType trunk_dtype() const { return is_fp32(precision_) ? DType::kF32 : DType::kF16; }
   DType head_dtype() const { return precision_ == Precision::kF16Heads ? DType::kF16 : DType::kF32; }
   // The tensor of a catalog name (canonical spelling). Asking for a name that is not loaded is a
   // programming error and aborts. Linear and convolution weights may be stored in another layout:

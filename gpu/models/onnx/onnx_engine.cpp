@@ -9,6 +9,14 @@
 #include "gpu/models/onnx/onnx_value.h"
 
 namespace recon::gpu::onnx {
+
+EngineOptions engine_options(Precision precision) {
+  EngineOptions options;
+  options.float_dtype = is_fp32(precision) ? DType::kF32 : DType::kF16;
+  options.fp32_split = precision == Precision::kF32Split;
+  return options;
+}
+
 namespace {
 
 // Whether every dim of every runtime input is fixed, so the graph can be compiled at load.

@@ -15,6 +15,7 @@
 #include "gpu/models/onnx/onnx_compiler.h"
 #include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_model.h"
+#include "gpu/precision.h"
 #include "gpu/runtime.h"
 #include "gpu/status.h"
 
@@ -22,9 +23,10 @@ namespace recon::gpu::onnx {
 
 struct EngineOptions {
   DType float_dtype = DType::kF32;  // kF16: fp16 storage, fp32 arithmetic
-  // fp32 GEMMs and convolutions on tensor cores, each operand as two fp16 parts (~1e-4 relative
-  // where the scalar path gives ~1e-6; ops::GemmPath::kAutoSplitF32). Nothing changes in fp16 or
-  // on a device without tensor cores.
+  // fp32 GEMMs and convolutions on tensor cores, each operand as two fp16 parts
+  // (ops::GemmPath::kAutoSplitF32: ResNet-50's logits 6.5e-7 from PyTorch's fp32, the scalar path's
+  // 1.8e-6; operands beyond ±65504 give NaN). Nothing changes in fp16 or on a device without
+  // tensor cores.
   bool fp32_split = false;
   // Compiled graphs kept (one per set of input shapes, each holding its activations), the least
   // recently used dropped beyond: a client sending ever new shapes must not grow the process
@@ -32,6 +34,10 @@ struct EngineOptions {
   // compiles at load.
   size_t max_compiled_graphs = 8;
 };
+
+// The options of a precision (gpu/precision.h): fp32, fp32-split, and fp16 for both fp16 and
+// fp16-heads (an ONNX graph has no heads).
+EngineOptions engine_options(Precision precision);
 
 // One input of run_on_device: its ONNX type and shape, and its values either on the host
 // (`host.bytes`) or in a tensor already on this engine's device (`device`: a result of an earlier

@@ -21,9 +21,11 @@ RECON_CLIENT_API size_t dtype_size(DType dtype);
 RECON_CLIENT_API const char* dtype_name(DType dtype);
 
 // Same numbers as recon.wire.Precision. kDefault: the model's configured precision.
-// kFp16 keeps the model's heads in fp32; kFp16Heads runs them in fp16 too.
-enum class Precision : uint8_t { kDefault = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3, kFp16Heads = 4 };
-// "default", "fp32", "fp16", "bf16", "fp16-heads"
+// kFp16 keeps the model's heads in fp32; kFp16Heads runs them in fp16 too. kFp32Split: fp32 with the
+// GEMMs and convolutions on tensor cores as two fp16 parts per operand (an ONNX model's opt-in;
+// MASt3R's kFp32 already runs this way).
+enum class Precision : uint8_t { kDefault = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3, kFp16Heads = 4, kFp32Split = 5 };
+// "default", "fp32", "fp16", "bf16", "fp16-heads", "fp32-split"
 RECON_CLIENT_API const char* precision_name(Precision precision);
 
 // A model input size in pixels.
