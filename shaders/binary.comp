@@ -1,17 +1,25 @@
 #version 450
-// out = a ∘ b with NumPy broadcasting, ∘ ∈ {+, −, ×, ÷, max, min, pow} chosen by OP (ops::BinaryOp order).
+// out = a ∘ b with NumPy broadcasting, ∘ chosen by OP (ops::BinaryOp order): arithmetic (+, −, ×,
+// ÷, max, min, pow, prelu), comparisons (=, <, >, ≤, ≥) and logic (and, or, xor).
 // The host merges axes first; a broadcast axis has stride 0. SAME_SHAPE = 1 is the fast path for
 // operands of one shape (no index arithmetic).
 // INT_OPERANDS = 1: i32 operands and integer arithmetic (+, −, ×, ÷ truncating toward zero, max,
-// min; the host refuses the others), wrapping on overflow; a division by zero gives 0.
+// min), wrapping on overflow, a division by zero giving 0; comparisons and logic give 0 or 1 (logic
+// counts any non-zero word as true). The host refuses pow and prelu.
+// BOOL_OUT = 1: float operands (fp32 arithmetic) compared into i32 0 or 1; a NaN operand makes every
+// comparison false (Equal too), as in IEEE 754 and NumPy.
 #include "common.glsl"
 layout(constant_id = 0) const uint OP = 0;
 #include "binary_apply.glsl"
 #ifndef INT_OPERANDS
 #define INT_OPERANDS 0
 #endif
+#ifndef BOOL_OUT
+#define BOOL_OUT 0
+#endif
 #if INT_OPERANDS
 #define VALUE_T int
+#define OUT_T int
 int binary_apply_int(int x, int y) {
   switch (OP) {
     case 0: return x + y;
@@ -19,17 +27,42 @@ int binary_apply_int(int x, int y) {
     case 2: return x * y;
     case 3: return y == 0 ? 0 : x / y;
     case 4: return max(x, y);
-    default: return min(x, y);  // 5
+    case 5: return min(x, y);
+    case 8: return int(x == y);
+    case 9: return int(x < y);
+    case 10: return int(x > y);
+    case 11: return int(x <= y);
+    case 12: return int(x >= y);
+    case 13: return int(x != 0 && y != 0);
+    case 14: return int(x != 0 || y != 0);
+    default: return int((x != 0) != (y != 0));  // 15: xor
+  }
+}
+#elif BOOL_OUT
+#define VALUE_T STORE_T
+#define OUT_T int
+// NaN is tested on the bits: without SignedZeroInfNanPreserve a driver may assume float
+// comparisons never see one.
+bool binary_is_nan(float v) { return (floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u; }
+bool binary_compare(float x, float y) {
+  if (binary_is_nan(x) || binary_is_nan(y)) return false;
+  switch (OP) {
+    case 8: return x == y;
+    case 9: return x < y;
+    case 10: return x > y;
+    case 11: return x <= y;
+    default: return x >= y;  // 12
   }
 }
 #else
 #define VALUE_T STORE_T
+#define OUT_T STORE_T
 #endif
 layout(constant_id = 1) const uint SAME_SHAPE = 0;
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { VALUE_T a[]; };
 layout(binding = 1) readonly buffer B { VALUE_T b[]; };
-layout(binding = 2) writeonly buffer Out { VALUE_T out_data[]; };
+layout(binding = 2) writeonly buffer Out { OUT_T out_data[]; };
 // Mirrored by BinaryPush in gpu/ops/elementwise.cpp. base_* are element offsets into the bound
 // windows (work split over operands larger than one binding).
 layout(push_constant) uniform Push {
@@ -58,6 +91,8 @@ void main() {
   }
 #if INT_OPERANDS
   out_data[p.base_out + i] = binary_apply_int(a[ia], b[ib]);
+#elif BOOL_OUT
+  out_data[p.base_out + i] = binary_compare(float(a[ia]), float(b[ib])) ? 1 : 0;
 #else
   out_data[p.base_out + i] = STORE_T(binary_apply(float(a[ia]), float(b[ib])));
 #endif

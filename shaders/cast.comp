@@ -1,22 +1,65 @@
 #version 450
-// Elementwise dtype conversion between fp32 and fp16 storage (round to nearest even).
+// Elementwise dtype conversion between f32, f16 and i32 storage (gpu/ops/cast.h): to a float rounds
+// to nearest even; a float to an integer truncates toward zero. TRUTH (i32 destinations only): 1
+// writes 1 where the source is non-zero and 0 elsewhere, NaN counting as non-zero (NumPy's bool());
+// 2 the opposite (logical not).
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#ifndef SRC_F16
+#define SRC_F16 0
+#endif
+#ifndef SRC_I32
+#define SRC_I32 0
+#endif
+#ifndef DST_F16
+#define DST_F16 0
+#endif
+#ifndef DST_I32
+#define DST_I32 0
+#endif
+layout(constant_id = 0) const uint TRUTH = 0;
 layout(local_size_x = 256) in;
 #if SRC_F16
 #define SRC_T float16_t
+#elif SRC_I32
+#define SRC_T int
 #else
 #define SRC_T float
 #endif
 #if DST_F16
 #define DST_T float16_t
+#elif DST_I32
+#define DST_T int
 #else
 #define DST_T float
 #endif
 layout(binding = 0) readonly buffer Src { SRC_T src[]; };
 layout(binding = 1) writeonly buffer Dst { DST_T dst[]; };
 layout(push_constant) uniform Push { uint n; } p;
+
+// Zero tested on the bits (±0), so that a NaN is non-zero whatever the driver assumes of NaNs.
+bool source_nonzero(SRC_T v) {
+#if SRC_I32
+  return v != 0;
+#else
+  return (floatBitsToUint(float(v)) & 0x7fffffffu) != 0u;
+#endif
+}
+
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u;
-  if (i < p.n) dst[i] = DST_T(float(src[i]));
+  if (i >= p.n) return;
+#if DST_I32
+  if (TRUTH != 0u) {
+    dst[i] = source_nonzero(src[i]) == (TRUTH == 1u) ? 1 : 0;
+    return;
+  }
+#endif
+#if DST_I32 && SRC_I32
+  dst[i] = src[i];
+#elif DST_I32
+  dst[i] = int(float(src[i]));
+#else
+  dst[i] = DST_T(float(src[i]));
+#endif
 }

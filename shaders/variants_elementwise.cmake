@@ -15,5 +15,12 @@ foreach(dt f32 f16)
   recon_shader(topk_${dt} topk.comp DEFINES DTYPE_F16=${f16})
   recon_shader(one_hot_${dt} one_hot.comp DEFINES DTYPE_F16=${f16})
 endforeach()
-# Integer arithmetic of i32 tensors (ONNX's integer Add, Sub, Mul, Div, Max, Min on the device).
+# Integer arithmetic, comparisons and logic of i32 tensors (ONNX integers and bools on the device).
 recon_shader(binary_i32 binary.comp DEFINES DTYPE_F16=0 INT_OPERANDS=1)
+# Comparisons of float operands into i32 0/1 (ONNX's bool on the device); integer comparisons and
+# logic take binary_i32.
+recon_shader(binary_cmp_f32 binary.comp DEFINES DTYPE_F16=0 BOOL_OUT=1)
+recon_shader(binary_cmp_f16 binary.comp DEFINES DTYPE_F16=1 BOOL_OUT=1)
+# Where (a select of three broadcast operands): f32/i32 words and f16.
+recon_shader(where_b32 where.comp DEFINES ELEM_BITS=32)
+recon_shader(where_b16 where.comp DEFINES ELEM_BITS=16)

@@ -1,5 +1,9 @@
-// Converts between fp32 and fp16 storage (round to nearest even); same dtype is a plain copy.
+// Converts between f32, f16 and i32 storage: to a float rounds to nearest even, a float to i32
+// truncates toward zero (beyond i32's range the result is undefined, as in ONNX); the same dtype is a
+// plain copy. cast_to_bool writes booleans, i32 0 or 1 (ONNX's bool on the device).
 // Operands over max_binding_bytes() (layout.h) are converted in flat chunks, one dispatch each.
+//
+// Tolerance (tests/gpu/ops/cast_test.cpp): exact, bit for bit against the CPU's conversions.
 #pragma once
 
 #include "gpu/graph.h"
@@ -7,5 +11,9 @@
 namespace recon::gpu::ops {
 
 Status cast(Graph& g, const Arg& in, const Arg& out);
+
+// out (i32) = 1 where in (f32, f16 or i32) is non-zero, else 0; a NaN counts as non-zero, as in
+// NumPy's bool(). `invert` swaps 0 and 1 (a logical not).
+Status cast_to_bool(Graph& g, const Arg& in, const Arg& out, bool invert = false);
 
 }  // namespace recon::gpu::ops

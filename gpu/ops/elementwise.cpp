@@ -1,6 +1,8 @@
 #include "gpu/ops/elementwise.h"
 
 #include <algorithm>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,15 @@ struct BinaryWordsPush {
 };
 static_assert(sizeof(BinaryWordsPush) == 16, "mirrors Push in shaders/binary_words.comp");
 
+struct WherePush {
+  uint32_t n, rank, base_c, base_x, base_y, base_out;
+  uint32_t shape[6];
+  uint32_t stride_c[6];
+  uint32_t stride_x[6];
+  uint32_t stride_y[6];
+};
+static_assert(sizeof(WherePush) == 120, "mirrors Push in shaders/where.comp");
+
 const char* op_name(BinaryOp op) {
   switch (op) {
     case BinaryOp::kAdd:
@@ -44,8 +55,31 @@ const char* op_name(BinaryOp op) {
       return "pow";
     case BinaryOp::kPRelu:
       return "prelu";
+    case BinaryOp::kEqual:
+      return "equal";
+    case BinaryOp::kLess:
+      return "less";
+    case BinaryOp::kGreater:
+      return "greater";
+    case BinaryOp::kLessOrEqual:
+      return "less_or_equal";
+    case BinaryOp::kGreaterOrEqual:
+      return "greater_or_equal";
+    case BinaryOp::kAnd:
+      return "and";
+    case BinaryOp::kOr:
+      return "or";
+    case BinaryOp::kXor:
+      return "xor";
   }
   return "?";
+}
+
+bool is_comparison_op(BinaryOp op) {
+  return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterOrEqual;
+}
+bool is_logic_op(BinaryOp op) {
+  return op >= BinaryOp::kAnd && op <= BinaryOp::kXor;
 }
 
 // Strides of `shape` (left-padded to out's rank) with 0 on broadcast axes.
@@ -65,45 +99,174 @@ Shape left_pad(const Shape& s, size_t rank) {
   return p;
 }
 
-// One dispatch over windows that fit one binding each; pa/pb/po are the shapes of the covered part.
-Status emit(Graph& g, BinaryOp op, const char* shader, const Window& a, const Shape& pa, const Window& b,
-            const Shape& pb, const Window& out, const Shape& po) {
-  const std::vector<int64_t> sa_in = broadcast_strides(pa, po), sb_in = broadcast_strides(pb, po);
+// One part of out that fits one binding, and each operand's window and shape (padded to out's rank)
+// over it.
+struct BroadcastChunk {
+  std::vector<Window> in;
+  std::vector<Shape> in_shape;
+  Window out;
+  Shape out_shape;
+};
+
+// out's axes with size-1 axes dropped and neighbours merged where they are contiguous in every
+// operand; each operand's strides over them (0 where it broadcasts). `same`: one flat axis that
+// every operand walks with stride 1.
+struct MergedAxes {
   Shape shape;
-  std::vector<int64_t> sa, sb;
+  std::vector<std::vector<int64_t>> strides;
+  bool same = false;
+};
+
+Result<MergedAxes> merge_broadcast_axes(const BroadcastChunk& c, const std::string& name) {
+  std::vector<std::vector<int64_t>> in_strides;
+  for (const Shape& s : c.in_shape) in_strides.push_back(broadcast_strides(s, c.out_shape));
+  MergedAxes m;
+  m.strides.resize(c.in_shape.size());
+  const Shape& po = c.out_shape;
   for (size_t d = 0; d < po.size(); ++d) {
     if (po[d] == 1) continue;
-    if (!shape.empty() && sa.back() == sa_in[d] * po[d] && sb.back() == sb_in[d] * po[d]) {
-      shape.back() *= po[d];
-      sa.back() = sa_in[d];
-      sb.back() = sb_in[d];
+    bool contiguous = !m.shape.empty();
+    for (size_t k = 0; contiguous && k < in_strides.size(); ++k) {
+      contiguous = m.strides[k].back() == in_strides[k][d] * po[d];
+    }
+    if (contiguous) {
+      m.shape.back() *= po[d];
+      for (size_t k = 0; k < in_strides.size(); ++k) m.strides[k].back() = in_strides[k][d];
     } else {
-      shape.push_back(po[d]);
-      sa.push_back(sa_in[d]);
-      sb.push_back(sb_in[d]);
+      m.shape.push_back(po[d]);
+      for (size_t k = 0; k < in_strides.size(); ++k) m.strides[k].push_back(in_strides[k][d]);
     }
   }
-  if (shape.size() > static_cast<size_t>(kMaxRank)) {
-    return invalid_argument(std::string("binary ") + op_name(op) + ": " + std::to_string(shape.size()) +
+  if (m.shape.size() > static_cast<size_t>(kMaxRank)) {
+    return invalid_argument(name + ": " + std::to_string(m.shape.size()) +
                             " independent axes after merging; at most 6 are supported");
   }
-  const int64_t n = shape_numel(po);
-  if (n + out.base > int64_t{0xffffffff}) return invalid_argument("binary: more than 2^32 elements in one dispatch");
-  BinaryPush push{};
-  push.n = static_cast<uint32_t>(n);
-  push.base_a = a.base;
-  push.base_b = b.base;
-  push.base_out = out.base;
-  push.rank = static_cast<uint32_t>(shape.size());
-  const bool same = shape.size() <= 1 && (shape.empty() || (sa[0] == 1 && sb[0] == 1));
-  for (size_t d = 0; d < shape.size(); ++d) {
-    push.shape[d] = static_cast<uint32_t>(shape[d]);
-    push.stride_a[d] = static_cast<uint32_t>(sa[d]);
-    push.stride_b[d] = static_cast<uint32_t>(sb[d]);
+  if (shape_numel(po) + c.out.base > int64_t{0xffffffff}) {
+    return invalid_argument(name + ": more than 2^32 elements in one dispatch");
   }
-  const uint32_t spec[] = {static_cast<uint32_t>(op), same ? 1u : 0u};
-  return g.dispatch(shader, spec, {{a.arg, Access::kRead}, {b.arg, Access::kRead}, {out.arg, Access::kWrite}}, push,
-                    Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
+  m.same = m.shape.empty() || m.shape.size() == 1;
+  for (size_t k = 0; m.same && !m.shape.empty() && k < m.strides.size(); ++k) m.same = m.strides[k][0] == 1;
+  return m;
+}
+
+// Calls `emit` for parts of out whose windows each fit one binding. Operands of out's shape are
+// split as flat ranges; otherwise out's leading size-1 axes are dropped and the parts split its new
+// leading axis, an operand broadcast along that axis bound whole in every part.
+Status for_each_broadcast_chunk(std::span<const Arg> in, const Arg& out,
+                                const std::function<Status(const BroadcastChunk&)>& emit) {
+  const uint64_t out_es = dtype_size(out.dtype());
+  bool flat = true;
+  for (const Arg& a : in) flat = flat && a.shape() == out.shape();
+  if (flat) {
+    const int64_t n = out.numel();
+    std::vector<uint64_t> row_bytes{out_es};
+    for (const Arg& a : in) row_bytes.push_back(dtype_size(a.dtype()));
+    RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window(row_bytes, n));
+    for (int64_t e0 = 0; e0 < n; e0 += c) {
+      const int64_t e1 = std::min(n, e0 + c);
+      std::vector<Window> windows;
+      for (const Arg& a : in) {
+        RECON_ASSIGN_OR_RETURN(Window w, window(a, e0, e1));
+        windows.push_back(w);
+      }
+      RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
+      RECON_RETURN_IF_ERROR(
+          emit(BroadcastChunk{std::move(windows), std::vector<Shape>(in.size(), Shape{e1 - e0}), wo, {e1 - e0}}));
+    }
+    return Status::ok();
+  }
+  Shape po = out.shape();
+  std::vector<Shape> padded;
+  for (const Arg& a : in) padded.push_back(left_pad(a.shape(), po.size()));
+  while (po.size() > 1 && po[0] == 1) {
+    po.erase(po.begin());
+    for (Shape& p : padded) p.erase(p.begin());
+  }
+  const int64_t rows = po.empty() ? 1 : po[0];
+  std::vector<int64_t> in_row;  // elements per row of a split operand; 0: bound whole
+  std::vector<uint64_t> row_bytes{static_cast<uint64_t>(out.numel() / rows) * out_es};
+  for (size_t k = 0; k < in.size(); ++k) {
+    const bool split = !po.empty() && padded[k][0] == rows && rows > 1;
+    in_row.push_back(split ? in[k].numel() / rows : 0);
+    row_bytes.push_back(static_cast<uint64_t>(in_row.back()) * dtype_size(in[k].dtype()));
+  }
+  const int64_t out_row = out.numel() / rows;
+  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window(row_bytes, rows));
+  for (int64_t r0 = 0; r0 < rows; r0 += c) {
+    const int64_t r1 = std::min(rows, r0 + c);
+    std::vector<Window> windows;
+    std::vector<Shape> shapes;
+    for (size_t k = 0; k < in.size(); ++k) {
+      RECON_ASSIGN_OR_RETURN(
+          Window w, in_row[k] > 0 ? window(in[k], r0 * in_row[k], r1 * in_row[k]) : window(in[k], 0, in[k].numel()));
+      windows.push_back(w);
+      shapes.push_back(padded[k]);
+      if (in_row[k] > 0) shapes.back()[0] = r1 - r0;
+    }
+    RECON_ASSIGN_OR_RETURN(Window wo, window(out, r0 * out_row, r1 * out_row));
+    Shape so = po;
+    if (!so.empty()) so[0] = r1 - r0;
+    RECON_RETURN_IF_ERROR(emit(BroadcastChunk{std::move(windows), std::move(shapes), wo, std::move(so)}));
+  }
+  return Status::ok();
+}
+
+// One binary.comp dispatch over a chunk.
+Status emit_binary(Graph& g, BinaryOp op, const char* shader, const BroadcastChunk& c, const std::string& name) {
+  RECON_ASSIGN_OR_RETURN(MergedAxes m, merge_broadcast_axes(c, name));
+  BinaryPush push{};
+  push.n = static_cast<uint32_t>(shape_numel(c.out_shape));
+  push.base_a = c.in[0].base;
+  push.base_b = c.in[1].base;
+  push.base_out = c.out.base;
+  push.rank = static_cast<uint32_t>(m.shape.size());
+  for (size_t d = 0; d < m.shape.size(); ++d) {
+    push.shape[d] = static_cast<uint32_t>(m.shape[d]);
+    push.stride_a[d] = static_cast<uint32_t>(m.strides[0][d]);
+    push.stride_b[d] = static_cast<uint32_t>(m.strides[1][d]);
+  }
+  const uint32_t spec[] = {static_cast<uint32_t>(op), m.same ? 1u : 0u};
+  return g.dispatch(shader, spec,
+                    {{c.in[0].arg, Access::kRead}, {c.in[1].arg, Access::kRead}, {c.out.arg, Access::kWrite}}, push,
+                    Graph::grid_1d((static_cast<uint64_t>(push.n) + kGroup - 1) / kGroup));
+}
+
+// The binary.comp variant for `op` on operands of `a`'s dtype, or an error naming what is refused.
+Result<const char*> binary_shader(BinaryOp op, const Arg& a, const Arg& b, const Arg& out, const std::string& name) {
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kXor)) return invalid_argument("binary: unknown op");
+  const DType want_out = is_comparison_op(op) ? DType::kI32 : a.dtype();
+  if (a.dtype() != b.dtype() || out.dtype() != want_out) {
+    return invalid_argument(name + ": dtypes " + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
+                            dtype_name(out.dtype()) +
+                            (is_comparison_op(op) ? " (operands of one dtype, out i32)" : ""));
+  }
+  if (a.dtype() == DType::kI32) {
+    if (op == BinaryOp::kPow || op == BinaryOp::kPRelu) {
+      return invalid_argument(name + ": not an integer op (add, sub, mul, div, max, min, comparisons, logic)");
+    }
+    return "binary_i32";
+  }
+  if (is_logic_op(op)) return invalid_argument(name + ": logic takes i32 booleans, not " + dtype_name(a.dtype()));
+  if (a.dtype() == DType::kF32) return is_comparison_op(op) ? "binary_cmp_f32" : "binary_f32";
+  if (a.dtype() == DType::kF16) return is_comparison_op(op) ? "binary_cmp_f16" : "binary_f16";
+  return invalid_argument(name + ": dtype " + dtype_name(a.dtype()) + " (f32, f16 or i32)");
+}
+
+// Checks that `in` broadcast together make out's shape.
+Status check_broadcast(std::span<const Arg> in, const Arg& out, const std::string& name) {
+  Shape shape = in[0].shape();
+  std::string shapes = shape_string(shape);
+  for (size_t k = 1; k < in.size(); ++k) {
+    Result<Shape> s = broadcast_shape(shape, in[k].shape());
+    if (!s.is_ok()) return s.status().with_context(name);
+    shape = *s;
+    shapes += " and " + shape_string(in[k].shape());
+  }
+  if (shape != out.shape()) {
+    return invalid_argument(name + ": " + shapes + " broadcast to " + shape_string(shape) + ", out is " +
+                            shape_string(out.shape()));
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -124,82 +287,61 @@ Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
 
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out) {
   const std::string name = std::string("binary ") + op_name(op);
-  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kPRelu)) {
-    return invalid_argument("binary: unknown op");
-  }
-  if (a.dtype() != b.dtype() || a.dtype() != out.dtype()) {
-    return invalid_argument(name + ": dtypes differ (" + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
-                            dtype_name(out.dtype()) + ")");
-  }
-  const bool ints = a.dtype() == DType::kI32;
-  const char* shader = a.dtype() == DType::kF32   ? "binary_f32"
-                       : a.dtype() == DType::kF16 ? "binary_f16"
-                       : ints                     ? "binary_i32"
-                                                  : nullptr;
-  if (shader == nullptr) return invalid_argument(name + ": dtype " + dtype_name(a.dtype()) + " (f32, f16 or i32)");
-  if (ints && static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kMin)) {
-    return invalid_argument(name + ": not an integer op (add, sub, mul, div, max, min)");
-  }
-  Result<Shape> bs = broadcast_shape(a.shape(), b.shape());
-  if (!bs.is_ok()) return bs.status().with_context(name);
-  if (*bs != out.shape()) {
-    return invalid_argument(name + ": " + shape_string(a.shape()) + " and " + shape_string(b.shape()) +
-                            " broadcast to " + shape_string(*bs) + ", out is " + shape_string(out.shape()));
-  }
+  RECON_ASSIGN_OR_RETURN(const char* shader, binary_shader(op, a, b, out, name));
+  const Arg operands[] = {a, b};
+  RECON_RETURN_IF_ERROR(check_broadcast(operands, out, name));
   if (out.numel() == 0) return Status::ok();
-  const uint64_t es = dtype_size(out.dtype());
-
-  // Equal shapes: flat ranges, in 16-byte words where each range is whole words.
-  if (a.shape() == b.shape()) {
-    const int64_t n = out.numel();
-    RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({es}, n));
-    for (int64_t e0 = 0; e0 < n; e0 += c) {
-      const int64_t e1 = std::min(n, e0 + c);
-      RECON_ASSIGN_OR_RETURN(Window wa, window(a, e0, e1));
-      RECON_ASSIGN_OR_RETURN(Window wb, window(b, e0, e1));
-      RECON_ASSIGN_OR_RETURN(Window wo, window(out, e0, e1));
-      const uint32_t vw = elements_per_word(out.dtype());
-      if (!ints && (e1 - e0) % vw == 0 && wa.base % vw == 0 && wb.base % vw == 0 && wo.base % vw == 0) {
-        const BinaryWordsPush push{static_cast<uint32_t>((e1 - e0) / vw), wa.base / vw, wb.base / vw, wo.base / vw};
-        const uint32_t spec[] = {static_cast<uint32_t>(op)};
-        RECON_RETURN_IF_ERROR(g.dispatch(a.dtype() == DType::kF32 ? "binary_words_f32" : "binary_words_f16", spec,
-                                         {{wa.arg, Access::kRead}, {wb.arg, Access::kRead}, {wo.arg, Access::kWrite}},
-                                         push, {grid_stride_groups(push.words), 1, 1}));
-        continue;
-      }
-      const Shape s{e1 - e0};
-      RECON_RETURN_IF_ERROR(emit(g, op, shader, wa, s, wb, s, wo, s));
+  // Float arithmetic over operands of out's shape goes in 16-byte words where a chunk is whole words.
+  const bool words = op <= BinaryOp::kPRelu && a.dtype() != DType::kI32;
+  const uint32_t vw = elements_per_word(out.dtype());
+  return for_each_broadcast_chunk(operands, out, [&](const BroadcastChunk& c) -> Status {
+    const int64_t n = shape_numel(c.out_shape);
+    const bool flat = c.in_shape[0] == c.out_shape && c.in_shape[1] == c.out_shape;
+    if (words && flat && n % vw == 0 && c.in[0].base % vw == 0 && c.in[1].base % vw == 0 && c.out.base % vw == 0) {
+      const BinaryWordsPush push{static_cast<uint32_t>(n / vw), c.in[0].base / vw, c.in[1].base / vw, c.out.base / vw};
+      const uint32_t spec[] = {static_cast<uint32_t>(op)};
+      return g.dispatch(a.dtype() == DType::kF32 ? "binary_words_f32" : "binary_words_f16", spec,
+                        {{c.in[0].arg, Access::kRead}, {c.in[1].arg, Access::kRead}, {c.out.arg, Access::kWrite}}, push,
+                        {grid_stride_groups(push.words), 1, 1});
     }
-    return Status::ok();
-  }
+    return emit_binary(g, op, shader, c, name);
+  });
+}
 
-  // Broadcasting: drop out's leading size-1 axes, then split along the new leading axis. An
-  // operand that is broadcast along it is bound whole in every chunk.
-  Shape po = out.shape();
-  Shape pa = left_pad(a.shape(), po.size()), pb = left_pad(b.shape(), po.size());
-  while (po.size() > 1 && po[0] == 1) {
-    po.erase(po.begin());
-    pa.erase(pa.begin());
-    pb.erase(pb.begin());
+Status where(Graph& g, const Arg& cond, const Arg& x, const Arg& y, const Arg& out) {
+  const std::string name = "where";
+  if (cond.dtype() != DType::kI32 || x.dtype() != y.dtype() || x.dtype() != out.dtype() || x.dtype() == DType::kU8) {
+    return invalid_argument(name + ": dtypes " + dtype_name(cond.dtype()) + ", " + dtype_name(x.dtype()) + ", " +
+                            dtype_name(y.dtype()) + " -> " + dtype_name(out.dtype()) +
+                            " (cond i32; x, y and out of one dtype: f32, f16 or i32)");
   }
-  const int64_t rows = po.empty() ? 1 : po[0];
-  const bool split_a = !po.empty() && pa[0] == rows && rows > 1;
-  const bool split_b = !po.empty() && pb[0] == rows && rows > 1;
-  const int64_t out_row = out.numel() / rows;
-  const int64_t a_row = split_a ? a.numel() / rows : 0, b_row = split_b ? b.numel() / rows : 0;
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({out_row * es, a_row * es, b_row * es}, rows));
-  for (int64_t r0 = 0; r0 < rows; r0 += c) {
-    const int64_t r1 = std::min(rows, r0 + c);
-    Shape ca = pa, cb = pb, co = po;
-    if (!co.empty()) co[0] = r1 - r0;
-    if (split_a) ca[0] = r1 - r0;
-    if (split_b) cb[0] = r1 - r0;
-    RECON_ASSIGN_OR_RETURN(Window wa, split_a ? window(a, r0 * a_row, r1 * a_row) : window(a, 0, a.numel()));
-    RECON_ASSIGN_OR_RETURN(Window wb, split_b ? window(b, r0 * b_row, r1 * b_row) : window(b, 0, b.numel()));
-    RECON_ASSIGN_OR_RETURN(Window wo, window(out, r0 * out_row, r1 * out_row));
-    RECON_RETURN_IF_ERROR(emit(g, op, shader, wa, ca, wb, cb, wo, co));
-  }
-  return Status::ok();
+  const Arg operands[] = {cond, x, y};
+  RECON_RETURN_IF_ERROR(check_broadcast(operands, out, name));
+  if (out.numel() == 0) return Status::ok();
+  const char* shader = dtype_size(out.dtype()) == 4 ? "where_b32" : "where_b16";
+  return for_each_broadcast_chunk(operands, out, [&](const BroadcastChunk& c) -> Status {
+    RECON_ASSIGN_OR_RETURN(MergedAxes m, merge_broadcast_axes(c, name));
+    WherePush push{};
+    push.n = static_cast<uint32_t>(shape_numel(c.out_shape));
+    push.rank = static_cast<uint32_t>(m.shape.size());
+    push.base_c = c.in[0].base;
+    push.base_x = c.in[1].base;
+    push.base_y = c.in[2].base;
+    push.base_out = c.out.base;
+    for (size_t d = 0; d < m.shape.size(); ++d) {
+      push.shape[d] = static_cast<uint32_t>(m.shape[d]);
+      push.stride_c[d] = static_cast<uint32_t>(m.strides[0][d]);
+      push.stride_x[d] = static_cast<uint32_t>(m.strides[1][d]);
+      push.stride_y[d] = static_cast<uint32_t>(m.strides[2][d]);
+    }
+    const uint32_t spec[] = {m.same ? 1u : 0u};
+    return g.dispatch(shader, spec,
+                      {{c.in[0].arg, Access::kRead},
+                       {c.in[1].arg, Access::kRead},
+                       {c.in[2].arg, Access::kRead},
+                       {c.out.arg, Access::kWrite}},
+                      push, Graph::grid_1d((static_cast<uint64_t>(push.n) + kGroup - 1) / kGroup));
+  });
 }
 
 }  // namespace recon::gpu::ops

@@ -1,5 +1,6 @@
-// ops::cast (f32 ↔ f16) bit for bit against the CPU conversion (round to nearest even), whole and
-// split into chunks beyond one binding (with a lowered limit), and misuse.
+// ops::cast (f32, f16 and i32 each way) and ops::cast_to_bool bit for bit against the CPU's
+// conversions (round to nearest even, truncation toward zero, NumPy's bool()), whole and split into
+// chunks beyond one binding (with a lowered limit), and misuse.
 #include "gpu/ops/cast.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <vector>
 
 #include "gpu/ops/layout.h"
@@ -91,11 +93,92 @@ TEST_F(CastTest, OperandBeyond128MiBIsOneDispatchWhereTheDeviceAllows) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], f32_to_f16(x[i])) << "at " << i;
 }
 
+// i32 to f32 and f16 round to nearest even as the CPU does (integers beyond 2^24 in f32, beyond
+// 2048 in f16), and f32 and f16 to i32 truncate toward zero; f16 values stay within its range.
+TEST_F(CastTest, IntegersAndFloatsConvertLikeTheCpu) {
+  for (const DType f : {DType::kF32, DType::kF16}) {
+    const bool half = f == DType::kF16;
+    std::vector<int32_t> ints{0, 1, -1, 7, 2047, 2049, -2051, 4097, 65504, -65504, 12345, -777};
+    if (!half) ints.insert(ints.end(), {16777217, -16777219, 123456789, INT32_MIN, INT32_MAX});
+    for (const float r : random_floats(301, 9, -60000.0f, 60000.0f)) ints.push_back(static_cast<int32_t>(r));
+    const Shape shape{static_cast<int64_t>(ints.size())};
+    Tensor in = Tensor::from_host(rt(), DType::kI32, shape, ints.data(), ints.size() * 4).value();
+    Tensor as_float = poisoned(rt(), f, shape);
+    Tensor back = poisoned(rt(), DType::kI32, shape);
+    std::vector<float> x = random_floats(ints.size(), 10, -60000.0f, 60000.0f);
+    const float specials[] = {2.5f, -2.5f, -0.75f, 0.75f, -0.0f, 65504.0f, -65504.0f, 1e-3f};
+    for (size_t i = 0; i < std::size(specials); ++i) x[i] = specials[i];
+    if (!half) x[std::size(specials)] = 1e9f;
+    Tensor floats = upload_f32(rt(), f, shape, x);
+    Tensor truncated = poisoned(rt(), DType::kI32, shape);
+    Graph g(rt());
+    ASSERT_TRUE(ops::cast(g, in, as_float).is_ok());
+    ASSERT_TRUE(ops::cast(g, floats, truncated).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    const std::vector<float> got = download_f32(rt(), as_float), stored = download_f32(rt(), floats);
+    std::vector<int32_t> got_ints(ints.size());
+    ASSERT_TRUE(truncated.download(rt(), got_ints.data(), got_ints.size() * 4).is_ok());
+    for (size_t i = 0; i < ints.size(); ++i) {
+      const float want = half ? f16_to_f32(f32_to_f16(static_cast<float>(ints[i]))) : static_cast<float>(ints[i]);
+      ASSERT_EQ(got[i], want) << dtype_name(f) << " of " << ints[i];
+      ASSERT_EQ(got_ints[i], static_cast<int32_t>(std::trunc(stored[i]))) << "i32 of " << stored[i];
+    }
+  }
+}
+
+// cast_to_bool: non-zero is 1, ±0 is 0, NaN and infinities are 1 (NumPy's bool()); inverted, the
+// opposite. Subnormal floats are left out: Vulkan lets a device flush them.
+TEST_F(CastTest, ToBoolTellsZeroFromEverythingElse) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{0.0f, -0.0f, 1.0f, -2.5f, inf, -inf, nan, 1e-4f, -65504.0f};
+  const std::vector<int32_t> ints{0, 1, -1, 2, INT32_MIN, INT32_MAX, 0};
+  for (const bool invert : {false, true}) {
+    for (const DType d : {DType::kF32, DType::kF16, DType::kI32}) {
+      const size_t n = d == DType::kI32 ? ints.size() : x.size();
+      Tensor in = d == DType::kI32 ? Tensor::from_host(rt(), d, {static_cast<int64_t>(n)}, ints.data(), n * 4).value()
+                                   : upload_f32(rt(), d, {static_cast<int64_t>(n)}, x);
+      Tensor out = poisoned(rt(), DType::kI32, {static_cast<int64_t>(n)});
+      Graph g(rt());
+      ASSERT_TRUE(ops::cast_to_bool(g, in, out, invert).is_ok());
+      ASSERT_TRUE(g.run().is_ok());
+      std::vector<int32_t> got(n);
+      ASSERT_TRUE(out.download(rt(), got.data(), n * 4).is_ok());
+      for (size_t i = 0; i < n; ++i) {
+        const bool nonzero = d == DType::kI32 ? ints[i] != 0 : !(x[i] == 0.0f);
+        ASSERT_EQ(got[i], nonzero != invert ? 1 : 0) << dtype_name(d) << " at " << i << (invert ? ", inverted" : "");
+      }
+    }
+  }
+}
+
+// An f16 source and an i32 destination split at a lowered limit: chunks stay aligned in both.
+TEST_F(CastTest, ToBoolSplitsOperandsBeyondOneBinding) {
+  struct Limit {
+    Limit() { ops::set_max_binding_bytes_for_testing(4096); }
+    ~Limit() { ops::set_max_binding_bytes_for_testing(0); }
+  } limit;
+  const int64_t n = 7001;
+  std::vector<float> x = random_floats(static_cast<size_t>(n), 11, -1.0f, 1.0f);
+  for (size_t i = 0; i < x.size(); i += 3) x[i] = 0.0f;
+  Tensor in = upload_f32(rt(), DType::kF16, {n}, x);
+  Tensor out = poisoned(rt(), DType::kI32, {n});
+  Graph g(rt());
+  ASSERT_TRUE(ops::cast_to_bool(g, in, out).is_ok());
+  EXPECT_GT(g.dispatch_count(), 6u);
+  ASSERT_TRUE(g.run().is_ok());
+  const std::vector<float> stored = download_f32(rt(), in);
+  std::vector<int32_t> got(static_cast<size_t>(n));
+  ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], stored[i] != 0.0f ? 1 : 0) << "at " << i;
+}
+
 TEST_F(CastTest, BadArgumentsAreRefused) {
   Graph g(rt());
   auto t = [&](DType d, const Shape& s) { return Tensor::empty(rt(), d, s).value(); };
   EXPECT_EQ(ops::cast(g, t(DType::kF32, {4, 4}), t(DType::kF16, {16})).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ops::cast(g, t(DType::kF32, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::cast(g, t(DType::kF32, {4}), t(DType::kU8, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::cast_to_bool(g, t(DType::kF32, {4}), t(DType::kF32, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::cast_to_bool(g, t(DType::kU8, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 

@@ -1,5 +1,6 @@
 // Broadcasting binary arithmetic against a float64 CPU reference: equal shapes, size-1 axes,
 // scalars, different ranks, six unmergeable axes, in-place, splitting beyond one binding, misuse.
+// Comparisons (NaN, ±0, ±inf), integer comparisons and logic, and Where exactly against C++.
 #include "gpu/ops/elementwise.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
+#include <limits>
+#include <random>
 
 #include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise_basic.h"
@@ -40,9 +44,28 @@ double apply(BinaryOp op, double x, double y) {
       return std::pow(x, y);
     case BinaryOp::kPRelu:
       return x < 0 ? y * x : x;
+    case BinaryOp::kEqual:
+      return x == y;
+    case BinaryOp::kLess:
+      return x < y;
+    case BinaryOp::kGreater:
+      return x > y;
+    case BinaryOp::kLessOrEqual:
+      return x <= y;
+    case BinaryOp::kGreaterOrEqual:
+      return x >= y;
+    case BinaryOp::kAnd:
+      return x != 0 && y != 0;
+    case BinaryOp::kOr:
+      return x != 0 || y != 0;
+    case BinaryOp::kXor:
+      return (x != 0) != (y != 0);
   }
   return 0;
 }
+
+constexpr BinaryOp kComparisons[] = {BinaryOp::kEqual, BinaryOp::kLess, BinaryOp::kGreater, BinaryOp::kLessOrEqual,
+                                     BinaryOp::kGreaterOrEqual};
 
 // Index of out element `i` in an operand of shape `s` broadcast to `out`.
 int64_t source_index(int64_t i, const Shape& s, const Shape& out) {
@@ -157,6 +180,83 @@ TEST_P(ElementwiseTest, InPlaceOnTheFirstOperand) {
             tolerance(BinaryOp::kMul));
 }
 
+// Comparisons of floats into i32 0/1 against C++'s (IEEE) comparisons of the stored values: few
+// distinct values so that ties occur, ±0 (equal), ±inf, and NaN (every comparison false), over the
+// broadcasting cases above.
+TEST_P(ElementwiseTest, ComparisonsGiveBooleansAndNaNComparesFalse) {
+  const DType d = GetParam();
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float pool[] = {-1.5f, -0.0f, 0.0f, 0.25f, 1.0f, 3.0f, inf, -inf, nan};
+  struct Case {
+    Shape a, b;
+  };
+  uint32_t seed = 60;
+  for (const Case& c : {Case{{7, 129}, {7, 129}}, Case{{6, 128}, {6, 128}}, Case{{3, 1, 5}, {4, 1}}, Case{{}, {6, 11}},
+                        Case{{2, 3, 33, 17}, {17}}, Case{{2, 1, 3, 1, 4, 1}, {1, 5, 1, 6, 1, 7}}}) {
+    const auto values = [&](const Shape& s) {
+      std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+      std::mt19937 gen(++seed);
+      for (float& x : v) x = pool[gen() % std::size(pool)];
+      return v;
+    };
+    const Shape so = ops::broadcast_shape(c.a, c.b).value();
+    Tensor ta = upload_f32(rt(), d, c.a, values(c.a)), tb = upload_f32(rt(), d, c.b, values(c.b));
+    const std::vector<float> a = download_f32(rt(), ta), b = download_f32(rt(), tb);
+    for (const BinaryOp op : kComparisons) {
+      Tensor out = poisoned(rt(), DType::kI32, so);
+      Graph g(rt());
+      const Status s = ops::binary(g, op, ta, tb, out);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_TRUE(g.run().is_ok());
+      std::vector<int32_t> got(static_cast<size_t>(shape_numel(so)));
+      ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+      for (int64_t i = 0; i < shape_numel(so); ++i) {
+        const double x = a[source_index(i, c.a, so)], y = b[source_index(i, c.b, so)];
+        ASSERT_EQ(got[i], static_cast<int32_t>(apply(op, x, y)))
+            << "op " << static_cast<int>(op) << " of " << x << " and " << y << ", " << shape_string(c.a) << " with "
+            << shape_string(c.b);
+      }
+    }
+  }
+}
+
+// Where against a loop: cond, x and y broadcast three ways, inf and NaN moved unchanged.
+TEST_P(ElementwiseTest, WhereSelectsWithThreeWayBroadcasting) {
+  const DType d = GetParam();
+  struct Case {
+    Shape c, x, y;
+  };
+  uint32_t seed = 80;
+  for (const Case& k : {Case{{5, 67}, {5, 67}, {5, 67}}, Case{{4, 64}, {4, 64}, {4, 64}}, Case{{3, 1}, {1, 7}, {}},
+                        Case{{7}, {2, 3, 7}, {3, 1}}, Case{{2, 1, 3, 1, 4, 1}, {1, 5, 1, 6, 1, 1}, {1, 1, 1, 1, 1, 7}},
+                        Case{{1, 1}, {1}, {1, 1, 1}}}) {
+    const Shape so = ops::broadcast_shape(ops::broadcast_shape(k.c, k.x).value(), k.y).value();
+    std::vector<int32_t> cond(static_cast<size_t>(shape_numel(k.c)));
+    std::mt19937 gen(++seed);
+    for (int32_t& v : cond) v = static_cast<int32_t>(gen() % 3) - 1;  // −1 and 1 are true, 0 false
+    std::vector<float> x = random_floats(shape_numel(k.x), ++seed), y = random_floats(shape_numel(k.y), ++seed);
+    if (x.size() > 2) {
+      x[0] = std::numeric_limits<float>::quiet_NaN();
+      x[1] = -std::numeric_limits<float>::infinity();
+    }
+    Tensor tc = Tensor::from_host(rt(), DType::kI32, k.c, cond.data(), cond.size() * 4).value();
+    Tensor tx = upload_f32(rt(), d, k.x, x), ty = upload_f32(rt(), d, k.y, y);
+    Tensor out = poisoned(rt(), d, so);
+    Graph g(rt());
+    const Status s = ops::where(g, tc, tx, ty, out);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    const std::vector<float> sx = download_f32(rt(), tx), sy = download_f32(rt(), ty), got = download_f32(rt(), out);
+    for (int64_t i = 0; i < shape_numel(so); ++i) {
+      const float want =
+          cond[source_index(i, k.c, so)] != 0 ? sx[source_index(i, k.x, so)] : sy[source_index(i, k.y, so)];
+      ASSERT_TRUE(got[i] == want || (std::isnan(got[i]) && std::isnan(want)))
+          << "at " << i << ": " << got[i] << " != " << want << ", " << shape_string(k.c) << ", " << shape_string(k.x)
+          << ", " << shape_string(k.y);
+    }
+  }
+}
+
 TEST_P(ElementwiseTest, EmptyTensorsRecordNothing) {
   const DType d = GetParam();
   Tensor a = Tensor::empty(rt(), d, {0, 3}).value(), b = Tensor::empty(rt(), d, {3}).value();
@@ -195,9 +295,67 @@ TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
                 .code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      ops::binary(g, static_cast<BinaryOp>(9), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+      ops::binary(g, static_cast<BinaryOp>(16), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
       StatusCode::kInvalidArgument);
+  // Comparisons write i32; logic takes i32 booleans only.
+  EXPECT_EQ(ops::binary(g, BinaryOp::kLess, t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::binary(g, BinaryOp::kEqual, t(DType::kF16, {4}), t(DType::kF32, {4}), t(DType::kI32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::binary(g, BinaryOp::kAnd, t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  // Where: cond i32, x, y and out of one dtype, shapes that broadcast to out's.
+  EXPECT_EQ(ops::where(g, t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::where(g, t(DType::kI32, {4}), t(DType::kF32, {4}), t(DType::kF16, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::where(g, t(DType::kI32, {3}), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::where(g, t(DType::kI32, {4, 1}), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
+// i32 comparisons with broadcasting, and logic of booleans where any non-zero word counts as true
+// (0/1 in, 0/1 out), against C++.
+TEST_F(ElementwiseMisuseTest, IntegerComparisonsAndLogicGiveBooleans) {
+  const std::vector<int32_t> a{7, -7, 0, 2147483647, INT32_MIN, 2, 5, -5};  // [2, 4]
+  const std::vector<int32_t> b{7, -8, 0, 2};                                // [4], broadcast over the rows
+  Tensor ta = Tensor::from_host(rt(), DType::kI32, {2, 4}, a.data(), a.size() * 4).value();
+  Tensor tb = Tensor::from_host(rt(), DType::kI32, {4}, b.data(), b.size() * 4).value();
+  for (const BinaryOp op : {BinaryOp::kEqual, BinaryOp::kLess, BinaryOp::kGreater, BinaryOp::kLessOrEqual,
+                            BinaryOp::kGreaterOrEqual, BinaryOp::kAnd, BinaryOp::kOr, BinaryOp::kXor}) {
+    Tensor out = poisoned(rt(), DType::kI32, {2, 4});
+    Graph g(rt());
+    ASSERT_TRUE(ops::binary(g, op, ta, tb, out).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    std::vector<int32_t> got(8);
+    ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i], static_cast<int32_t>(apply(op, a[i], b[i % 4])))
+          << "op " << static_cast<int>(op) << " of " << a[i] << " and " << b[i % 4];
+    }
+  }
+}
+
+// Comparisons (f16 operands, i32 out: windows of two widths) and Where beyond one binding, at a
+// lowered limit.
+TEST_F(ElementwiseMisuseTest, ComparisonsAndWhereBeyondOneBindingAreSplit) {
+  struct Limit {
+    Limit() { ops::set_max_binding_bytes_for_testing(1024); }
+    ~Limit() { ops::set_max_binding_bytes_for_testing(0); }
+  } limit;
+  const Shape sa{37, 101}, sb{101};
+  Tensor ta = upload_f32(rt(), DType::kF16, sa, random_floats(shape_numel(sa), 90));
+  Tensor tb = upload_f32(rt(), DType::kF16, sb, random_floats(shape_numel(sb), 91));
+  Tensor cond = poisoned(rt(), DType::kI32, sa), out = poisoned(rt(), DType::kF16, sa);
+  Graph g(rt());
+  ASSERT_TRUE(ops::binary(g, BinaryOp::kLess, ta, tb, cond).is_ok());
+  ASSERT_TRUE(ops::where(g, cond, ta, tb, out).is_ok());
+  EXPECT_GT(g.dispatch_count(), 8u);
+  ASSERT_TRUE(g.run().is_ok());
+  const std::vector<float> a = download_f32(rt(), ta), b = download_f32(rt(), tb), got = download_f32(rt(), out);
+  for (int64_t i = 0; i < shape_numel(sa); ++i) ASSERT_EQ(got[i], std::min(a[i], b[i % 101])) << "at " << i;
 }
 
 // i32 operands take integer arithmetic: C's truncating division (by zero: 0), wrapping products,
