@@ -86,6 +86,21 @@ Result<std::vector<T>> apply_binary(FoldBinary op, const std::vector<T>& va, con
       case FoldBinary::kGreater:
         r[i] = x > y;
         break;
+      case FoldBinary::kLessOrEqual:
+        r[i] = x <= y;
+        break;
+      case FoldBinary::kGreaterOrEqual:
+        r[i] = x >= y;
+        break;
+      case FoldBinary::kAnd:
+        r[i] = x != 0 && y != 0;
+        break;
+      case FoldBinary::kOr:
+        r[i] = x != 0 || y != 0;
+        break;
+      case FoldBinary::kXor:
+        r[i] = (x != 0) != (y != 0);
+        break;
     }
   }
   return r;
@@ -122,8 +137,8 @@ Result<HostTensor> fold_binary(FoldBinary op, const HostTensor& a, const HostTen
   }
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(a.dims, b.dims));
   const std::vector<int64_t> oa = broadcast_offsets(a.dims, dims), ob = broadcast_offsets(b.dims, dims);
-  const bool compare = op == FoldBinary::kEqual || op == FoldBinary::kLess || op == FoldBinary::kGreater;
-  const ElemType out_type = compare ? ElemType::kBool : a.type;
+  const bool to_bool = op >= FoldBinary::kEqual;
+  const ElemType out_type = to_bool ? ElemType::kBool : a.type;
   if (is_integer(a.type)) {
     RECON_ASSIGN_OR_RETURN(std::vector<int64_t> va, host_int64s(a));
     RECON_ASSIGN_OR_RETURN(std::vector<int64_t> vb, host_int64s(b));

@@ -17,7 +17,21 @@ namespace recon::gpu::onnx {
 // the host must not be made to allocate without bound.
 inline constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 
-enum class FoldBinary { kAdd, kSub, kMul, kDiv, kEqual, kLess, kGreater };
+// Arithmetic keeps the operands' type; comparisons and logic (operands non-zero or not) give bool.
+enum class FoldBinary {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kEqual,
+  kLess,
+  kGreater,
+  kLessOrEqual,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor
+};
 
 // NumPy broadcasting of two shapes, or INVALID_ARGUMENT (also beyond kMaxFoldElements).
 Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);

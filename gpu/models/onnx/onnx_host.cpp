@@ -74,6 +74,7 @@ std::optional<DType> device_dtype(ElemType type, DType float_dtype) {
       return float_dtype;
     case ElemType::kInt32:
     case ElemType::kInt64:
+    case ElemType::kBool:  // 0 or 1 in a word: the integer ops, comparisons and Where share it
       return DType::kI32;
     case ElemType::kUint8:
       return DType::kU8;

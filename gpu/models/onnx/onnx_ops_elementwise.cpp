@@ -1,11 +1,13 @@
-// ONNX elementwise ops: arithmetic with broadcasting, activations, Identity/Dropout, Cast, and
-// the comparisons and selections of shape arithmetic (folded on the host).
+// ONNX elementwise ops: arithmetic with broadcasting, activations, Identity/Dropout, Cast,
+// comparisons, logic and Where (booleans are i32 0 or 1 on the device). Each is folded on the host
+// where its inputs are known at load time (shape arithmetic).
 #include <limits>
 #include <string>
 
 #include "gpu/models/onnx/onnx_fold.h"
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise.h"
 #include "gpu/ops/elementwise_basic.h"
 #include "gpu/ops/layout.h"
@@ -46,8 +48,8 @@ Result<Arg> legacy_prelu_slope(const Arg& x, const Arg& slope) {
   return gpu::ops::reshape_view(slope, per_channel);
 }
 
-// Operands i and j of an arithmetic op on the device: both floating (as the execution dtype), or,
-// where the op has an integer form (`ints`), both integers (as i32).
+// Operands i and j of an op on the device: both floating (as the execution dtype), or, where the op
+// has an integer form (`ints`), both integers or both booleans (as i32).
 Result<std::pair<Arg, Arg>> arithmetic_operands(OpContext& ctx, size_t i, size_t j, bool ints) {
   const bool int_i = !is_floating(ctx.input(i).type), int_j = !is_floating(ctx.input(j).type);
   if (!ints || (!int_i && !int_j)) {
@@ -64,8 +66,14 @@ Result<std::pair<Arg, Arg>> arithmetic_operands(OpContext& ctx, size_t i, size_t
   return std::pair{a, b};
 }
 
+// Add to Min, the comparisons and logic; not Pow or PRelu.
 bool has_integer_form(gpu::ops::BinaryOp op) {
-  return static_cast<uint32_t>(op) <= static_cast<uint32_t>(gpu::ops::BinaryOp::kMin);
+  return op <= gpu::ops::BinaryOp::kMin || op >= gpu::ops::BinaryOp::kEqual;
+}
+
+// Comparisons and logic give booleans.
+bool gives_bool(gpu::ops::BinaryOp op) {
+  return op >= gpu::ops::BinaryOp::kEqual;
 }
 
 Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool may_fold = true) {
@@ -86,7 +94,7 @@ Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool ma
   }
   Result<Shape> shape = gpu::ops::broadcast_shape(a.shape(), b.shape());
   if (!shape) return ctx.fail(shape.status().message());
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, *shape));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, gives_bool(op) ? ElemType::kBool : ctx.input(0).type, *shape));
   return gpu::ops::binary(ctx.graph(), op, a, b, out);
 }
 
@@ -95,14 +103,6 @@ Status unary_op(OpContext& ctx, gpu::ops::UnaryOp op, float alpha = 1.0f, float 
   RECON_ASSIGN_OR_RETURN(Arg in, ctx.float_input(0));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, in.shape()));
   return gpu::ops::unary(ctx.graph(), op, in, out, alpha, beta, gamma, delta);
-}
-
-Status compare_on_host(OpContext& ctx, FoldBinary fold) {
-  if (!ctx.all_inputs_on_host()) return ctx.fail("comparisons run only on values known at load time");
-  Result<HostTensor> t = fold_binary(fold, *ctx.input(0).host, *ctx.input(1).host);
-  if (!t) return ctx.fail(t.status().message());
-  ctx.set_host_output(0, std::move(*t));
-  return Status::ok();
 }
 
 // Sum, Max, Min, Mean of any number of inputs with broadcasting, as a chain of binary ops (the
@@ -155,21 +155,65 @@ Status div(OpContext& ctx) {
   return binary_op(ctx, FoldBinary::kDiv, gpu::ops::BinaryOp::kDiv);
 }
 Status equal(OpContext& ctx) {
-  return compare_on_host(ctx, FoldBinary::kEqual);
+  return binary_op(ctx, FoldBinary::kEqual, gpu::ops::BinaryOp::kEqual);
 }
 Status less(OpContext& ctx) {
-  return compare_on_host(ctx, FoldBinary::kLess);
+  return binary_op(ctx, FoldBinary::kLess, gpu::ops::BinaryOp::kLess);
 }
 Status greater(OpContext& ctx) {
-  return compare_on_host(ctx, FoldBinary::kGreater);
+  return binary_op(ctx, FoldBinary::kGreater, gpu::ops::BinaryOp::kGreater);
+}
+Status less_or_equal(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kLessOrEqual, gpu::ops::BinaryOp::kLessOrEqual);
+}
+Status greater_or_equal(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kGreaterOrEqual, gpu::ops::BinaryOp::kGreaterOrEqual);
+}
+Status logical_and(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kAnd, gpu::ops::BinaryOp::kAnd);
+}
+Status logical_or(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kOr, gpu::ops::BinaryOp::kOr);
+}
+Status logical_xor(OpContext& ctx) {
+  return binary_op(ctx, FoldBinary::kXor, gpu::ops::BinaryOp::kXor);
 }
 
+Status logical_not(OpContext& ctx) {
+  const Value& x = ctx.input(0);
+  if (x.is_host()) {  // x xor true
+    Result<HostTensor> all_true = make_tensor(ElemType::kBool, {}, std::vector<double>{1.0});
+    if (!all_true) return ctx.fail(all_true.status().message());
+    Result<HostTensor> t = fold_binary(FoldBinary::kXor, *x.host, *all_true);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
+  RECON_ASSIGN_OR_RETURN(Arg in, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kBool, in.shape()));
+  return gpu::ops::cast_to_bool(ctx.graph(), in, out, /*invert=*/true);
+}
+
+// Where: x where cond else y, the three broadcast together; x and y both floating or both
+// integers (or booleans).
 Status where(OpContext& ctx) {
-  if (!ctx.all_inputs_on_host()) return ctx.fail("Where runs only on values known at load time");
-  Result<HostTensor> t = fold_where(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host);
-  if (!t) return ctx.fail(t.status().message());
-  ctx.set_host_output(0, std::move(*t));
-  return Status::ok();
+  if (ctx.all_inputs_on_host()) {
+    Result<HostTensor> t = fold_where(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
+  if (ctx.input(0).type != ElemType::kBool) {
+    return ctx.fail(std::string("the condition is ") + elem_type_name(ctx.input(0).type) + ", not bool");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg cond, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(auto operands, arithmetic_operands(ctx, 1, 2, /*ints=*/true));
+  auto [x, y] = operands;
+  Result<Shape> shape = gpu::ops::broadcast_shape(cond.shape(), x.shape());
+  if (shape) shape = gpu::ops::broadcast_shape(*shape, y.shape());
+  if (!shape) return ctx.fail(shape.status().message());
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(1).type, *shape));
+  return gpu::ops::where(ctx.graph(), cond, x, y, out);
 }
 
 Status sum(OpContext& ctx) {
@@ -376,17 +420,25 @@ Status cast_to(OpContext& ctx, ElemType to) {
     ctx.set_host_output(0, std::move(*t));
     return Status::ok();
   }
-  // Floats share the execution dtype on the device, and integers run as i32, so a cast within
-  // either family moves no bytes.
-  const bool floats = is_floating(in.type) && is_floating(to);
-  const bool ints = device_dtype(in.type, DType::kF32) == DType::kI32 && device_dtype(to, DType::kF32) == DType::kI32;
-  if (!floats && !ints) {
+  // Floats share the execution dtype on the device, and integers and booleans run as i32: a cast
+  // within the floats, between integers or from bool to an integer moves no bytes.
+  const bool from_float = is_floating(in.type), to_float = is_floating(to);
+  const bool from_int = device_dtype(in.type, DType::kF32) == DType::kI32;
+  const bool to_int = device_dtype(to, DType::kF32) == DType::kI32;
+  if ((from_float && to_float) || (from_int && to_int && (to != ElemType::kBool || in.type == ElemType::kBool))) {
+    RECON_RETURN_IF_ERROR(ctx.set_view_output(0, 0, in.shape));
+    ctx.outputs()[0].type = to;
+    return Status::ok();
+  }
+  if (!(from_float || from_int) || !(to_float || to_int)) {
     return ctx.fail(std::string("a cast from ") + elem_type_name(in.type) + " to " + elem_type_name(to) +
                     " on the device is not supported");
   }
-  RECON_RETURN_IF_ERROR(ctx.set_view_output(0, 0, in.shape));
-  ctx.outputs()[0].type = to;
-  return Status::ok();
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, to, x.shape()));
+  // To bool: non-zero (NaN too) is true; otherwise values convert (floats to integers truncating).
+  if (to == ElemType::kBool) return gpu::ops::cast_to_bool(ctx.graph(), x, out);
+  return gpu::ops::cast(ctx.graph(), x, out);
 }
 
 }  // namespace

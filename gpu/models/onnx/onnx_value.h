@@ -24,7 +24,8 @@ struct Value {
 };
 
 // The device dtype of an ONNX element type under an execution dtype for floats; nullopt when the
-// GPU cannot hold it (64-bit floats, strings, ...). Integers of up to 64 bits run as i32.
+// GPU cannot hold it (64-bit floats, strings, ...). Integers of up to 64 bits run as i32, and so do
+// booleans (0 or 1; one byte each on the host, converted at the graph's edges like int64).
 std::optional<DType> device_dtype(ElemType type, DType float_dtype);
 bool is_floating(ElemType type);
 

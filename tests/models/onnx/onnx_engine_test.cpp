@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -562,6 +563,114 @@ TEST_F(OnnxEngineTest, OneHotOfRunTimeIntegerIndicesMatchesItsDefinition) {
   ASSERT_FALSE(floats_at_run_time.is_ok());
   EXPECT_NE(floats_at_run_time.status().message().find("float indices"), std::string::npos)
       << floats_at_run_time.status().message();
+}
+
+// Booleans computed at run time, as attention masks and torch.where exports make them: float and
+// integer comparisons with broadcasting (NaN compares false), And, Or, Xor and Not, Where of floats
+// and of int64, and Cast to and from bool (NaN is true) and float to int64 (truncating), in fp32 and
+// fp16. A bool graph input holding a byte of 2 counts as true; bool outputs come back one byte each.
+TEST_F(OnnxEngineTest, BooleansComputedAtRunTimeMatchTheirDefinitions) {
+  const auto cast = [](std::string in, std::string out, ElemType to) {
+    Node n = node("Cast", {std::move(in)}, {std::move(out)});
+    n.attributes.push_back(int_attribute("to", static_cast<int64_t>(to)));
+    return n;
+  };
+  std::vector<Node> nodes{node("Greater", {"x", "half"}, {"gt"}),
+                          node("LessOrEqual", {"x", "half"}, {"le"}),
+                          node("And", {"gt", "keep"}, {"both"}),
+                          node("Or", {"le", "keep"}, {"either"}),
+                          node("Not", {"either"}, {"neither"}),
+                          node("Xor", {"gt", "le"}, {"ordered"}),
+                          node("Where", {"both", "x", "fill"}, {"y"}),
+                          cast("both", "mask", ElemType::kFloat),
+                          cast("x", "nonzero", ElemType::kBool),
+                          cast("nonzero", "nonzero_f", ElemType::kFloat),
+                          cast("y", "i", ElemType::kInt64),
+                          node("Equal", {"i", "k"}, {"i_eq_k"}),
+                          node("Where", {"keep", "i", "ints"}, {"picked"})};
+  const int64_t rows = 2, cols = 6;
+  Model m = model_of(std::move(nodes),
+                     {info("x", ElemType::kFloat, {rows, cols}), info("keep", ElemType::kBool, {cols}),
+                      info("k", ElemType::kInt64, {rows, 1})},
+                     {info("both", ElemType::kBool, {rows, cols}), info("neither", ElemType::kBool, {rows, cols}),
+                      info("ordered", ElemType::kBool, {rows, cols}), info("y", ElemType::kFloat, {rows, cols}),
+                      info("mask", ElemType::kFloat, {rows, cols}), info("nonzero_f", ElemType::kFloat, {rows, cols}),
+                      info("i_eq_k", ElemType::kBool, {rows, cols}), info("picked", ElemType::kInt64, {rows, cols})});
+  const auto constant = [&](const char* name, ElemType type, std::vector<int64_t> dims, std::vector<double> v) {
+    m.graph.initializers.push_back(make_tensor(type, std::move(dims), v).value());
+    m.graph.initializers.back().name = name;
+  };
+  constant("half", ElemType::kFloat, {}, {0.5});
+  constant("fill", ElemType::kFloat, {1}, {-7.0});
+  constant("ints", ElemType::kInt64, {cols}, {10, 11, 12, 13, 14, 15});
+  // x is exact in fp16. k, a small int64 input, is a shape tensor: compiled in, uploaded for Equal.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x{-1.5f, 0.0f, -0.0f, 0.75f, 0.5f, nan, 2.5f, 1.0f, 3.75f, -2.25f, 0.5f, 7.0f};
+  const std::vector<uint8_t> keep{1, 0, 2, 1, 0, 1};
+  const std::vector<int64_t> k{2, 7};
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const std::vector<HostTensor> inputs{HostTensor::owned(ElemType::kFloat, {rows, cols}, x_bytes),
+                                       HostTensor::owned(ElemType::kBool, {cols}, keep),
+                                       make_int64_tensor({rows, 1}, k)};
+  for (const DType precision : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const std::vector<HostTensor>& out = *r;
+    ASSERT_EQ(out.size(), 8u);
+    for (size_t o : {0, 1, 2, 6}) {
+      ASSERT_EQ(out[o].type, ElemType::kBool) << o;
+      ASSERT_EQ(out[o].bytes.size(), static_cast<size_t>(rows * cols)) << o;
+    }
+    const auto bools = [&](size_t o) { return out[o].values<uint8_t>(); };
+    const auto float_values = [&](size_t o) { return out[o].values<float>(); };
+    const auto picked = out[7].values<int64_t>();
+    for (int64_t e = 0; e < rows * cols; ++e) {
+      const float v = x[e];
+      const bool kept = keep[e % cols] != 0, gt = v > 0.5f, le = v <= 0.5f, both = gt && kept;
+      const float y = both ? v : -7.0f;
+      const auto i = static_cast<int64_t>(std::trunc(y));
+      const std::string at = std::string(dtype_name(precision)) + " element " + std::to_string(e);
+      EXPECT_EQ(bools(0)[e], both) << at;
+      EXPECT_EQ(bools(1)[e], !(le || kept)) << at;
+      EXPECT_EQ(bools(2)[e], gt != le) << at;  // both false for NaN
+      EXPECT_EQ(float_values(3)[e], y) << at;
+      EXPECT_EQ(float_values(4)[e], both ? 1.0f : 0.0f) << at;
+      EXPECT_EQ(float_values(5)[e], v != 0.0f ? 1.0f : 0.0f) << at;  // NaN != 0
+      EXPECT_EQ(bools(6)[e], i == k[e / cols]) << at;
+      EXPECT_EQ(picked[e], kept ? i : 10 + e % cols) << at;
+    }
+  }
+}
+
+// Comparisons, logic and Where of values known at load stay on the host: shape arithmetic that
+// picks a dimension by a comparison folds into a constant shape.
+TEST_F(OnnxEngineTest, ComparisonsAndWhereOfConstantsFoldOnTheHost) {
+  std::vector<Node> nodes{node("Shape", {"x"}, {"s"}),
+                          node("GreaterOrEqual", {"s", "three"}, {"ge"}),   // [F, T]
+                          node("LessOrEqual", {"s", "two"}, {"le"}),        // [T, F]
+                          node("Xor", {"ge", "le"}, {"any"}),               // [T, T]
+                          node("Not", {"any"}, {"none"}),                   // [F, F]
+                          node("And", {"any", "ge"}, {"second"}),           // [F, T]
+                          node("Or", {"none", "second"}, {"pick"}),         // [F, T]
+                          node("Where", {"pick", "five", "s"}, {"shape"}),  // [2, 5]
+                          node("ConstantOfShape", {"shape"}, {"y"})};
+  Model m = model_of(std::move(nodes), {info("x", ElemType::kFloat, {2, 3})}, {info("y", ElemType::kFloat, {-1, -1})});
+  for (const auto& [name, value] : {std::pair{"three", 3}, std::pair{"two", 2}, std::pair{"five", 5}}) {
+    m.graph.initializers.push_back(make_int64_tensor({1}, std::vector<int64_t>{value}));
+    m.graph.initializers.back().name = name;
+  }
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const HostTensor x = floats({2, 3}, 1.0f);
+  Result<CompiledGraph*> graph = (*engine)->compiled(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  EXPECT_EQ((*graph)->folded_nodes, 8u) << "every node after Shape";
+  Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&x, 1));
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].dims, (std::vector<int64_t>{2, 5}));
 }
 
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
