@@ -24,14 +24,14 @@ namespace fs = std::filesystem;
 const struct {
   const char* descr;
   DType dtype;
-} kDtypes[] = {{"<f4", DType::kF32}, {"<f2", DType::kF16}, {"|u1", DType::kU8},
-               {"<i4", DType::kI32}, {"<i8", DType::kI64}, {"<u4", DType::kU32}};
+} kDtypes[] = {{"<f4", DType::kF32}, {"<f2", DType::kF16}, {"|u1", DType::kU8}, {"<i4", DType::kI32},
+               {"<i8", DType::kI64}, {"<u4", DType::kU32}, {"|b1", DType::kU8}};  // bool: one byte each, as U8
 
 DType dtype_of(const std::string& descr, const std::string& file) {
   for (const auto& d : kDtypes) {
     if (descr == d.descr) return d.dtype;
   }
-  throw UsageError(file + ": .npy dtype " + descr + " is not sent (float32, float16, uint8, int32, int64)");
+  throw UsageError(file + ": .npy dtype " + descr + " is not sent (float32, float16, uint8, bool, int32, int64)");
 }
 
 const char* descr_of(DType dtype) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest reconctl.with_recond: `reconctl batch`, `match`, `retrieve`, `reconstruct` and `infer-tensor` against
-# the real recond on the tests' tiny model (and `infer` on the tiny DUNE-MASt3R model), golden retrieval head and (with MODELS) the MLP exported by
-# tests/models/onnx, with the samples prepared to 64 px (64x48).
+# the real recond on the tests' tiny model (and `infer` on the tiny DUNE-MASt3R model), golden retrieval head and (with MODELS) the MLP and
+# the masked attention head (a bool input and output) exported by tests/models/onnx, with the samples prepared to 64 px (64x48).
 # Checks exit codes, the files written, the error exit code of a bad request, and that a full
 # daemon (every session slot held) is reported as a limit (exit 1), not as an absent daemon.
 #   reconctl_recond_test.sh RECOND RECONCTL SOURCE_DIR [MODELS]
@@ -18,7 +18,7 @@ tiny_daemon() {
     --model "mast3r=$source/tests/golden/tiny_same/model.safetensors" --warmup 64x48 --precision fp32 \
     --max-clients 2 --pipeline-cache "$work/cache.bin" \
     --retrieval "$source/tests/golden/retrieval/projector/model.safetensors" \
-    ${models:+--model "mlp=$models/mlp/model.onnx"}
+    ${models:+--model "mlp=$models/mlp/model.onnx" --model "masked=$models/masked/model.onnx"}
   wait_ready "$work/run" "$work/recond.log"
 }
 tiny_daemon
@@ -132,6 +132,12 @@ if [ -n "$models" ]; then
     /usr/bin/python3 -c "import numpy as n,sys; sys.exit(int(abs(n.load(sys.argv[1]) - n.load(sys.argv[2])).max() > 1e-5))" \
       "$work/onnx-$how/y.npy" "$models/mlp/expected_1.npy"
   done
+  # A bool mask from a .npy of dtype |b1 (sent as U8, one byte each); the bool output as int32 0/1.
+  ctl infer-tensor masked --input "x=$models/masked/x_1.npy" --input "mask=$models/masked/mask_1.npy" \
+    --out "$work/masked" >"$work/masked.txt"
+  grep -q "output positive: i32 \[3,8,16\]" "$work/masked.txt" || { cat "$work/masked.txt"; exit 1; }
+  /usr/bin/python3 -c "import numpy as n,sys; d,m=sys.argv[1:]; sys.exit(int(abs(n.load(d+'/y.npy') - n.load(m+'/y_1.npy')).max() > 1e-5 or not n.array_equal(n.load(d+'/positive.npy'), n.load(m+'/positive_1.npy'))))" \
+    "$work/masked" "$models/masked"
   expect_exit1 "$work/onnx-bad.txt" ctl infer-tensor mlp --input "w=$models/mlp/input_1.npy" --out "$work/onnx-bad"
   grep -q "takes one input 'x'" "$work/onnx-bad.txt" || { cat "$work/onnx-bad.txt"; exit 1; }
 fi

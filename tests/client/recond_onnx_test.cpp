@@ -1,10 +1,10 @@
 // ONNX models served by the real recond, through librecon: loaded from the model directory (a
 // version directory with model.onnx, and a bare .onnx file), run on tensors in a shared-memory
-// region and inline, chained on the GPU (a result's tensor as the next model's input), compared
-// with PyTorch's outputs (tests/models/onnx/make_torch_models.py); dynamic batching from a Triton
-// config.pbtxt (several clients' requests in one engine call, each answered with its own rows);
-// bad tensors, missing or unknown inputs, a corrupt model file and a config that contradicts its
-// model get typed errors while the daemon keeps serving.
+// region and inline, chained on the GPU (a result's tensor as the next model's input), a bool mask
+// input and a bool output, compared with PyTorch's outputs (tests/models/onnx/make_torch_models.py);
+// dynamic batching from a Triton config.pbtxt (several clients' requests in one engine call, each
+// answered with its own rows); bad tensors, missing or unknown inputs, a corrupt model file and a
+// config that contradicts its model get typed errors while the daemon keeps serving.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,6 +57,7 @@ class OnnxWithRecond : public ::testing::Test {
     const fs::path torch(RECON_ONNX_TORCH_MODELS);
     fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp" / "1" / "model.onnx");
     fs::copy_file(torch / "head" / "model.onnx", models_ / "head.onnx");
+    fs::copy_file(torch / "masked" / "model.onnx", models_ / "masked.onnx");
     // The same MLP, batched across requests (Triton's layout and config).
     fs::create_directories(models_ / "mlp_batched" / "1");
     fs::copy_file(torch / "mlp" / "model.onnx", models_ / "mlp_batched" / "1" / "model.onnx");
@@ -82,6 +83,7 @@ class OnnxWithRecond : public ::testing::Test {
     Client control = Client::connect_control(recond_->options());
     control.load_model({.name = "mlp"});
     control.load_model({.name = "head", .weights = "head.onnx"});
+    control.load_model({.name = "masked", .weights = "masked.onnx"});
     control.load_model({.name = "mlp_batched"});
     control.load_model({.name = "mlp_split"});
   }
@@ -144,6 +146,24 @@ TEST_F(OnnxWithRecond, ChainsAResultTensorIntoTheNextModelOnTheGpu) {
   Result z = client.infer("head", second).get();
   EXPECT_LE(max_error(z, "z", npy(torch("head/chain_expected_1.npy"))), 1e-5);
   EXPECT_EQ(y.fetched_bytes(), 0u);
+}
+
+// A bool input goes as U8, one byte each (the wire has no bool element), and a bool output comes
+// back as I32 0 or 1, as integer outputs do.
+TEST_F(OnnxWithRecond, TakesABoolMaskAsBytesAndAnswersBooleansAsI32) {
+  Client client = Client::connect(recond_->options());
+  const io::NpyArray x = npy(torch("masked/x_1.npy")), mask = npy(torch("masked/mask_1.npy"));
+  ASSERT_EQ(mask.descr, "|b1");
+  const ModelInput in[] = {ModelInput::inline_tensor("x", DType::kF32, shape_of(x), bytes_of(x)),
+                           ModelInput::inline_tensor("mask", DType::kU8, shape_of(mask), bytes_of(mask))};
+  Result r = client.infer("masked", in).get();
+  EXPECT_LE(max_error(r, "y", npy(torch("masked/y_1.npy"))), 1e-5);
+  const io::NpyArray want = npy(torch("masked/positive_1.npy"));
+  const TensorView positive = r.tensor("positive");
+  EXPECT_EQ(std::vector<uint64_t>(positive.shape().begin(), positive.shape().end()), shape_of(want));
+  const auto got = positive.as<int32_t>();
+  ASSERT_EQ(got.size(), want.data.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want.data[i]) << "element " << i;
 }
 
 // Two clients' requests (1 + 5 rows and 1 row) reach the model within its queue delay: they run as

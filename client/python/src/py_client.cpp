@@ -172,8 +172,8 @@ PyResult PyClient::infer_model(const std::string& model, const py::dict& inputs,
       flat.emplace_back(name, py::reinterpret_borrow<py::object>(value));
     }
   }
-  // A numpy array of float32, float16, int32 or int64 is a tensor input (ONNX models), sent inside
-  // the request; uint8 arrays and paths are images.
+  // A numpy array of float32, float16, int32, int64 or bool (sent as U8, one byte each) is a tensor
+  // input (ONNX models), sent inside the request; uint8 arrays and paths are images.
   auto tensor_dtype = [](const py::object& value) -> std::optional<client::DType> {
     if (!py::isinstance<py::array>(value)) return std::nullopt;
     const py::dtype d = py::reinterpret_borrow<py::array>(value).dtype();
@@ -181,6 +181,7 @@ PyResult PyClient::infer_model(const std::string& model, const py::dict& inputs,
     if (d.is(py::dtype("float16"))) return client::DType::kF16;
     if (d.is(py::dtype::of<int32_t>())) return client::DType::kI32;
     if (d.is(py::dtype::of<int64_t>())) return client::DType::kI64;
+    if (d.is(py::dtype::of<bool>())) return client::DType::kU8;
     return std::nullopt;
   };
   std::vector<py::object> images;
@@ -400,8 +401,8 @@ size; outputs keeps only the named tensors; ttl and deadline are in seconds.)")
           R"(The generic request: any model by name with named inputs.
 
 inputs maps a name to an image, a list of images (a list input), a Result (read where it lies on
-the GPU), (Result, tensor name), or a numpy array of float32, float16, int32 or int64: a tensor
-(ONNX models), sent inside the request. e.g. infer_model("match", {"pair": r}, {"subsample": "4"}),
+the GPU), (Result, tensor name), or a numpy array of float32, float16, int32, int64 or bool (one
+byte each): a tensor (ONNX models), sent inside the request. e.g. infer_model("match", {"pair": r}, {"subsample": "4"}),
 infer_model("resnet", {"x": batch})["y"].)")
       .def(
           "reconstruct",

@@ -15,7 +15,10 @@ namespace {
 
 namespace onnx = gpu::onnx;
 
-onnx::ElemType element_type(TensorElement e) {
+// The ONNX type of a client tensor for an input the model declares `declared`: the wire has no bool
+// element, so a U8 tensor (one byte each, non-zero true) is taken as bool where the model wants bool.
+onnx::ElemType element_type(TensorElement e, onnx::ElemType declared) {
+  if (e == TensorElement::kU8 && declared == onnx::ElemType::kBool) return onnx::ElemType::kBool;
   switch (e) {
     case TensorElement::kF32:
       return onnx::ElemType::kFloat;
@@ -37,7 +40,7 @@ Result<onnx::EngineInput> engine_input(const ModelInput& input, const onnx::Valu
   onnx::EngineInput out;
   out.host.name = input.name;
   if (const auto* t = std::get_if<PendingTensor>(&input.value)) {
-    out.host.type = element_type(t->dtype);
+    out.host.type = element_type(t->dtype, declared.type);
     out.host.dims = t->shape;
     out.host.bytes = t->bytes();
     return out;
@@ -48,8 +51,8 @@ Result<onnx::EngineInput> engine_input(const ModelInput& input, const onnx::Valu
   if (stored == nullptr || !stored->tensor.defined()) {
     return invalid_argument("input '" + input.name + "' must name one tensor of its result (ResultRef.tensor)");
   }
-  // The stored tensor's values are those of the declared type: floats in f32 or f16, integers in
-  // i32, as this engine's outputs hold them.
+  // The stored tensor's values are those of the declared type: floats in f32 or f16, integers and
+  // booleans (0 or 1) in i32, as this engine's outputs hold them.
   out.host.type = declared.type;
   out.host.dims.assign(stored->shape.begin(), stored->shape.end());
   out.device = stored->tensor;
@@ -315,7 +318,8 @@ void OnnxInstance::run_batch(std::vector<BatchWork> batch, const WorkerContext& 
     std::vector<int64_t> dims = lead.shape;
     dims[0] = padded;
     onnx::EngineInput in;
-    in.host = onnx::HostTensor::owned(element_type(lead.dtype), std::move(dims), std::move(bytes), first[i].name);
+    in.host = onnx::HostTensor::owned(element_type(lead.dtype, engine_->inputs()[i]->type), std::move(dims),
+                                      std::move(bytes), first[i].name);
     inputs.push_back(std::move(in));
   }
   const auto start = SteadyClock::now();

@@ -181,12 +181,13 @@ def test_reconstruct_reports_progress_and_returns_the_scene():
         assert daemon.stop() == 0, daemon.read_log()
 
 
-def test_an_onnx_model_takes_numpy_tensors_and_chains_on_the_gpu():
+def test_an_onnx_model_takes_numpy_tensors_and_bool_masks_and_chains_on_the_gpu():
     models = os.environ.get("RECON_ONNX_TORCH_MODELS", "")
     if not os.path.exists(os.path.join(models, "mlp", "model.onnx")):
         pytest.skip("no exported ONNX test models (RECON_ONNX_TORCH_MODELS)")
     daemon = Recond(TINY_MODEL, "--model", "mlp=" + os.path.join(models, "mlp", "model.onnx"),
-                    "--model", "head=" + os.path.join(models, "head", "model.onnx"))
+                    "--model", "head=" + os.path.join(models, "head", "model.onnx"),
+                    "--model", "masked=" + os.path.join(models, "masked", "model.onnx"))
     try:
         c = recon.Client(daemon.sockets, client_name="pytest-onnx", timeout=120)
         x = numpy.load(os.path.join(models, "mlp", "input_1.npy"))
@@ -195,6 +196,12 @@ def test_an_onnx_model_takes_numpy_tensors_and_chains_on_the_gpu():
         # The head reads y's tensor where it lies on the GPU.
         z = c.infer_model("head", {"x": (y, "y")})
         assert numpy.abs(z["z"] - numpy.load(os.path.join(models, "head", "chain_expected_1.npy"))).max() < 1e-5
+        # A NumPy bool mask goes as one byte each; the bool output comes back as int32 0 or 1.
+        masked = os.path.join(models, "masked")
+        r = c.infer_model("masked", {"x": numpy.load(os.path.join(masked, "x_1.npy")),
+                                     "mask": numpy.load(os.path.join(masked, "mask_1.npy"))})
+        assert numpy.abs(r["y"] - numpy.load(os.path.join(masked, "y_1.npy"))).max() < 1e-5
+        assert numpy.array_equal(r["positive"], numpy.load(os.path.join(masked, "positive_1.npy")).astype(numpy.int32))
         with pytest.raises(recon.Error) as refused:
             c.infer_model("mlp", {"x": x.astype(numpy.int32)})
         assert refused.value.code == "INVALID_ARGUMENT" and "must be FLOAT" in str(refused.value)

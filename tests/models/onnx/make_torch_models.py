@@ -10,7 +10,8 @@ pre-norm attention blocks with GELU MLPs, written with reshape/permute on the tr
 export carries Shape/Gather/Concat shape arithmetic), an MLP, and a MobileNet-style CNN (reflect
 padding, depthwise, grouped and dilated convolutions, instance norm, PReLU, bilinear and nearest
 resizing); all with a dynamic batch axis.
-Also a head reading the MLP's output (head/model.onnx) and what the chain MLP → head gives for
+Also an attention head over padded sequences with a bool mask input and a bool output
+(masked/model.onnx, with masked/{x,mask,y,positive}_<k>.npy), and a head reading the MLP's output (head/model.onnx) and what the chain MLP → head gives for
 the MLP's inputs (head/chain_expected_<k>.npy).
 """
 import os
@@ -128,6 +129,30 @@ class MobileSmall(nn.Module):
         return F.interpolate(self.head(y), size=(20, 45), mode="nearest")
 
 
+class MaskedAttention(nn.Module):
+    """One attention head over a padded batch, as sequence models export it: the caller's bool key
+    mask (False: padding) and a causal mask from comparisons of positions, applied with masked_fill;
+    a leaky gate by torch.where on run-time values; padded rows zeroed by the mask cast to float.
+    Returns the output and which of its elements are positive in real rows (bool)."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.scale = dim**-0.5
+
+    def forward(self, x, mask):
+        n = x.shape[1]
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(1, 2) * self.scale
+        pos = torch.arange(n)
+        allowed = (pos[None, :] <= pos[:, None])[None] & mask[:, None, :]
+        y = scores.masked_fill(~allowed, float("-inf")).softmax(-1) @ v
+        y = torch.where(y > 0, y, 0.1 * y)
+        keep = mask[..., None]
+        y = y * keep.to(y.dtype)
+        return y, (y > 0) & keep
+
+
 class Head(nn.Module):
     """Reads the MLP's output: the second model of a chain (tests/client/recond_onnx_test.cpp)."""
 
@@ -176,6 +201,23 @@ def main():
     export(out_dir, "mobile_small", MobileSmall(), [2, 1], lambda b: torch.randn(b, 3, 32, 32, generator=g), 13)
     mlp = Mlp()
     export(out_dir, "mlp", mlp, [1, 5], lambda b: torch.randn(b, 20, generator=g), 13)
+    # Two inputs and a bool one, a bool output: masked/{x,mask,y,positive}_<k>.npy per batch size,
+    # each sequence padded after a length of at least 1.
+    masked = MaskedAttention().eval()
+    d = os.path.join(out_dir, "masked")
+    os.makedirs(d, exist_ok=True)
+    lengths = [[5, 1], [3, 8, 6]]
+    for k, batch_lengths in enumerate(lengths):
+        x = torch.randn(len(batch_lengths), 8, 16, generator=g)
+        mask = torch.arange(8)[None, :] < torch.tensor(batch_lengths)[:, None]
+        if k == 0:
+            torch.onnx.export(masked, (x, mask), os.path.join(d, "model.onnx"), opset_version=13,
+                              input_names=["x", "mask"], output_names=["y", "positive"],
+                              dynamic_axes={n: {0: "batch"} for n in ["x", "mask", "y", "positive"]})
+        with torch.no_grad():
+            y, positive = masked(x, mask)
+        for name, t in [("x", x), ("mask", mask), ("y", y), ("positive", positive)]:
+            np.save(os.path.join(d, f"{name}_{k}.npy"), t.numpy())
     # The head on the MLP's own outputs for its inputs: what a chain of the two gives.
     head = Head().eval()
     d = os.path.join(out_dir, "head")

@@ -22,11 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A float32 or bool .npy file as a tensor.
 HostTensor from_npy(const fs::path& path) {
   Result<io::NpyArray> a = io::read_npy_file(path.string());
   EXPECT_TRUE(a.is_ok()) << a.status().to_string();
-  EXPECT_EQ(a->descr, "<f4");
-  return HostTensor::owned(ElemType::kFloat, a->shape, a->data);
+  EXPECT_TRUE(a->descr == "<f4" || a->descr == "|b1") << path << ": " << a->descr;
+  return HostTensor::owned(a->descr == "|b1" ? ElemType::kBool : ElemType::kFloat, a->shape, a->data);
 }
 
 // max |got − want| / (max |want| + 1e-6) over all elements.
@@ -113,6 +114,40 @@ TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32Fp32SplitAn
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxTorchModelTest,
                          ::testing::Values("resnet_small", "vit_small", "mlp", "mobile_small"));
+
+// The masked attention export (make_torch_models.py): a bool mask input, comparisons, And, Not and
+// Where on run-time values (the causal mask of positions folds at load), a bool output, at two
+// batch sizes, against torch on the CPU. In fp16, only outputs within 1e-3 of zero may change sign.
+TEST_F(OnnxEngineTest, AMaskedAttentionExportMatchesTorchInFp32AndFp16) {
+  const fs::path dir = fs::path(RECON_ONNX_TORCH_MODELS) / "masked";
+  for (const auto& [precision, tolerance] : {std::pair{DType::kF32, 2e-5}, std::pair{DType::kF16, 2e-3}}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::load(rt(), (dir / "model.onnx").string(), {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    for (int k = 0; k < 2; ++k) {
+      const auto file = [&](const char* name) { return dir / (std::string(name) + "_" + std::to_string(k) + ".npy"); };
+      const std::vector<HostTensor> inputs{from_npy(file("x")), from_npy(file("mask"))};
+      ASSERT_EQ(inputs[1].type, ElemType::kBool);
+      const HostTensor want_y = from_npy(file("y")), want_positive = from_npy(file("positive"));
+      Result<std::vector<HostTensor>> got = (*engine)->run(inputs);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      ASSERT_EQ(got->size(), 2u);
+      const double err = relative_error((*got)[0], want_y);
+      std::printf("masked %s batch %lld: max error %.3g of max |torch|\n", dtype_name(precision),
+                  static_cast<long long>(inputs[0].dims[0]), err);
+      EXPECT_LE(err, tolerance) << dtype_name(precision) << " set " << k;
+      const HostTensor& positive = (*got)[1];
+      ASSERT_EQ(positive.type, ElemType::kBool);
+      ASSERT_EQ(positive.dims, want_positive.dims);
+      const auto g = positive.values<uint8_t>(), w = want_positive.values<uint8_t>();
+      const auto y = want_y.values<float>();
+      for (size_t i = 0; i < w.size(); ++i) {
+        if (precision == DType::kF16 && std::abs(y[i]) < 1e-3f) continue;
+        EXPECT_EQ(g[i], w[i]) << dtype_name(precision) << " set " << k << " element " << i << " (torch's y " << y[i]
+                              << ")";
+      }
+    }
+  }
+}
 
 TEST_F(OnnxEngineTest, TheResNetsResidualsAndActivationsFuseIntoItsConvolutions) {
   Result<std::unique_ptr<Engine>> engine =
