@@ -36,6 +36,29 @@ void merge_axes(Shape& s, Shape& is, int& axis) {
   }
 }
 
+// One gather_elements.comp dispatch over data of shape `s` (as merged) into out of shape `is`.
+Status dispatch_gather(Graph& g, const Arg& data, const Arg& indices, const Arg& out, const Shape& s, const Shape& is,
+                       int axis, bool axis_indices) {
+  for (const Arg* a : {&data, &indices, &out}) {
+    if (a->bytes() > max_binding_bytes()) {
+      return invalid_argument(std::string(axis_indices ? "gather" : "gather_elements") +
+                              ": each operand must fit one binding");
+    }
+  }
+  GatherElementsPush push{};
+  push.n = static_cast<uint32_t>(out.numel());
+  push.rank = static_cast<uint32_t>(s.size());
+  push.axis = static_cast<uint32_t>(axis);
+  for (size_t d = 0; d < s.size(); ++d) {
+    push.data_shape[d] = static_cast<uint32_t>(s[d]);
+    push.index_shape[d] = static_cast<uint32_t>(is[d]);
+  }
+  const uint32_t spec[] = {axis_indices ? 1u : 0u};
+  const char* shader = dtype_size(data.dtype()) == 4 ? "gather_elements_b32" : "gather_elements_b16";
+  return g.dispatch(shader, spec, {{data, Access::kRead}, {indices, Access::kRead}, {out, Access::kWrite}}, push,
+                    Graph::grid_1d((static_cast<uint64_t>(push.n) + kGroup - 1) / kGroup));
+}
+
 }  // namespace
 
 Status gather_elements(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis) {
@@ -64,20 +87,35 @@ Status gather_elements(Graph& g, const Arg& data, const Arg& indices, const Arg&
   const int64_t n = out.numel();
   if (n == 0) return Status::ok();
   if (s[axis] == 0) return invalid_argument(what + ": nothing to gather along the axis");
-  for (const Arg* a : {&data, &indices, &out}) {
-    if (a->bytes() > max_binding_bytes()) return invalid_argument(what + ": each operand must fit one binding");
+  return dispatch_gather(g, data, indices, out, s, is, axis, /*axis_indices=*/false);
+}
+
+Status gather(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis) {
+  const Shape& s = data.shape();
+  const int rank = static_cast<int>(s.size());
+  const std::string what = "gather: data " + std::string(dtype_name(data.dtype())) + shape_string(s) + ", indices " +
+                           dtype_name(indices.dtype()) + shape_string(indices.shape()) + ", out " +
+                           dtype_name(out.dtype()) + shape_string(out.shape());
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) return invalid_argument(what + ": axis out of range (data of rank ≥ 1)");
+  if (data.dtype() != out.dtype() || data.dtype() == DType::kU8 || indices.dtype() != DType::kI32) {
+    return invalid_argument(what + ": data and out f32, f16 or i32 alike, indices i32");
   }
-  GatherElementsPush push{};
-  push.n = static_cast<uint32_t>(n);
-  push.rank = static_cast<uint32_t>(rank);
-  push.axis = static_cast<uint32_t>(axis);
-  for (int d = 0; d < rank; ++d) {
-    push.data_shape[d] = static_cast<uint32_t>(s[d]);
-    push.index_shape[d] = static_cast<uint32_t>(is[d]);
+  Shape want(s.begin(), s.begin() + axis);
+  want.insert(want.end(), indices.shape().begin(), indices.shape().end());
+  want.insert(want.end(), s.begin() + axis + 1, s.end());
+  if (out.shape() != want) return invalid_argument(what + ": out must be " + shape_string(want));
+  // [outer, len, inner] gathered into [outer, indices, inner].
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= s[d];
+  for (int d = axis + 1; d < rank; ++d) inner *= s[d];
+  const Shape data3{outer, s[axis], inner}, out3{outer, indices.numel(), inner};
+  for (int64_t e : {outer, s[axis], inner, indices.numel()}) {
+    if (e > INT32_MAX) return invalid_argument(what + ": extents above 2^31");
   }
-  const char* shader = dtype_size(data.dtype()) == 4 ? "gather_elements_b32" : "gather_elements_b16";
-  return g.dispatch(shader, {}, {{data, Access::kRead}, {indices, Access::kRead}, {out, Access::kWrite}}, push,
-                    Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup));
+  if (out.numel() == 0) return Status::ok();
+  if (s[axis] == 0) return invalid_argument(what + ": nothing to gather along the axis");
+  return dispatch_gather(g, data, indices, out, data3, out3, 1, /*axis_indices=*/true);
 }
 
 }  // namespace recon::gpu::ops

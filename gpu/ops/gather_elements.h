@@ -1,8 +1,10 @@
-// ONNX GatherElements (torch.gather), one kernel (shaders/gather_elements.comp): out has the
-// indices' shape, and out[c] = data[c with its coordinate along `axis` replaced by indices[c]]
-// (negative indices count from the end). It moves bits, so data may be f32, i32 (32-bit words) or
-// f16; indices are i32 (ONNX's int64 indices as the device holds them). An index outside
-// [−len, len) reads the nearest edge: the device cannot fail a dispatch, and ONNX leaves it undefined.
+// ONNX GatherElements (torch.gather) and Gather (torch.index_select, embedding lookups), one kernel
+// (shaders/gather_elements.comp). GatherElements: out has the indices' shape, and out[c] = data[c
+// with its coordinate along `axis` replaced by indices[c]]. Gather: out's shape is data's with the
+// axis replaced by the indices' shape, out[o, j..., i] = data[o, indices[j...], i]. Negative indices
+// count from the end. It moves bits, so data may be f32, i32 (32-bit words) or f16; indices are i32
+// (ONNX's int64 indices as the device holds them). An index outside [−len, len) reads the nearest
+// edge: the device cannot fail a dispatch, and ONNX leaves it undefined.
 //
 // Tolerance (tests/gpu/ops/gather_elements_test.cpp): exact.
 #pragma once
@@ -17,5 +19,8 @@ inline constexpr int kMaxGatherElementsRank = 6;
 // `axis` the indices' extent at most data's. At most 6 axes once neighbours the indices span whole
 // (off the axis) are merged.
 Status gather_elements(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis);
+
+// data of rank ≥ 1, indices of any rank, out shaped data[:axis] + indices + data[axis + 1:].
+Status gather(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis);
 
 }  // namespace recon::gpu::ops

@@ -404,10 +404,20 @@ Status gather(OpContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.size())));
   if (ctx.all_inputs_on_host()) return host_result(ctx, fold_gather(*ctx.input(0).host, *ctx.input(1).host, axis));
-  // Data on the device with constant indices: one index is a slice that drops the axis (a
-  // transformer's class token, the last time step).
-  RECON_ASSIGN_OR_RETURN(const HostTensor* indices, ctx.host_input(1));
-  if (!indices->dims.empty()) return ctx.fail("Gather on the device takes one scalar index");
+  if (!ctx.input(1).is_host() || !ctx.input(1).shape.empty()) {
+    // Indices computed at run time, or many of them (embedding lookups): the gather kernel.
+    if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
+    RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
+    RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
+    Shape out(in.begin(), in.begin() + axis);
+    out.insert(out.end(), indices.shape().begin(), indices.shape().end());
+    out.insert(out.end(), in.begin() + axis + 1, in.end());
+    RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
+    return gpu::ops::gather(ctx.graph(), data, indices, y, static_cast<int>(axis));
+  }
+  // Data on the device with one constant index: a slice that drops the axis (a transformer's class
+  // token, the last time step).
+  const HostTensor* indices = &*ctx.input(1).host;
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(*indices));
   int64_t k = idx[0] < 0 ? idx[0] + in[static_cast<size_t>(axis)] : idx[0];
   if (k < 0 || k >= in[static_cast<size_t>(axis)]) return ctx.fail("index out of range");

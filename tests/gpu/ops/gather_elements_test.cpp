@@ -1,6 +1,7 @@
 // GatherElements against a loop transcription of the ONNX reference (np.take_along_axis with
 // negative indices wrapped): every axis of a 4-D tensor with indices smaller than the data off the
-// axis, longer than the data along it, negative, f32/f16/i32; refusals.
+// axis, longer than the data along it, negative, f32/f16/i32; refusals. Gather against np.take:
+// every axis, indices of rank 0, 1 and 2, negative, f32/f16/i32; refusals.
 #include "gpu/ops/gather_elements.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,23 @@ std::vector<T> reference(const std::vector<T>& data, const Shape& s, const std::
       stride *= s[d];
     }
     out[e] = data[static_cast<size_t>(src)];
+  }
+  return out;
+}
+
+// np.take(data, idx, axis) with negative indices wrapped: out[o, j, i] = data[o, idx[j], i].
+template <typename T>
+std::vector<T> take_reference(const std::vector<T>& data, const Shape& s, const std::vector<int32_t>& idx, int axis) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= s[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+  const int64_t len = s[axis];
+  std::vector<T> out;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const int32_t k : idx) {
+      const int64_t row = k < 0 ? k + len : k;
+      for (int64_t i = 0; i < inner; ++i) out.push_back(data[static_cast<size_t>((o * len + row) * inner + i)]);
+    }
   }
   return out;
 }
@@ -64,6 +82,30 @@ TEST_P(GatherElementsTest, EveryAxisMatchesTheReference) {
   }
 }
 
+TEST_P(GatherElementsTest, GatherTakesAlongEveryAxisWithIndicesOfAnyRank) {
+  const DType d = GetParam();
+  const Shape s{3, 4, 5};
+  Tensor data = upload_f32(rt(), d, s, random_floats(shape_numel(s), 4, -4.0f, 4.0f));
+  const auto stored = download_f32(rt(), data);
+  uint32_t seed = 30;
+  for (int axis = 0; axis < 3; ++axis) {
+    for (const Shape& is : {Shape{}, Shape{7}, Shape{2, 3}}) {
+      const auto idx = random_indices(shape_numel(is), s[axis], ++seed);
+      Tensor indices = Tensor::from_host(rt(), DType::kI32, is, idx.data(), idx.size() * 4).value();
+      Shape os(s.begin(), s.begin() + axis);
+      os.insert(os.end(), is.begin(), is.end());
+      os.insert(os.end(), s.begin() + axis + 1, s.end());
+      Tensor out = poisoned(rt(), d, os);
+      Graph g(rt());
+      const Status st = ops::gather(g, data, indices, out, axis - 3);  // negative axes
+      ASSERT_TRUE(st.is_ok()) << st.to_string();
+      ASSERT_TRUE(g.run().is_ok());
+      EXPECT_EQ(download_f32(rt(), out), take_reference(stored, s, idx, axis))
+          << "axis " << axis << ", indices " << shape_string(is);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, GatherElementsTest, ::testing::Values(DType::kF32, DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
@@ -89,6 +131,30 @@ TEST_F(GatherElementsMiscTest, MovesI32WordsAndRefusesMismatchedOperands) {
   Tensor wide_out = Tensor::empty(rt(), DType::kI32, {3, 2}).value();
   EXPECT_EQ(ops::gather_elements(bad, data, wide, wide_out, 1).code(), StatusCode::kInvalidArgument);  // off-axis
   EXPECT_EQ(ops::gather_elements(bad, data, indices, out, 2).code(), StatusCode::kInvalidArgument);    // axis
+}
+
+// Gather moves i32 words (an embedding table of integers) and refuses an out of the wrong shape,
+// float indices and an axis past the data's rank.
+TEST_F(GatherElementsMiscTest, GatherMovesI32WordsAndRefusesMismatchedOperands) {
+  const std::vector<int32_t> x{10, 20, 30, 40, 50, 60};  // 3 × 2
+  const std::vector<int32_t> idx{2, -3, 1, 2};           // 2 × 2 rows
+  Tensor data = Tensor::from_host(rt(), DType::kI32, {3, 2}, x.data(), x.size() * 4).value();
+  Tensor indices = Tensor::from_host(rt(), DType::kI32, {2, 2}, idx.data(), idx.size() * 4).value();
+  Tensor out = Tensor::empty(rt(), DType::kI32, {2, 2, 2}).value();
+  Graph g(rt());
+  ASSERT_TRUE(ops::gather(g, data, indices, out, 0).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  std::vector<int32_t> got(8);
+  ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+  EXPECT_EQ(got, (std::vector<int32_t>{50, 60, 10, 20, 30, 40, 50, 60}));
+
+  Graph bad(rt());
+  Tensor flat_out = Tensor::empty(rt(), DType::kI32, {4, 2}).value();
+  EXPECT_EQ(ops::gather(bad, data, indices, flat_out, 0).code(), StatusCode::kInvalidArgument);  // out's shape
+  Tensor f_idx = Tensor::empty(rt(), DType::kF32, {2, 2}).value();
+  EXPECT_EQ(ops::gather(bad, data, f_idx, out, 0).code(), StatusCode::kInvalidArgument);    // float indices
+  EXPECT_EQ(ops::gather(bad, data, indices, out, 2).code(), StatusCode::kInvalidArgument);  // axis
+  EXPECT_EQ(bad.dispatch_count(), 0u);
 }
 
 // Rank 8: the axes past the gathered one, spanned whole by the indices, merge into one.

@@ -708,6 +708,37 @@ TEST_F(OnnxEngineTest, ComparisonsAndWhereOfConstantsFoldOnTheHost) {
   EXPECT_EQ((*r)[0].dims, (std::vector<int64_t>{2, 5}));
 }
 
+// An embedding lookup: a constant table gathered by token ids given at run time (more than a shape
+// tensor's 64, so they stay on the device), negative ids from the end, in fp32 and fp16.
+TEST_F(OnnxEngineTest, AnEmbeddingTableIsGatheredByRunTimeIds) {
+  const int64_t vocab = 7, width = 3, rows = 2, cols = 40;
+  Model m = model_of({node("Gather", {"table", "ids"}, {"y"})}, {info("ids", ElemType::kInt64, {rows, cols})},
+                     {info("y", ElemType::kFloat, {rows, cols, width})});
+  std::vector<double> table(static_cast<size_t>(vocab * width));
+  for (size_t i = 0; i < table.size(); ++i) table[i] = 0.25 * static_cast<double>(i) - 2.0;  // exact in fp16
+  m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {vocab, width}, table).value());
+  m.graph.initializers.back().name = "table";
+  std::vector<int64_t> ids(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i * 5 % (2 * vocab)) - vocab;  // [−7, 7)
+  const HostTensor in = make_int64_tensor({rows, cols}, ids);
+  for (const DType precision : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    ASSERT_FALSE((*engine)->is_shape_tensor(0));
+    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&in, 1));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const auto got = (*r)[0].values<float>();
+    ASSERT_EQ(got.size(), ids.size() * width);
+    for (size_t t = 0; t < ids.size(); ++t) {
+      const int64_t row = ids[t] < 0 ? ids[t] + vocab : ids[t];
+      for (int64_t c = 0; c < width; ++c) {
+        EXPECT_EQ(got[t * width + c], table[static_cast<size_t>(row * width + c)])
+            << dtype_name(precision) << " token " << t << " (id " << ids[t] << ")";
+      }
+    }
+  }
+}
+
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
   std::vector<Node> nodes;
   std::string prev = "x";
