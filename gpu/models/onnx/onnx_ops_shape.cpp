@@ -533,7 +533,12 @@ Status pad(OpContext& ctx) {
 }
 
 Status range(OpContext& ctx) {
-  if (!ctx.all_inputs_on_host()) return ctx.fail("Range runs only on values known at load time");
+  // Its length is its output's shape: bounds computed on the device cannot decide it.
+  if (!ctx.all_inputs_on_host()) {
+    return ctx.fail(
+        "Range's start, limit and delta must be known when the graph is compiled (constants, shape "
+        "arithmetic or graph inputs)");
+  }
   RECON_ASSIGN_OR_RETURN(std::vector<double> start, host_doubles(*ctx.input(0).host));
   RECON_ASSIGN_OR_RETURN(std::vector<double> limit, host_doubles(*ctx.input(1).host));
   RECON_ASSIGN_OR_RETURN(std::vector<double> delta, host_doubles(*ctx.input(2).host));

@@ -543,6 +543,29 @@ TEST_F(OnnxEngineTest, FloatInputsReadOnlyAsResizeScalesAreShapeTensors) {
   EXPECT_NE(mixed.status().message().find("'scales') must be known"), std::string::npos) << mixed.status().message();
 }
 
+// Range's bounds as float graph inputs are shape tensors too: its length is its output's shape.
+TEST_F(OnnxEngineTest, FloatRangeBoundsGivenAtRunTimeAreShapeTensors) {
+  Model m = model_of(
+      {node("Range", {"start", "limit", "delta"}, {"y"})},
+      {info("start", ElemType::kFloat, {}), info("limit", ElemType::kFloat, {}), info("delta", ElemType::kFloat, {})},
+      {info("y", ElemType::kFloat, {-1})});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE((*engine)->is_shape_tensor(i)) << i;
+  struct Case {
+    float start, limit, delta;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{1.0f, 2.5f, 0.5f, {1.0f, 1.5f, 2.0f}}, Case{3.0f, -1.0f, -1.5f, {3.0f, 1.5f, 0.0f}}}) {
+    const std::vector<HostTensor> in{floats({}, c.start), floats({}, c.limit), floats({}, c.delta)};
+    Result<std::vector<HostTensor>> r = (*engine)->run(in);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const auto got = (*r)[0].values<float>();
+    EXPECT_EQ(std::vector<float>(got.begin(), got.end()), c.want);
+  }
+  EXPECT_EQ((*engine)->compiled_count(), 2u) << "one graph per value of the bounds";
+}
+
 TEST_F(OnnxEngineTest, ReduceL2AndSumSquareSquareInFp32UnderFp16Storage) {
   // 1000² overflows fp16; the norm, 1000·√8 ≈ 2828, does not.
   for (const char* op : {"ReduceL2", "ReduceSumSquare"}) {
