@@ -145,10 +145,15 @@ void start(Setup& out) {
   }
 }
 
+// Started inside the static's construction: its destructor is then registered after the Vulkan
+// driver's own exit handlers (the driver loads while start() runs), so it runs before them. Started
+// after construction, the set-up was torn down after NVIDIA's driver had shut down (SIGSEGV at exit).
+struct StartedSetup : Setup {
+  StartedSetup() { start(*this); }
+};
+
 Setup& setup() {
-  static Setup s;
-  static const bool started = (start(s), true);
-  (void)started;
+  static StartedSetup s;
   return s;
 }
 
