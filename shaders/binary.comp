@@ -1,10 +1,11 @@
 #version 450
 // out = a ∘ b with NumPy broadcasting, ∘ chosen by OP (ops::BinaryOp order): arithmetic (+, −, ×,
-// ÷, max, min, pow, prelu), comparisons (=, <, >, ≤, ≥) and logic (and, or, xor).
+// ÷, max, min, pow, prelu, mod with the sign of the divisor, fmod with the sign of the dividend),
+// comparisons (=, <, >, ≤, ≥) and logic (and, or, xor).
 // The host merges axes first; a broadcast axis has stride 0. SAME_SHAPE = 1 is the fast path for
 // operands of one shape (no index arithmetic).
 // INT_OPERANDS = 1: i32 operands and integer arithmetic (+, −, ×, ÷ truncating toward zero, max,
-// min), wrapping on overflow, a division by zero giving 0; comparisons and logic give 0 or 1 (logic
+// min, mod, fmod), wrapping on overflow, a division or remainder by zero giving 0; comparisons and logic give 0 or 1 (logic
 // counts any non-zero word as true). The host refuses pow and prelu.
 // BOOL_OUT = 1: float operands (fp32 arithmetic) compared into i32 0 or 1; a NaN operand makes every
 // comparison false (Equal too), as in IEEE 754 and NumPy.
@@ -20,6 +21,10 @@ layout(constant_id = 0) const uint OP = 0;
 #if INT_OPERANDS
 #define VALUE_T int
 #define OUT_T int
+// The remainder of x / y truncated toward zero (sign of x); 0 by 0, and by −1 where x / y overflows.
+int binary_rem_int(int x, int y) {
+  return y == 0 || y == -1 ? 0 : x - (x / y) * y;
+}
 int binary_apply_int(int x, int y) {
   switch (OP) {
     case 0: return x + y;
@@ -35,7 +40,12 @@ int binary_apply_int(int x, int y) {
     case 12: return int(x >= y);
     case 13: return int(x != 0 && y != 0);
     case 14: return int(x != 0 || y != 0);
-    default: return int((x != 0) != (y != 0));  // 15: xor
+    case 15: return int((x != 0) != (y != 0));
+    case 16: {  // Python's %: the remainder takes the sign of y
+      int r = binary_rem_int(x, y);
+      return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+    }
+    default: return binary_rem_int(x, y);  // 17: C's %
   }
 }
 #elif BOOL_OUT

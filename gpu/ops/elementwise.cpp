@@ -71,6 +71,10 @@ const char* op_name(BinaryOp op) {
       return "or";
     case BinaryOp::kXor:
       return "xor";
+    case BinaryOp::kMod:
+      return "mod";
+    case BinaryOp::kFmod:
+      return "fmod";
   }
   return "?";
 }
@@ -233,7 +237,7 @@ Status emit_binary(Graph& g, BinaryOp op, const char* shader, const BroadcastChu
 
 // The binary.comp variant for `op` on operands of `a`'s dtype, or an error naming what is refused.
 Result<const char*> binary_shader(BinaryOp op, const Arg& a, const Arg& b, const Arg& out, const std::string& name) {
-  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kXor)) return invalid_argument("binary: unknown op");
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kFmod)) return invalid_argument("binary: unknown op");
   const DType want_out = is_comparison_op(op) ? DType::kI32 : a.dtype();
   if (a.dtype() != b.dtype() || out.dtype() != want_out) {
     return invalid_argument(name + ": dtypes " + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
@@ -242,7 +246,8 @@ Result<const char*> binary_shader(BinaryOp op, const Arg& a, const Arg& b, const
   }
   if (a.dtype() == DType::kI32) {
     if (op == BinaryOp::kPow || op == BinaryOp::kPRelu) {
-      return invalid_argument(name + ": not an integer op (add, sub, mul, div, max, min, comparisons, logic)");
+      return invalid_argument(name +
+                              ": not an integer op (add, sub, mul, div, max, min, mod, fmod, comparisons, logic)");
     }
     return "binary_i32";
   }

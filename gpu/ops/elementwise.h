@@ -1,5 +1,5 @@
 // Elementwise ops with NumPy broadcasting: binary arithmetic out = a ∘ b for ∘ ∈ {+, −, ×, ÷, max,
-// min, pow, prelu}, comparisons (=, <, >, ≤, ≥) and logic (and, or, xor) into booleans, and Where,
+// min, pow, prelu, mod, fmod}, comparisons (=, <, >, ≤, ≥) and logic (and, or, xor) into booleans, and Where,
 // a select of three operands. (The runtime's same-shape `ops::add` in elementwise_basic.h stays;
 // this is the general form.)
 //
@@ -11,8 +11,8 @@
 // shape. Any rank works as long as at most 6 independent axes remain after merging axes that are
 // contiguous in every operand (a bias [C] over [B, N, C] merges to 2 axes). Equal shapes take a
 // fast path without index arithmetic. Arithmetic: a, b and out share one dtype, f32 or f16 (fp32
-// arithmetic), or i32 for add, sub, mul, div (truncating toward zero; by zero: 0), max and min in
-// integer arithmetic, wrapping on overflow. out may be the same tensor as a or b when that operand
+// arithmetic), or i32 for add, sub, mul, div (truncating toward zero; by zero: 0), max, min, mod and
+// fmod (by zero: 0) in integer arithmetic, wrapping on overflow. out may be the same tensor as a or b when that operand
 // has out's shape (in-place).
 //
 // Large tensors: operands over max_binding_bytes() (layout.h) are split along the leading axis of out
@@ -20,8 +20,10 @@
 // must itself fit one binding. Equal shapes are split as flat ranges.
 //
 // Tolerance (tests/gpu/ops/elementwise_test.cpp): one fp32 rounding, ≤ 1e-6 relative (add/sub
-// relative to |a| + |b|); fp16 storage adds the output rounding, ≤ 1e-3 relative. Comparisons,
-// logic and Where are exact.
+// relative to |a| + |b|); fp16 storage adds the output rounding, ≤ 1e-3 relative. Float mod and
+// fmod are exact where |a / b| < 2^24 (within one rounding of b where the fp32 quotient rounds up to
+// the next integer; tested within 1e-6·|b|). Integer
+// arithmetic, comparisons, logic and Where are exact.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,10 @@ enum class BinaryOp : uint32_t {
   kAnd = 13,
   kOr = 14,
   kXor = 15,
+  // Remainders of a / b: kMod takes the sign of b (Python's %, NumPy's mod), kFmod the sign of a
+  // (C's fmod and %). Floats: NaN for b = 0; integers: 0 for b = 0.
+  kMod = 16,
+  kFmod = 17,
 };
 
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out);

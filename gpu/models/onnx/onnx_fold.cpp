@@ -54,6 +54,16 @@ bool is_integer(ElemType t) {
          t == ElemType::kUint8 || t == ElemType::kUint16 || t == ElemType::kUint32 || t == ElemType::kUint64;
 }
 
+// The remainder of x / y with the sign of x; integers by −1 give 0 (x / y may overflow).
+template <typename T>
+T fold_remainder(T x, T y) {
+  if constexpr (std::is_integral_v<T>) {
+    return y == -1 ? 0 : x % y;
+  } else {
+    return std::fmod(x, y);
+  }
+}
+
 // r[i] = va[oa[i]] ∘ vb[ob[i]] (comparisons give 0 or 1); integers divide truncating, by zero never.
 template <typename T>
 Result<std::vector<T>> apply_binary(FoldBinary op, const std::vector<T>& va, const std::vector<T>& vb,
@@ -76,6 +86,14 @@ Result<std::vector<T>> apply_binary(FoldBinary op, const std::vector<T>& va, con
           if (y == 0) return invalid_argument("integer division by zero in shape arithmetic");
         }
         r[i] = x / y;
+        break;
+      case FoldBinary::kMod:
+      case FoldBinary::kFmod:
+        if constexpr (std::is_integral_v<T>) {
+          if (y == 0) return invalid_argument("integer remainder by zero in shape arithmetic");
+        }
+        r[i] = fold_remainder(x, y);
+        if (op == FoldBinary::kMod && r[i] != 0 && (r[i] < 0) != (y < 0)) r[i] += y;
         break;
       case FoldBinary::kEqual:
         r[i] = x == y;

@@ -23,6 +23,8 @@ enum class FoldBinary {
   kSub,
   kMul,
   kDiv,
+  kMod,   // the sign of the divisor (Python's %)
+  kFmod,  // the sign of the dividend (C's fmod and %)
   kEqual,
   kLess,
   kGreater,

@@ -38,6 +38,7 @@ Status add(OpContext&);
 Status sub(OpContext&);
 Status mul(OpContext&);
 Status div(OpContext&);
+Status mod(OpContext&);
 Status sum(OpContext&);
 Status max(OpContext&);
 Status min(OpContext&);

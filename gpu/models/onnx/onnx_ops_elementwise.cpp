@@ -66,14 +66,14 @@ Result<std::pair<Arg, Arg>> arithmetic_operands(OpContext& ctx, size_t i, size_t
   return std::pair{a, b};
 }
 
-// Add to Min, the comparisons and logic; not Pow or PRelu.
+// Add to Min, the comparisons, logic and remainders; not Pow or PRelu.
 bool has_integer_form(gpu::ops::BinaryOp op) {
   return op <= gpu::ops::BinaryOp::kMin || op >= gpu::ops::BinaryOp::kEqual;
 }
 
 // Comparisons and logic give booleans.
 bool gives_bool(gpu::ops::BinaryOp op) {
-  return op >= gpu::ops::BinaryOp::kEqual;
+  return op >= gpu::ops::BinaryOp::kEqual && op <= gpu::ops::BinaryOp::kXor;
 }
 
 Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool may_fold = true) {
@@ -153,6 +153,14 @@ Status mul(OpContext& ctx) {
 }
 Status div(OpContext& ctx) {
   return binary_op(ctx, FoldBinary::kDiv, gpu::ops::BinaryOp::kDiv);
+}
+// Mod: fmod = 1 is C's fmod (the sign of the dividend), fmod = 0 Python's % (the sign of the
+// divisor). ONNX asks floats for fmod = 1; fmod = 0 of floats runs as NumPy's mod, as the reference
+// implementation does.
+Status mod(OpContext& ctx) {
+  const bool c_fmod = ctx.attr_int("fmod", 0) != 0;
+  return binary_op(ctx, c_fmod ? FoldBinary::kFmod : FoldBinary::kMod,
+                   c_fmod ? gpu::ops::BinaryOp::kFmod : gpu::ops::BinaryOp::kMod);
 }
 Status equal(OpContext& ctx) {
   return binary_op(ctx, FoldBinary::kEqual, gpu::ops::BinaryOp::kEqual);

@@ -1,6 +1,7 @@
 // Broadcasting binary arithmetic against a float64 CPU reference: equal shapes, size-1 axes,
 // scalars, different ranks, six unmergeable axes, in-place, splitting beyond one binding, misuse.
 // Comparisons (NaN, ±0, ±inf), integer comparisons and logic, and Where exactly against C++.
+// Remainders (mod, fmod) of floats against std::fmod in float64, of integers exactly.
 #include "gpu/ops/elementwise.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +61,12 @@ double apply(BinaryOp op, double x, double y) {
       return x != 0 || y != 0;
     case BinaryOp::kXor:
       return (x != 0) != (y != 0);
+    case BinaryOp::kMod: {
+      const double r = std::fmod(x, y);
+      return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+    }
+    case BinaryOp::kFmod:
+      return std::fmod(x, y);
   }
   return 0;
 }
@@ -257,6 +264,46 @@ TEST_P(ElementwiseTest, WhereSelectsWithThreeWayBroadcasting) {
   }
 }
 
+// Remainders of floats against float64's: mixed signs, quotients up to 1000 (whole multiples
+// among them, where fmod's result is ±0), broadcast; within 1e-6·|b| for fp32's arithmetic and
+// fp16's output rounding on top.
+TEST_P(ElementwiseTest, RemaindersTakeTheSignOfTheDivisorOrTheDividend) {
+  const DType d = GetParam();
+  struct Case {
+    Shape a, b;
+  };
+  uint32_t seed = 80;
+  for (const Case& c :
+       {Case{{7, 129}, {7, 129}}, Case{{3, 1, 5}, {4, 1}}, Case{{2, 3, 33, 17}, {17}}, Case{{}, {6, 11}}}) {
+    auto a = random_floats(shape_numel(c.a), ++seed, -1000.0f, 1000.0f);
+    auto b = random_floats(shape_numel(c.b), ++seed, 0.5f, 8.0f);
+    for (size_t i = 0; i < b.size(); i += 2) b[i] = -b[i];
+    for (size_t i = 0; i < a.size(); i += 3) a[i] = std::round(a[i] / 8.0f) * 4.0f;  // multiples of 4
+    for (size_t i = 0; i < b.size(); i += 3) b[i] = std::copysign(std::round(std::abs(b[i])) * 0.5f + 0.5f, b[i]);
+    Tensor ta = upload_f32(rt(), d, c.a, a), tb = upload_f32(rt(), d, c.b, b);
+    const auto sa = download_f32(rt(), ta), sb = download_f32(rt(), tb);
+    const Shape so = ops::broadcast_shape(c.a, c.b).value();
+    for (const BinaryOp op : {BinaryOp::kMod, BinaryOp::kFmod}) {
+      Tensor out = poisoned(rt(), d, so);
+      Graph g(rt());
+      ASSERT_TRUE(ops::binary(g, op, ta, tb, out).is_ok());
+      ASSERT_TRUE(g.run().is_ok());
+      const auto got = download_f32(rt(), out);
+      int bad = 0;
+      for (int64_t i = 0; i < shape_numel(so); ++i) {
+        const double x = sa[source_index(i, c.a, so)], y = sb[source_index(i, c.b, so)];
+        const double want = apply(op, x, y);
+        const double tol = 1e-6 * std::abs(y) + (d == DType::kF16 ? 1e-3 * std::abs(want) : 0.0);
+        if (!(std::abs(got[i] - want) <= tol) && ++bad <= 5) {
+          ADD_FAILURE() << (op == BinaryOp::kMod ? "mod(" : "fmod(") << x << ", " << y << ") = " << got[i] << ", want "
+                        << want << " at " << i << " of " << shape_string(so);
+        }
+      }
+      EXPECT_EQ(bad, 0);
+    }
+  }
+}
+
 TEST_P(ElementwiseTest, EmptyTensorsRecordNothing) {
   const DType d = GetParam();
   Tensor a = Tensor::empty(rt(), d, {0, 3}).value(), b = Tensor::empty(rt(), d, {3}).value();
@@ -295,7 +342,7 @@ TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
                 .code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      ops::binary(g, static_cast<BinaryOp>(16), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
+      ops::binary(g, static_cast<BinaryOp>(18), t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
       StatusCode::kInvalidArgument);
   // Comparisons write i32; logic takes i32 booleans only.
   EXPECT_EQ(ops::binary(g, BinaryOp::kLess, t(DType::kF32, {4}), t(DType::kF32, {4}), t(DType::kF32, {4})).code(),
@@ -384,6 +431,48 @@ TEST_F(ElementwiseMisuseTest, IntegerOperandsTakeIntegerArithmetic) {
   EXPECT_EQ(run(BinaryOp::kDiv, tz), (std::vector<int32_t>(8, 0)));
   EXPECT_EQ(run(BinaryOp::kMax, tb), (std::vector<int32_t>{7, 2, 7, -2, 2147483647, 2, 5, -2}));
   EXPECT_EQ(run(BinaryOp::kMin, tb), (std::vector<int32_t>{2, -7, -2, -7, 2, 0, -2, -5}));
+  EXPECT_EQ(run(BinaryOp::kMod, tb), (std::vector<int32_t>{1, 1, -1, -1, 1, 0, -1, -1}));  // sign of b
+  EXPECT_EQ(run(BinaryOp::kFmod, tb), (std::vector<int32_t>{1, -1, 1, -1, 1, 0, 1, -1}));  // sign of a
+  EXPECT_EQ(run(BinaryOp::kMod, tz), (std::vector<int32_t>(8, 0)));
+  EXPECT_EQ(run(BinaryOp::kFmod, tz), (std::vector<int32_t>(8, 0)));
+  // −2^31 by −1: the quotient overflows, the remainder is 0.
+  const std::vector<int32_t> lows{std::numeric_limits<int32_t>::min(), -3, 3, 0};
+  const std::vector<int32_t> minus_ones{-1, 5, -5, -1};
+  Tensor tl = Tensor::from_host(rt(), DType::kI32, {4}, lows.data(), 16).value();
+  Tensor tm = Tensor::from_host(rt(), DType::kI32, {4}, minus_ones.data(), 16).value();
+  for (const BinaryOp op : {BinaryOp::kMod, BinaryOp::kFmod}) {
+    Tensor out = Tensor::empty(rt(), DType::kI32, {4}).value();
+    Graph g(rt());
+    ASSERT_TRUE(ops::binary(g, op, tl, tm, out).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    std::vector<int32_t> got(4);
+    ASSERT_TRUE(out.download(rt(), got.data(), 16).is_ok());
+    EXPECT_EQ(got, op == BinaryOp::kMod ? (std::vector<int32_t>{0, 2, -2, 0}) : (std::vector<int32_t>{0, -3, 3, 0}));
+  }
+}
+
+// Float remainders' special operands, as C's fmod: by ±0 NaN, of ±inf NaN, by ±inf the dividend
+// (mod: the divisor where the signs differ, as NumPy's), of ±0 ±0.
+TEST_F(ElementwiseMisuseTest, FloatRemaindersOfSpecialOperandsFollowC) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> a{5.0f, -5.0f, inf, -inf, 5.0f, -5.0f, 0.0f, -0.0f, 5.5f, -5.5f};
+  const std::vector<float> b{0.0f, -0.0f, 2.0f, 2.0f, inf, inf, 3.0f, 3.0f, -2.0f, 2.0f};
+  Tensor ta = upload_f32(rt(), DType::kF32, {10}, a), tb = upload_f32(rt(), DType::kF32, {10}, b);
+  for (const BinaryOp op : {BinaryOp::kMod, BinaryOp::kFmod}) {
+    Tensor out = poisoned(rt(), DType::kF32, {10});
+    Graph g(rt());
+    ASSERT_TRUE(ops::binary(g, op, ta, tb, out).is_ok());
+    ASSERT_TRUE(g.run().is_ok());
+    const auto got = download_f32(rt(), out);
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double want = apply(op, a[i], b[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << i << ": " << got[i];
+      } else {
+        EXPECT_EQ(got[i], want) << (op == BinaryOp::kMod ? "mod(" : "fmod(") << a[i] << ", " << b[i] << ")";
+      }
+    }
+  }
 }
 
 // Splitting beyond one binding, exercised on small tensors by lowering the limit the ops split at

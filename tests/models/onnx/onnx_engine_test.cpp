@@ -731,6 +731,72 @@ TEST_F(OnnxEngineTest, ComparisonsAndWhereOfConstantsFoldOnTheHost) {
   EXPECT_EQ((*r)[0].dims, (std::vector<int64_t>{2, 5}));
 }
 
+// Mod of run-time operands against Python's % (fmod = 0) and C's fmod (fmod = 1): int64 with
+// mixed signs and a broadcast divisor, floats of both signs (exact in fp16, so both precisions give
+// the exact remainders); a Mod of the input's shape folds on the host into a constant shape.
+TEST_F(OnnxEngineTest, ModOfRunTimeOperandsMatchesPythonAndC) {
+  const auto mod = [](std::string a, std::string b, std::string out, int64_t fmod) {
+    Node n = node("Mod", {std::move(a), std::move(b)}, {std::move(out)});
+    n.attributes.push_back(int_attribute("fmod", fmod));
+    return n;
+  };
+  const int64_t rows = 2, cols = 40;
+  std::vector<Node> nodes{mod("i", "d", "i_mod", 0),
+                          mod("i", "d", "i_fmod", 1),
+                          mod("x", "y", "x_mod", 0),
+                          mod("x", "y", "x_fmod", 1),
+                          node("Shape", {"x"}, {"s"}),
+                          mod("s", "seven", "s_mod", 0),
+                          node("ConstantOfShape", {"s_mod"}, {"z"})};
+  Model m =
+      model_of(std::move(nodes), {info("i", ElemType::kInt64, {rows, cols}), info("x", ElemType::kFloat, {rows, cols})},
+               {info("i_mod", ElemType::kInt64, {rows, cols}), info("i_fmod", ElemType::kInt64, {rows, cols}),
+                info("x_mod", ElemType::kFloat, {rows, cols}), info("x_fmod", ElemType::kFloat, {rows, cols}),
+                info("z", ElemType::kFloat, {-1, -1})});
+  std::vector<int64_t> d(cols), i(rows * cols);
+  std::vector<double> y(cols);
+  std::vector<float> x(rows * cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    d[c] = (c % 2 == 0 ? 1 : -1) * (1 + c % 7);
+    y[c] = (c % 3 == 0 ? -0.25 : 0.25) * static_cast<double>(1 + c % 11);
+  }
+  for (int64_t e = 0; e < rows * cols; ++e) {
+    i[e] = e * 37 % 101 - 50;
+    x[e] = 0.25f * static_cast<float>(e * 29 % 97 - 48);
+  }
+  m.graph.initializers.push_back(make_int64_tensor({cols}, d));
+  m.graph.initializers.back().name = "d";
+  m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {cols}, y).value());
+  m.graph.initializers.back().name = "y";
+  m.graph.initializers.push_back(make_int64_tensor({1}, std::vector<int64_t>{7}));
+  m.graph.initializers.back().name = "seven";
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const std::vector<HostTensor> inputs{make_int64_tensor({rows, cols}, i),
+                                       HostTensor::owned(ElemType::kFloat, {rows, cols}, x_bytes)};
+  for (const DType precision : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const std::vector<HostTensor>& out = *r;
+    ASSERT_EQ(out.size(), 5u);
+    const auto i_mod = out[0].values<int64_t>(), i_fmod = out[1].values<int64_t>();
+    const auto x_mod = out[2].values<float>(), x_fmod = out[3].values<float>();
+    for (int64_t e = 0; e < rows * cols; ++e) {
+      const int64_t dv = d[e % cols];
+      const double yv = y[e % cols], rf = std::fmod(static_cast<double>(x[e]), yv);
+      const int64_t ri = i[e] % dv;
+      const std::string at = std::string(dtype_name(precision)) + " element " + std::to_string(e);
+      EXPECT_EQ(i_fmod[e], ri) << at;
+      EXPECT_EQ(i_mod[e], ri != 0 && (ri < 0) != (dv < 0) ? ri + dv : ri) << at;
+      EXPECT_EQ(x_fmod[e], rf) << at;
+      EXPECT_EQ(x_mod[e], rf != 0 && (rf < 0) != (yv < 0) ? rf + yv : rf) << at;
+    }
+    EXPECT_EQ(out[4].dims, (std::vector<int64_t>{2, 5}));  // [2, 40] mod 7
+  }
+}
+
 // An embedding lookup: a constant table gathered by token ids given at run time (more than a shape
 // tensor's 64, so they stay on the device), negative ids from the end, in fp32 and fp16.
 TEST_F(OnnxEngineTest, AnEmbeddingTableIsGatheredByRunTimeIds) {
