@@ -2,7 +2,8 @@
 // Elementwise dtype conversion between f32, f16 and i32 storage (gpu/ops/cast.h): to a float rounds
 // to nearest even; a float to an integer truncates toward zero. TRUTH (i32 destinations only): 1
 // writes 1 where the source is non-zero and 0 elsewhere, NaN counting as non-zero (NumPy's bool());
-// 2 the opposite (logical not).
+// 2 the opposite (logical not). Float sources only: 3 writes 1 where the source is NaN; 4 + m where
+// it is infinite with a sign picked by m's bits (1: +inf, 2: −inf; m = 0 matches nothing).
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #ifndef SRC_F16
@@ -46,10 +47,26 @@ bool source_nonzero(SRC_T v) {
 #endif
 }
 
+#if !SRC_I32
+// NaN and infinities tested on the bits, as above.
+bool source_in_class(SRC_T v) {
+  const uint bits = floatBitsToUint(float(v));
+  if (TRUTH == 3u) return (bits & 0x7fffffffu) > 0x7f800000u;
+  const uint sign_mask = (bits & 0x80000000u) != 0u ? 2u : 1u;
+  return (bits & 0x7fffffffu) == 0x7f800000u && ((TRUTH - 4u) & sign_mask) != 0u;
+}
+#endif
+
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u;
   if (i >= p.n) return;
 #if DST_I32
+#if !SRC_I32
+  if (TRUTH >= 3u) {
+    dst[i] = source_in_class(src[i]) ? 1 : 0;
+    return;
+  }
+#endif
   if (TRUTH != 0u) {
     dst[i] = source_nonzero(src[i]) == (TRUTH == 1u) ? 1 : 0;
     return;

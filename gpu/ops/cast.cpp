@@ -14,8 +14,8 @@ struct CastPush {
 };
 static_assert(sizeof(CastPush) == 4, "mirrors Push in shaders/cast.comp and cast_words.comp");
 
-// The TRUTH specialisation constant of shaders/cast.comp.
-enum class Truth : uint32_t { kValue = 0, kNonZero = 1, kZero = 2 };
+// The TRUTH specialisation constant of shaders/cast.comp: kInf plus 1 for +inf, plus 2 for −inf.
+enum class Truth : uint32_t { kValue = 0, kNonZero = 1, kZero = 2, kNaN = 3, kInf = 4 };
 
 const char* cast_dtype_suffix(DType d) {
   switch (d) {
@@ -32,15 +32,23 @@ const char* cast_dtype_suffix(DType d) {
 }
 
 Status cast_dispatches(Graph& g, const Arg& in, const Arg& out, Truth truth) {
-  const std::string what = truth == Truth::kValue ? "cast" : "cast_to_bool";
+  const auto t = static_cast<uint32_t>(truth);
+  const std::string what = truth == Truth::kValue                    ? "cast"
+                           : truth == Truth::kNaN                    ? "is_nan"
+                           : t >= static_cast<uint32_t>(Truth::kInf) ? "is_inf"
+                                                                     : "cast_to_bool";
+  const bool float_class = t >= static_cast<uint32_t>(Truth::kNaN);
   if (in.shape() != out.shape()) {
     return invalid_argument(what + ": shapes differ: " + shape_string(in.shape()) + " -> " + shape_string(out.shape()));
   }
   const char* from = cast_dtype_suffix(in.dtype());
   const char* to = cast_dtype_suffix(out.dtype());
-  if (from == nullptr || to == nullptr || (truth != Truth::kValue && out.dtype() != DType::kI32)) {
+  if (from == nullptr || to == nullptr || (truth != Truth::kValue && out.dtype() != DType::kI32) ||
+      (float_class && in.dtype() == DType::kI32)) {
     return invalid_argument(what + ": " + dtype_name(in.dtype()) + " -> " + dtype_name(out.dtype()) +
-                            (truth == Truth::kValue ? " (f32, f16 or i32 each way)" : " (f32, f16 or i32 into i32)"));
+                            (truth == Truth::kValue ? " (f32, f16 or i32 each way)"
+                             : float_class          ? " (f32 or f16 into i32)"
+                                                    : " (f32, f16 or i32 into i32)"));
   }
   const std::string shader = std::string("cast_") + from + "_" + to;
   // f32 <-> f16 of whole groups of four go four at a time (a 16-byte fp32 word, an 8-byte fp16 pair).
@@ -52,7 +60,7 @@ Status cast_dispatches(Graph& g, const Arg& in, const Arg& out, Truth truth) {
   RECON_ASSIGN_OR_RETURN(Arg flat_in, reshape_view(in, {n}));
   RECON_ASSIGN_OR_RETURN(Arg flat_out, reshape_view(out, {n}));
   RECON_ASSIGN_OR_RETURN(int64_t chunk, rows_per_dispatch({dtype_size(in.dtype()), dtype_size(out.dtype())}, n));
-  const uint32_t spec[] = {static_cast<uint32_t>(truth)};
+  const uint32_t spec[] = {t};
   for (int64_t e0 = 0; e0 < std::max<int64_t>(n, 1); e0 += chunk) {
     const int64_t e1 = std::min(n, e0 + chunk);
     RECON_ASSIGN_OR_RETURN(Arg src, chunk < n ? row_view(flat_in, e0, e1) : Result<Arg>(flat_in));
@@ -79,6 +87,15 @@ Status cast(Graph& g, const Arg& in, const Arg& out) {
 
 Status cast_to_bool(Graph& g, const Arg& in, const Arg& out, bool invert) {
   return cast_dispatches(g, in, out, invert ? Truth::kZero : Truth::kNonZero);
+}
+
+Status is_nan(Graph& g, const Arg& in, const Arg& out) {
+  return cast_dispatches(g, in, out, Truth::kNaN);
+}
+
+Status is_inf(Graph& g, const Arg& in, const Arg& out, bool positive, bool negative) {
+  const uint32_t signs = (positive ? 1u : 0u) | (negative ? 2u : 0u);
+  return cast_dispatches(g, in, out, static_cast<Truth>(static_cast<uint32_t>(Truth::kInf) + signs));
 }
 
 }  // namespace recon::gpu::ops

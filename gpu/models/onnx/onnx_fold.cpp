@@ -183,6 +183,17 @@ Result<HostTensor> fold_cast(const HostTensor& in, ElemType to) {
   return make_tensor(to, in.dims, v);
 }
 
+Result<HostTensor> fold_float_class(const HostTensor& in, bool nan, bool positive_inf, bool negative_inf) {
+  if (is_integer(in.type) || in.type == ElemType::kBool) {
+    return invalid_argument(std::string("IsNaN and IsInf take floats, not ") + elem_type_name(in.type));
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(in));
+  for (double& x : v) {
+    x = (nan && std::isnan(x)) || (positive_inf && x == HUGE_VAL) || (negative_inf && x == -HUGE_VAL) ? 1.0 : 0.0;
+  }
+  return make_tensor(ElemType::kBool, in.dims, v);
+}
+
 Result<HostTensor> fold_concat(std::span<const HostTensor* const> inputs, int64_t axis) {
   if (inputs.empty()) return invalid_argument("concat of nothing");
   const HostTensor& first = *inputs[0];

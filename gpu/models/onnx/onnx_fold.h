@@ -40,6 +40,8 @@ Result<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const
 
 Result<HostTensor> fold_binary(FoldBinary op, const HostTensor& a, const HostTensor& b);
 Result<HostTensor> fold_cast(const HostTensor& in, ElemType to);
+// IsNaN (`nan`) or IsInf of the signs asked for, into bool; floating `in` only.
+Result<HostTensor> fold_float_class(const HostTensor& in, bool nan, bool positive_inf, bool negative_inf);
 Result<HostTensor> fold_concat(std::span<const HostTensor* const> inputs, int64_t axis);
 // starts/ends/axes/steps already normalised: one entry per axis of `in` (step ≥ 1 or ≤ -1).
 Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> starts, std::span<const int64_t> ends,

@@ -78,6 +78,8 @@ const std::array kTable = {
     OpRow{"Xor", 7, kMaxOpset, check_none, logical_xor},
     OpRow{"Not", 1, kMaxOpset, check_none, logical_not},
     OpRow{"Where", 9, kMaxOpset, check_none, where},
+    OpRow{"IsNaN", 9, kMaxOpset, check_none, is_nan},
+    OpRow{"IsInf", 10, kMaxOpset, check_none, is_inf},
     OpRow{"Conv", 1, kMaxOpset, check_conv, conv},
     OpRow{"ConvTranspose", 1, kMaxOpset, check_conv_transpose, conv_transpose},
     OpRow{"MaxPool", 1, kMaxOpset, check_pool, max_pool},

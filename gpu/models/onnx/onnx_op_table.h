@@ -86,6 +86,8 @@ Status logical_or(OpContext&);
 Status logical_xor(OpContext&);
 Status logical_not(OpContext&);
 Status where(OpContext&);
+Status is_nan(OpContext&);
+Status is_inf(OpContext&);
 Status relu(OpContext&);
 Status sigmoid(OpContext&);
 Status tanh(OpContext&);

@@ -1,5 +1,5 @@
 // ONNX elementwise ops: arithmetic with broadcasting, activations, Identity/Dropout, Cast,
-// comparisons, logic and Where (booleans are i32 0 or 1 on the device). Each is folded on the host
+// comparisons, logic, Where, IsNaN and IsInf (booleans are i32 0 or 1 on the device). Each is folded on the host
 // where its inputs are known at load time (shape arithmetic).
 #include <limits>
 #include <string>
@@ -222,6 +222,33 @@ Status where(OpContext& ctx) {
   if (!shape) return ctx.fail(shape.status().message());
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(1).type, *shape));
   return gpu::ops::where(ctx.graph(), cond, x, y, out);
+}
+
+namespace {
+// IsNaN and IsInf: which floats count (NaN, +inf, −inf) into bool; in an fp16 graph a value beyond
+// fp16's range is already infinite.
+Status float_class_op(OpContext& ctx, bool nan, bool positive_inf, bool negative_inf) {
+  if (ctx.input(0).is_host()) {
+    Result<HostTensor> t = fold_float_class(*ctx.input(0).host, nan, positive_inf, negative_inf);
+    if (!t) return ctx.fail(t.status().message());
+    ctx.set_host_output(0, std::move(*t));
+    return Status::ok();
+  }
+  if (!is_floating(ctx.input(0).type)) {
+    return ctx.fail(std::string("input of type ") + elem_type_name(ctx.input(0).type) + ", not a float");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg in, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kBool, in.shape()));
+  if (nan) return gpu::ops::is_nan(ctx.graph(), in, out);
+  return gpu::ops::is_inf(ctx.graph(), in, out, positive_inf, negative_inf);
+}
+}  // namespace
+
+Status is_nan(OpContext& ctx) {
+  return float_class_op(ctx, true, false, false);
+}
+Status is_inf(OpContext& ctx) {
+  return float_class_op(ctx, false, ctx.attr_int("detect_positive", 1) != 0, ctx.attr_int("detect_negative", 1) != 0);
 }
 
 Status sum(OpContext& ctx) {

@@ -1,6 +1,7 @@
 // ops::cast (f32, f16 and i32 each way) and ops::cast_to_bool bit for bit against the CPU's
 // conversions (round to nearest even, truncation toward zero, NumPy's bool()), whole and split into
-// chunks beyond one binding (with a lowered limit), and misuse.
+// chunks beyond one binding (with a lowered limit), and misuse; is_nan and is_inf (each choice of
+// signs) exactly against std::isnan and std::isinf.
 #include "gpu/ops/cast.h"
 
 #include <gtest/gtest.h>
@@ -151,6 +152,45 @@ TEST_F(CastTest, ToBoolTellsZeroFromEverythingElse) {
   }
 }
 
+// NaN (quiet, signalling, negative, f16's) and ±inf against the CPU's tests, among finite values
+// (±0, the largest f16 and f32, subnormals of f32), in f32 and f16 (f32 beyond f16's range is inf
+// there).
+TEST_F(CastTest, IsNaNAndIsInfTestTheBits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  uint32_t negative_nan_bits = 0xffc00001u, signalling_bits = 0x7f800001u;
+  float negative_nan = 0, signalling = 0;
+  std::memcpy(&negative_nan, &negative_nan_bits, 4);
+  std::memcpy(&signalling, &signalling_bits, 4);
+  const std::vector<float> x{
+      0.0f,     -0.0f,        1.5f,       inf,      -inf,      std::numeric_limits<float>::quiet_NaN(),
+      -3.0f,    negative_nan, signalling, 65504.0f, -65504.0f, 3.0e38f,
+      -3.0e38f, 1e-40f,       7.0f};
+  for (const DType d : {DType::kF32, DType::kF16}) {
+    const auto n = static_cast<int64_t>(x.size());
+    Tensor in = upload_f32(rt(), d, {n}, x);
+    const std::vector<float> stored = download_f32(rt(), in);
+    for (const int kind : {0, 1, 2, 3, 4}) {  // 0: is_nan; is_inf of +inf, −inf, both, neither
+      Tensor out = poisoned(rt(), DType::kI32, {n});
+      Graph g(rt());
+      const Status s =
+          kind == 0 ? ops::is_nan(g, in, out) : ops::is_inf(g, in, out, kind == 1 || kind == 3, kind == 2 || kind == 3);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_TRUE(g.run().is_ok());
+      std::vector<int32_t> got(x.size());
+      ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float v = stored[i];
+        const bool want = kind == 0   ? std::isnan(v)
+                          : kind == 1 ? v == inf
+                          : kind == 2 ? v == -inf
+                          : kind == 3 ? std::isinf(v)
+                                      : false;
+        ASSERT_EQ(got[i], want ? 1 : 0) << dtype_name(d) << " check " << kind << " of " << x[i] << " at " << i;
+      }
+    }
+  }
+}
+
 // An f16 source and an i32 destination split at a lowered limit: chunks stay aligned in both.
 TEST_F(CastTest, ToBoolSplitsOperandsBeyondOneBinding) {
   struct Limit {
@@ -179,6 +219,8 @@ TEST_F(CastTest, BadArgumentsAreRefused) {
   EXPECT_EQ(ops::cast(g, t(DType::kF32, {4}), t(DType::kU8, {4})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::cast_to_bool(g, t(DType::kF32, {4}), t(DType::kF32, {4})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::cast_to_bool(g, t(DType::kU8, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::is_nan(g, t(DType::kI32, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::is_inf(g, t(DType::kF32, {4}), t(DType::kF16, {4})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 

@@ -797,6 +797,53 @@ TEST_F(OnnxEngineTest, ModOfRunTimeOperandsMatchesPythonAndC) {
   }
 }
 
+// IsNaN and IsInf (each sign, both) of a run-time input in fp32 and fp16 (where 1e5 is beyond fp16's
+// range and so infinite), and of a constant, folded on the host.
+TEST_F(OnnxEngineTest, IsNaNAndIsInfTellNaNAndInfinitiesApart) {
+  const auto is_inf = [](std::string in, std::string out, int64_t positive, int64_t negative) {
+    Node n = node("IsInf", {std::move(in)}, {std::move(out)});
+    n.attributes.push_back(int_attribute("detect_positive", positive));
+    n.attributes.push_back(int_attribute("detect_negative", negative));
+    return n;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{0.0f, -0.0f, 1.5f, inf, -inf, nan, -nan, 65504.0f, 1e5f, -1e5f, -2.0f, 7.0f};
+  const auto n = static_cast<int64_t>(x.size());
+  Model m =
+      model_of({node("IsNaN", {"x"}, {"nan"}), is_inf("x", "inf", 1, 1), is_inf("x", "pos", 1, 0),
+                is_inf("x", "neg", 0, 1), is_inf("c", "c_pos", 1, 0)},
+               {info("x", ElemType::kFloat, {n})},
+               {info("nan", ElemType::kBool, {n}), info("inf", ElemType::kBool, {n}), info("pos", ElemType::kBool, {n}),
+                info("neg", ElemType::kBool, {n}), info("c_pos", ElemType::kBool, {3})});
+  m.graph.initializers.push_back(
+      make_tensor(ElemType::kFloat, {3}, std::vector<double>{HUGE_VAL, -HUGE_VAL, 1.0}).value());
+  m.graph.initializers.back().name = "c";
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const HostTensor in = HostTensor::owned(ElemType::kFloat, {n}, x_bytes);
+  for (const DType precision : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    Result<CompiledGraph*> graph = (*engine)->compiled(std::span<const HostTensor>(&in, 1));
+    ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+    EXPECT_EQ((*graph)->folded_nodes, 1u) << "IsInf of the constant";
+    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&in, 1));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const std::vector<HostTensor>& out = *r;
+    ASSERT_EQ(out.size(), 5u);
+    for (int64_t e = 0; e < n; ++e) {
+      // fp16 holds at most 65504: 1e5 uploads as inf.
+      const float v = precision == DType::kF16 && std::abs(x[e]) > 65504.0f ? std::copysign(inf, x[e]) : x[e];
+      const std::string at = std::string(dtype_name(precision)) + " element " + std::to_string(e);
+      EXPECT_EQ(out[0].values<uint8_t>()[e], std::isnan(v) ? 1 : 0) << at;
+      EXPECT_EQ(out[1].values<uint8_t>()[e], std::isinf(v) ? 1 : 0) << at;
+      EXPECT_EQ(out[2].values<uint8_t>()[e], v == inf ? 1 : 0) << at;
+      EXPECT_EQ(out[3].values<uint8_t>()[e], v == -inf ? 1 : 0) << at;
+    }
+    EXPECT_EQ(std::vector<uint8_t>(out[4].bytes.begin(), out[4].bytes.end()), (std::vector<uint8_t>{1, 0, 0}));
+  }
+}
+
 // An embedding lookup: a constant table gathered by token ids given at run time (more than a shape
 // tensor's 64, so they stay on the device), negative ids from the end, in fp32 and fp16.
 TEST_F(OnnxEngineTest, AnEmbeddingTableIsGatheredByRunTimeIds) {
