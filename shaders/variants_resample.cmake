@@ -13,3 +13,6 @@ endforeach()
 # resize (gpu/ops/resize): ONNX Resize by tap tables.
 recon_shader(resize_f32 resize.comp DEFINES DTYPE_F16=0)
 recon_shader(resize_f16 resize.comp DEFINES DTYPE_F16=1)
+# grid_sample (gpu/ops/grid_sample): mode, padding and align_corners are specialisation constants.
+recon_shader(grid_sample_f32 grid_sample.comp DEFINES DTYPE_F16=0)
+recon_shader(grid_sample_f16 grid_sample.comp DEFINES DTYPE_F16=1)

@@ -134,6 +134,8 @@ Status argmin(OpContext&);
 Status top_k(OpContext&);
 // resampling
 std::string check_resize(const Node&, int64_t);
+std::string check_grid_sample(const Node&, int64_t);
+Status grid_sample(OpContext&);
 Status resize(OpContext&);
 Status upsample(OpContext&);
 // shapes and layout

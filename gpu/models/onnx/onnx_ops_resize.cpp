@@ -1,12 +1,14 @@
 // ONNX Resize (opsets 10–18) and Upsample (7–9) on ops::resize: the output size and per-axis scales
 // from scales or sizes known at load time (opset 18's axes and keep_aspect_ratio_policy included),
-// then the tap tables of the last two axes. Resizing any other axis is refused.
+// then the tap tables of the last two axes. Resizing any other axis is refused. GridSample (opset
+// 16's 4-D form) on ops::grid_sample.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/grid_sample.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/resize.h"
 
@@ -104,7 +106,49 @@ Result<std::vector<gpu::ops::ResizeAxis>> axes_from_scales(const OpContext& ctx,
   return axes;
 }
 
+// GridSample's mode and padding_mode by name; opset 20 renamed bilinear and bicubic to linear and
+// cubic, recon's table stops before it.
+Result<gpu::ops::GridSampleMode> grid_sample_mode(const std::string& mode) {
+  if (mode == "bilinear") return gpu::ops::GridSampleMode::kBilinear;
+  if (mode == "nearest") return gpu::ops::GridSampleMode::kNearest;
+  if (mode == "bicubic") return gpu::ops::GridSampleMode::kBicubic;
+  return invalid_argument("GridSample mode '" + mode + "'");
+}
+Result<gpu::ops::GridSamplePadding> grid_sample_padding(const std::string& padding) {
+  if (padding == "zeros") return gpu::ops::GridSamplePadding::kZeros;
+  if (padding == "border") return gpu::ops::GridSamplePadding::kBorder;
+  if (padding == "reflection") return gpu::ops::GridSamplePadding::kReflection;
+  return invalid_argument("GridSample padding_mode '" + padding + "'");
+}
+
 }  // namespace
+
+std::string check_grid_sample(const Node& node, int64_t) {
+  const Attribute* mode = node.attribute("mode");
+  const Attribute* padding = node.attribute("padding_mode");
+  if (mode != nullptr && !grid_sample_mode(mode->s)) return grid_sample_mode(mode->s).status().message();
+  if (padding != nullptr && !grid_sample_padding(padding->s)) {
+    return grid_sample_padding(padding->s).status().message();
+  }
+  return {};
+}
+
+// X [N, C, H, W] sampled at grid [N, Ho, Wo, 2] into [N, C, Ho, Wo], in the execution dtype.
+Status grid_sample(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(gpu::ops::GridSampleMode mode, grid_sample_mode(ctx.attr_string("mode", "bilinear")));
+  RECON_ASSIGN_OR_RETURN(gpu::ops::GridSamplePadding padding,
+                         grid_sample_padding(ctx.attr_string("padding_mode", "zeros")));
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg grid, ctx.float_input(1));
+  const Shape& xs = x.shape();
+  const Shape& gs = grid.shape();
+  if (xs.size() != 4 || gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2) {
+    return ctx.fail("X " + shape_string(xs) + " and grid " + shape_string(gs) +
+                    ": recon samples 4-D images, X [N, C, H, W] at grid [N, Ho, Wo, 2]");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {xs[0], xs[1], gs[1], gs[2]}));
+  return gpu::ops::grid_sample(ctx.graph(), x, grid, out, mode, padding, ctx.attr_int("align_corners", 0) != 0);
+}
 
 std::string check_resize(const Node& node, int64_t) {
   if (const Attribute* a = node.attribute("antialias"); a != nullptr && a->i != 0) return "antialiased Resize";

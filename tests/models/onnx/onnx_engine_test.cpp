@@ -844,6 +844,60 @@ TEST_F(OnnxEngineTest, IsNaNAndIsInfTellNaNAndInfinitiesApart) {
   }
 }
 
+// GridSample as a spatial transformer uses it: an image given at run time sampled at a constant
+// grid, bilinear at the pixel centres (align_corners = 1) giving the image back, nearest at the
+// centres moved one pixel right (align_corners = 0) giving it shifted with zeros past the edge, in
+// fp32 and fp16 (nearest exactly, bilinear within the grid's rounding, as the grid's thirds are not
+// exact). A mode of a later opset is named at load.
+TEST_F(OnnxEngineTest, GridSampleOfAnIdentityOrShiftedGridMovesPixels) {
+  const int64_t c = 2, h = 3, w = 4;
+  const auto sample = [](std::string grid, std::string out, std::string mode, int64_t align) {
+    Node n = node("GridSample", {"x", std::move(grid)}, {std::move(out)});
+    n.attributes.push_back(string_attribute("mode", std::move(mode)));
+    n.attributes.push_back(int_attribute("align_corners", align));
+    return n;
+  };
+  Model m = model_of({sample("centres", "same", "bilinear", 1), sample("shifted", "moved", "nearest", 0)},
+                     {info("x", ElemType::kFloat, {1, c, h, w})},
+                     {info("same", ElemType::kFloat, {1, c, h, w}), info("moved", ElemType::kFloat, {1, c, h, w})});
+  m.opsets[""] = 16;
+  std::vector<double> centres, shifted;
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t j = 0; j < w; ++j) {
+      centres.push_back(2.0 * static_cast<double>(j) / static_cast<double>(w - 1) - 1.0);
+      centres.push_back(2.0 * static_cast<double>(i) / static_cast<double>(h - 1) - 1.0);
+      shifted.push_back((2.0 * static_cast<double>(j + 1) + 1.0) / static_cast<double>(w) - 1.0);
+      shifted.push_back((2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(h) - 1.0);
+    }
+  }
+  for (const auto& [name, grid] : {std::pair{"centres", &centres}, std::pair{"shifted", &shifted}}) {
+    m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {1, h, w, 2}, *grid).value());
+    m.graph.initializers.back().name = name;
+  }
+  std::vector<float> x(static_cast<size_t>(c * h * w));
+  for (size_t e = 0; e < x.size(); ++e) x[e] = 0.25f * static_cast<float>(e) - 3.0f;
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const HostTensor in = HostTensor::owned(ElemType::kFloat, {1, c, h, w}, x_bytes);
+  for (const DType precision : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&in, 1));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const auto same = (*r)[0].values<float>(), moved = (*r)[1].values<float>();
+    for (size_t e = 0; e < x.size(); ++e) {
+      const bool last_column = static_cast<int64_t>(e) % w == w - 1;
+      EXPECT_NEAR(same[e], x[e], precision == DType::kF32 ? 1e-6 : 2e-3) << dtype_name(precision) << " at " << e;
+      EXPECT_EQ(moved[e], last_column ? 0.0f : x[e + 1]) << dtype_name(precision) << " at " << e;
+    }
+  }
+  m.graph.nodes[0].attributes[0] = string_attribute("mode", "linear");
+  Result<std::unique_ptr<Engine>> refused = Engine::from_model(rt(), m);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("GridSample mode 'linear'"), std::string::npos)
+      << refused.status().message();
+}
+
 // An embedding lookup: a constant table gathered by token ids given at run time (more than a shape
 // tensor's 64, so they stay on the device), negative ids from the end, in fp32 and fp16.
 TEST_F(OnnxEngineTest, AnEmbeddingTableIsGatheredByRunTimeIds) {
