@@ -111,6 +111,7 @@ const std::array kTable = {
     OpRow{"TopK", 1, kMaxOpset, check_none, top_k},
     OpRow{"Resize", 10, kMaxOpset, check_resize, resize},
     OpRow{"GridSample", 16, kMaxOpset, check_grid_sample, grid_sample},
+    OpRow{"Einsum", 12, kMaxOpset, check_einsum, einsum},
     OpRow{"Upsample", 7, 9, check_none, upsample},
     OpRow{"Constant", 1, kMaxOpset, check_none, constant},
     OpRow{"ConstantOfShape", 9, kMaxOpset, check_none, constant_of_shape},

@@ -135,6 +135,8 @@ Status top_k(OpContext&);
 // resampling
 std::string check_resize(const Node&, int64_t);
 std::string check_grid_sample(const Node&, int64_t);
+std::string check_einsum(const Node&, int64_t);
+Status einsum(OpContext&);
 Status grid_sample(OpContext&);
 Status resize(OpContext&);
 Status upsample(OpContext&);

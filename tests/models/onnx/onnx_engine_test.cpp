@@ -898,6 +898,114 @@ TEST_F(OnnxEngineTest, GridSampleOfAnIdentityOrShiftedGridMovesPixels) {
       << refused.status().message();
 }
 
+// Einsum by its definition: the sum over every label not in the output of the operands' products.
+std::vector<double> einsum_reference(const std::vector<std::string>& terms, const std::string& output,
+                                     const std::vector<std::vector<float>>& values,
+                                     const std::vector<std::vector<int64_t>>& shapes) {
+  std::string labels;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    for (size_t d = 0; d < terms[i].size(); ++d) {
+      if (labels.find(terms[i][d]) == std::string::npos) {
+        labels.push_back(terms[i][d]);
+        sizes.push_back(shapes[i][d]);
+      }
+    }
+  }
+  const auto offset = [&](const std::string& term, const std::vector<int64_t>& index) {
+    int64_t o = 0;
+    for (char l : term) o = o * sizes[labels.find(l)] + index[labels.find(l)];
+    return o;
+  };
+  int64_t out_numel = 1, total = 1;
+  for (char l : output) out_numel *= sizes[labels.find(l)];
+  for (int64_t s : sizes) total *= s;
+  std::vector<double> out(static_cast<size_t>(out_numel), 0.0);
+  std::vector<int64_t> index(labels.size(), 0);
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t rem = e;
+    for (size_t d = labels.size(); d-- > 0;) {
+      index[d] = rem % sizes[d];
+      rem /= sizes[d];
+    }
+    double product = 1.0;
+    for (size_t i = 0; i < terms.size(); ++i) product *= values[i][static_cast<size_t>(offset(terms[i], index))];
+    out[static_cast<size_t>(offset(output, index))] += product;
+  }
+  return out;
+}
+
+// Einsum equations that are a transpose and a batched MatMul, against its definition in fp32 and
+// fp16: batch matmul, attention scores, a contraction with a permuted output, a label of one input
+// summed away, an outer product, the implicit output, and one-input transposes and sums. Ellipses,
+// diagonals and three inputs are refused by name.
+TEST_F(OnnxEngineTest, EinsumOfTransposesAndBatchedMatMulsMatchesItsDefinition) {
+  struct Case {
+    std::string equation, output;  // output: the labels the equation names or implies
+    std::vector<std::vector<int64_t>> shapes;
+  };
+  const Case cases[] = {{"bij,bjk->bik", "bik", {{2, 3, 4}, {2, 4, 5}}},
+                        {"bhqd,bhkd->bhqk", "bhqk", {{1, 2, 3, 4}, {1, 2, 5, 4}}},
+                        {"ijk,ik->ji", "ji", {{3, 4, 5}, {3, 5}}},
+                        {"abc,cd->da", "da", {{2, 3, 4}, {4, 5}}},
+                        {"i,j->ij", "ij", {{3}, {4}}},
+                        {"ij,jk", "ik", {{3, 4}, {4, 2}}},
+                        {"i,i", "", {{6}, {6}}},
+                        {"ij->ji", "ji", {{3, 5}}},
+                        {"ijk->ki", "ki", {{2, 3, 4}}}};
+  uint32_t seed = 90;
+  for (const Case& c : cases) {
+    const std::string lhs = c.equation.substr(0, c.equation.find("->"));
+    const std::vector<std::string> terms =
+        lhs.find(',') == std::string::npos
+            ? std::vector<std::string>{lhs}
+            : std::vector<std::string>{lhs.substr(0, lhs.find(',')), lhs.substr(lhs.find(',') + 1)};
+    std::vector<ValueInfo> inputs;
+    std::vector<std::string> names;
+    std::vector<HostTensor> tensors;
+    std::vector<std::vector<float>> values;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      names.push_back(i == 0 ? "a" : "b");
+      inputs.push_back(info(names.back(), ElemType::kFloat, c.shapes[i]));
+      values.push_back(testing::random_floats(static_cast<size_t>(shape_numel(c.shapes[i])), ++seed, -1.0f, 1.0f));
+      std::vector<uint8_t> bytes(values.back().size() * 4);
+      std::memcpy(bytes.data(), values.back().data(), bytes.size());
+      tensors.push_back(HostTensor::owned(ElemType::kFloat, c.shapes[i], bytes));
+    }
+    const std::vector<double> want = einsum_reference(terms, c.output, values, c.shapes);
+    std::vector<int64_t> out_dims(c.output.size(), -1);
+    Node n = node("Einsum", names, {"y"});
+    n.attributes.push_back(string_attribute("equation", c.equation));
+    Model m = model_of({n}, inputs, {info("y", ElemType::kFloat, out_dims)});
+    m.opsets[""] = 12;
+    double scale = 1e-6;
+    for (double v : want) scale = std::max(scale, std::abs(v));
+    for (const DType precision : {DType::kF32, DType::kF16}) {
+      Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+      ASSERT_TRUE(engine.is_ok()) << c.equation << ": " << engine.status().to_string();
+      Result<std::vector<HostTensor>> r = (*engine)->run(tensors);
+      ASSERT_TRUE(r.is_ok()) << c.equation << ": " << r.status().to_string();
+      const auto got = (*r)[0].values<float>();
+      ASSERT_EQ(got.size(), want.size()) << c.equation;
+      double worst = 0;
+      for (size_t e = 0; e < want.size(); ++e) worst = std::max(worst, std::abs(got[e] - want[e]) / scale);
+      EXPECT_LE(worst, precision == DType::kF32 ? 1e-5 : 5e-3) << c.equation << " in " << dtype_name(precision);
+    }
+  }
+  for (const auto& [equation, reason] : {std::pair{"ii->i", "repeated within 'ii'"},
+                                         std::pair{"...ij->...ji", "ellipsis"}, std::pair{"i,i,i->i", "3 inputs"}}) {
+    const size_t count = std::string(equation).find(",i,") != std::string::npos ? 3 : 1;
+    std::vector<std::string> names(count, "a");
+    Node n = node("Einsum", names, {"y"});
+    n.attributes.push_back(string_attribute("equation", equation));
+    Model m = model_of({n}, {info("a", ElemType::kFloat, {3, 3})}, {info("y", ElemType::kFloat, {-1})});
+    m.opsets[""] = 12;
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m);
+    ASSERT_FALSE(engine.is_ok()) << equation;
+    EXPECT_NE(engine.status().message().find(reason), std::string::npos) << engine.status().message();
+  }
+}
+
 // An embedding lookup: a constant table gathered by token ids given at run time (more than a shape
 // tensor's 64, so they stay on the device), negative ids from the end, in fp32 and fp16.
 TEST_F(OnnxEngineTest, AnEmbeddingTableIsGatheredByRunTimeIds) {
