@@ -7,7 +7,8 @@
 // of view 1 of each direction). The job runs it in steps: a step's network on the compute queue
 // while the step before it is matched beside it on the second compute queue (the matcher's scalar
 // searches fill what the network's tensor-core kernels leave of the GPU, and each run's host round
-// trips no longer leave the GPU idle). Worker thread, and the thread it starts for the matching.
+// trips no longer leave the GPU idle; on a device with one compute queue the matching runs after the
+// network instead). Worker thread, and the thread it starts for the matching.
 #pragma once
 
 #include <array>

@@ -293,8 +293,12 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       PairwiseTimes matching_times;
       std::future<Result<std::vector<PairwiseOutput>>> matching;  // joined before this step returns
       if (unmatched) {
-        matching = std::async(std::launch::async, [&] {
-          gpu::Runtime& rt = device.runtime();
+        // Beside the network only where the device has a second compute queue; with one queue
+        // (lavapipe) the two would only take turns on it, and the thread cost the CI machine's
+        // 8-view scene 31 -> 40 s, so the matching then runs after the network on this thread.
+        gpu::Runtime& rt = device.runtime();
+        const bool beside = rt.context().has_second_compute_queue();
+        matching = std::async(beside ? std::launch::async : std::launch::deferred, [&] {
           return match_pair_network(*unmatched, device.matcher(), rt, rt.context().second_compute_queue(), widths,
                                     options_.alignment.subsample, matching_times);
         });
