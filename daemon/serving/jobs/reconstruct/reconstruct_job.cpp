@@ -39,8 +39,8 @@ std::string pairs_stage_summary(const PairwiseTimes& times, std::chrono::steady_
   const double rest_s = wall_s - (times.network_ms + times.waited_ms) / 1000;
   char text[200];
   std::snprintf(text, sizeof text,
-                "%.2f s: network %.2f s; matching %.2f s and own-frame copies %.2f s beside it, %.2f s of them "
-                "after it; the rest %.2f s",
+                "%.2f s: network %.2f s; matching %.2f s and own-frame copies %.2f s, %.2f s of them after the "
+                "network; the rest %.2f s",
                 wall_s, times.network_ms / 1000, times.matching_ms / 1000, times.copies_ms / 1000,
                 times.waited_ms / 1000, rest_s);
   return text;
