@@ -49,7 +49,7 @@ std::string format_resolution(Resolution resolution);
 // "HOST:PORT", "[IPv6]:PORT" or "*:PORT"; port 1..65535.
 Result<TcpEndpoint> parse_tcp_endpoint(std::string_view text);
 std::string format_tcp_endpoint(const TcpEndpoint& endpoint);  // "[::1]:7600" for IPv6 hosts
-Result<LogLevel> parse_log_level(std::string_view text);  // debug | info | warning | error
+Result<LogLevel> parse_log_level(std::string_view text);       // debug | info | warning | error
 const char* log_level_name(LogLevel level);
 // A model name: lower-case letters, digits, '_', '-', '.', starting with a letter or digit; ≤ 64.
 Status check_model_name(std::string_view name);
