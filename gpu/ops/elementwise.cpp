@@ -79,13 +79,6 @@ const char* op_name(BinaryOp op) {
   return "?";
 }
 
-bool is_comparison_op(BinaryOp op) {
-  return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterOrEqual;
-}
-bool is_logic_op(BinaryOp op) {
-  return op >= BinaryOp::kAnd && op <= BinaryOp::kXor;
-}
-
 // Strides of `shape` (left-padded to out's rank) with 0 on broadcast axes.
 std::vector<int64_t> broadcast_strides(const Shape& padded, const Shape& out) {
   std::vector<int64_t> s(padded.size(), 0);

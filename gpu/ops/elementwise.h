@@ -59,6 +59,14 @@ enum class BinaryOp : uint32_t {
   kFmod = 17,
 };
 
+// Comparisons (out i32 booleans from operands of any dtype) and logic (booleans into booleans).
+inline bool is_comparison_op(BinaryOp op) {
+  return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterOrEqual;
+}
+inline bool is_logic_op(BinaryOp op) {
+  return op >= BinaryOp::kAnd && op <= BinaryOp::kXor;
+}
+
 Status binary(Graph& g, BinaryOp op, const Arg& a, const Arg& b, const Arg& out);
 inline Status binary_add(Graph& g, const Arg& a, const Arg& b, const Arg& out) {
   return binary(g, BinaryOp::kAdd, a, b, out);

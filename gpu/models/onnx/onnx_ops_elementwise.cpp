@@ -71,11 +71,6 @@ bool has_integer_form(gpu::ops::BinaryOp op) {
   return op <= gpu::ops::BinaryOp::kMin || op >= gpu::ops::BinaryOp::kEqual;
 }
 
-// Comparisons and logic give booleans.
-bool gives_bool(gpu::ops::BinaryOp op) {
-  return op >= gpu::ops::BinaryOp::kEqual && op <= gpu::ops::BinaryOp::kXor;
-}
-
 Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool may_fold = true) {
   const bool legacy = ctx.opset() < 7;
   // The host folds broadcast as numpy does; a legacy axis other than the last dims runs on the device.
@@ -94,7 +89,10 @@ Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool ma
   }
   Result<Shape> shape = gpu::ops::broadcast_shape(a.shape(), b.shape());
   if (!shape) return ctx.fail(shape.status().message());
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, gives_bool(op) ? ElemType::kBool : ctx.input(0).type, *shape));
+  RECON_ASSIGN_OR_RETURN(
+      Arg out, ctx.new_output(
+                   0, gpu::ops::is_comparison_op(op) || gpu::ops::is_logic_op(op) ? ElemType::kBool : ctx.input(0).type,
+                   *shape));
   return gpu::ops::binary(ctx.graph(), op, a, b, out);
 }
 
