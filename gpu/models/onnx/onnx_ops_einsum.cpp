@@ -73,16 +73,19 @@ bool has_label(const std::string& s, char l) {
   return s.find(l) != std::string::npos;
 }
 
-// `x` with labels `from` permuted into the order `to` (both the same set), through scratch where
-// the order changes.
+// The permutation that takes axes labelled `from` into the order `to` (the same set of labels).
+std::vector<int> einsum_permutation(const std::string& from, const std::string& to) {
+  std::vector<int> perm;
+  for (char l : to) perm.push_back(static_cast<int>(from.find(l)));
+  return perm;
+}
+
+// `x` with labels `from` permuted into the order `to`, through scratch where the order changes.
 Result<Arg> einsum_permuted(OpContext& ctx, const Arg& x, const std::string& from, const std::string& to) {
   if (from == to) return x;
-  std::vector<int> perm;
+  const std::vector<int> perm = einsum_permutation(from, to);
   Shape shape;
-  for (char l : to) {
-    perm.push_back(static_cast<int>(from.find(l)));
-    shape.push_back(x.shape()[from.find(l)]);
-  }
+  for (int d : perm) shape.push_back(x.shape()[static_cast<size_t>(d)]);
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.scratch(x.dtype(), shape));
   RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), x, out, perm));
   return out;
@@ -152,9 +155,7 @@ Status einsum(OpContext& ctx) {
     if (summed.second == t.output && summed.first.shape() == out.shape()) {
       return gpu::ops::copy(ctx.graph(), summed.first, out);
     }
-    std::vector<int> perm;
-    for (char l : t.output) perm.push_back(static_cast<int>(summed.second.find(l)));
-    return gpu::ops::permute(ctx.graph(), summed.first, out, perm);
+    return gpu::ops::permute(ctx.graph(), summed.first, out, einsum_permutation(summed.second, t.output));
   }
   // Labels of one input that the output drops are summed away first; then batch (both, kept), rows
   // (A only), columns (B only) and the contraction (both, dropped).
@@ -194,9 +195,7 @@ Status einsum(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg c3, gpu::ops::reshape_view(c, nb == 1 ? Shape{m, n} : Shape{nb, m, n}));
   RECON_RETURN_IF_ERROR(gpu::ops::matmul(ctx.graph(), ctx.caps(), a, b, c3, opt));
   if (product == t.output) return Status::ok();
-  std::vector<int> perm;
-  for (char l : t.output) perm.push_back(static_cast<int>(product.find(l)));
-  return gpu::ops::permute(ctx.graph(), c, out, perm);
+  return gpu::ops::permute(ctx.graph(), c, out, einsum_permutation(product, t.output));
 }
 
 }  // namespace recon::gpu::onnx::ops_builders
