@@ -1,5 +1,6 @@
 #include "gpu/capabilities.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace recon::gpu {
@@ -30,6 +31,13 @@ std::string yes_no(bool b) {
   return b ? "yes" : "no";
 }
 }  // namespace
+
+bool Capabilities::nv_coopmat_f16_16x16x16() const {
+  return nv_cooperative_matrix && std::any_of(coopmat_shapes.begin(), coopmat_shapes.end(), [](const CoopMatShape& s) {
+           return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" && s.c_type == "f32" &&
+                  s.result_type == "f32" && s.scope == "NV subgroup";
+         });
+}
 
 std::string Capabilities::describe() const {
   std::ostringstream s;

@@ -79,6 +79,9 @@ struct Capabilities {
   std::vector<Heap> heaps;
 
   // Human-readable multi-line summary, as recon-info prints it.
+  // NV subgroup-scope 16×16×16 fp16 × fp16 → fp32 cooperative matrices: the shape every
+  // tensor-core kernel here uses.
+  bool nv_coopmat_f16_16x16x16() const;
   std::string describe() const;
 };
 

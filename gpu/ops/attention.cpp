@@ -120,17 +120,10 @@ uint64_t coop_shared_bytes(uint64_t d, const CoopTile& t) {
   return kv + ps + sc + stats;
 }
 
-bool has_f16_16x16x16(const Capabilities& caps) {
-  return std::any_of(caps.coopmat_shapes.begin(), caps.coopmat_shapes.end(), [](const CoopMatShape& s) {
-    return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" && s.c_type == "f32" &&
-           s.result_type == "f32" && s.scope == "NV subgroup";
-  });
-}
-
 // The coopmat tile for this device and head dim, if the path applies at all. Preference order:
 // two subgroups per row block (more subgroups in flight: latency hiding), then bigger tiles.
 bool pick_coop_tile(const Capabilities& caps, int64_t d, CoopTile* out) {
-  if (!caps.nv_cooperative_matrix || !caps.storage_16bit || !caps.shader_float16 || !has_f16_16x16x16(caps)) {
+  if (!caps.nv_coopmat_f16_16x16x16() || !caps.storage_16bit || !caps.shader_float16) {
     return false;
   }
   const uint32_t sg = caps.subgroup_size;

@@ -117,10 +117,7 @@ bool coopmat_gemm_available(const Capabilities& caps) {
   if (!caps.nv_cooperative_matrix || !caps.storage_16bit || !caps.shader_float16) return false;
   if (caps.subgroup_size == 0 || 8 * caps.subgroup_size > caps.max_workgroup_invocations) return false;
   if (caps.max_compute_shared_memory < 40960) return false;
-  return std::any_of(caps.coopmat_shapes.begin(), caps.coopmat_shapes.end(), [](const CoopMatShape& s) {
-    return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" && s.c_type == "f32" &&
-           s.result_type == "f32" && s.scope == "NV subgroup";
-  });
+  return caps.nv_coopmat_f16_16x16x16();
 }
 
 std::array<uint32_t, 3> GemmTiling::groups(int64_t m, int64_t n, int64_t batch) const {
