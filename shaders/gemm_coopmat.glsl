@@ -98,26 +98,15 @@ const uint GEMM_B_PER_THREAD = (GEMM_B_VECS + WG_SIZE - 1) / WG_SIZE;
 shared uvec4 gemm_sa[2 * GEMM_A_TILE];
 shared uvec4 gemm_sb[2 * GEMM_B_TILE];
 #if GEMM_SPLIT
+#include "fp16_split.glsl"
 shared uvec4 gemm_sa_lo[2 * GEMM_A_TILE];
 shared uvec4 gemm_sb_lo[2 * GEMM_B_TILE];
-
-// Four fp32 values as fp16 hi parts and scaled fp16 lo parts (gemm_io.glsl). hi is x with its 13
-// low mantissa bits cleared, an fp16 value exactly where x is a normal fp16 (below 2⁻¹⁴ hi is 0 and
-// lo carries x alone), so x − hi is exact: the parts are made without a float → half → float round
-// trip, which a driver may fold away (the H200's did: fp32 errors of 1e-3, as fp16).
-void gemm_split4(vec4 x, out uvec2 hi, out uvec2 lo) {
-  const bvec4 tiny = lessThan(abs(x), vec4(6.103515625e-05));  // 2⁻¹⁴
-  const vec4 h = mix(uintBitsToFloat(floatBitsToUint(x) & 0xffffe000u), vec4(0.0), tiny);
-  const f16vec4 hh = f16vec4(h), ll = f16vec4((x - h) * 2048.0);
-  hi = uvec2(packFloat2x16(hh.xy), packFloat2x16(hh.zw));
-  lo = uvec2(packFloat2x16(ll.xy), packFloat2x16(ll.zw));
-}
 
 // A load's 8 fp32 values as hi and lo parts.
 void gemm_split8(GemmLoad8 x, out uvec4 hi, out uvec4 lo) {
   uvec2 h0, l0, h1, l1;
-  gemm_split4(x.lo, h0, l0);
-  gemm_split4(x.hi, h1, l1);
+  fp16_split4(x.lo, h0, l0);
+  fp16_split4(x.hi, h1, l1);
   hi = uvec4(h0, h1);
   lo = uvec4(l0, l1);
 }
