@@ -3,6 +3,10 @@
 recon_shader(match_nn match_nn.comp)
 recon_shader(match_nn_d24q4 match_nn.comp DEFINES FIXED_D4=6 FIXED_QPT=4)
 recon_shader(match_nn_d24q8 match_nn.comp DEFINES FIXED_D4=6 FIXED_QPT=8)
+# The same search on tensor cores (VK_NV_cooperative_matrix), K = 1, one variant per descriptor length.
+foreach(dim 8 16 24 32)
+  recon_shader(match_nn_cm_d${dim} match_nn_cm.comp DEFINES DIM=${dim})
+endforeach()
 recon_shader(match_init match_init.comp)
 recon_shader(match_update match_update.comp)
 recon_shader(match_scatter match_scatter.comp)

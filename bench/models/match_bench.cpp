@@ -16,7 +16,7 @@
 // per pair on an RTX 4090 (spec §7); the target here is < 2 ms on an H100/H200.
 //
 // Size: 512x384 on a GPU, 128x96 on a CPU device (lavapipe) unless RECON_MATCH_SIZE=WxH is set.
-// RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup overrides the kernel
+// RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup,tensor overrides the kernel
 // knobs (gpu::MatchTuning; 0 = default; missing trailing fields are 0).
 // RECON_MATCH_SWEEP=1 (a built-in list) or a ';'-separated list of such settings: one more fast_match
 // benchmark per setting and data kind (fast_match/<W>x<H>/<data>/<setting>), then a table of them
@@ -126,7 +126,7 @@ HostPair make_pair_data(int64_t w, int64_t h, bool shifted) {
 struct Env {
   int64_t w = 512, h = 384;
   gpu::MatchTuning tuning;
-  std::vector<std::string> sweep;  // settings "grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup"
+  std::vector<std::string> sweep;  // settings "grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup,tensor"
 };
 
 // Knob settings that the issue-6 sweep compares (docs/MATCHING.md): queries per invocation, the
@@ -140,8 +140,8 @@ constexpr const char* kDefaultSweep[] = {
 };
 
 gpu::MatchTuning parse_tuning(const std::string& s) {
-  int v[8] = {};
-  std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+  int v[9] = {};
+  std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]);
   gpu::MatchTuning t;
   t.grid = v[0];
   t.queries_per_thread = v[1];
@@ -151,6 +151,7 @@ gpu::MatchTuning parse_tuning(const std::string& s) {
   t.tail_grid = v[5];
   t.update_grid = v[6];
   t.dedup = v[7];
+  t.tensor = v[8];
   return t;
 }
 

@@ -6,7 +6,7 @@
 #   BINARY    default: $RECON_BENCH_BIN, else the first of build-bench/, build-match/, build/
 #             (relative to the repo root) holding bench/models/recon_bench_match
 # Environment: RECON_MATCH_SIZE=WxH (default 512x384 on a GPU, 128x96 on lavapipe),
-#   RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup (0 = default),
+#   RECON_MATCH_TUNING=grid,qpt,pair,fixed,workgroup,tail_grid,update_grid,dedup,tensor (0 = default),
 #   RECON_MATCH_SWEEP=1 (built-in list of settings) or "setting;setting;..." (one benchmark per
 #   setting, then a table sorted by GPU ms), RECON_DEVICE, RECON_BENCH_MIN_TIME (default 0.5 s).
 # GPU machine: carry the build folder's bench/models (binary + libbenchmark, found via $ORIGIN)

@@ -8,7 +8,8 @@ namespace recon::gpu {
 Result<FastMatcher*> FastMatcherCache::get(const MatchShape& shape, const FastMatchOptions& options) {
   auto it = std::find_if(matchers_.begin(), matchers_.end(), [&](const auto& m) {
     return m->shape() == shape && m->options().subsample == options.subsample &&
-           m->options().max_iter == options.max_iter && m->options().border == options.border;
+           m->options().max_iter == options.max_iter && m->options().border == options.border &&
+           m->options().tuning == options.tuning;
   });
   if (it == matchers_.end()) {
     RECON_ASSIGN_OR_RETURN(auto made, FastMatcher::create(rt_, shape, options));

@@ -59,6 +59,13 @@ struct MatchTuning {
   int tail_grid = 0;    // NN workgroups from iteration 2 on (counts unknown, often small; 0: grid)
   int update_grid = 0;  // match_update workgroups (one seed each, persistent; 0: 2048 on a GPU, 16 on a CPU)
   int dedup = 0;        // search each distinct query pixel of a step once: 0 default (on), 1 off, 2 on
+  // Nearest-neighbour search (K = 1) on tensor cores (shaders/match_nn_cm.comp; NV cooperative
+  // matrices, D = 8, 16, 24 or 32, descriptor values within fp16's range): 0 default (on
+  // where the device has them, with split products), 1 off, 2 split products (fp32-accurate scores),
+  // 3 fp16-rounded descriptors. Scores differ from the FMA path's in rounding only.
+  int tensor = 0;
+
+  bool operator==(const MatchTuning&) const = default;
 };
 
 struct FastMatchOptions {

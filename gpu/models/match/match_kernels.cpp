@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace recon::gpu::match_detail {
 namespace {
@@ -100,15 +101,36 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   const bool explicit_turn = tuning.pair == 2 || tuning.pair == 4 || tuning.pair == 8;
   if (g.k == 1) g.per_turn = explicit_turn ? static_cast<uint32_t>(tuning.pair) : tuning.pair == 0 && !cpu ? 4 : 1;
   g.fixed = dim == 24 && (g.qpt == 4 || g.qpt == 8) && g.k == 1 && (tuning.fixed == 2 || (tuning.fixed == 0 && !cpu));
+  // The tensor-core search: by default two 16-row blocks per subgroup (queries_per_thread 1 or 2
+  // sets it), four subgroups (workgroup / 32), chunks of up to 128 pixels, one per invocation.
+  if (g.k == 1 && tuning.tensor != 1 && (dim == 8 || dim == 16 || dim == 24 || dim == 32) && caps.subgroup_size == 32 &&
+      caps.nv_coopmat_f16_16x16x16() && caps.shader_float16 && caps.max_workgroup_invocations >= 128) {
+    NnGeometry t = g;
+    t.tensor = true;
+    t.split = tuning.tensor != 3;
+    t.warps = tuning.workgroup == 64 || tuning.workgroup == 256 ? static_cast<uint32_t>(tuning.workgroup) / 32 : 4;
+    t.rpw = tuning.queries_per_thread == 1 ? 1 : 2;
+    t.wg = 32 * t.warps;
+    t.ch = std::min<uint32_t>(t.wg, 128);
+    t.per_turn = 1;
+    t.fixed = false;
+    // Shared memory (shaders/match_nn_cm.comp): the staged rows, the per-subgroup spill, the probe.
+    const uint32_t ks = (t.split ? 2 : 1) * ((static_cast<uint32_t>(dim) + 15) / 16 * 2) + 1;
+    const uint32_t bytes = std::max(t.ch, t.query_block()) * ks * 16 + t.warps * t.rpw * 2 * 1024 + 1024;
+    if (bytes <= caps.max_compute_shared_memory) g = t;
+  }
   return g;
 }
 
 uint32_t nn_slices(const NnGeometry& geo, uint32_t count, uint32_t n_chunks) {
   if (count == 0 || n_chunks == 0) return 0;
-  const uint32_t need = (count + geo.qpt - 1) / geo.qpt;
-  uint32_t qt = 1;
-  while (qt < need && qt < geo.wg) qt <<= 1;
-  const uint32_t qb = qt * geo.qpt;
+  uint32_t qb = geo.query_block();
+  if (!geo.tensor) {  // match_nn.comp narrows its query block to the count
+    const uint32_t need = (count + geo.qpt - 1) / geo.qpt;
+    uint32_t qt = 1;
+    while (qt < need && qt < geo.wg) qt <<= 1;
+    qb = qt * geo.qpt;
+  }
   const uint32_t nqb = (count + qb - 1) / qb;
   const uint32_t slices = std::clamp<uint32_t>(geo.grid / nqb, 1, n_chunks);
   const uint32_t cps = (n_chunks + slices - 1) / slices;
@@ -135,8 +157,15 @@ Status record_nn(Graph& g, const NnGeometry& geo, const NnArgs& a) {
   push.q_begin = a.q_begin;
   push.meta_index = a.meta_index;
   push.n_query = u32(a.n_query);
-  const uint32_t spec[] = {geo.wg, geo.qpt, geo.d4, geo.ch, geo.k, a.indirect ? 1u : 0u, geo.per_turn};
-  return g.dispatch(geo.fixed ? (geo.qpt == 8 ? "match_nn_d24q8" : "match_nn_d24q4") : "match_nn", spec,
+  std::vector<uint32_t> spec = {geo.wg, geo.qpt, geo.d4, geo.ch, geo.k, a.indirect ? 1u : 0u, geo.per_turn};
+  const char* shader = geo.fixed ? (geo.qpt == 8 ? "match_nn_d24q8" : "match_nn_d24q4") : "match_nn";
+  std::string cm_name;
+  if (geo.tensor) {
+    spec = {geo.wg, geo.warps, geo.rpw, geo.ch, a.indirect ? 1u : 0u, geo.split ? 1u : 0u};
+    cm_name = "match_nn_cm_d" + std::to_string(a.dim);
+    shader = cm_name.c_str();
+  }
+  return g.dispatch(shader, spec,
                     {{a.qmap, Access::kRead},
                      {a.dbmap, Access::kRead},
                      {a.list, Access::kRead},

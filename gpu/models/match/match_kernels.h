@@ -27,6 +27,11 @@ struct NnGeometry {
   uint32_t grid = 1024;   // workgroups per dispatch
   uint32_t per_turn = 1;  // PER_TURN specialisation constant: database pixels per loop turn
   bool fixed = false;     // use the match_nn_d24q<qpt> variant (D = 24, qpt 4 or 8, K = 1)
+  // match_nn_cm.comp instead (tensor cores, K = 1): wg = 32 · warps invocations, ch database pixels
+  // per chunk, query blocks of 16 · rpw · warps; split: hi/lo products (else fp16-rounded values).
+  bool tensor = false, split = true;
+  uint32_t warps = 4, rpw = 2;
+  uint32_t query_block() const { return tensor ? 16 * rpw * warps : wg * qpt; }
 };
 NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const MatchTuning& tuning);
 

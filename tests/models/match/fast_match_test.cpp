@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/models/match/match.h"
+#include "gpu/models/match/match_kernels.h"
 #include "gpu/weights/safetensors.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/models/match/match_test_util.h"
@@ -183,6 +184,36 @@ TEST_F(FastMatch, MatchesTheCpuReferenceOnRandomMaps) {
   }
 }
 
+TEST_F(FastMatch, TensorCoreSearchGivesTheReferenceMatches) {
+  // Split products score within ~1e-6 of float64: maps whose searches have no near-tie give the
+  // reference's pairs exactly. The maps are not whole chunks or tiles (masked pixels).
+  MatchTuning split;
+  split.tensor = 2;
+  if (!match_detail::nn_geometry(rt().caps(), 24, 1, split).tensor) GTEST_SKIP() << "no tensor-core search here";
+  struct Case {
+    int64_t ha, wa, hb, wb, d;
+  };
+  for (const Case& c : {Case{37, 41, 33, 45, 24}, Case{50, 61, 47, 59, 32}, Case{29, 31, 27, 33, 8}}) {
+    HostMap a, b;
+    testing::RefMatches want;
+    for (uint32_t seed = 300;; ++seed) {
+      a = testing::random_unit_map(c.ha, c.wa, c.d, seed);
+      b = testing::random_unit_map(c.hb, c.wb, c.d, seed + 1000);
+      want = testing::fast_ref(a, b, 4, 10, 0);
+      if (want.min_gap > 2e-5) break;
+    }
+    FastMatchOptions o;
+    o.subsample = 4;
+    o.border = 0;
+    o.tuning = split;
+    SCOPED_TRACE("D " + std::to_string(c.d));
+    const HostMatches h = run_fast(a, b, o);
+    EXPECT_EQ(h.idx_a, want.idx_a);
+    EXPECT_EQ(h.idx_b, want.idx_b);
+    EXPECT_EQ(h.active_per_step, want.active);
+  }
+}
+
 TEST_F(FastMatch, ExactTiesGoToTheLowestPixelIndex) {
   // D = 1 (every descriptor ±1 or 0) and quantised D = 4: most scores tie exactly.
   for (int64_t d : {1, 4}) {
@@ -193,8 +224,10 @@ TEST_F(FastMatch, ExactTiesGoToTheLowestPixelIndex) {
     o.border = 0;
     MatchTuning no_dedup;
     no_dedup.dedup = 1;
+    MatchTuning tensor;  // where the device has it: equal inputs score equally on tensor cores too
+    tensor.tensor = 2;
     // Four pixels per loop turn: ties inside one turn too.
-    for (const MatchTuning& t : {MatchTuning{}, MatchTuning{5, 0}, MatchTuning{0, 0, 0, 4}, no_dedup}) {
+    for (const MatchTuning& t : {MatchTuning{}, MatchTuning{5, 0}, MatchTuning{0, 0, 0, 4}, no_dedup, tensor}) {
       o.tuning = t;
       const HostMatches h = run_fast(a, b, o);
       EXPECT_EQ(h.idx_a, want.idx_a) << "D " << d;
