@@ -17,13 +17,14 @@ namespace {
 // in `b`; the official matcher runs with no border filter here.
 Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, gpu::Queue& queue, gpu::OneShot& copies,
                                const gpu::Tensor& desc_a, const gpu::Tensor& desc_b, const gpu::Tensor& conf_a,
-                               const gpu::Tensor& conf_b, int subsample) {
+                               const gpu::Tensor& conf_b, int subsample, bool fp16_descriptors) {
   gpu::MatchMaps maps;
   maps.conf_a = conf_a;
   maps.conf_b = conf_b;
   gpu::FastMatchOptions options;
   options.subsample = subsample;
   options.border = 0;
+  if (fp16_descriptors) options.tuning.tensor = 3;
   RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(desc_a, desc_b, maps));
   RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matchers().get(shape, options));
   RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps, &queue));
@@ -109,6 +110,7 @@ Result<PairwiseNetwork> run_pair_network(gpu::Mast3rEngine& engine, const gpu::E
   // image's points come from the direction where it is view 1, so view 2's DPT head does not run.
   PairwiseNetwork network;
   network.pairs.assign(pairs.begin(), pairs.end());
+  network.fp16_descriptors = engine.weights().head_dtype() == gpu::DType::kF16;
   std::vector<gpu::ImagePair> directed;
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b)});
   for (const auto& [a, b] : pairs) directed.push_back({static_cast<int32_t>(b), static_cast<int32_t>(a)});
@@ -151,7 +153,8 @@ Result<std::vector<PairwiseOutput>> match_pair_network(const PairwiseNetwork& ne
     // The official order: (desc11, desc21) both ways, then (desc12, desc22) both ways; 1 = a, 2 = b.
     start = std::chrono::steady_clock::now();
     const auto match = [&](const gpu::Mast3rOutputs& o, int x, int y) {
-      return match_one(matcher, rt, queue, *copies, o.desc[x], o.desc[y], o.desc_conf[x], o.desc_conf[y], subsample);
+      return match_one(matcher, rt, queue, *copies, o.desc[x], o.desc[y], o.desc_conf[x], o.desc_conf[y], subsample,
+                       network.fp16_descriptors);
     };
     std::array<IndexMatches, 4> runs;
     RECON_ASSIGN_OR_RETURN(runs[0], match(ab, 0, 1));

@@ -61,6 +61,9 @@ struct PairwiseTimes {
 struct PairwiseNetwork {
   std::vector<ImagePairIndex> pairs;       // unordered, first < second
   std::vector<gpu::Mast3rResult> results;  // (a, b) for every pair, then (b, a)
+  // The descriptors came from fp16 heads: the matcher then searches them at fp16 precision too
+  // (MatchTuning::tensor 3 where the device has tensor cores), as PyTorch's autocast matcher does.
+  bool fp16_descriptors = false;
 };
 
 // The network of `pairs` (unordered, first < second) both ways over `images` (encoded by
