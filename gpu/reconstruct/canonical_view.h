@@ -5,6 +5,7 @@
 // neighbours: only running sums are kept, never the predictions themselves.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -70,5 +71,22 @@ class CanonicalViewBuilder {
   std::vector<double> sum_w_angle_;  // sum w atan((z - za) / r)
   std::vector<double> sum_radius_;   // sum r
 };
+
+// One own-frame prediction of image `image`, for add_predictions (the maps as add() takes them).
+struct OwnFrameMaps {
+  std::size_t image = 0;
+  std::span<const float> pts3d, conf;
+};
+
+// Adds every prediction to builders[prediction.image], each image's in the order given, images on
+// `threads` workers at once (0: hardware concurrency): the same sums as adding them one by one.
+// An image index outside `builders` is a caller's bug: INVALID_ARGUMENT, nothing added.
+Status add_predictions(std::span<CanonicalViewBuilder> builders, std::span<const OwnFrameMaps> predictions,
+                       int threads = 0);
+
+// Every builder's finish(), images on `threads` workers at once (0: hardware concurrency); the first
+// failing image's error, with its index.
+Result<std::vector<CanonicalView>> finish_canonical_views(std::span<const CanonicalViewBuilder> builders,
+                                                          int threads = 0);
 
 }  // namespace recon::gpu

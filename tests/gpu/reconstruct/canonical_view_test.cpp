@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -218,6 +219,66 @@ TEST(CanonicalView, FloatAndDoublePredictionsAgree) {
   ASSERT_TRUE(vd.is_ok() && vf.is_ok());
   for (std::size_t p = 0; p < vd->canon2.size(); ++p) EXPECT_NEAR(vd->canon2[p], vf->canon2[p], 1e-6);
   EXPECT_NEAR(vd->focal, vf->focal, 1e-4);
+}
+
+}  // namespace
+}  // namespace recon::gpu
+
+namespace recon::gpu {
+namespace {
+
+// Three images' float predictions (planes of different depths and slopes), interleaved by image.
+struct ThreeImages {
+  static constexpr int h = 16, w = 24, s = 8;
+  std::vector<std::vector<float>> pts, conf;
+  std::vector<OwnFrameMaps> maps;
+  ThreeImages() {
+    for (int k = 0; k < 7; ++k) {
+      const std::vector<double> plane = pinhole_plane(h, w, 20.0, 2.0 + 0.5 * k, 0.1 * (k % 3));
+      pts.emplace_back(plane.begin(), plane.end());
+      conf.emplace_back(area(h, w), 1.5f + 0.25f * static_cast<float>(k));
+    }
+    for (std::size_t k = 0; k < pts.size(); ++k) maps.push_back({k % 3, pts[k], conf[k]});
+  }
+  std::vector<CanonicalViewBuilder> builders() const { return std::vector<CanonicalViewBuilder>(3, {h, w, s}); }
+};
+
+TEST(CanonicalViews, ImagesInParallelGiveTheSameViewsAsOneByOne) {
+  const ThreeImages in;
+  std::vector<CanonicalViewBuilder> serial = in.builders();
+  for (const OwnFrameMaps& m : in.maps) serial[m.image].add(m.pts3d, m.conf);
+  for (int threads : {1, 3, 8}) {
+    std::vector<CanonicalViewBuilder> parallel = in.builders();
+    ASSERT_TRUE(add_predictions(parallel, in.maps, threads).is_ok());
+    auto views = finish_canonical_views(parallel, threads);
+    ASSERT_TRUE(views.is_ok()) << views.status().to_string();
+    ASSERT_EQ(views->size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+      auto want = serial[i].finish();
+      ASSERT_TRUE(want.is_ok());
+      EXPECT_EQ((*views)[i].predictions, want->predictions) << "image " << i;
+      EXPECT_EQ((*views)[i].canon2, want->canon2) << "image " << i;  // bit for bit: the same sums in the same order
+      EXPECT_EQ((*views)[i].conf, want->conf) << "image " << i;
+      EXPECT_EQ((*views)[i].focal, want->focal) << "image " << i;
+    }
+  }
+}
+
+TEST(CanonicalViews, AnImageOutsideTheBuildersOrAFailedViewIsNamed) {
+  const ThreeImages in;
+  std::vector<CanonicalViewBuilder> builders = in.builders();
+  std::vector<OwnFrameMaps> maps = in.maps;
+  maps.back().image = 3;
+  const Status outside = add_predictions(builders, maps);
+  EXPECT_EQ(outside.code(), StatusCode::kInvalidArgument);
+  for (const CanonicalViewBuilder& b : builders) EXPECT_EQ(b.predictions(), 0) << "nothing added";
+  maps.pop_back();
+  maps.erase(maps.begin() + 1);  // image 1 keeps one prediction fewer; image 2 none after this
+  maps.erase(std::remove_if(maps.begin(), maps.end(), [](const OwnFrameMaps& m) { return m.image == 2; }), maps.end());
+  ASSERT_TRUE(add_predictions(builders, maps).is_ok());
+  auto views = finish_canonical_views(builders);
+  ASSERT_FALSE(views.is_ok());
+  EXPECT_NE(views.status().message().find("canonical view of image 2"), std::string::npos) << views.status().message();
 }
 
 }  // namespace

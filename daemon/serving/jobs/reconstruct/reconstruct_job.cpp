@@ -264,10 +264,10 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   std::vector<gpu::PairMatches> matched;
   // A step's own-frame predictions go into the canonical views on another thread while the device
   // runs the next step (~9 ms a prediction at 512x384 on one core: 15 % of a job on an H200 when
-  // it was in line). One accumulation at a time, in order; it is waited for before the next starts
-  // and before the views finish. Declared after `builders`, so that leaving early waits for it
-  // before the builders go.
-  std::future<void> accumulating;
+  // it was in line), the step's images on as many cores (gpu::add_predictions). One accumulation
+  // at a time, in order; it is waited for before the next starts and before the views finish.
+  // Declared after `builders`, so that leaving early waits for it before the builders go.
+  std::future<Status> accumulating;
   JobProgress progress{"pairs", 0, pairs_.size()};
   context.progress(progress);
   std::vector<int> widths(n);
@@ -336,26 +336,27 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       }
       matched.push_back(std::move(out.matches));
     }
-    if (accumulating.valid()) accumulating.get();
-    accumulating = std::async(std::launch::async, [&builders, own = std::move(own)] {
+    if (accumulating.valid()) {
+      RECON_RETURN_IF_ERROR(accumulating.get());
+    }
+    accumulating = std::async(std::launch::async, [&builders, own = std::move(own), this] {
+      std::vector<gpu::OwnFrameMaps> maps;
       for (const OwnFramePrediction& prediction : own)
-        builders[prediction.image].add(prediction.pts3d, prediction.conf);
+        maps.push_back({prediction.image, prediction.pts3d, prediction.conf});
+      return gpu::add_predictions(builders, maps, options_.alignment.threads);
     });
     progress.done += outputs.size();
     context.progress(progress);
     if (context.cancelled()) return cancelled("cancelled");
   }
 
-  if (accumulating.valid()) accumulating.get();
+  if (accumulating.valid()) {
+    RECON_RETURN_IF_ERROR(accumulating.get());
+  }
   context.progress(JobProgress{"pairs", progress.done, progress.total, std::nanf(""),
                                pairs_stage_summary(times, std::chrono::steady_clock::now() - stage_start)});
-  std::vector<gpu::CanonicalView> canonical;
-  canonical.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    auto view = builders[i].finish();
-    if (!view.is_ok()) return view.status().with_context("the canonical view of image " + std::to_string(i));
-    canonical.push_back(std::move(view).value());
-  }
+  RECON_ASSIGN_OR_RETURN(const std::vector<gpu::CanonicalView> canonical,
+                         gpu::finish_canonical_views(builders, options_.alignment.threads));
   builders.clear();
 
   const auto on_iteration = [&](std::string_view stage, int iteration, int total, double loss) {
