@@ -94,6 +94,8 @@ const std::array kTable = {
     OpRow{"MatMul", 1, kMaxOpset, check_none, matmul},
     OpRow{"Softmax", 1, kMaxOpset, check_none, softmax},
     OpRow{"LogSoftmax", 1, kMaxOpset, check_none, log_softmax},
+    OpRow{"NegativeLogLikelihoodLoss", 12, kMaxOpset, check_loss, negative_log_likelihood_loss},
+    OpRow{"SoftmaxCrossEntropyLoss", 12, kMaxOpset, check_loss, softmax_cross_entropy_loss},
     OpRow{"ReduceSum", 1, kMaxOpset, check_none, reduce_sum},
     OpRow{"ReduceMean", 1, kMaxOpset, check_none, reduce_mean},
     OpRow{"ReduceMax", 1, kMaxOpset, check_none, reduce_max},

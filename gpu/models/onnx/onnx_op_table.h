@@ -116,6 +116,12 @@ Status gemm(OpContext&);
 Status matmul(OpContext&);
 Status softmax(OpContext&);
 Status log_softmax(OpContext&);
+// LogSoftmax of x along `axis` into out (x's shape): not a row of the table, the losses build on it.
+Status log_softmax_along_axis(OpContext&, const Arg& x, const Arg& out, int64_t axis);
+// losses
+std::string check_loss(const Node&, int64_t);
+Status negative_log_likelihood_loss(OpContext&);
+Status softmax_cross_entropy_loss(OpContext&);
 // reductions
 Status reduce_sum(OpContext&);
 Status reduce_mean(OpContext&);

@@ -607,21 +607,15 @@ namespace {
 
 using RowOp = Status (*)(Graph&, const Arg&, const Arg&);
 
-// Softmax or LogSoftmax (`row_op`) along the node's axis.
-Status softmax_along_axis(OpContext& ctx, RowOp row_op) {
-  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+// `row_op` along `axis` of x into out (x's shape): the last axis as rows, another moved last and back.
+Status rows_along_axis(OpContext& ctx, RowOp row_op, const Arg& x, const Arg& out, int64_t axis) {
   const int64_t rank = static_cast<int64_t>(x.shape().size());
-  int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
-  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
-  if (ctx.opset() < 13 || axis == rank - 1) {
-    // Before opset 13 the input is coerced to 2-D at `axis`; at the last axis both readings agree.
+  if (axis == rank - 1) {
     const auto [rows, cols] = flatten_at(x.shape(), axis);
     RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
     RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
     return row_op(ctx.graph(), x2, out2);
   }
-  // One inner axis: move it last, softmax, move it back.
   std::vector<int> perm;
   for (int d = 0; d < rank; ++d) {
     if (d != axis) perm.push_back(d);
@@ -638,7 +632,28 @@ Status softmax_along_axis(OpContext& ctx, RowOp row_op) {
   return gpu::ops::permute(ctx.graph(), s, out, back);
 }
 
+// Softmax or LogSoftmax (`row_op`) along the node's axis.
+Status softmax_along_axis(OpContext& ctx, RowOp row_op) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+  if (ctx.opset() < 13) {
+    // Before opset 13 the input is coerced to 2-D at `axis`.
+    const auto [rows, cols] = flatten_at(x.shape(), axis);
+    RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
+    RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
+    return row_op(ctx.graph(), x2, out2);
+  }
+  return rows_along_axis(ctx, row_op, x, out, axis);
+}
+
 }  // namespace
+
+Status log_softmax_along_axis(OpContext& ctx, const Arg& x, const Arg& out, int64_t axis) {
+  return rows_along_axis(ctx, &gpu::ops::log_softmax, x, out, axis);
+}
 
 Status softmax(OpContext& ctx) {
   return softmax_along_axis(ctx, &gpu::ops::softmax);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -1033,6 +1034,150 @@ TEST_F(OnnxEngineTest, AnEmbeddingTableIsGatheredByRunTimeIds) {
         EXPECT_EQ(got[t * width + c], table[static_cast<size_t>(row * width + c)])
             << dtype_name(precision) << " token " << t << " (id " << ids[t] << ")";
       }
+    }
+  }
+}
+
+// The losses' definition in double over x [N, C, D] and targets [N, D]: log_prob = log_softmax over
+// C; each target's loss −log_prob[n, t, d] · w[t] and applied weight w[t], both 0 where t is the
+// ignored index.
+struct LossReference {
+  std::vector<double> log_prob, losses, applied;
+};
+
+LossReference loss_reference(const std::vector<float>& x, bool softmax_first, const std::vector<int64_t>& targets,
+                             const std::vector<double>& weights, std::optional<int64_t> ignore_index, int64_t n,
+                             int64_t c, int64_t d) {
+  LossReference r;
+  r.log_prob.assign(x.begin(), x.end());
+  for (int64_t i = 0; softmax_first && i < n; ++i) {
+    for (int64_t k = 0; k < d; ++k) {
+      const auto at = [&](int64_t j) { return static_cast<size_t>((i * c + j) * d + k); };
+      double top = x[at(0)], sum = 0;
+      for (int64_t j = 0; j < c; ++j) top = std::max(top, double(x[at(j)]));
+      for (int64_t j = 0; j < c; ++j) sum += std::exp(double(x[at(j)]) - top);
+      for (int64_t j = 0; j < c; ++j) r.log_prob[at(j)] = double(x[at(j)]) - top - std::log(sum);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < d; ++k) {
+      const int64_t t = targets[static_cast<size_t>(i * d + k)];
+      const bool ignored = ignore_index && t == *ignore_index;
+      const double w = ignored ? 0.0 : weights.empty() ? 1.0 : weights[static_cast<size_t>(t)];
+      r.applied.push_back(w);
+      r.losses.push_back(ignored ? 0.0 : -r.log_prob[static_cast<size_t>((i * c + t) * d + k)] * w);
+    }
+  }
+  return r;
+}
+
+double sum_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double e : v) s += e;
+  return s;
+}
+
+// max |got − want| / max(max |want|, 1).
+double error_against(std::span<const float> got, const std::vector<double>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double worst = 0, scale = 1;
+  for (double w : want) scale = std::max(scale, std::abs(w));
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+  return worst / scale;
+}
+
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss of run-time scores [2, 5, 4, 9] and int64
+// targets, against their definition in double: class weights, ignore_index −1 (outside [0, C), so
+// its gathers read an edge class the mask must drop), each reduction, the weighted mean's denominator
+// being the sum of the applied weights, and SoftmaxCrossEntropyLoss's log_prob output; fp32 and fp16.
+TEST_F(OnnxEngineTest, LossesMatchTheirDefinitionWithWeightsAndAnIgnoredIndex) {
+  const int64_t n = 2, c = 5, d1 = 4, d2 = 9, d = d1 * d2;
+  const auto loss_node = [](std::string op, std::vector<std::string> in, std::vector<std::string> out,
+                            std::string reduction, std::optional<int64_t> ignore_index) {
+    Node l = node(std::move(op), std::move(in), std::move(out));
+    l.attributes.push_back(string_attribute("reduction", std::move(reduction)));
+    if (ignore_index) l.attributes.push_back(int_attribute("ignore_index", *ignore_index));
+    return l;
+  };
+  std::vector<Node> nodes{
+      loss_node("SoftmaxCrossEntropyLoss", {"x", "t", "w"}, {"sce_mean", "log_prob"}, "mean", -1),
+      loss_node("NegativeLogLikelihoodLoss", {"log_prob", "t", "w"}, {"nll_none"}, "none", -1),
+      loss_node("NegativeLogLikelihoodLoss", {"log_prob", "t"}, {"nll_mean_unweighted"}, "mean", -1),
+      loss_node("NegativeLogLikelihoodLoss", {"x", "u", "w"}, {"nll_sum"}, "sum", std::nullopt),
+      loss_node("SoftmaxCrossEntropyLoss", {"x", "u"}, {"sce_plain_mean"}, "mean", std::nullopt)};
+  const std::vector<ValueInfo> outputs{
+      info("sce_mean", ElemType::kFloat, {}),          info("log_prob", ElemType::kFloat, {n, c, d1, d2}),
+      info("nll_none", ElemType::kFloat, {n, d1, d2}), info("nll_mean_unweighted", ElemType::kFloat, {}),
+      info("nll_sum", ElemType::kFloat, {}),           info("sce_plain_mean", ElemType::kFloat, {})};
+  Model m = model_of(std::move(nodes),
+                     {info("x", ElemType::kFloat, {n, c, d1, d2}), info("t", ElemType::kInt64, {n, d1, d2}),
+                      info("u", ElemType::kInt64, {n, d1, d2})},
+                     outputs);
+  m.opsets[""] = 13;
+  const std::vector<double> w{0.5, 2.0, 1.25, 0.75, 3.0};
+  m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {c}, w).value());
+  m.graph.initializers.back().name = "w";
+  std::vector<float> x(static_cast<size_t>(n * c * d));
+  for (size_t e = 0; e < x.size(); ++e) x[e] = 0.125f * static_cast<float>(static_cast<int64_t>(e * 37 % 61) - 30);
+  std::vector<int64_t> t(static_cast<size_t>(n * d)), u(t.size());
+  for (size_t e = 0; e < t.size(); ++e) {
+    u[e] = static_cast<int64_t>(e * 7 % c);
+    t[e] = e % 4 == 1 ? -1 : static_cast<int64_t>((e * 3 + 1) % c);
+  }
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const std::vector<HostTensor> inputs{HostTensor::owned(ElemType::kFloat, {n, c, d1, d2}, x_bytes),
+                                       make_int64_tensor({n, d1, d2}, t), make_int64_tensor({n, d1, d2}, u)};
+  const LossReference weighted = loss_reference(x, true, t, w, -1, n, c, d);
+  const LossReference unweighted = loss_reference(x, true, t, {}, -1, n, c, d);
+  const LossReference raw = loss_reference(x, false, u, w, std::nullopt, n, c, d);
+  const LossReference plain = loss_reference(x, true, u, {}, std::nullopt, n, c, d);
+  const std::vector<std::vector<double>> want{{sum_of(weighted.losses) / sum_of(weighted.applied)},
+                                              weighted.log_prob,
+                                              weighted.losses,
+                                              {sum_of(unweighted.losses) / sum_of(unweighted.applied)},
+                                              {sum_of(raw.losses)},
+                                              {sum_of(plain.losses) / static_cast<double>(n * d)}};
+  ASSERT_LT(sum_of(unweighted.applied), static_cast<double>(n * d)) << "some targets are ignored";
+  for (const auto& [precision, tolerance] : {std::pair{DType::kF32, 2e-6}, std::pair{DType::kF16, 2e-3}}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    ASSERT_FALSE((*engine)->is_shape_tensor(1));
+    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(r->size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      EXPECT_EQ((*r)[o].dims, outputs[o].dims) << outputs[o].name;
+      const double err = error_against((*r)[o].values<float>(), want[o]);
+      EXPECT_LE(err, tolerance) << dtype_name(precision) << " " << outputs[o].name;
+    }
+  }
+}
+
+// What the losses cannot run is refused with the reason: an unknown reduction at load and float
+// targets when compiling, naming the node; double scores at the graph's edge.
+TEST_F(OnnxEngineTest, LossesRefuseUnknownReductionsFloatTargetsAndDoubles) {
+  const auto nll = [](ElemType scores, ElemType targets, std::string reduction) {
+    Node l = node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"}, "nll");
+    l.attributes.push_back(string_attribute("reduction", std::move(reduction)));
+    // 70 targets: more than a shape tensor holds, so the graph compiles at load.
+    return model_of({l}, {info("x", scores, {70, 4}), info("t", targets, {70})}, {info("y", scores, {})});
+  };
+  struct Case {
+    Model model;
+    const char* why;
+    bool names_node;
+  };
+  const Case cases[] = {{nll(ElemType::kFloat, ElemType::kInt64, "max"), "reduction 'max'", true},
+                        {nll(ElemType::kFloat, ElemType::kFloat, "mean"), "class indices are int32 or int64", true},
+                        {nll(ElemType::kDouble, ElemType::kInt64, "mean"), "input 'x' of type DOUBLE", false}};
+  for (const Case& c : cases) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), c.model);
+    ASSERT_FALSE(engine.is_ok()) << c.why;
+    const std::string msg = engine.status().message();
+    EXPECT_NE(msg.find(c.why), std::string::npos) << msg;
+    if (c.names_node) {
+      EXPECT_NE(msg.find("NegativeLogLikelihoodLoss 'nll'"), std::string::npos) << msg;
     }
   }
 }
