@@ -10,6 +10,7 @@
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/batch_norm.h"
+#include "gpu/ops/cast.h"
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/conv2d_grouped.h"
 #include "gpu/ops/conv_transpose2d.h"
@@ -457,8 +458,46 @@ Status batch_norm(OpContext& ctx) {
   return gpu::ops::batch_norm(ctx.graph(), x, mean, var, scale, bias, out, ctx.attr_float("epsilon", 1e-5f));
 }
 
+namespace {
+
+// Output i of LayerNormalization (Mean or InvStdDev), when the node asks for it, from `stat` [rows,
+// 1] in fp32: float whatever the execution dtype, shaped as x with the normalised axes as 1.
+Status write_statistic(OpContext& ctx, size_t i, const Arg& stat, int64_t axis) {
+  if (!ctx.wants_output(i)) return Status::ok();
+  Shape kept = ctx.input(0).shape;
+  for (size_t d = static_cast<size_t>(axis); d < kept.size(); ++d) kept[d] = 1;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(i, ElemType::kFloat, kept));
+  RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, stat.shape()));
+  return gpu::ops::cast(ctx.graph(), stat, out2);
+}
+
+// LayerNormalization's Mean and InvStdDev outputs (for training) of x2 [rows, cols], in fp32 (its
+// stash_type) as the op library's layer norm forms them: the mean, then the mean of the squared
+// deviations, 1/sqrt(var + eps).
+Status layer_norm_statistics(OpContext& ctx, const Arg& x2, int64_t axis, float eps) {
+  if (ctx.attr_int("stash_type", 1) != 1) return ctx.fail("Mean and InvStdDev in a stash_type other than float");
+  const int64_t rows = x2.shape()[0], cols = x2.shape()[1];
+  Arg x32 = x2;
+  if (x2.dtype() != DType::kF32) {
+    RECON_ASSIGN_OR_RETURN(x32, ctx.scratch(DType::kF32, {rows, cols}));
+    RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), x2, x32));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg mean, ctx.scratch(DType::kF32, {rows, 1}));
+  RECON_ASSIGN_OR_RETURN(Arg deviations, ctx.scratch(DType::kF32, {rows, cols}));
+  RECON_ASSIGN_OR_RETURN(Arg inv_std_dev, ctx.scratch(DType::kF32, {rows, 1}));
+  RECON_RETURN_IF_ERROR(gpu::ops::reduce(ctx.graph(), gpu::ops::ReduceOp::kMean, x32, mean, 1));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kSub, x32, mean, deviations));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kMul, deviations, deviations, deviations));
+  RECON_RETURN_IF_ERROR(gpu::ops::reduce(ctx.graph(), gpu::ops::ReduceOp::kMean, deviations, inv_std_dev, 1));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kSqrt, inv_std_dev, inv_std_dev, 1.0f, eps));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kReciprocal, inv_std_dev, inv_std_dev));
+  RECON_RETURN_IF_ERROR(write_statistic(ctx, 1, mean, axis));
+  return write_statistic(ctx, 2, inv_std_dev, axis);
+}
+
+}  // namespace
+
 Status layer_norm(OpContext& ctx) {
-  if (ctx.wants_output(1) || ctx.wants_output(2)) return ctx.fail("the Mean and InvStdDev outputs are not produced");
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   const int64_t rank = static_cast<int64_t>(x.shape().size());
   int64_t axis = ctx.attr_int("axis", -1);
@@ -477,7 +516,10 @@ Status layer_norm(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
   RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
   RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
-  return gpu::ops::layer_norm(ctx.graph(), x2, scale_flat, bias, out2, ctx.attr_float("epsilon", 1e-5f));
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  RECON_RETURN_IF_ERROR(gpu::ops::layer_norm(ctx.graph(), x2, scale_flat, bias, out2, eps));
+  if (!ctx.wants_output(1) && !ctx.wants_output(2)) return Status::ok();
+  return layer_norm_statistics(ctx, x2, axis, eps);
 }
 
 // InstanceNormalization: each (n, c) plane normalised as a row of layer_norm, then the

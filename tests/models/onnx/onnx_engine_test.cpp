@@ -1182,6 +1182,70 @@ TEST_F(OnnxEngineTest, LossesRefuseUnknownReductionsFloatTargetsAndDoubles) {
   }
 }
 
+// LayerNormalization's Mean and InvStdDev outputs against their definition in double, over the last
+// two axes and over the last one (Mean not asked for), shaped with the normalised axes as 1, in
+// fp32 and fp16 (whose storage rounds the statistics).
+TEST_F(OnnxEngineTest, LayerNormalizationGivesItsMeanAndInvStdDevOverTheNormalisedAxes) {
+  const int64_t a = 3, b = 4, c = 6;
+  const float eps = 1e-3f;
+  const auto layer_norm = [eps](int64_t axis, std::vector<std::string> out) {
+    Node l = node("LayerNormalization", {"x", "scale_" + std::to_string(axis)}, std::move(out));
+    l.attributes.push_back(int_attribute("axis", axis));
+    Attribute e;
+    e.name = "epsilon";
+    e.kind = Attribute::Kind::kFloat;
+    e.f = eps;
+    l.attributes.push_back(e);
+    return l;
+  };
+  const std::vector<ValueInfo> outputs{
+      info("y1", ElemType::kFloat, {a, b, c}), info("mean1", ElemType::kFloat, {a, 1, 1}),
+      info("inv1", ElemType::kFloat, {a, 1, 1}), info("y2", ElemType::kFloat, {a, b, c}),
+      info("inv2", ElemType::kFloat, {a, b, 1})};
+  Model m = model_of({layer_norm(1, {"y1", "mean1", "inv1"}), layer_norm(2, {"y2", "", "inv2"})},
+                     {info("x", ElemType::kFloat, {a, b, c})}, outputs);
+  m.opsets[""] = 17;
+  m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {b, c}, std::vector<double>(b * c, 1.0)).value());
+  m.graph.initializers.back().name = "scale_1";
+  m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {c}, std::vector<double>(c, 1.0)).value());
+  m.graph.initializers.back().name = "scale_2";
+  std::vector<float> x(static_cast<size_t>(a * b * c));
+  for (size_t e = 0; e < x.size(); ++e)
+    x[e] = 3.0f + 0.125f * static_cast<float>(static_cast<int64_t>(e * 29 % 53) - 26);
+  // Mean and 1/sqrt(var + eps) of each run of `len` consecutive elements.
+  const auto statistics = [&](int64_t len) {
+    std::vector<double> mean, inv;
+    for (size_t r = 0; r < x.size(); r += static_cast<size_t>(len)) {
+      double sum = 0, sq = 0;
+      for (int64_t k = 0; k < len; ++k) sum += x[r + static_cast<size_t>(k)];
+      const double mu = sum / static_cast<double>(len);
+      for (int64_t k = 0; k < len; ++k)
+        sq += (x[r + static_cast<size_t>(k)] - mu) * (x[r + static_cast<size_t>(k)] - mu);
+      mean.push_back(mu);
+      inv.push_back(1.0 / std::sqrt(sq / static_cast<double>(len) + double(eps)));
+    }
+    return std::pair{mean, inv};
+  };
+  const auto [mean1, inv1] = statistics(b * c);
+  const auto [mean2, inv2] = statistics(c);
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const HostTensor in = HostTensor::owned(ElemType::kFloat, {a, b, c}, x_bytes);
+  for (const auto& [precision, tolerance] : {std::pair{DType::kF32, 1e-6}, std::pair{DType::kF16, 1e-3}}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&in, 1));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(r->size(), outputs.size());
+    for (size_t o = 0; o < outputs.size(); ++o) EXPECT_EQ((*r)[o].dims, outputs[o].dims) << outputs[o].name;
+    const std::pair<size_t, const std::vector<double>*> checks[] = {{1, &mean1}, {2, &inv1}, {4, &inv2}};
+    for (const auto& [o, want] : checks) {
+      EXPECT_LE(error_against((*r)[o].values<float>(), *want), tolerance)
+          << dtype_name(precision) << " " << outputs[o].name;
+    }
+  }
+}
+
 TEST_F(OnnxEngineTest, AChainOfOpsReusesActivationMemory) {
   std::vector<Node> nodes;
   std::string prev = "x";
