@@ -130,7 +130,8 @@ Status reduce_all(OpContext& ctx, ReduceOp op, const Arg& x, const Arg& out) {
 }
 
 // out [1, 1] = Σ losses / Σ applied weights: each target's class weight (1 without weights), 0
-// where it is ignored.
+// where it is ignored. Taken as the quotient of the two means, which is the same and, unlike the
+// sums of many targets, cannot overflow fp16 storage.
 Status weighted_mean(OpContext& ctx, const Arg& losses, const std::optional<Arg>& weights,
                      const std::optional<Arg>& ignored, const Arg& out) {
   std::optional<Arg> applied = weights;
@@ -140,11 +141,11 @@ Status weighted_mean(OpContext& ctx, const Arg& losses, const std::optional<Arg>
     RECON_ASSIGN_OR_RETURN(applied, ctx.scratch(losses.dtype(), losses.shape()));
     RECON_RETURN_IF_ERROR(gpu::ops::where(ctx.graph(), *ignored, zero, kept, *applied));
   }
-  RECON_ASSIGN_OR_RETURN(Arg loss_sum, ctx.scratch(out.dtype(), {1, 1}));
-  RECON_ASSIGN_OR_RETURN(Arg weight_sum, ctx.scratch(out.dtype(), {1, 1}));
-  RECON_RETURN_IF_ERROR(reduce_all(ctx, ReduceOp::kSum, losses, loss_sum));
-  RECON_RETURN_IF_ERROR(reduce_all(ctx, ReduceOp::kSum, *applied, weight_sum));
-  return gpu::ops::binary(ctx.graph(), BinaryOp::kDiv, loss_sum, weight_sum, out);
+  RECON_ASSIGN_OR_RETURN(Arg loss_mean, ctx.scratch(out.dtype(), {1, 1}));
+  RECON_ASSIGN_OR_RETURN(Arg weight_mean, ctx.scratch(out.dtype(), {1, 1}));
+  RECON_RETURN_IF_ERROR(reduce_all(ctx, ReduceOp::kMean, losses, loss_mean));
+  RECON_RETURN_IF_ERROR(reduce_all(ctx, ReduceOp::kMean, *applied, weight_mean));
+  return gpu::ops::binary(ctx.graph(), BinaryOp::kDiv, loss_mean, weight_mean, out);
 }
 
 // NegativeLogLikelihoodLoss of log_prob [N, C, d1...dk] into output 0: the element losses
@@ -185,18 +186,14 @@ Status negative_log_likelihood_loss(OpContext& ctx) {
   return negative_log_likelihood(ctx, input);
 }
 
-// LogSoftmax of the scores along the class axis (output 1 when the node asks for it), then the
+// LogSoftmax of the scores along the class axis (into output 1 when the node asks for it), then the
 // negative log-likelihood of it.
 Status softmax_cross_entropy_loss(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(const Arg scores, ctx.float_input(0));
   if (scores.shape().size() < 2)
     return ctx.fail("the scores must be [N, C, d1...], are " + shape_string(scores.shape()));
-  Arg log_prob = scores;
-  if (ctx.wants_output(1)) {
-    RECON_ASSIGN_OR_RETURN(log_prob, ctx.new_output(1, ctx.input(0).type, scores.shape()));
-  } else {
-    RECON_ASSIGN_OR_RETURN(log_prob, ctx.scratch(scores.dtype(), scores.shape()));
-  }
+  RECON_ASSIGN_OR_RETURN(const Arg log_prob, ctx.wants_output(1) ? ctx.new_output(1, ctx.input(0).type, scores.shape())
+                                                                 : ctx.scratch(scores.dtype(), scores.shape()));
   RECON_RETURN_IF_ERROR(log_softmax_along_axis(ctx, scores, log_prob, 1));
   return negative_log_likelihood(ctx, log_prob);
 }

@@ -1154,6 +1154,26 @@ TEST_F(OnnxEngineTest, LossesMatchTheirDefinitionWithWeightsAndAnIgnoredIndex) {
   }
 }
 
+// A weighted mean over 20,000 targets whose losses sum past fp16's range (8 each: 160,000) stays
+// finite in fp16 storage: the loss is (Σ losses / N) / (Σ weights / N).
+TEST_F(OnnxEngineTest, AWeightedMeanLossOfManyTargetsStaysWithinFp16) {
+  const int64_t n = 2, c = 3, d = 10000;
+  Node l = node("NegativeLogLikelihoodLoss", {"x", "t", "w"}, {"y"});
+  l.attributes.push_back(int_attribute("ignore_index", 1));
+  Model m = model_of({l}, {info("x", ElemType::kFloat, {n, c, d}), info("t", ElemType::kInt64, {n, d})},
+                     {info("y", ElemType::kFloat, {})});
+  m.graph.initializers.push_back(make_tensor(ElemType::kFloat, {c}, std::vector<double>{2.0, 3.0, 5.0}).value());
+  m.graph.initializers.back().name = "w";
+  std::vector<int64_t> t(static_cast<size_t>(n * d), 0);
+  for (size_t e = 0; e < t.size(); e += 3) t[e] = 1;  // ignored
+  const std::vector<HostTensor> inputs{floats({n, c, d}, -4.0f), make_int64_tensor({n, d}, t)};
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {DType::kF16});
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_NEAR((*r)[0].values<float>()[0], 4.0f, 4e-3);  // each kept target: 4 · 2 / 2
+}
+
 // What the losses cannot run is refused with the reason: an unknown reduction at load and float
 // targets when compiling, naming the node; double scores at the graph's edge.
 TEST_F(OnnxEngineTest, LossesRefuseUnknownReductionsFloatTargetsAndDoubles) {
