@@ -487,6 +487,7 @@ Status layer_norm_statistics(OpContext& ctx, const Arg& x2, int64_t axis, float 
   RECON_ASSIGN_OR_RETURN(Arg inv_std_dev, ctx.scratch(DType::kF32, {rows, 1}));
   RECON_RETURN_IF_ERROR(gpu::ops::reduce(ctx.graph(), gpu::ops::ReduceOp::kMean, x32, mean, 1));
   RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kSub, x32, mean, deviations));
+  // Squared in place.
   RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kMul, deviations, deviations, deviations));
   RECON_RETURN_IF_ERROR(gpu::ops::reduce(ctx.graph(), gpu::ops::ReduceOp::kMean, deviations, inv_std_dev, 1));
   RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kSqrt, inv_std_dev, inv_std_dev, 1.0f, eps));
@@ -682,11 +683,11 @@ Status softmax_along_axis(OpContext& ctx, RowOp row_op) {
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, rank));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
   if (ctx.opset() < 13) {
-    // Before opset 13 the input is coerced to 2-D at `axis`.
+    // Before opset 13 the input is coerced to 2-D at `axis`: the op runs along that view's last axis.
     const auto [rows, cols] = flatten_at(x.shape(), axis);
-    RECON_ASSIGN_OR_RETURN(Arg x2, gpu::ops::reshape_view(x, {rows, cols}));
-    RECON_ASSIGN_OR_RETURN(Arg out2, gpu::ops::reshape_view(out, {rows, cols}));
-    return row_op(ctx.graph(), x2, out2);
+    RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {rows, cols}));
+    RECON_ASSIGN_OR_RETURN(out, gpu::ops::reshape_view(out, {rows, cols}));
+    axis = 1;
   }
   return rows_along_axis(ctx, row_op, x, out, axis);
 }
