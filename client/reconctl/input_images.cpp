@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "args.h"
 #include "commands.h"
+#include "every_core.h"
 #include "tools/io/official_resize.h"
 
 namespace reconctl {
@@ -36,18 +38,27 @@ std::vector<recon::io::PreparedImage> load_prepared_originals(const std::vector<
                                                               const Preparation& prep, bool verbose) {
   const int size = prep.size;
   if (size < 16 || size > 4096) throw UsageError("--size must be in 16..4096");
-  std::vector<recon::io::PreparedImage> out;
+  // Decoded and prepared on every core (a scene's tens of images), reported in order.
+  std::vector<recon::io::PreparedImage> out(paths.size());
+  std::vector<std::function<recon::Status()>> tasks;
   for (size_t v = 0; v < paths.size(); ++v) {
-    auto image = recon::io::load_rgb(paths[v]);
-    if (!image.is_ok()) throw LocalFileError("cannot read " + paths[v] + ": " + image.status().message());
-    auto prepared = recon::io::prepare_official(image.value(), size, prep.crop);
-    if (!prepared.is_ok()) throw LocalFileError(paths[v] + ": " + prepared.status().message());
+    tasks.push_back([&, v]() -> recon::Status {
+      auto image = recon::io::load_rgb(paths[v]);
+      if (!image.is_ok()) return image.status().with_context("cannot read " + paths[v]);
+      auto prepared = recon::io::prepare_official(image.value(), size, prep.crop);
+      if (!prepared.is_ok()) return prepared.status().with_context(paths[v]);
+      out[v] = std::move(prepared).value();
+      return recon::Status::ok();
+    });
+  }
+  const std::vector<recon::Status> loaded = run_on_every_core(tasks);
+  for (size_t v = 0; v < paths.size(); ++v) {
+    if (!loaded[v].is_ok()) throw LocalFileError(loaded[v].message());
     if (verbose) {
       std::printf("%s %zu: %s  %dx%d -> %dx%d\n", paths.size() == 2 ? "view" : "image", paths.size() == 2 ? v + 1 : v,
-                  paths[v].c_str(), prepared->original_width, prepared->original_height, prepared->image.width,
-                  prepared->image.height);
+                  paths[v].c_str(), out[v].original_width, out[v].original_height, out[v].image.width,
+                  out[v].image.height);
     }
-    out.push_back(std::move(prepared).value());
   }
   return out;
 }

@@ -2,13 +2,12 @@
 #include "reconstruct_output.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <thread>
 
 #include "commands.h"
+#include "every_core.h"
 #include "tools/io/result_writers.h"
 #include "tools/io/scene_picture.h"
 
@@ -35,21 +34,6 @@ struct PixelMap {
 
 void check(const recon::Status& status) {
   if (!status.is_ok()) throw LocalFileError(status.message());
-}
-
-// Runs every task, on as many threads as the machine has cores (or tasks); one status per task.
-std::vector<recon::Status> run_on_every_core(const std::vector<std::function<recon::Status()>>& tasks) {
-  std::vector<recon::Status> statuses(tasks.size());
-  std::atomic<size_t> next{0};
-  const auto work = [&] {
-    for (size_t t = next++; t < tasks.size(); t = next++) statuses[t] = tasks[t]();
-  };
-  const size_t threads = std::min<size_t>(tasks.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& thread : pool) thread.join();
-  return statuses;
 }
 
 }  // namespace
