@@ -82,6 +82,7 @@ recon::io::Scene scene_from_result(Result& result, const std::vector<recon::io::
     camera.component = component[i];
     scene.cameras.push_back(camera);
   }
+  scene.points.reserve(conf.size());  // a million points and more: growing the vector cost more than filling it
   for (size_t p = 0; p < conf.size(); ++p) {
     const int image = pixels[3 * p];
     if (image < 0 || static_cast<size_t>(image) >= images.size() || component[image] != 0) continue;
@@ -140,6 +141,7 @@ ReconstructSummary write_reconstruction(Result& result, const std::vector<recon:
     colmap.cameras.push_back(scene.cameras[i]);
   }
   const size_t stride = std::max<size_t>(1, (scene.points.size() + max_colmap_points - 1) / max_colmap_points);
+  colmap.points.reserve((scene.points.size() + stride - 1) / stride);
   for (size_t p = 0; p < scene.points.size(); p += stride) {
     recon::io::ScenePoint point = scene.points[p];
     for (auto& observation : point.track) observation.camera = camera_index.at(observation.camera);
