@@ -6,8 +6,9 @@
 //  - an exhaustive matcher: every pixel of A (or a subsample) gets its top-k neighbours in B,
 //    optionally only mutual ones and above a confidence threshold.
 // Nearest neighbour = the largest dot product over every pixel of the other map, ties to the lowest
-// pixel index (torch.max). The brute-force search is one fused kernel (shaders/match_nn.comp) that
-// streams the database through shared memory; the similarity matrix is never materialised. The
+// pixel index (torch.max). The brute-force search is one fused kernel (shaders/match_nn.comp, or
+// shaders/match_nn_cm.comp on tensor cores) that streams the database through shared memory; the
+// similarity matrix is never materialised. The
 // fast matcher's whole loop is one recorded graph, one submission: the max_iter iterations are
 // recorded, and converged seeds drop out of the device-side active lists, so later steps cost
 // only what is still moving.
@@ -62,7 +63,8 @@ struct MatchTuning {
   // Nearest-neighbour search (K = 1) on tensor cores (shaders/match_nn_cm.comp; NV cooperative
   // matrices, D = 8, 16, 24 or 32, descriptor values within fp16's range): 0 default (on
   // where the device has them, with split products), 1 off, 2 split products (fp32-accurate scores),
-  // 3 fp16-rounded descriptors. Scores differ from the FMA path's in rounding only.
+  // 3 fp16-rounded descriptors. Scores differ from the FMA path's in rounding only. On this path
+  // queries_per_thread (1, 2) is the 16-row query blocks of a subgroup and workgroup its size.
   int tensor = 0;
 
   bool operator==(const MatchTuning&) const = default;

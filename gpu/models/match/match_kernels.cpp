@@ -101,18 +101,20 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
   const bool explicit_turn = tuning.pair == 2 || tuning.pair == 4 || tuning.pair == 8;
   if (g.k == 1) g.per_turn = explicit_turn ? static_cast<uint32_t>(tuning.pair) : tuning.pair == 0 && !cpu ? 4 : 1;
   g.fixed = dim == 24 && (g.qpt == 4 || g.qpt == 8) && g.k == 1 && (tuning.fixed == 2 || (tuning.fixed == 0 && !cpu));
-  // The tensor-core search: by default one 16-row block per subgroup (queries_per_thread 2: two),
-  // eight subgroups (workgroup / 32: 64, 128 or 256 invocations), chunks of up to 128 pixels, one
-  // per invocation, 528 workgroups (tuning.grid). Measured fastest of those on an H200
-  // (RECON_MATCH_SWEEP, docs/MATCHING.md): the loop is latency-bound, so more subgroups per SM pay
-  // and unrolled tiles pay more than the registers they cost.
+  // The tensor-core search: chunks of up to 128 pixels, one per invocation, 528 workgroups
+  // (tuning.grid); 16-row query blocks per subgroup (queries_per_thread 1 or 2) and subgroups
+  // (workgroup / 32: 64, 128 or 256 invocations) by default 2 × 4 with split products and 1 × 8 with
+  // fp16 ones, the fastest of those on an H200 (RECON_MATCH_SWEEP, docs/MATCHING.md): the loop is
+  // latency-bound, so more subgroups per SM pay, and unrolled tiles more than the registers they cost.
   if (g.k == 1 && tuning.tensor != 1 && (dim == 8 || dim == 16 || dim == 24 || dim == 32) && caps.subgroup_size == 32 &&
       caps.nv_coopmat_f16_16x16x16() && caps.shader_float16) {
     NnGeometry t = g;
     t.tensor = true;
     t.split = tuning.tensor != 3;
-    t.warps = tuning.workgroup == 64 || tuning.workgroup == 128 ? static_cast<uint32_t>(tuning.workgroup) / 32 : 8;
-    t.rpw = tuning.queries_per_thread == 2 ? 2 : 1;
+    const bool wg_set = tuning.workgroup == 64 || tuning.workgroup == 128 || tuning.workgroup == 256;
+    t.warps = wg_set ? static_cast<uint32_t>(tuning.workgroup) / 32 : t.split ? 4 : 8;
+    const bool rows_set = tuning.queries_per_thread == 1 || tuning.queries_per_thread == 2;
+    t.rpw = rows_set ? static_cast<uint32_t>(tuning.queries_per_thread) : t.split ? 2 : 1;
     t.wg = 32 * t.warps;
     t.ch = std::min<uint32_t>(t.wg, 128);
     if (tuning.grid == 0) t.grid = 528;
