@@ -45,7 +45,11 @@ class Compiler {
       v.shape = t.dims;
       v.host = t;
       if (weights_ != nullptr) {
-        if (auto it = weights_->find(t.name); it != weights_->end()) v.device = it->second;
+        if (auto it = weights_->uploaded.find(t.name); it != weights_->uploaded.end()) v.device = it->second;
+        for (auto it = weights_->derived.lower_bound({t.name, ""});
+             it != weights_->derived.end() && it->first.first == t.name; ++it) {
+          v.derived.emplace(it->first.second, it->second);
+        }
       }
       values_[t.name] = std::move(v);
     }
@@ -57,7 +61,8 @@ class Compiler {
     if (weights_ == nullptr) return;
     for (const HostTensor& t : model_.graph.initializers) {
       const Value& v = values_.at(t.name);
-      if (v.device) weights_->emplace(t.name, *v.device);
+      if (v.device) weights_->uploaded.emplace(t.name, *v.device);
+      for (const auto& [derivation, arg] : v.derived) weights_->derived.emplace(std::pair(t.name, derivation), arg);
     }
   }
 

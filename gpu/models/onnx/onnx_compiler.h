@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/graph.h"
@@ -63,8 +64,12 @@ struct InputSpec {
   const HostTensor* value = nullptr;
 };
 
-// The device copies of a model's initializers, by name.
-using DeviceWeights = std::map<std::string, Arg>;
+// The device copies of a model's initializers, by name, and of what builders derive from them
+// (ConvTranspose's flipped kernel), by initializer and derivation (Value::derived).
+struct DeviceWeights {
+  std::map<std::string, Arg> uploaded;
+  std::map<std::pair<std::string, std::string>, Arg> derived;
+};
 
 // `inputs[i]` describes runtime_inputs(model)[i]; `arithmetic` says how the graph computes.
 // Initializers found in `weights` are bound as they are, and those the compile uploads join it once

@@ -119,6 +119,16 @@ Result<Arg> OpContext::float_input(size_t i) {
   return device_input(i);
 }
 
+Result<Arg> OpContext::derived_input(size_t i, const std::string& derivation,
+                                     const std::function<Result<Arg>()>& make) {
+  if (!has_input(i)) return fail("input " + std::to_string(i) + " is missing");
+  std::map<std::string, Arg>& derived = inputs_[i]->derived;
+  if (auto it = derived.find(derivation); it != derived.end()) return it->second;
+  RECON_ASSIGN_OR_RETURN(Arg made, make());
+  derived.emplace(derivation, made);
+  return made;
+}
+
 Result<Arg> OpContext::new_output(size_t i, ElemType type, const Shape& shape) {
   const std::optional<DType> dtype = device_dtype(type, arithmetic_.float_dtype);
   if (!dtype) return fail(std::string("output type ") + elem_type_name(type) + " cannot live on the GPU");

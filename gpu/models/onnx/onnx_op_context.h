@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ class OpContext {
   Result<Arg> device_input(size_t i);
   // The same, and only a floating tensor (the arithmetic ops' only dtype).
   Result<Arg> float_input(size_t i);
+  // A device tensor derived from input i (a weight), made by `make` the first time this input is
+  // asked for `derivation` and kept with it: an initializer's is shared by every compiled graph.
+  Result<Arg> derived_input(size_t i, const std::string& derivation, const std::function<Result<Arg>()>& make);
 
   // ---- outputs ----
   size_t output_count() const { return outputs_.size(); }

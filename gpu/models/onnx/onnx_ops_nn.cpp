@@ -347,23 +347,25 @@ Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& b
     return ctx.fail("weight has " + std::to_string(wd[0]) + " input channels, x " + std::to_string(cin));
   RECON_ASSIGN_OR_RETURN(const TransposedGeometry t, transposed_geometry(ctx, {h, w}, {kh, kw}, one_d));
 
-  // The kernel flipped, [Cout, Cin, KH, KW].
-  RECON_ASSIGN_OR_RETURN(const std::vector<double> wv, host_doubles(*w_host));
-  std::vector<float> flipped(static_cast<size_t>(cout * cin * kh * kw));
-  for (int64_t ci = 0; ci < cin; ++ci)
-    for (int64_t co = 0; co < cout; ++co)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t xx = 0; xx < kw; ++xx) {
-          flipped[static_cast<size_t>(((co * cin + ci) * kh + y) * kw + xx)] =
-              static_cast<float>(wv[static_cast<size_t>(((ci * cout + co) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx))]);
-        }
-  std::vector<uint8_t> bytes(flipped.size() * sizeof(float));
-  std::memcpy(bytes.data(), flipped.data(), bytes.size());
-  Value flipped_value;
-  flipped_value.type = ElemType::kFloat;
-  flipped_value.shape = {cout, cin, kh, kw};
-  flipped_value.host = HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes));
-  RECON_ASSIGN_OR_RETURN(const Arg kernel, upload_host_value(ctx.runtime(), flipped_value, ctx.float_dtype()));
+  // The kernel flipped, [Cout, Cin, KH, KW]: made once per model, not per compiled graph.
+  RECON_ASSIGN_OR_RETURN(const Arg kernel, ctx.derived_input(1, "conv_transpose_flipped", [&]() -> Result<Arg> {
+    RECON_ASSIGN_OR_RETURN(const std::vector<double> wv, host_doubles(*w_host));
+    std::vector<float> flipped(static_cast<size_t>(cout * cin * kh * kw));
+    for (int64_t ci = 0; ci < cin; ++ci)
+      for (int64_t co = 0; co < cout; ++co)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t xx = 0; xx < kw; ++xx) {
+            flipped[static_cast<size_t>(((co * cin + ci) * kh + y) * kw + xx)] = static_cast<float>(
+                wv[static_cast<size_t>(((ci * cout + co) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx))]);
+          }
+    std::vector<uint8_t> bytes(flipped.size() * sizeof(float));
+    std::memcpy(bytes.data(), flipped.data(), bytes.size());
+    Value flipped_value;
+    flipped_value.type = ElemType::kFloat;
+    flipped_value.shape = {cout, cin, kh, kw};
+    flipped_value.host = HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes));
+    return upload_host_value(ctx.runtime(), flipped_value, ctx.float_dtype());
+  }));
 
   // Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, sh, W, sw].
   Arg spread = x;

@@ -3,7 +3,9 @@
 // a host value has been uploaded. Floating tensors live on the device in one execution dtype.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 
 #include "gpu/graph.h"
 #include "gpu/models/onnx/onnx_model.h"
@@ -19,6 +21,9 @@ struct Value {
   // Index of the planner storage the device value occupies (a view shares its source's), or -1
   // for graph input slots and uploaded constants, which the planner never reuses.
   int storage = -1;
+  // Device tensors a builder derived from this value, by derivation (ConvTranspose's flipped
+  // kernel): made once and, for an initializer, shared by every graph the engine compiles.
+  std::map<std::string, Arg> derived;
 
   bool is_host() const { return host.has_value(); }
 };

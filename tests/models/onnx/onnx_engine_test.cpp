@@ -485,6 +485,41 @@ TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefi
   }
 }
 
+// ConvTranspose's general path runs on a flipped copy of its kernel: one copy per model too, however
+// many batch sizes compile, and each batch still equals the definition.
+TEST_F(OnnxEngineTest, TransposedConvolutionGraphsShareOneFlippedKernel) {
+  const Shape ws{3, 2, 3, 3};
+  Node ct = node("ConvTranspose", {"x", "w"}, {"y"});
+  ct.attributes = {ints_attribute("strides", {2, 2}), ints_attribute("pads", {1, 1, 1, 1})};
+  Model m = model_of({ct}, {info("x", ElemType::kFloat, {-1, 3, 4, 5})}, {info("y", ElemType::kFloat, {-1, 2, 7, 9})});
+  std::vector<float> wv(static_cast<size_t>(shape_numel(ws)));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(float(i) * 0.7f);
+  std::vector<uint8_t> wb(wv.size() * 4);
+  std::memcpy(wb.data(), wv.data(), wb.size());
+  m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, ws, std::move(wb), "w"));
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  BufferPool& weights = rt().pool(MemoryRole::kWeights);
+  uint64_t after_first = 0;
+  for (int64_t batch : {2, 5, 2}) {
+    const Shape xs{batch, 3, 4, 5};
+    std::vector<float> xv(static_cast<size_t>(shape_numel(xs)));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.31f);
+    std::vector<uint8_t> xb(xv.size() * 4);
+    std::memcpy(xb.data(), xv.data(), xb.size());
+    const HostTensor x = HostTensor::owned(ElemType::kFloat, xs, std::move(xb));
+    Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&x, 1));
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    const std::vector<double> want = conv_transpose_reference(xv, xs, wv, ws, {2, 2}, {1, 1}, {7, 9});
+    const auto got = (*y)[0].values<float>();
+    ASSERT_EQ(got.size(), want.size()) << "batch " << batch;
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "batch " << batch << ", " << i;
+    if (after_first == 0) after_first = weights.stats().in_use_bytes;
+    EXPECT_EQ(weights.stats().in_use_bytes, after_first) << "batch " << batch;
+  }
+  EXPECT_EQ((*engine)->compiled_count(), 2u);
+}
+
 // A shape tensor is a graph input whose values decide shapes: each value set compiles its own
 // graph (the least recently used dropped beyond EngineOptions::max_compiled_graphs), and one that would make the
 // host fold a huge tensor is refused, not allocated.
