@@ -15,9 +15,13 @@ layout(push_constant) uniform Push {
   int begin[6];
 } p;
 
+// x modulo n in [0, n), for n > 0. % is taken of non-negative operands only: Vulkan leaves
+// OpSMod of a negative operand undefined, and NVIDIA's differs from lavapipe's (reflect pads read
+// the wrong pixels there).
 int wrap(int x, int n) {
-  int r = x % n;
-  return r < 0 ? r + n : r;
+  if (x >= 0) return x % n;
+  const int r = (-x) % n;
+  return r == 0 ? 0 : n - r;
 }
 
 void main() {
