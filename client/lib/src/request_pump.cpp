@@ -157,7 +157,12 @@ void RequestPump::send_queued() {
       }
       continue;
     }
-    if (zmq_send(socket, out.bytes.data(), out.bytes.size(), ZMQ_DONTWAIT) < 0) {
+    // A signal the application handles may land on this thread: an interrupted send queued nothing.
+    int sent;
+    do {
+      sent = zmq_send(socket, out.bytes.data(), out.bytes.size(), ZMQ_DONTWAIT);
+    } while (sent < 0 && zmq_errno() == EINTR);
+    if (sent < 0) {
       if (out.call) {
         out.call->fail(
             connection_error(std::string("cannot queue the request for recond: ") + zmq_strerror(zmq_errno())));

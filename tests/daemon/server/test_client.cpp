@@ -76,9 +76,12 @@ Result<std::pair<std::unique_ptr<TestRegion>, Id128>> TestClient::add_region(uin
 Status TestClient::send_frames(const std::vector<std::vector<uint8_t>>& frames) {
   for (size_t i = 0; i < frames.size(); ++i) {
     const int flags = i + 1 < frames.size() ? ZMQ_SNDMORE : 0;
-    if (zmq_send(socket_, frames[i].data(), frames[i].size(), flags) < 0) {
-      return unavailable(std::string("zmq_send: ") + zmq_strerror(zmq_errno()));
-    }
+    // A signal (libFuzzer's periodic SIGALRM, say) interrupts the send before the frame is queued.
+    int sent;
+    do {
+      sent = zmq_send(socket_, frames[i].data(), frames[i].size(), flags);
+    } while (sent < 0 && zmq_errno() == EINTR);
+    if (sent < 0) return unavailable(std::string("zmq_send: ") + zmq_strerror(zmq_errno()));
   }
   return Status::ok();
 }
