@@ -8,10 +8,9 @@
 // Nearest neighbour = the largest dot product over every pixel of the other map, ties to the lowest
 // pixel index (torch.max). The brute-force search is one fused kernel (shaders/match_nn.comp, or
 // shaders/match_nn_cm.comp on tensor cores) that streams the database through shared memory; the
-// similarity matrix is never materialised. The
-// fast matcher's whole loop is one recorded graph, one submission: the max_iter iterations are
-// recorded, and converged seeds drop out of the device-side active lists, so later steps cost
-// only what is still moving.
+// similarity matrix is never materialised. The fast matcher's whole loop is one recorded graph,
+// one submission: the max_iter iterations are recorded, and converged seeds drop out of the
+// device-side active lists, so later steps cost only what is still moving.
 //
 // Inputs are device tensors: descriptor maps f32 [H, W, D] or [1, H, W, D] (L2-normalised by the
 // model; D ≤ kMaxMatchDim), optional pts3d f32 [.., H, W, 3] and confidence f32 [.., H, W] maps.
