@@ -362,7 +362,8 @@ void bind_engine(py::module_& m) {
       .def(py::init<const std::string&, const std::string&, const std::string&, const std::string&>(), py::arg("model"),
            py::arg("precision") = "fp16-heads", py::arg("device") = "", py::arg("retrieval") = "",
            "Loads a checkpoint (.safetensors, or a converted official one) on a device ('' = the best; an "
-           "index or a name substring). precision: fp32, fp16 (heads in fp32) or fp16-heads. retrieval: the "
+           "index or a name substring). precision: fp32, fp32-split (for MASt3R the same as fp32), fp16 (heads "
+           "in fp32) or fp16-heads. retrieval: the "
            "retrieval head's .safetensors (tools/convert-checkpoint --retrieval), for encode_retrieval.")
       .def("warmup", &PyEngine::warmup, py::arg("width") = 512, py::arg("height") = 384,
            "Builds and runs once what infer uses at that model input size (the first call at a size does it "
