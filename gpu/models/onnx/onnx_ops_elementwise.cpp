@@ -421,11 +421,45 @@ Status prelu(OpContext& ctx) {
   return binary_op(ctx, FoldBinary::kMul, gpu::ops::BinaryOp::kPRelu, /*may_fold=*/false);
 }
 
+namespace {
+
+// Input i as a floating device tensor in the execution dtype: an integer one (i32 on the device) cast.
+Result<Arg> float_operand(OpContext& ctx, size_t i) {
+  if (is_floating(ctx.input(i).type)) return ctx.float_input(i);
+  RECON_ASSIGN_OR_RETURN(const Arg v, ctx.device_input(i));
+  if (v.dtype() != DType::kI32) {
+    return ctx.fail(std::string("integers of type ") + elem_type_name(ctx.input(i).type) + " on the device");
+  }
+  RECON_ASSIGN_OR_RETURN(const Arg f, ctx.scratch(ctx.float_dtype(), v.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), v, f));
+  return f;
+}
+
+// Pow with an integer base or exponent (opset 12 on): computed in floats, exact while the powers
+// stay below 2^24 (fp32; 2^11 in fp16); an integer base's result is rounded to the nearest integer.
+Status integer_pow(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(const Arg x, float_operand(ctx, 0));
+  RECON_ASSIGN_OR_RETURN(const Arg y, float_operand(ctx, 1));
+  Result<Shape> shape = gpu::ops::broadcast_shape(x.shape(), y.shape());
+  if (!shape) return ctx.fail(shape.status().message());
+  RECON_ASSIGN_OR_RETURN(const Arg out, ctx.new_output(0, ctx.input(0).type, *shape));
+  if (is_floating(ctx.input(0).type)) return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kPow, x, y, out);
+  RECON_ASSIGN_OR_RETURN(const Arg power, ctx.scratch(x.dtype(), *shape));
+  RECON_ASSIGN_OR_RETURN(const Arg rounded, ctx.scratch(x.dtype(), *shape));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kPow, x, y, power));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kRound, power, rounded));
+  return gpu::ops::cast(ctx.graph(), rounded, out);
+}
+
+}  // namespace
+
 Status pow(OpContext& ctx) {
-  if (ctx.input(1).is_host() && ctx.input(1).host->numel() == 1) {
-    RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*ctx.input(1).host));
+  const Value& y = ctx.input(1);
+  if (is_floating(ctx.input(0).type) && y.is_host() && y.host->numel() == 1) {
+    RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(*y.host));
     return unary_op(ctx, gpu::ops::UnaryOp::kPow, 1.0f, 0.0f, static_cast<float>(v[0]));
   }
+  if (!is_floating(ctx.input(0).type) || !is_floating(y.type)) return integer_pow(ctx);
   return binary_op(ctx, FoldBinary::kMul, gpu::ops::BinaryOp::kPow, /*may_fold=*/false);
 }
 

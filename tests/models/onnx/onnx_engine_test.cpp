@@ -833,6 +833,41 @@ TEST_F(OnnxEngineTest, ModOfRunTimeOperandsMatchesPythonAndC) {
   }
 }
 
+// Pow with integer operands (opset 12 on): an int64 base to int64 exponents gives int64 powers,
+// negative bases and odd exponents too; a float base to int64 exponents floats. Run-time operands,
+// fp32 and fp16 (every power below fp16's 2^11, so exact there too).
+TEST_F(OnnxEngineTest, PowOfIntegerOperandsMatchesItsDefinition) {
+  const int64_t n = 24;
+  Model m =
+      model_of({node("Pow", {"i", "e"}, {"i_pow"}), node("Pow", {"x", "e"}, {"x_pow"})},
+               {info("i", ElemType::kInt64, {n}), info("x", ElemType::kFloat, {n}), info("e", ElemType::kInt64, {n})},
+               {info("i_pow", ElemType::kInt64, {n}), info("x_pow", ElemType::kFloat, {n})});
+  std::vector<int64_t> i(n), e(n);
+  std::vector<float> x(n);
+  for (int64_t k = 0; k < n; ++k) {
+    i[k] = k % 7 - 3;                                // -3 .. 3
+    e[k] = k % 6;                                    // 0 .. 5: at most 3^5 = 243
+    x[k] = 0.5f * static_cast<float>(k % 5) - 1.0f;  // -1 .. 1
+  }
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const std::vector<HostTensor> inputs{make_int64_tensor({n}, i), HostTensor::owned(ElemType::kFloat, {n}, x_bytes),
+                                       make_int64_tensor({n}, e)};
+  for (const DType precision : {DType::kF32, DType::kF16}) {
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const auto i_pow = (*r)[0].values<int64_t>();
+    const auto x_pow = (*r)[1].values<float>();
+    for (int64_t k = 0; k < n; ++k) {
+      const std::string at = std::string(dtype_name(precision)) + " element " + std::to_string(k);
+      EXPECT_EQ(i_pow[k], static_cast<int64_t>(std::pow(static_cast<double>(i[k]), static_cast<double>(e[k])))) << at;
+      EXPECT_NEAR(x_pow[k], std::pow(static_cast<double>(x[k]), static_cast<double>(e[k])), 1e-3) << at;
+    }
+  }
+}
+
 // IsNaN and IsInf (each sign, both) of a run-time input in fp32 and fp16 (where 1e5 is beyond fp16's
 // range and so infinite), and of a constant, folded on the host.
 TEST_F(OnnxEngineTest, IsNaNAndIsInfTellNaNAndInfinitiesApart) {
