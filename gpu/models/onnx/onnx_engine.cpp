@@ -32,9 +32,11 @@ bool static_inputs(const std::vector<const ValueInfo*>& inputs) {
 
 // Whether node input `slot` of `op_type` is a parameter that decides the op's geometry or a
 // constant of it rather than data: Resize's roi and scales, Upsample's scales, Pad's constant,
-// Range's start, limit and delta (its length is its output's shape).
+// Range's start, limit and delta (its length is its output's shape), OneHot's depth (the new axis)
+// and its two values.
 bool parameter_slot(const std::string& op_type, size_t slot) {
   if (op_type == "Resize") return slot == 1 || slot == 2;
+  if (op_type == "OneHot") return slot == 1 || slot == 2;
   if (op_type == "Range") return true;
   if (op_type == "Upsample") return slot == 1;
   if (op_type == "Pad") return slot == 2;

@@ -562,7 +562,6 @@ TEST_F(OnnxEngineTest, FloatInputsReadOnlyAsResizeScalesAreShapeTensors) {
   };
   Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), resize_model(false));
   ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-  EXPECT_FALSE((*engine)->is_shape_tensor(0));
   ASSERT_TRUE((*engine)->is_shape_tensor(1));
   for (const std::vector<double>& scales : {std::vector<double>{1, 1, 2, 2}, std::vector<double>{1, 1, 1, 3}}) {
     std::vector<HostTensor> in{floats({1, 1, 2, 2}, 3.0f), make_tensor(ElemType::kFloat, {4}, scales).value()};
@@ -622,8 +621,7 @@ TEST_F(OnnxEngineTest, ReduceL2AndSumSquareSquareInFp32UnderFp16Storage) {
   }
 }
 
-// OneHot with its depth and values known at load (the backend tests give depth as a graph input,
-// which recon's static shapes refuse): integer indices computed at run time on the device, with a
+// OneHot with its depth and values known at load: integer indices computed at run time on the device, with a
 // negative and an out-of-range index, along a middle axis; float indices known only at run time
 // are refused by name.
 TEST_F(OnnxEngineTest, OneHotOfRunTimeIntegerIndicesMatchesItsDefinition) {
@@ -657,6 +655,35 @@ TEST_F(OnnxEngineTest, OneHotOfRunTimeIntegerIndicesMatchesItsDefinition) {
   ASSERT_FALSE(floats_at_run_time.is_ok());
   EXPECT_NE(floats_at_run_time.status().message().find("float indices"), std::string::npos)
       << floats_at_run_time.status().message();
+}
+
+// OneHot whose depth and values are graph inputs (as the backend tests give them): shape tensors,
+// each depth and value pair compiling its own graph.
+TEST_F(OnnxEngineTest, OneHotTakesItsDepthAndValuesAsShapeTensors) {
+  Node oh = node("OneHot", {"i", "depth", "values"}, {"y"}, "onehot");
+  Model m = model_of(
+      {oh},
+      {info("i", ElemType::kInt64, {3}), info("depth", ElemType::kFloat, {}), info("values", ElemType::kFloat, {2})},
+      {info("y", ElemType::kFloat, {3, -1})});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  EXPECT_TRUE((*engine)->is_shape_tensor(1));
+  EXPECT_TRUE((*engine)->is_shape_tensor(2));
+  const HostTensor i = make_tensor(ElemType::kInt64, {3}, std::vector<double>{0, 2, -1}).value();
+  for (const double depth : {3.0, 5.0}) {
+    const std::vector<HostTensor> inputs{i, make_tensor(ElemType::kFloat, {}, std::vector<double>{depth}).value(),
+                                         make_tensor(ElemType::kFloat, {2}, std::vector<double>{0.5, 4.0}).value()};
+    Result<std::vector<HostTensor>> y = (*engine)->run(inputs);
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    const int64_t d = static_cast<int64_t>(depth);
+    ASSERT_EQ((*y)[0].dims, (std::vector<int64_t>{3, d}));
+    const auto got = (*y)[0].values<float>();
+    const int64_t hot[3] = {0, 2, d - 1};
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t j = 0; j < d; ++j) EXPECT_EQ(got[static_cast<size_t>(r * d + j)], hot[r] == j ? 4.0f : 0.5f);
+    }
+  }
+  EXPECT_EQ((*engine)->compiled_count(), 2u);
 }
 
 // Booleans computed at run time, as attention masks and torch.where exports make them: float and
