@@ -67,6 +67,13 @@ HostTensor floats(std::vector<int64_t> dims, float value) {
   return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes));
 }
 
+// A float tensor of these values, row-major (an initializer when named).
+HostTensor float_tensor(std::vector<int64_t> dims, const std::vector<float>& values, std::string name = {}) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes), std::move(name));
+}
+
 Model model_of(std::vector<Node> nodes, std::vector<ValueInfo> inputs, std::vector<ValueInfo> outputs) {
   Model m;
   m.ir_version = 8;
@@ -203,9 +210,7 @@ TEST_F(OnnxEngineTest, AFoldedBatchNormGivesWhatTheBatchNormOpGives) {
   EXPECT_EQ((*separate)->fused().batch_norms, 0u);
   std::vector<float> xv(2 * 3 * 9 * 7);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.37f);
-  std::vector<uint8_t> xb(xv.size() * 4);
-  std::memcpy(xb.data(), xv.data(), xb.size());
-  const HostTensor x = HostTensor::owned(ElemType::kFloat, {2, 3, 9, 7}, xb);
+  const HostTensor x = float_tensor({2, 3, 9, 7}, xv);
   Result<std::vector<HostTensor>> a = (*folded)->run(std::span<const HostTensor>(&x, 1));
   Result<std::vector<HostTensor>> b = (*separate)->run(std::span<const HostTensor>(&x, 1));
   ASSERT_TRUE(a.is_ok() && b.is_ok());
@@ -270,9 +275,7 @@ TEST_F(OnnxEngineTest, OpsetSixBroadcastsOnlyWhereTheNodeSaysAlongItsAxis) {
   };
   std::vector<float> xv(2 * 3 * 4);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(i);
-  std::vector<uint8_t> xb(xv.size() * 4);
-  std::memcpy(xb.data(), xv.data(), xb.size());
-  const HostTensor x = HostTensor::owned(ElemType::kFloat, {2, 3, 4}, xb);
+  const HostTensor x = float_tensor({2, 3, 4}, xv);
 
   Result<std::unique_ptr<Engine>> along =
       Engine::from_model(rt(), add_model({int_attribute("broadcast", 1), int_attribute("axis", 1)}));
@@ -464,13 +467,10 @@ TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefi
     std::vector<float> wv(static_cast<size_t>(shape_numel(c.w))), xv(static_cast<size_t>(shape_numel(c.x)));
     for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(float(i) * 0.7f);
     for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.31f);
-    std::vector<uint8_t> wb(wv.size() * 4), xb(xv.size() * 4);
-    std::memcpy(wb.data(), wv.data(), wb.size());
-    std::memcpy(xb.data(), xv.data(), xb.size());
-    m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, c.w, std::move(wb), "w"));
+    m.graph.initializers.push_back(float_tensor(c.w, wv, "w"));
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
     ASSERT_TRUE(engine.is_ok()) << c.what << ": " << engine.status().to_string();
-    const HostTensor x = HostTensor::owned(ElemType::kFloat, c.x, xb);
+    const HostTensor x = float_tensor(c.x, xv);
     Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&x, 1));
     ASSERT_TRUE(y.is_ok()) << c.what << ": " << y.status().to_string();
     ASSERT_EQ((*y)[0].dims, y_shape) << c.what;
@@ -494,9 +494,7 @@ TEST_F(OnnxEngineTest, TransposedConvolutionGraphsShareOneFlippedKernel) {
   Model m = model_of({ct}, {info("x", ElemType::kFloat, {-1, 3, 4, 5})}, {info("y", ElemType::kFloat, {-1, 2, 7, 9})});
   std::vector<float> wv(static_cast<size_t>(shape_numel(ws)));
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(float(i) * 0.7f);
-  std::vector<uint8_t> wb(wv.size() * 4);
-  std::memcpy(wb.data(), wv.data(), wb.size());
-  m.graph.initializers.push_back(HostTensor::owned(ElemType::kFloat, ws, std::move(wb), "w"));
+  m.graph.initializers.push_back(float_tensor(ws, wv, "w"));
   Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
   ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
   BufferPool& weights = rt().pool(MemoryRole::kWeights);
@@ -505,9 +503,7 @@ TEST_F(OnnxEngineTest, TransposedConvolutionGraphsShareOneFlippedKernel) {
     const Shape xs{batch, 3, 4, 5};
     std::vector<float> xv(static_cast<size_t>(shape_numel(xs)));
     for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.31f);
-    std::vector<uint8_t> xb(xv.size() * 4);
-    std::memcpy(xb.data(), xv.data(), xb.size());
-    const HostTensor x = HostTensor::owned(ElemType::kFloat, xs, std::move(xb));
+    const HostTensor x = float_tensor(xs, xv);
     Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&x, 1));
     ASSERT_TRUE(y.is_ok()) << y.status().to_string();
     const std::vector<double> want = conv_transpose_reference(xv, xs, wv, ws, {2, 2}, {1, 1}, {7, 9});
@@ -729,10 +725,7 @@ TEST_F(OnnxEngineTest, BooleansComputedAtRunTimeMatchTheirDefinitions) {
   const std::vector<float> x{-1.5f, 0.0f, -0.0f, 0.75f, 0.5f, nan, 2.5f, 1.0f, 3.75f, -2.25f, 0.5f, 7.0f};
   const std::vector<uint8_t> keep{1, 0, 2, 1, 0, 1};
   const std::vector<int64_t> k{2, 7};
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const std::vector<HostTensor> inputs{HostTensor::owned(ElemType::kFloat, {rows, cols}, x_bytes),
-                                       HostTensor::owned(ElemType::kBool, {cols}, keep),
+  const std::vector<HostTensor> inputs{float_tensor({rows, cols}, x), HostTensor::owned(ElemType::kBool, {cols}, keep),
                                        make_int64_tensor({rows, 1}, k)};
   for (const DType precision : {DType::kF32, DType::kF16}) {
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
@@ -833,10 +826,7 @@ TEST_F(OnnxEngineTest, ModOfRunTimeOperandsMatchesPythonAndC) {
   m.graph.initializers.back().name = "y";
   m.graph.initializers.push_back(make_int64_tensor({1}, std::vector<int64_t>{7}));
   m.graph.initializers.back().name = "seven";
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const std::vector<HostTensor> inputs{make_int64_tensor({rows, cols}, i),
-                                       HostTensor::owned(ElemType::kFloat, {rows, cols}, x_bytes)};
+  const std::vector<HostTensor> inputs{make_int64_tensor({rows, cols}, i), float_tensor({rows, cols}, x)};
   for (const DType precision : {DType::kF32, DType::kF16}) {
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
@@ -876,10 +866,7 @@ TEST_F(OnnxEngineTest, PowOfIntegerOperandsMatchesItsDefinition) {
     e[k] = k % 6;                                    // 0 .. 5: at most 3^5 = 243
     x[k] = 0.5f * static_cast<float>(k % 5) - 1.0f;  // -1 .. 1
   }
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const std::vector<HostTensor> inputs{make_int64_tensor({n}, i), HostTensor::owned(ElemType::kFloat, {n}, x_bytes),
-                                       make_int64_tensor({n}, e)};
+  const std::vector<HostTensor> inputs{make_int64_tensor({n}, i), float_tensor({n}, x), make_int64_tensor({n}, e)};
   for (const DType precision : {DType::kF32, DType::kF16}) {
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
@@ -916,9 +903,7 @@ TEST_F(OnnxEngineTest, IsNaNAndIsInfTellNaNAndInfinitiesApart) {
   m.graph.initializers.push_back(
       make_tensor(ElemType::kFloat, {3}, std::vector<double>{HUGE_VAL, -HUGE_VAL, 1.0}).value());
   m.graph.initializers.back().name = "c";
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const HostTensor in = HostTensor::owned(ElemType::kFloat, {n}, x_bytes);
+  const HostTensor in = float_tensor({n}, x);
   for (const DType precision : {DType::kF32, DType::kF16}) {
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
@@ -974,9 +959,7 @@ TEST_F(OnnxEngineTest, GridSampleOfAnIdentityOrShiftedGridMovesPixels) {
   }
   std::vector<float> x(static_cast<size_t>(c * h * w));
   for (size_t e = 0; e < x.size(); ++e) x[e] = 0.25f * static_cast<float>(e) - 3.0f;
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const HostTensor in = HostTensor::owned(ElemType::kFloat, {1, c, h, w}, x_bytes);
+  const HostTensor in = float_tensor({1, c, h, w}, x);
   for (const DType precision : {DType::kF32, DType::kF16}) {
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
@@ -1221,10 +1204,8 @@ TEST_F(OnnxEngineTest, LossesMatchTheirDefinitionWithWeightsAndAnIgnoredIndex) {
     u[e] = static_cast<int64_t>(e * 7 % c);
     t[e] = e % 4 == 1 ? -1 : static_cast<int64_t>((e * 3 + 1) % c);
   }
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const std::vector<HostTensor> inputs{HostTensor::owned(ElemType::kFloat, {n, c, d1, d2}, x_bytes),
-                                       make_int64_tensor({n, d1, d2}, t), make_int64_tensor({n, d1, d2}, u)};
+  const std::vector<HostTensor> inputs{float_tensor({n, c, d1, d2}, x), make_int64_tensor({n, d1, d2}, t),
+                                       make_int64_tensor({n, d1, d2}, u)};
   const LossReference weighted = loss_reference(x, true, t, w, -1, n, c, d);
   const LossReference unweighted = loss_reference(x, true, t, {}, -1, n, c, d);
   const LossReference raw = loss_reference(x, false, u, w, std::nullopt, n, c, d);
@@ -1345,9 +1326,7 @@ TEST_F(OnnxEngineTest, LayerNormalizationGivesItsMeanAndInvStdDevOverTheNormalis
   };
   const auto [mean1, inv1] = statistics(b * c);
   const auto [mean2, inv2] = statistics(c);
-  std::vector<uint8_t> x_bytes(x.size() * 4);
-  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
-  const HostTensor in = HostTensor::owned(ElemType::kFloat, {a, b, c}, x_bytes);
+  const HostTensor in = float_tensor({a, b, c}, x);
   for (const auto& [precision, tolerance] : {std::pair{DType::kF32, 1e-6}, std::pair{DType::kF16, 1e-3}}) {
     Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
