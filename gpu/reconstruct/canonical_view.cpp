@@ -6,10 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
-#include <thread>
 
 #include "gpu/reconstruct/focal_estimate.h"
-#include "gpu/reconstruct/worker_pool.h"
 
 namespace recon::gpu {
 
@@ -18,12 +16,6 @@ namespace {
 std::string pixel_name(std::size_t p, int width) {
   return "(" + std::to_string(p % static_cast<std::size_t>(width)) + ", " +
          std::to_string(p / static_cast<std::size_t>(width)) + ")";
-}
-
-// Workers for `tasks` independent images: `threads` (0: hardware concurrency), at most one per task.
-int workers_for(int threads, std::size_t tasks) {
-  const int want = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(want, 1, static_cast<int>(std::max<std::size_t>(tasks, 1)));
 }
 
 }  // namespace
@@ -168,7 +160,7 @@ Result<CanonicalView> CanonicalViewBuilder::finish() const {
 }
 
 Status add_predictions(std::span<CanonicalViewBuilder> builders, std::span<const OwnFrameMaps> predictions,
-                       int threads) {
+                       sga::WorkerPool& pool) {
   std::vector<std::vector<std::size_t>> by_image(builders.size());
   for (std::size_t k = 0; k < predictions.size(); ++k) {
     const std::size_t image = predictions[k].image;
@@ -182,7 +174,6 @@ Status add_predictions(std::span<CanonicalViewBuilder> builders, std::span<const
   for (std::size_t i = 0; i < by_image.size(); ++i) {
     if (!by_image[i].empty()) images.push_back(i);
   }
-  sga::WorkerPool pool(workers_for(threads, images.size()));
   pool.run(static_cast<int>(images.size()), [&](int task) {
     const std::size_t image = images[static_cast<std::size_t>(task)];
     for (const std::size_t k : by_image[image]) builders[image].add(predictions[k].pts3d, predictions[k].conf);
@@ -190,9 +181,9 @@ Status add_predictions(std::span<CanonicalViewBuilder> builders, std::span<const
   return Status::ok();
 }
 
-Result<std::vector<CanonicalView>> finish_canonical_views(std::span<const CanonicalViewBuilder> builders, int threads) {
+Result<std::vector<CanonicalView>> finish_canonical_views(std::span<const CanonicalViewBuilder> builders,
+                                                          sga::WorkerPool& pool) {
   std::vector<Result<CanonicalView>> finished(builders.size(), Result<CanonicalView>(internal_error("not run")));
-  sga::WorkerPool pool(workers_for(threads, builders.size()));
   pool.run(static_cast<int>(builders.size()),
            [&](int i) { finished[static_cast<std::size_t>(i)] = builders[static_cast<std::size_t>(i)].finish(); });
   std::vector<CanonicalView> views;

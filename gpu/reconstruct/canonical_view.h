@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "gpu/reconstruct/worker_pool.h"
 #include "gpu/status.h"
 
 namespace recon::gpu {
@@ -79,14 +80,14 @@ struct OwnFrameMaps {
 };
 
 // Adds every prediction to builders[prediction.image], each image's in the order given, images on
-// `threads` workers at once (0: hardware concurrency): the same sums as adding them one by one.
-// An image index outside `builders` is a caller's bug: INVALID_ARGUMENT, nothing added.
+// `pool`'s workers at once: the same sums as adding them one by one. An image index outside
+// `builders` is a caller's bug: INVALID_ARGUMENT, nothing added.
 Status add_predictions(std::span<CanonicalViewBuilder> builders, std::span<const OwnFrameMaps> predictions,
-                       int threads = 0);
+                       sga::WorkerPool& pool);
 
-// Every builder's finish(), images on `threads` workers at once (0: hardware concurrency); the first
-// failing image's error, with its index.
+// Every builder's finish(), images on `pool`'s workers at once; the first failing image's error,
+// with its index.
 Result<std::vector<CanonicalView>> finish_canonical_views(std::span<const CanonicalViewBuilder> builders,
-                                                          int threads = 0);
+                                                          sga::WorkerPool& pool);
 
 }  // namespace recon::gpu

@@ -249,8 +249,9 @@ TEST(CanonicalViews, ImagesInParallelGiveTheSameViewsAsOneByOne) {
   for (const OwnFrameMaps& m : in.maps) serial[m.image].add(m.pts3d, m.conf);
   for (int threads : {1, 3, 8}) {
     std::vector<CanonicalViewBuilder> parallel = in.builders();
-    ASSERT_TRUE(add_predictions(parallel, in.maps, threads).is_ok());
-    auto views = finish_canonical_views(parallel, threads);
+    sga::WorkerPool pool(threads);
+    ASSERT_TRUE(add_predictions(parallel, in.maps, pool).is_ok());
+    auto views = finish_canonical_views(parallel, pool);
     ASSERT_TRUE(views.is_ok()) << views.status().to_string();
     ASSERT_EQ(views->size(), 3u);
     for (std::size_t i = 0; i < 3; ++i) {
@@ -269,14 +270,15 @@ TEST(CanonicalViews, AnImageOutsideTheBuildersOrAFailedViewIsNamed) {
   std::vector<CanonicalViewBuilder> builders = in.builders();
   std::vector<OwnFrameMaps> maps = in.maps;
   maps.back().image = 3;
-  const Status outside = add_predictions(builders, maps);
+  sga::WorkerPool pool(2);
+  const Status outside = add_predictions(builders, maps, pool);
   EXPECT_EQ(outside.code(), StatusCode::kInvalidArgument);
   for (const CanonicalViewBuilder& b : builders) EXPECT_EQ(b.predictions(), 0) << "nothing added";
   maps.pop_back();
   maps.erase(maps.begin() + 1);  // image 1 keeps one prediction fewer; image 2 none after this
   maps.erase(std::remove_if(maps.begin(), maps.end(), [](const OwnFrameMaps& m) { return m.image == 2; }), maps.end());
-  ASSERT_TRUE(add_predictions(builders, maps).is_ok());
-  auto views = finish_canonical_views(builders);
+  ASSERT_TRUE(add_predictions(builders, maps, pool).is_ok());
+  auto views = finish_canonical_views(builders, pool);
   ASSERT_FALSE(views.is_ok());
   EXPECT_NE(views.status().message().find("canonical view of image 2"), std::string::npos) << views.status().message();
 }

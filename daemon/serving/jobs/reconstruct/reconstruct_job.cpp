@@ -266,7 +266,9 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   // runs the next step (~9 ms a prediction at 512x384 on one core: 15 % of a job on an H200 when
   // it was in line), the step's images on as many cores (gpu::add_predictions). One accumulation
   // at a time, in order; it is waited for before the next starts and before the views finish.
-  // Declared after `builders`, so that leaving early waits for it before the builders go.
+  // Declared after `builders`, so that leaving early waits for it before the builders go. One pool
+  // for the job's accumulations and the views' finish, used by one of them at a time.
+  gpu::sga::WorkerPool canonical_pool(options_.alignment.threads);
   std::future<Status> accumulating;
   JobProgress progress{"pairs", 0, pairs_.size()};
   context.progress(progress);
@@ -339,11 +341,11 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     if (accumulating.valid()) {
       RECON_RETURN_IF_ERROR(accumulating.get());
     }
-    accumulating = std::async(std::launch::async, [&builders, own = std::move(own), this] {
+    accumulating = std::async(std::launch::async, [&builders, &canonical_pool, own = std::move(own)] {
       std::vector<gpu::OwnFrameMaps> maps;
       for (const OwnFramePrediction& prediction : own)
         maps.push_back({prediction.image, prediction.pts3d, prediction.conf});
-      return gpu::add_predictions(builders, maps, options_.alignment.threads);
+      return gpu::add_predictions(builders, maps, canonical_pool);
     });
     progress.done += outputs.size();
     context.progress(progress);
@@ -356,7 +358,7 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   context.progress(JobProgress{"pairs", progress.done, progress.total, std::nanf(""),
                                pairs_stage_summary(times, std::chrono::steady_clock::now() - stage_start)});
   RECON_ASSIGN_OR_RETURN(const std::vector<gpu::CanonicalView> canonical,
-                         gpu::finish_canonical_views(builders, options_.alignment.threads));
+                         gpu::finish_canonical_views(builders, canonical_pool));
   builders.clear();
 
   const auto on_iteration = [&](std::string_view stage, int iteration, int total, double loss) {
