@@ -84,7 +84,14 @@ Model model_of(std::vector<Node> nodes, std::vector<ValueInfo> inputs, std::vect
   return m;
 }
 
-class OnnxEngineTest : public testing::GpuTest {};
+class OnnxEngineTest : public testing::GpuTest {
+ protected:
+  // `m` compiled at `precision` and run on `inputs`: its outputs, or the first error (loading or running).
+  Result<std::vector<HostTensor>> run_model(const Model& m, DType precision, std::span<const HostTensor> inputs) {
+    RECON_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::from_model(rt(), m, {precision}));
+    return engine->run(inputs);
+  }
+};
 
 class OnnxTorchModelTest : public OnnxEngineTest, public ::testing::WithParamInterface<std::string> {};
 
@@ -728,9 +735,7 @@ TEST_F(OnnxEngineTest, BooleansComputedAtRunTimeMatchTheirDefinitions) {
   const std::vector<HostTensor> inputs{float_tensor({rows, cols}, x), HostTensor::owned(ElemType::kBool, {cols}, keep),
                                        make_int64_tensor({rows, 1}, k)};
   for (const DType precision : {DType::kF32, DType::kF16}) {
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
-    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    Result<std::vector<HostTensor>> r = run_model(m, precision, inputs);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     const std::vector<HostTensor>& out = *r;
     ASSERT_EQ(out.size(), 8u);
@@ -828,9 +833,7 @@ TEST_F(OnnxEngineTest, ModOfRunTimeOperandsMatchesPythonAndC) {
   m.graph.initializers.back().name = "seven";
   const std::vector<HostTensor> inputs{make_int64_tensor({rows, cols}, i), float_tensor({rows, cols}, x)};
   for (const DType precision : {DType::kF32, DType::kF16}) {
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
-    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    Result<std::vector<HostTensor>> r = run_model(m, precision, inputs);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     const std::vector<HostTensor>& out = *r;
     ASSERT_EQ(out.size(), 5u);
@@ -868,9 +871,7 @@ TEST_F(OnnxEngineTest, PowOfIntegerOperandsMatchesItsDefinition) {
   }
   const std::vector<HostTensor> inputs{make_int64_tensor({n}, i), float_tensor({n}, x), make_int64_tensor({n}, e)};
   for (const DType precision : {DType::kF32, DType::kF16}) {
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
-    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-    Result<std::vector<HostTensor>> r = (*engine)->run(inputs);
+    Result<std::vector<HostTensor>> r = run_model(m, precision, inputs);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     const auto i_pow = (*r)[0].values<int64_t>();
     const auto x_pow = (*r)[1].values<float>();
@@ -961,9 +962,7 @@ TEST_F(OnnxEngineTest, GridSampleOfAnIdentityOrShiftedGridMovesPixels) {
   for (size_t e = 0; e < x.size(); ++e) x[e] = 0.25f * static_cast<float>(e) - 3.0f;
   const HostTensor in = float_tensor({1, c, h, w}, x);
   for (const DType precision : {DType::kF32, DType::kF16}) {
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
-    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&in, 1));
+    Result<std::vector<HostTensor>> r = run_model(m, precision, std::span<const HostTensor>(&in, 1));
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     const auto same = (*r)[0].values<float>(), moved = (*r)[1].values<float>();
     for (size_t e = 0; e < x.size(); ++e) {
@@ -1328,9 +1327,7 @@ TEST_F(OnnxEngineTest, LayerNormalizationGivesItsMeanAndInvStdDevOverTheNormalis
   const auto [mean2, inv2] = statistics(c);
   const HostTensor in = float_tensor({a, b, c}, x);
   for (const auto& [precision, tolerance] : {std::pair{DType::kF32, 1e-6}, std::pair{DType::kF16, 1e-3}}) {
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, {precision});
-    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-    Result<std::vector<HostTensor>> r = (*engine)->run(std::span<const HostTensor>(&in, 1));
+    Result<std::vector<HostTensor>> r = run_model(m, precision, std::span<const HostTensor>(&in, 1));
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     ASSERT_EQ(r->size(), outputs.size());
     for (size_t o = 0; o < outputs.size(); ++o) EXPECT_EQ((*r)[o].dims, outputs[o].dims) << outputs[o].name;
