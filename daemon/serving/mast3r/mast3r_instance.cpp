@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "daemon/serving/device.h"
+#include "daemon/serving/match/match_instance.h"
 #include "daemon/serving/pair_outputs.h"
 #include "daemon/serving/scheduler.h"
 #include "gpu/log.h"
@@ -21,7 +22,7 @@ Result<std::unique_ptr<ModelInstance>> Mast3rInstance::load(const ModelSpec& spe
   info.default_long_side = static_cast<uint32_t>(config.image_long_side());
   info.square_ok = config.image_crop().square_ok;
   info.desc_dim = static_cast<uint32_t>(config.desc_dim());
-  auto instance = std::unique_ptr<Mast3rInstance>(new Mast3rInstance(std::move(engine)));
+  auto instance = std::unique_ptr<Mast3rInstance>(new Mast3rInstance(std::move(engine), device.matcher()));
   info.weight_bytes = instance->weight_bytes();
   return std::unique_ptr<ModelInstance>(std::move(instance));
 }
@@ -31,7 +32,11 @@ Status Mast3rInstance::warm(ImageSize size, uint32_t batch) {
   shape.batch = batch;
   shape.view1 = {size.height, size.width};
   shape.view2 = shape.view1;
-  return engine_->warmup(shape).with_context("warming at " + shape.to_string());
+  RECON_RETURN_IF_ERROR(engine_->warmup(shape).with_context("warming at " + shape.to_string()));
+  if (batch != 1) return Status::ok();
+  return matcher_
+      .warm(size.height, size.width, engine_->config().desc_dim(), engine_->weights().head_dtype() == gpu::DType::kF16)
+      .with_context("warming the matchers at " + size.to_string());
 }
 
 uint64_t Mast3rInstance::weight_bytes() const {

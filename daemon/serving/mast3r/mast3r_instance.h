@@ -21,6 +21,7 @@
 namespace recon::daemon {
 
 class Device;
+class MatchInstance;
 
 // Output names of a MASt3R pair (DESIGN.md §4), in the order results list them.
 inline constexpr const char* kMast3rOutputs[] = {"pts3d_1", "pts3d_2", "conf_1",      "conf_2",
@@ -58,7 +59,8 @@ class Mast3rInstance final : public ModelInstance {
 
   gpu::Mast3rEngine& engine() { return *engine_; }
   uint64_t weight_bytes() const override;
-  // The engine's graph for `batch` pairs with both views of `size`.
+  // The engine's graph for `batch` pairs with both views of `size`; at batch 1 also the device's
+  // matchers for its descriptors at that size (MatchInstance::warm).
   Status warm(ImageSize size, uint32_t batch) override;
 
   void run_pairs(std::vector<BatchWork> pairs, const WorkerContext& worker);
@@ -73,13 +75,15 @@ class Mast3rInstance final : public ModelInstance {
     SteadyClock::time_point picked;
   };
 
-  explicit Mast3rInstance(std::unique_ptr<gpu::Mast3rEngine> engine) : engine_(std::move(engine)) {}
+  Mast3rInstance(std::unique_ptr<gpu::Mast3rEngine> engine, MatchInstance& matcher)
+      : engine_(std::move(engine)), matcher_(matcher) {}
   // Runs `ready` (an allowed batch size) in one engine call and answers each pair.
   void run_engine(std::vector<Ready>& ready, const WorkerContext& worker);
   void finish_pair(Ready& ready, const gpu::Mast3rResult& result, size_t index, size_t batch, uint64_t compute_ns,
                    const WorkerContext& worker);
 
   std::unique_ptr<gpu::Mast3rEngine> engine_;
+  MatchInstance& matcher_;  // the device's, which outlives its models
 };
 
 // A batch of InferPair requests (BatchWork::run; mast3r_admission.cpp): the ready instance of their

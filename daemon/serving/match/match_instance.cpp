@@ -27,11 +27,30 @@ Result<StoredTensor> upload_rows(gpu::Runtime& rt, const char* name, gpu::DType 
 
 }  // namespace
 
+gpu::FastMatchOptions match_options(int subsample, int border, bool fp16_descriptors) {
+  gpu::FastMatchOptions options;
+  options.subsample = subsample;
+  options.border = border;
+  if (fp16_descriptors) options.tuning.tensor = gpu::MatchTuning::kTensorFp16;
+  return options;
+}
+
 MatchInstance::MatchInstance(gpu::Runtime& runtime) : runtime_(runtime), matchers_(runtime) {}
 
 MatchInstance::~MatchInstance() = default;
 
-void MatchInstance::run(const RequestContext& context, MatchRequest& job, const WorkerContext& worker) {
+Status MatchInstance::warm(int64_t h, int64_t w, int64_t dim, bool fp16_descriptors) {
+  const int subsample = gpu::FastMatchOptions{}.subsample;
+  // A Match request on a pair result: every map present, the official border.
+  gpu::MatchShape pair{h, w, h, w, dim, /*pts3d=*/true, /*conf=*/true};
+  RECON_RETURN_IF_ERROR(
+      matchers_.get(pair, match_options(subsample, gpu::FastMatchOptions{}.border, fp16_descriptors)).status());
+  // The reconstruct job's pairwise stage (pairwise_stage.cpp): confidences only, no border.
+  gpu::MatchShape job{h, w, h, w, dim, /*pts3d=*/false, /*conf=*/true};
+  return matchers_.get(job, match_options(subsample, kJobMatchBorder, fp16_descriptors)).status();
+}
+
+void MatchInstance::run(const RequestContext& context, MatchRequest& job, Device& device, const WorkerContext& worker) {
   const Responder answer = worker.responder(context);
   const auto picked = SteadyClock::now();
   if (!answer.may_start(picked)) return;
@@ -49,8 +68,11 @@ void MatchInstance::run(const RequestContext& context, MatchRequest& job, const 
     maps.conf_a = *tensor_of("desc_conf_1");
     maps.conf_b = *tensor_of("desc_conf_2");
   }
-  gpu::FastMatchOptions options;
-  options.subsample = static_cast<int>(job.subsample);
+  // The model is looked up now: one reloaded at another precision since the inference makes its old
+  // results searched at the new one's precision, never a failure.
+  const std::optional<ModelInfo> made_by = device.model(source.model);
+  const gpu::FastMatchOptions options = match_options(static_cast<int>(job.subsample), gpu::FastMatchOptions{}.border,
+                                                      made_by && made_by->precision == gpu::Precision::kF16Heads);
   gpu::Runtime& rt = runtime_;
   const auto start = SteadyClock::now();
   auto host = [&]() -> Result<gpu::HostMatches> {
@@ -97,7 +119,7 @@ void MatchInstance::run(const RequestContext& context, MatchRequest& job, const 
 }
 
 void MatchRequest::run(RequestContext context, Device& device, const WorkerContext& worker) {
-  device.matcher().run(context, *this, worker);
+  device.matcher().run(context, *this, device, worker);
 }
 
 }  // namespace recon::daemon

@@ -29,6 +29,13 @@ class MatchRequest final : public KindWork::Body {
   HandleReservation reservation;
 };
 
+// The matcher's options for descriptors from a model whose heads ran in fp16 or not: the official
+// fast matcher's, with this subsample and border, the search at fp16 on tensor cores for fp16
+// heads' descriptors (docs/MATCHING.md).
+gpu::FastMatchOptions match_options(int subsample, int border, bool fp16_descriptors);
+// The reconstruct job matches with no border filter, as the official sparse global alignment does.
+inline constexpr int kJobMatchBorder = 0;
+
 class MatchInstance final : public ModelInstance {
  public:
   explicit MatchInstance(gpu::Runtime& runtime);
@@ -38,7 +45,12 @@ class MatchInstance final : public ModelInstance {
   ~MatchInstance() override;
 
   uint64_t weight_bytes() const override { return 0; }
-  void run(const RequestContext& context, MatchRequest& job, const WorkerContext& worker);
+  // Builds the matchers a model's results at this descriptor map size (h × w × dim) will use, so
+  // that the first Match request and reconstruct job do not pay for recording them and creating
+  // their pipelines: a Match request's with the defaults on a pair result, and the job's.
+  Status warm(int64_t h, int64_t w, int64_t dim, bool fp16_descriptors);
+  // `device` is the one this instance belongs to: its models tell how the descriptors were made.
+  void run(const RequestContext& context, MatchRequest& job, Device& device, const WorkerContext& worker);
   // The device's recorded matchers, kept per shape and options (the reconstruct job's pairwise
   // stage uses them too).
   gpu::FastMatcherCache& matchers() { return matchers_; }

@@ -19,6 +19,7 @@ class FastMatcherCache {
 
   // A matcher for this shape and options: kept, or built now (and the least recently used dropped).
   Result<FastMatcher*> get(const MatchShape& shape, const FastMatchOptions& options);
+  size_t size() const { return matchers_.size(); }  // matchers kept
 
  private:
   Runtime& rt_;

@@ -65,6 +65,7 @@ struct MatchTuning {
   // 3 fp16-rounded descriptors. Scores differ from the FMA path's in rounding only. On this path
   // queries_per_thread (1, 2) is the 16-row query blocks of a subgroup and workgroup its size.
   int tensor = 0;
+  static constexpr int kTensorFp16 = 3;  // `tensor` for descriptors that came from fp16 heads
 
   bool operator==(const MatchTuning&) const = default;
 };

@@ -110,7 +110,7 @@ NnGeometry nn_geometry(const Capabilities& caps, int64_t dim, int k, const Match
       caps.nv_coopmat_f16_16x16x16() && caps.shader_float16) {
     NnGeometry t = g;
     t.tensor = true;
-    t.split = tuning.tensor != 3;
+    t.split = tuning.tensor != MatchTuning::kTensorFp16;
     const bool wg_set = tuning.workgroup == 64 || tuning.workgroup == 128 || tuning.workgroup == 256;
     t.warps = wg_set ? static_cast<uint32_t>(tuning.workgroup) / 32 : t.split ? 4 : 8;
     const bool rows_set = tuning.queries_per_thread == 1 || tuning.queries_per_thread == 2;

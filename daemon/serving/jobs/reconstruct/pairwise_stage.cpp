@@ -14,17 +14,14 @@ namespace recon::daemon {
 namespace {
 
 // One direction of one descriptor pair: seeds on `a`'s grid, walking to mutual nearest neighbours
-// in `b`; the official matcher runs with no border filter here.
+// in `b` (match_options with the job's border).
 Result<IndexMatches> match_one(MatchInstance& matcher, gpu::Runtime& rt, gpu::Queue& queue, gpu::OneShot& copies,
                                const gpu::Tensor& desc_a, const gpu::Tensor& desc_b, const gpu::Tensor& conf_a,
                                const gpu::Tensor& conf_b, int subsample, bool fp16_descriptors) {
   gpu::MatchMaps maps;
   maps.conf_a = conf_a;
   maps.conf_b = conf_b;
-  gpu::FastMatchOptions options;
-  options.subsample = subsample;
-  options.border = 0;
-  if (fp16_descriptors) options.tuning.tensor = 3;
+  const gpu::FastMatchOptions options = match_options(subsample, kJobMatchBorder, fp16_descriptors);
   RECON_ASSIGN_OR_RETURN(const gpu::MatchShape shape, gpu::MatchShape::of(desc_a, desc_b, maps));
   RECON_ASSIGN_OR_RETURN(gpu::FastMatcher * fast, matcher.matchers().get(shape, options));
   RECON_ASSIGN_OR_RETURN(const gpu::MatchResult result, fast->run(desc_a, desc_b, maps, &queue));
