@@ -24,3 +24,7 @@ recon_shader(binary_cmp_f16 binary.comp DEFINES DTYPE_F16=1 BOOL_OUT=1)
 # Where (a select of three broadcast operands): f32/i32 words and f16.
 recon_shader(where_b32 where.comp DEFINES ELEM_BITS=32)
 recon_shader(where_b16 where.comp DEFINES ELEM_BITS=16)
+# CumSum (gpu/ops/cumsum): f32 and f16 storage with an fp32 sum, i32 with an integer sum.
+recon_shader(cumsum_f32 cumsum.comp DEFINES DTYPE_F16=0 ELEM_INT=0)
+recon_shader(cumsum_f16 cumsum.comp DEFINES DTYPE_F16=1 ELEM_INT=0)
+recon_shader(cumsum_i32 cumsum.comp DEFINES DTYPE_F16=0 ELEM_INT=1)

@@ -14,3 +14,11 @@ recon_shader(trilu_b16 trilu.comp DEFINES ELEM_BITS=16)
 # GatherElements (gpu/ops/gather_elements): f32/i32 words and f16.
 recon_shader(gather_elements_b32 gather_elements.comp DEFINES ELEM_BITS=32)
 recon_shader(gather_elements_b16 gather_elements.comp DEFINES ELEM_BITS=16)
+# GatherND (gpu/ops/gather_elements): f32/i32 words and f16.
+recon_shader(gather_nd_b32 gather_nd.comp DEFINES ELEM_BITS=32)
+recon_shader(gather_nd_b16 gather_nd.comp DEFINES ELEM_BITS=16)
+# ScatterElements and ScatterND (gpu/ops/scatter): their reductions compute, so one variant per
+# type: f32 and f16 storage with fp32 arithmetic, i32 with integer arithmetic.
+recon_shader(scatter_f32 scatter.comp DEFINES DTYPE_F16=0 ELEM_INT=0)
+recon_shader(scatter_f16 scatter.comp DEFINES DTYPE_F16=1 ELEM_INT=0)
+recon_shader(scatter_i32 scatter.comp DEFINES DTYPE_F16=0 ELEM_INT=1)

@@ -18,6 +18,15 @@ struct GatherElementsPush {
 };
 static_assert(sizeof(GatherElementsPush) == 64, "mirrors Push in shaders/gather_elements.comp");
 
+constexpr int kMaxGatherNdTuple = 8;
+
+// Mirrored by Push in shaders/gather_nd.comp.
+struct GatherNdPush {
+  uint32_t n, k, inner, tuples, slots, pad0, pad1, pad2;
+  uint32_t data_shape[kMaxGatherNdTuple];
+};
+static_assert(sizeof(GatherNdPush) == 64, "mirrors Push in shaders/gather_nd.comp");
+
 }  // namespace
 
 namespace {
@@ -116,6 +125,53 @@ Status gather(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int
   if (out.numel() == 0) return Status::ok();
   if (s[axis] == 0) return invalid_argument(what + ": nothing to gather along the axis");
   return dispatch_gather(g, data, indices, out, data3, out3, 1, /*axis_indices=*/true);
+}
+
+Status gather_nd(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int batch_dims) {
+  const Shape& s = data.shape();
+  const Shape& is = indices.shape();
+  const std::string what = "gather_nd: data " + std::string(dtype_name(data.dtype())) + shape_string(s) + ", indices " +
+                           dtype_name(indices.dtype()) + shape_string(is) + ", out " + dtype_name(out.dtype()) +
+                           shape_string(out.shape()) + ", batch_dims " + std::to_string(batch_dims);
+  if (data.dtype() != out.dtype() || data.dtype() == DType::kU8 || indices.dtype() != DType::kI32) {
+    return invalid_argument(what + ": data and out f32, f16 or i32 alike, indices i32");
+  }
+  const int64_t b = batch_dims;
+  if (s.empty() || is.empty() || b < 0 || b >= static_cast<int64_t>(is.size()) || b >= static_cast<int64_t>(s.size())) {
+    return invalid_argument(what + ": data and indices of rank ≥ 1, batch_dims below both ranks");
+  }
+  const int64_t k = is.back();
+  if (k < 1 || b + k > static_cast<int64_t>(s.size()) || k > kMaxGatherNdTuple) {
+    return invalid_argument(what + ": the indices' last axis (k) must be 1 to data's rank - batch_dims (at most 8)");
+  }
+  int64_t batch = 1, slots = 1, inner = 1;
+  for (int64_t d = 0; d < b; ++d) {
+    if (s[static_cast<size_t>(d)] != is[static_cast<size_t>(d)]) {
+      return invalid_argument(what + ": the batch axes of data and indices differ");
+    }
+    batch *= s[static_cast<size_t>(d)];
+  }
+  for (int64_t d = b; d < b + k; ++d) slots *= s[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(b + k); d < s.size(); ++d) inner *= s[d];
+  Shape want(is.begin(), is.end() - 1);
+  want.insert(want.end(), s.begin() + b + k, s.end());
+  if (out.shape() != want) return invalid_argument(what + ": out must be " + shape_string(want));
+  for (const Arg* a : {&data, &indices, &out}) {
+    if (a->bytes() > max_binding_bytes()) return invalid_argument(what + ": each operand must fit one binding");
+  }
+  if (data.numel() > INT32_MAX || out.numel() > INT32_MAX) return invalid_argument(what + ": extents above 2^31");
+  if (out.numel() == 0) return Status::ok();
+  if (slots == 0) return invalid_argument(what + ": nothing to gather from");
+  GatherNdPush push{};
+  push.n = static_cast<uint32_t>(out.numel());
+  push.k = static_cast<uint32_t>(k);
+  push.inner = static_cast<uint32_t>(inner);
+  push.tuples = static_cast<uint32_t>(indices.numel() / k / batch);
+  push.slots = static_cast<uint32_t>(slots);
+  for (int64_t d = 0; d < k; ++d) push.data_shape[d] = static_cast<uint32_t>(s[static_cast<size_t>(b + d)]);
+  const char* shader = dtype_size(data.dtype()) == 4 ? "gather_nd_b32" : "gather_nd_b16";
+  return g.dispatch(shader, {}, {{data, Access::kRead}, {indices, Access::kRead}, {out, Access::kWrite}}, push,
+                    Graph::grid_1d((static_cast<uint64_t>(push.n) + kGroup - 1) / kGroup));
 }
 
 }  // namespace recon::gpu::ops

@@ -6,6 +6,10 @@
 // (ONNX's int64 indices as the device holds them). An index outside [−len, len) reads the nearest
 // edge: the device cannot fail a dispatch, and ONNX leaves it undefined.
 //
+// GatherND (shaders/gather_nd.comp): indices [b..., t..., k] after `batch_dims` axes b shared with
+// data; each tuple of k indices picks the slice data[b..., i1, ..., ik] (negative from the end, out
+// of range clamped to the edge); out is indices[:-1] + data[batch_dims + k:].
+//
 // Tolerance (tests/gpu/ops/gather_elements_test.cpp): exact.
 #pragma once
 
@@ -22,5 +26,9 @@ Status gather_elements(Graph& g, const Arg& data, const Arg& indices, const Arg&
 
 // data of rank ≥ 1, indices of any rank, out shaped data[:axis] + indices + data[axis + 1:].
 Status gather(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int axis);
+
+// data of rank ≥ 1, indices [data[:batch_dims]..., t..., k] with batch_dims + k ≤ data's rank and
+// k ≤ 8, out shaped indices[:-1] + data[batch_dims + k:].
+Status gather_nd(Graph& g, const Arg& data, const Arg& indices, const Arg& out, int batch_dims);
 
 }  // namespace recon::gpu::ops

@@ -1,7 +1,9 @@
 // GatherElements against a loop transcription of the ONNX reference (np.take_along_axis with
 // negative indices wrapped): every axis of a 4-D tensor with indices smaller than the data off the
 // axis, longer than the data along it, negative, f32/f16/i32; refusals. Gather against np.take:
-// every axis, indices of rank 0, 1 and 2, negative, f32/f16/i32; refusals.
+// every axis, indices of rank 0, 1 and 2, negative, f32/f16/i32; refusals. GatherND against a loop
+// transcription of the ONNX reference: tuples of every length, batch_dims 0 to 2, negative
+// indices, f32/f16/i32; refusals.
 #include "gpu/ops/gather_elements.h"
 
 #include <gtest/gtest.h>
@@ -59,6 +61,30 @@ std::vector<int32_t> random_indices(int64_t n, int64_t len, uint32_t seed) {
   return idx;
 }
 
+// ONNX GatherND: out[b, t, :] = data[b, indices[b, t, 0], ..., indices[b, t, k − 1], :] (wrapped).
+template <typename T>
+std::vector<T> gather_nd_reference(const std::vector<T>& data, const Shape& s, const std::vector<int32_t>& idx,
+                                   const Shape& is, int64_t b) {
+  const int64_t k = is.back();
+  int64_t batch = 1, slots = 1, inner = 1;
+  for (int64_t d = 0; d < b; ++d) batch *= s[static_cast<size_t>(d)];
+  for (int64_t d = b; d < b + k; ++d) slots *= s[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(b + k); d < s.size(); ++d) inner *= s[d];
+  const int64_t rows = static_cast<int64_t>(idx.size()) / k, per_batch = rows / batch;
+  std::vector<T> out;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t slot = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t dim = s[static_cast<size_t>(b + j)], v = idx[static_cast<size_t>(row * k + j)];
+      slot = slot * dim + (v < 0 ? v + dim : v);
+    }
+    for (int64_t i = 0; i < inner; ++i) {
+      out.push_back(data[static_cast<size_t>(((row / per_batch) * slots + slot) * inner + i)]);
+    }
+  }
+  return out;
+}
+
 class GatherElementsTest : public GpuTest, public ::testing::WithParamInterface<DType> {};
 
 TEST_P(GatherElementsTest, EveryAxisMatchesTheReference) {
@@ -102,6 +128,35 @@ TEST_P(GatherElementsTest, GatherTakesAlongEveryAxisWithIndicesOfAnyRank) {
       ASSERT_TRUE(g.run().is_ok());
       EXPECT_EQ(download_f32(rt(), out), take_reference(stored, s, idx, axis))
           << "axis " << axis << ", indices " << shape_string(is);
+    }
+  }
+}
+
+TEST_P(GatherElementsTest, GatherNdOfEveryTupleLengthAndBatchDimsMatchesTheReference) {
+  const DType d = GetParam();
+  const Shape s{2, 3, 4, 5};
+  Tensor data = upload_f32(rt(), d, s, random_floats(shape_numel(s), 6, -4.0f, 4.0f));
+  const auto stored = download_f32(rt(), data);
+  uint32_t seed = 50;
+  for (int64_t b = 0; b <= 2; ++b) {
+    for (int64_t k = 1; b + k <= 4; ++k) {
+      Shape is(s.begin(), s.begin() + b);
+      is.push_back(3);  // three tuples per batch
+      is.push_back(k);
+      std::vector<int32_t> idx;
+      for (int64_t t = 0; t < shape_numel(is) / k; ++t) {
+        for (int64_t j = 0; j < k; ++j) idx.push_back(random_indices(1, s[static_cast<size_t>(b + j)], ++seed)[0]);
+      }
+      Shape os(is.begin(), is.end() - 1);
+      os.insert(os.end(), s.begin() + b + k, s.end());
+      Tensor indices = Tensor::from_host(rt(), DType::kI32, is, idx.data(), idx.size() * 4).value();
+      Tensor out = poisoned(rt(), d, os);
+      Graph g(rt());
+      const Status st = ops::gather_nd(g, data, indices, out, static_cast<int>(b));
+      ASSERT_TRUE(st.is_ok()) << st.to_string();
+      ASSERT_TRUE(g.run().is_ok());
+      EXPECT_EQ(download_f32(rt(), out), gather_nd_reference(stored, s, idx, is, b))
+          << "batch_dims " << b << ", k " << k;
     }
   }
 }
@@ -154,6 +209,31 @@ TEST_F(GatherElementsMiscTest, GatherMovesI32WordsAndRefusesMismatchedOperands) 
   Tensor f_idx = Tensor::empty(rt(), DType::kF32, {2, 2}).value();
   EXPECT_EQ(ops::gather(bad, data, f_idx, out, 0).code(), StatusCode::kInvalidArgument);    // float indices
   EXPECT_EQ(ops::gather(bad, data, indices, out, 2).code(), StatusCode::kInvalidArgument);  // axis
+  EXPECT_EQ(bad.dispatch_count(), 0u);
+}
+
+// GatherND moves i32 words (ONNX's gathernd_example_int32) and refuses tuples longer than the data's
+// rank, batch axes that differ and an out of the wrong shape.
+TEST_F(GatherElementsMiscTest, GatherNdMovesI32WordsAndRefusesMismatchedOperands) {
+  const std::vector<int32_t> x{0, 1, 2, 3};  // 2 × 2
+  const std::vector<int32_t> idx{0, 0, 1, 1};
+  Tensor data = Tensor::from_host(rt(), DType::kI32, {2, 2}, x.data(), x.size() * 4).value();
+  Tensor indices = Tensor::from_host(rt(), DType::kI32, {2, 2}, idx.data(), idx.size() * 4).value();
+  Tensor out = Tensor::empty(rt(), DType::kI32, {2}).value();
+  Graph g(rt());
+  ASSERT_TRUE(ops::gather_nd(g, data, indices, out, 0).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  std::vector<int32_t> got(2);
+  ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 3}));
+
+  Graph bad(rt());
+  Tensor long_idx = Tensor::empty(rt(), DType::kI32, {2, 3}).value();
+  EXPECT_EQ(ops::gather_nd(bad, data, long_idx, out, 0).code(), StatusCode::kInvalidArgument);  // k = 3 > rank
+  Tensor batch_idx = Tensor::empty(rt(), DType::kI32, {3, 1}).value();
+  EXPECT_EQ(ops::gather_nd(bad, data, batch_idx, out, 1).code(), StatusCode::kInvalidArgument);  // batch 3 ≠ 2
+  Tensor wrong_out = Tensor::empty(rt(), DType::kI32, {2, 2}).value();
+  EXPECT_EQ(ops::gather_nd(bad, data, indices, wrong_out, 0).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.dispatch_count(), 0u);
 }
 
