@@ -33,10 +33,10 @@ bool static_inputs(const std::vector<const ValueInfo*>& inputs) {
 // Whether node input `slot` of `op_type` is a parameter that decides the op's geometry or a
 // constant of it rather than data: Resize's roi and scales, Upsample's scales, Pad's constant,
 // Range's start, limit and delta (its length is its output's shape), OneHot's depth (the new axis)
-// and its two values.
+// and its two values, Dropout's ratio and training mode (which decide whether it can run at all).
 bool parameter_slot(const std::string& op_type, size_t slot) {
   if (op_type == "Resize") return slot == 1 || slot == 2;
-  if (op_type == "OneHot") return slot == 1 || slot == 2;
+  if (op_type == "OneHot" || op_type == "Dropout") return slot == 1 || slot == 2;
   if (op_type == "Range") return true;
   if (op_type == "Upsample") return slot == 1;
   if (op_type == "Pad") return slot == 2;
@@ -107,7 +107,7 @@ Result<std::unique_ptr<Engine>> Engine::from_model(Runtime& rt, Model model, con
 bool Engine::is_shape_tensor(size_t i) const {
   const ValueInfo& in = *inputs_[i];
   const bool integer = in.type == ElemType::kInt64 || in.type == ElemType::kInt32;
-  if (!integer && !(parameter_inputs_[i] && is_floating(in.type))) return false;
+  if (!integer && !(parameter_inputs_[i] && (is_floating(in.type) || in.type == ElemType::kBool))) return false;
   if (!in.has_shape) return true;
   int64_t n = 1;
   for (int64_t d : in.dims) n *= d < 0 ? kMaxShapeTensorElements + 1 : d;

@@ -69,8 +69,9 @@ class Engine {
   // inputs and the values of shape tensors (is_shape_tensor) matter.
   Result<CompiledGraph*> compiled(std::span<const HostTensor> inputs);
   // Whether runtime input i is a shape tensor: an integer input of at most kMaxShapeTensorElements
-  // elements, or a floating one as small that only Resize's roi and scales, Upsample's scales,
-  // Pad's constant or Range's bounds read. Its value is compiled into the graph (as TensorRT treats
+  // elements, or a floating or bool one as small that only parameters read (Resize's roi and
+  // scales, Upsample's scales, Pad's constant, Range's bounds, OneHot's depth and values, Dropout's
+  // ratio and training mode). Its value is compiled into the graph (as TensorRT treats
   // shape tensors), so Reshape, Slice, Expand, Resize, Range... may take shapes, axes, scales and
   // bounds as graph inputs.
   bool is_shape_tensor(size_t i) const;

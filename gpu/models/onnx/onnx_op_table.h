@@ -138,6 +138,7 @@ Status reduce_log_sum_exp(OpContext&);
 Status argmax(OpContext&);
 Status argmin(OpContext&);
 Status top_k(OpContext&);
+Status cumsum(OpContext&);
 // resampling
 std::string check_resize(const Node&, int64_t);
 std::string check_grid_sample(const Node&, int64_t);
@@ -170,6 +171,11 @@ Status tile(OpContext&);
 std::string check_pad(const Node&, int64_t);
 Status pad(OpContext&);
 Status range(OpContext&);
+// indexed reads and writes
+std::string check_scatter(const Node&, int64_t);
+Status scatter_elements(OpContext&);
+Status scatter_nd(OpContext&);
+Status gather_nd(OpContext&);
 }  // namespace ops_builders
 
 }  // namespace recon::gpu::onnx

@@ -1,6 +1,7 @@
 // ONNX elementwise ops: arithmetic with broadcasting, activations, Identity/Dropout, Cast,
 // comparisons, logic, Where, IsNaN and IsInf (booleans are i32 0 or 1 on the device). Each is folded on the host
 // where its inputs are known at load time (shape arithmetic).
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -467,13 +468,36 @@ Status identity(OpContext& ctx) {
   return ctx.set_view_output(0, 0, ctx.input(0).shape);
 }
 
+// Dropout keeps every element in inference: the output is a view of the input and the mask
+// (output 1) is all true, a constant. Training mode (input 2, opset 12 on; known when compiling: a
+// constant or a shape tensor, as is the ratio) drops elements at random, which recon does not do,
+// except at ratio 0, where it too keeps every element.
 Status dropout(OpContext& ctx) {
-  if (ctx.wants_output(1)) return ctx.fail("the mask output of Dropout is not produced (inference only)");
-  if (ctx.has_input(2)) {
+  if (ctx.opset() >= 12 && ctx.has_input(2)) {
     RECON_ASSIGN_OR_RETURN(std::vector<int64_t> training, ctx.host_ints(2));
-    if (!training.empty() && training[0] != 0) return ctx.fail("training-mode Dropout is not supported");
+    double ratio = 0.5;
+    if (ctx.has_input(1)) {
+      RECON_ASSIGN_OR_RETURN(const HostTensor* r, ctx.host_input(1));
+      RECON_ASSIGN_OR_RETURN(std::vector<double> rs, host_doubles(*r));
+      if (rs.size() != 1) return ctx.fail("ratio must hold one value");
+      ratio = rs[0];
+    }
+    if (!training.empty() && training[0] != 0 && ratio != 0.0) {
+      char r[32];
+      std::snprintf(r, sizeof r, "%g", ratio);
+      return ctx.fail(std::string("training-mode Dropout (ratio ") + r +
+                      ") drops elements at random, which recon does not do; only ratio 0 runs in training mode");
+    }
   }
-  return ctx.set_view_output(0, 0, ctx.input(0).shape);
+  RECON_RETURN_IF_ERROR(ctx.set_view_output(0, 0, ctx.input(0).shape));
+  if (!ctx.wants_output(1)) return Status::ok();
+  const int64_t n = shape_numel(ctx.input(0).shape);
+  if (n > kMaxFoldElements) return ctx.fail("Dropout's mask of more than 2^26 elements");
+  Result<HostTensor> mask =
+      make_tensor(ElemType::kBool, ctx.input(0).shape, std::vector<double>(static_cast<size_t>(n), 1.0));
+  if (!mask) return ctx.fail(mask.status().message());
+  ctx.set_host_output(1, std::move(*mask));
+  return Status::ok();
 }
 
 namespace {

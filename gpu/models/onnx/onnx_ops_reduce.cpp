@@ -1,5 +1,6 @@
 // ONNX reductions: ReduceSum/Mean/Max/Min, the composite ones (L1, L2, SumSquare, LogSum,
-// LogSumExp: an elementwise map, the sums, a map of the result), ArgMax/ArgMin and TopK. Several
+// LogSumExp: an elementwise map, the sums, a map of the result), ArgMax/ArgMin, TopK and CumSum
+// (running sums). Several
 // axes reduce one after another (each keeps its axis as 1, so the remaining axis numbers stay
 // valid), then keepdims = 0 drops them in a view.
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/cast.h"
+#include "gpu/ops/cumsum.h"
 #include "gpu/ops/elementwise.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/one_hot.h"
@@ -317,6 +319,21 @@ Status top_k(OpContext& ctx) {
   RECON_RETURN_IF_ERROR(gpu::ops::topk(ctx.graph(), t, tv, ti, k, largest));
   RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), tv, values, back));
   return gpu::ops::permute(ctx.graph(), ti, indices, back);
+}
+
+// CumSum: the axis is an input, which must be known when compiling (a constant or a shape tensor).
+Status cumsum(OpContext& ctx) {
+  const Value& in = ctx.input(0);
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.host_ints(1));
+  if (axes.size() != 1) return ctx.fail("axis must hold one value");
+  int64_t axis = axes[0];
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.shape.size())));
+  if (in.type == ElemType::kBool) return ctx.fail("CumSum of bool is not an ONNX op");
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, in.type, in.shape));
+  const Status st = gpu::ops::cumsum(ctx.graph(), x, out, static_cast<int>(axis), ctx.attr_int("exclusive", 0) != 0,
+                                     ctx.attr_int("reverse", 0) != 0);
+  return st.is_ok() ? st : ctx.fail(st.message());
 }
 
 }  // namespace recon::gpu::onnx::ops_builders

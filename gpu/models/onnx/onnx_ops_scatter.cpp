@@ -1,0 +1,90 @@
+// ONNX ops that read or write at indices given as tensors: ScatterElements (and the deprecated
+// Scatter, the same without a reduction), ScatterND and GatherND. Indices may be computed at run
+// time (i32 on the device, as ONNX's int64 indices live there) or known at load (uploaded once); the
+// op library's kernels (gpu/ops/scatter.h, gather_elements.h) do the work.
+#include <string>
+
+#include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/gather_elements.h"
+#include "gpu/ops/scatter.h"
+
+namespace recon::gpu::onnx::ops_builders {
+namespace {
+
+using gpu::ops::ScatterReduction;
+
+// The reduction a node asks for, or none where it names one its opset lacks: add and mul from
+// opset 16, max and min from 18.
+Result<ScatterReduction> scatter_reduction_of(const Node& node, int64_t opset) {
+  const Attribute* a = node.attribute("reduction");
+  const std::string r = a != nullptr ? a->s : "none";
+  if (r == "none") return ScatterReduction::kNone;
+  if (opset >= 16 && r == "add") return ScatterReduction::kAdd;
+  if (opset >= 16 && r == "mul") return ScatterReduction::kMul;
+  if (opset >= 18 && r == "max") return ScatterReduction::kMax;
+  if (opset >= 18 && r == "min") return ScatterReduction::kMin;
+  return invalid_argument("reduction '" + r + "' at opset " + std::to_string(opset));
+}
+
+// Data, integer indices and updates on the device, the output shaped as the data; `scatter`
+// records the op library's kernel.
+template <typename Scatter>
+Status scatter_into(OpContext& ctx, const Scatter& scatter) {
+  const Value& d = ctx.input(0);
+  if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
+  RECON_ASSIGN_OR_RETURN(const ScatterReduction reduction, scatter_reduction_of(ctx.node(), ctx.opset()));
+  if (d.type == ElemType::kBool && reduction != ScatterReduction::kNone) {
+    return ctx.fail("a reduction of bool data is not supported");
+  }
+  if (ctx.input(2).type != d.type) return ctx.fail("updates must be of the data's type");
+  RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg updates, ctx.device_input(2));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, d.type, d.shape));
+  const Status st = scatter(data, indices, updates, out, reduction);
+  return st.is_ok() ? st : ctx.fail(st.message());
+}
+
+}  // namespace
+
+std::string check_scatter(const Node& node, int64_t opset) {
+  Result<ScatterReduction> r = scatter_reduction_of(node, opset);
+  return r.is_ok() ? std::string{} : node.op_type + " " + r.status().message();
+}
+
+// ScatterElements (opset 11 on) and Scatter (9 and 10): along `axis`.
+Status scatter_elements(OpContext& ctx) {
+  int64_t axis = ctx.attr_int("axis", 0);
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(ctx.input(0).shape.size())));
+  return scatter_into(
+      ctx, [&](const Arg& data, const Arg& indices, const Arg& updates, const Arg& out, ScatterReduction reduction) {
+        return gpu::ops::scatter_elements(ctx.graph(), data, indices, updates, out, static_cast<int>(axis), reduction);
+      });
+}
+
+Status scatter_nd(OpContext& ctx) {
+  return scatter_into(
+      ctx, [&](const Arg& data, const Arg& indices, const Arg& updates, const Arg& out, ScatterReduction reduction) {
+        return gpu::ops::scatter_nd(ctx.graph(), data, indices, updates, out, reduction);
+      });
+}
+
+Status gather_nd(OpContext& ctx) {
+  const Shape& s = ctx.input(0).shape;
+  const Shape& is = ctx.input(1).shape;
+  if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
+  const int64_t b = ctx.attr_int("batch_dims", 0);
+  if (is.empty() || b < 0 || b + is.back() > static_cast<int64_t>(s.size())) {
+    return ctx.fail("indices " + shape_string(is) + " with batch_dims " + std::to_string(b) + " do not address data " +
+                    shape_string(s));
+  }
+  Shape out_shape(is.begin(), is.end() - 1);
+  out_shape.insert(out_shape.end(), s.begin() + b + is.back(), s.end());
+  RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  const Status st = gpu::ops::gather_nd(ctx.graph(), data, indices, out, static_cast<int>(b));
+  return st.is_ok() ? st : ctx.fail(st.message());
+}
+
+}  // namespace recon::gpu::onnx::ops_builders
