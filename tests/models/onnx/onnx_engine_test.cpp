@@ -16,6 +16,7 @@
 
 #include "gpu/models/onnx/onnx_host.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/models/onnx/onnx_engine_test_util.h"
 #include "tools/io/npy.h"
 
 namespace recon::gpu::onnx {
@@ -41,24 +42,6 @@ double relative_error(const HostTensor& got, const HostTensor& want) {
   return worst / scale;
 }
 
-ValueInfo info(std::string name, ElemType type, std::vector<int64_t> dims) {
-  ValueInfo v;
-  v.name = std::move(name);
-  v.type = type;
-  v.has_shape = true;
-  v.dims = std::move(dims);
-  return v;
-}
-
-Node node(std::string op, std::vector<std::string> in, std::vector<std::string> out, std::string name = {}) {
-  Node n;
-  n.op_type = std::move(op);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  n.name = std::move(name);
-  return n;
-}
-
 HostTensor floats(std::vector<int64_t> dims, float value) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -66,32 +49,6 @@ HostTensor floats(std::vector<int64_t> dims, float value) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * 4, &value, 4);
   return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes));
 }
-
-// A float tensor of these values, row-major (an initializer when named).
-HostTensor float_tensor(std::vector<int64_t> dims, const std::vector<float>& values, std::string name = {}) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes), std::move(name));
-}
-
-Model model_of(std::vector<Node> nodes, std::vector<ValueInfo> inputs, std::vector<ValueInfo> outputs) {
-  Model m;
-  m.ir_version = 8;
-  m.opsets[""] = 13;
-  m.graph.nodes = std::move(nodes);
-  m.graph.inputs = std::move(inputs);
-  m.graph.outputs = std::move(outputs);
-  return m;
-}
-
-class OnnxEngineTest : public testing::GpuTest {
- protected:
-  // `m` compiled at `precision` and run on `inputs`: its outputs, or the first error (loading or running).
-  Result<std::vector<HostTensor>> run_model(const Model& m, DType precision, std::span<const HostTensor> inputs) {
-    RECON_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::from_model(rt(), m, {precision}));
-    return engine->run(inputs);
-  }
-};
 
 class OnnxTorchModelTest : public OnnxEngineTest, public ::testing::WithParamInterface<std::string> {};
 
@@ -257,14 +214,6 @@ TEST_F(OnnxEngineTest, EveryUnsupportedNodeIsNamedInOneErrorAtLoad) {
   EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
 }
 
-Attribute int_attribute(std::string name, int64_t value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = Attribute::Kind::kInt;
-  a.i = value;
-  return a;
-}
-
 // Opset 6's Add broadcasts only where the node says so, B along A from `axis` (here the channel
 // axis, which numpy's rule alone would not give); without `broadcast` the shapes must be equal.
 // Its BatchNormalization runs only in test mode (is_test = 1).
@@ -377,22 +326,6 @@ TEST_F(OnnxEngineTest, GraphsOfEveryBatchSizeShareOneCopyOfTheWeights) {
     EXPECT_EQ(weights.stats().in_use_bytes, after_first) << "batch " << batch;
   }
   EXPECT_EQ((*engine)->compiled_count(), 2u);
-}
-
-Attribute ints_attribute(std::string name, std::vector<int64_t> values) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(values);
-  return a;
-}
-
-Attribute string_attribute(std::string name, std::string value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = Attribute::Kind::kString;
-  a.s = std::move(value);
-  return a;
 }
 
 // ConvTranspose by its definition: every input element spreads its kernel over the output from
