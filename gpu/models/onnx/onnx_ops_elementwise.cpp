@@ -493,8 +493,10 @@ Status dropout(OpContext& ctx) {
   if (!ctx.wants_output(1)) return Status::ok();
   const int64_t n = shape_numel(ctx.input(0).shape);
   if (n > kMaxFoldElements) return ctx.fail("Dropout's mask of more than 2^26 elements");
+  // Before opset 10 the mask has the input's type (ones); since then it is bool.
+  const ElemType mask_type = ctx.opset() < 10 ? ctx.input(0).type : ElemType::kBool;
   Result<HostTensor> mask =
-      make_tensor(ElemType::kBool, ctx.input(0).shape, std::vector<double>(static_cast<size_t>(n), 1.0));
+      make_tensor(mask_type, ctx.input(0).shape, std::vector<double>(static_cast<size_t>(n), 1.0));
   if (!mask) return ctx.fail(mask.status().message());
   ctx.set_host_output(1, std::move(*mask));
   return Status::ok();

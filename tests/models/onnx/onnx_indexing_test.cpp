@@ -254,8 +254,8 @@ TEST_F(OnnxEngineTest, CumSumInEveryModeMatchesItsDefinition) {
   }
 }
 
-// Dropout's mask is all true; its ratio and training mode as graph inputs are shape tensors; in
-// training mode only ratio 0 runs (the identity), any other ratio is refused naming Dropout.
+// Dropout's mask is all true (ones of the input's type before opset 10); its ratio and training mode as graph inputs
+// are shape tensors; in training mode only ratio 0 runs (the identity), any other ratio is refused naming Dropout.
 TEST_F(OnnxEngineTest, DropoutGivesAnAllTrueMaskAndRunsTrainingModeOnlyAtRatioZero) {
   Model m =
       model_of({node("Dropout", {"x", "r", "t"}, {"y", "mask"}, "drop")},
@@ -281,6 +281,16 @@ TEST_F(OnnxEngineTest, DropoutGivesAnAllTrueMaskAndRunsTrainingModeOnlyAtRatioZe
     const auto mask = (*y)[1].values<uint8_t>();
     EXPECT_EQ(std::vector<uint8_t>(mask.begin(), mask.end()), std::vector<uint8_t>(6, 1));
   }
+  // Before opset 10 the mask has the input's type: ones.
+  Model old = model_of({node("Dropout", {"x"}, {"y", "mask"})}, {info("x", ElemType::kFloat, {2, 3})},
+                       {info("y", ElemType::kFloat, {2, 3}), info("mask", ElemType::kFloat, {2, 3})});
+  old.opsets[""] = 7;
+  Result<std::vector<HostTensor>> ones = run_model(old, DType::kF16, std::vector<HostTensor>{float_tensor({2, 3}, x)});
+  ASSERT_TRUE(ones.is_ok()) << ones.status().to_string();
+  ASSERT_EQ((*ones)[1].type, ElemType::kFloat);
+  const auto one = (*ones)[1].values<float>();
+  EXPECT_EQ(std::vector<float>(one.begin(), one.end()), std::vector<float>(6, 1.0f));
+
   Result<std::vector<HostTensor>> random = run(0.5, true);
   ASSERT_FALSE(random.is_ok());
   EXPECT_NE(random.status().message().find("Dropout 'drop'"), std::string::npos) << random.status().message();
