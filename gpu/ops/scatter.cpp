@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "gpu/ops/elementwise_basic.h"
 #include "gpu/ops/layout.h"
 
 namespace recon::gpu::ops {
@@ -40,15 +41,41 @@ Status check_operands(const std::string& what, const Arg& data, const Arg& indic
   return Status::ok();
 }
 
+const char* scatter_variant(DType dtype) {
+  return dtype == DType::kF32 ? "scatter_f32" : dtype == DType::kF16 ? "scatter_f16" : "scatter_i32";
+}
+
+Status dispatch_pass(Graph& g, const Arg& data, const Arg& indices, const Arg& updates, const Arg& out, const Arg& last,
+                     ScatterPush push, bool nd, ScatterReduction reduction, uint32_t pass, uint64_t invocations) {
+  push.n = static_cast<uint32_t>(invocations);
+  const uint32_t spec[] = {nd ? 1u : 0u, static_cast<uint32_t>(reduction), pass};
+  // PASS 0 never touches `last`: any buffer stands in for it.
+  const Access last_access = pass == 1 ? Access::kReadWrite : Access::kRead;
+  return g.dispatch(scatter_variant(data.dtype()), spec,
+                    {{data, Access::kRead},
+                     {indices, Access::kRead},
+                     {updates, Access::kRead},
+                     {out, Access::kWrite},
+                     {last, last_access}},
+                    push, Graph::grid_1d((invocations + kGroup - 1) / kGroup));
+}
+
+// `none`: the last update of each destination marked in a table (`destinations` of them: output
+// elements, or ND's slots), then applied; a reduction: the gather-style pass.
 Status dispatch_scatter(Graph& g, const Arg& data, const Arg& indices, const Arg& updates, const Arg& out,
                         const ScatterPush& push, bool nd, ScatterReduction reduction) {
-  const uint32_t spec[] = {nd ? 1u : 0u, static_cast<uint32_t>(reduction)};
-  const char* shader = data.dtype() == DType::kF32   ? "scatter_f32"
-                       : data.dtype() == DType::kF16 ? "scatter_f16"
-                                                     : "scatter_i32";
-  return g.dispatch(shader, spec,
-                    {{data, Access::kRead}, {indices, Access::kRead}, {updates, Access::kRead}, {out, Access::kWrite}},
-                    push, Graph::grid_1d((static_cast<uint64_t>(push.n) + kGroup - 1) / kGroup));
+  const uint64_t n = static_cast<uint64_t>(out.numel());
+  if (reduction != ScatterReduction::kNone) {
+    return dispatch_pass(g, data, indices, updates, out, indices, push, nd, reduction, 0, n);
+  }
+  const int64_t destinations = nd ? out.numel() / push.inner : out.numel();
+  // i32 words zeroed by fill(), whose 0.0f has the bits of 0.
+  RECON_ASSIGN_OR_RETURN(Tensor last, Tensor::empty(g.runtime(), DType::kF32, {destinations}));
+  RECON_RETURN_IF_ERROR(fill(g, last, 0.0f));
+  const uint64_t marks = nd ? push.count : static_cast<uint64_t>(updates.numel());
+  if (marks > 0)
+    RECON_RETURN_IF_ERROR(dispatch_pass(g, data, indices, updates, out, last, push, nd, reduction, 1, marks));
+  return dispatch_pass(g, data, indices, updates, out, last, push, nd, reduction, 2, n);
 }
 
 }  // namespace

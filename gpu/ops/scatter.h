@@ -1,10 +1,12 @@
 // ONNX ScatterElements (torch.scatter / scatter_reduce) and ScatterND (index_put), one kernel
-// (shaders/scatter.comp) that writes out = data with the updates applied. It is written as a
-// gather: each output element reads every update that could land on it and applies those that do
-// in the updates' order, so the result is deterministic (duplicates under `none` keep the last
-// update, as the ONNX reference does) at the cost of reading, per output element, the indices
-// along the axis (ScatterElements) or every index tuple (ScatterND): fine for the sizes graphs
-// scatter into, quadratic for a large ScatterND.
+// (shaders/scatter.comp) that writes out = data with the updates applied, deterministically
+// whatever order the GPU runs in, with duplicate indices giving the ONNX reference's result. Without
+// a reduction it takes two passes, O(out + updates): each destination's last update is marked
+// (an atomic max of update positions, which the order cannot change), then written. A reduction
+// (add, mul, max, min) is written as a gather: each output element reads every update that could
+// land on it and folds those that do in the updates' order, at the cost of reading, per output
+// element, the indices along the axis (ScatterElements) or every index tuple (ScatterND): fine
+// for the sizes graphs reduce into, quadratic for a large ScatterND.
 //
 // data, updates and out share a dtype: f32 or f16 (fp32 arithmetic) or i32 (integer arithmetic);
 // indices are i32 (ONNX's int64 as the device holds them), negative ones counting from the end, and

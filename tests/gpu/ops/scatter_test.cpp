@@ -1,7 +1,8 @@
 // ScatterElements and ScatterND against loop transcriptions of the ONNX reference (a copy of data,
 // then each update applied in order): every axis of a 3-D tensor with duplicate and negative
 // indices, updates smaller than the data off the axis, every reduction, f32/f16 (the reference's
-// fp32 sums in the kernel's order, rounded to the storage dtype) and i32; refusals.
+// fp32 sums in the kernel's order, rounded to the storage dtype) and i32; many duplicates without a
+// reduction (the two-pass path's atomic marks); refusals.
 #include "gpu/ops/scatter.h"
 
 #include <gtest/gtest.h>
@@ -143,6 +144,35 @@ TEST_P(ScatterTest, NdOfEveryTupleLengthWithEveryReductionMatchesTheReference) {
           << "k " << k << ", reduction " << static_cast<int>(r);
     }
   }
+}
+
+// Without a reduction each destination's last update is marked by an atomic max over update
+// positions, run by thousands of invocations at once: many duplicates still keep the last one.
+TEST_P(ScatterTest, ManyDuplicatesWithoutAReductionKeepTheLastUpdate) {
+  const DType d = GetParam();
+  const Shape s{2, 5}, is{2, 600};
+  Tensor data = upload_f32(rt(), d, s, random_floats(shape_numel(s), 3, -1.0f, 1.0f));
+  const auto idx = indices_of(shape_numel(is), 5, 7);
+  Tensor indices = Tensor::from_host(rt(), DType::kI32, is, idx.data(), idx.size() * 4).value();
+  Tensor updates = upload_f32(rt(), d, is, random_floats(shape_numel(is), 8, -1.0f, 1.0f));
+  const auto x = download_f32(rt(), data), u = download_f32(rt(), updates);
+  Tensor out = poisoned(rt(), d, s);
+  Graph g(rt());
+  ASSERT_TRUE(ops::scatter_elements(g, data, indices, updates, out, 1).is_ok());
+  ASSERT_TRUE(g.run().is_ok());
+  EXPECT_EQ(download_f32(rt(), out), elements_reference(x, s, idx, u, is, 1, ScatterReduction::kNone));
+  // ScatterND: 1,200 rows into 5 slots of [5, 2].
+  const Shape nd_s{5, 2};
+  std::vector<int32_t> nd_idx = indices_of(1200, 5, 9);
+  Tensor nd_indices = Tensor::from_host(rt(), DType::kI32, {1200, 1}, nd_idx.data(), nd_idx.size() * 4).value();
+  Tensor nd_updates = upload_f32(rt(), d, {1200, 2}, random_floats(2400, 10, -1.0f, 1.0f));
+  Tensor nd_data = upload_f32(rt(), d, nd_s, random_floats(10, 11, -1.0f, 1.0f));
+  Tensor nd_out = poisoned(rt(), d, nd_s);
+  Graph nd(rt());
+  ASSERT_TRUE(ops::scatter_nd(nd, nd_data, nd_indices, nd_updates, nd_out).is_ok());
+  ASSERT_TRUE(nd.run().is_ok());
+  EXPECT_EQ(download_f32(rt(), nd_out), nd_reference(download_f32(rt(), nd_data), nd_s, nd_idx, 1,
+                                                     download_f32(rt(), nd_updates), ScatterReduction::kNone));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ScatterTest, ::testing::Values(DType::kF32, DType::kF16),
