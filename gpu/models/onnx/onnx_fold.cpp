@@ -371,4 +371,165 @@ Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>&
   return pick_elements(in, dims, broadcast_offsets(in.dims, dims));
 }
 
+namespace {
+
+// Row-major strides of `dims`.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> stride(dims.size());
+  int64_t step = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    stride[d] = step;
+    step *= dims[d];
+  }
+  return stride;
+}
+
+// The row-major position of the tuple idx[at, at + k) among `dims` (negative from the end), or an
+// error naming `op` where one is outside its axis.
+Result<int64_t> tuple_position(const std::vector<int64_t>& idx, size_t at, std::span<const int64_t> dims,
+                               const char* op) {
+  int64_t lin = 0;
+  for (size_t j = 0; j < dims.size(); ++j) {
+    int64_t v = idx[at + j];
+    if (v < 0) v += dims[j];
+    if (v < 0 || v >= dims[j])
+      return invalid_argument(std::string(op) + ": index " + std::to_string(idx[at + j]) + " out of range");
+    lin = lin * dims[j] + v;
+  }
+  return lin;
+}
+
+// data with updates[i] applied to element dst[i], in order.
+Result<HostTensor> apply_updates(const HostTensor& data, const HostTensor& updates, const std::vector<int64_t>& dst,
+                                 std::string_view reduction) {
+  if (updates.type != data.type) return invalid_argument("Scatter: updates must be of the data's type");
+  if (reduction == "none") {  // bytes, exact for every type
+    std::vector<uint8_t> out(data.bytes.begin(), data.bytes.end());
+    const size_t es = elem_type_size(data.type);
+    for (size_t i = 0; i < dst.size(); ++i) {
+      std::memcpy(out.data() + static_cast<size_t>(dst[i]) * es, updates.bytes.data() + i * es, es);
+    }
+    return HostTensor::owned(data.type, data.dims, std::move(out));
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(data));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> u, host_doubles(updates));
+  for (size_t i = 0; i < dst.size(); ++i) {
+    double& o = v[static_cast<size_t>(dst[i])];
+    if (reduction == "add") {
+      o += u[i];
+    } else if (reduction == "mul") {
+      o *= u[i];
+    } else if (reduction == "max") {
+      o = std::max(o, u[i]);
+    } else if (reduction == "min") {
+      o = std::min(o, u[i]);
+    } else {
+      return invalid_argument("Scatter: reduction '" + std::string(reduction) + "'");
+    }
+  }
+  return make_tensor(data.type, data.dims, v);
+}
+
+}  // namespace
+
+Result<HostTensor> fold_gather_nd(const HostTensor& data, const HostTensor& indices, int64_t batch_dims) {
+  const std::vector<int64_t>& s = data.dims;
+  const std::vector<int64_t>& is = indices.dims;
+  const int64_t b = batch_dims;
+  if (is.empty() || b < 0 || b >= static_cast<int64_t>(is.size()) || is.back() < 1 ||
+      b + is.back() > static_cast<int64_t>(s.size())) {
+    return invalid_argument("GatherND: indices " + shape_string(is) + " do not address data " + shape_string(s));
+  }
+  const size_t k = static_cast<size_t>(is.back());
+  int64_t batch = 1, slots = 1, inner = 1;
+  for (size_t d = 0; d < static_cast<size_t>(b); ++d) {
+    if (is[d] != s[d]) return invalid_argument("GatherND: the batch axes of data and indices differ");
+    batch *= s[d];
+  }
+  const std::span<const int64_t> addressed(s.data() + b, k);
+  for (int64_t d : addressed) slots *= d;
+  for (size_t d = static_cast<size_t>(b) + k; d < s.size(); ++d) inner *= s[d];
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(indices));
+  std::vector<int64_t> dims(is.begin(), is.end() - 1);
+  dims.insert(dims.end(), s.begin() + b + static_cast<int64_t>(k), s.end());
+  const size_t rows = idx.size() / k;
+  const size_t per_batch = rows / static_cast<size_t>(std::max<int64_t>(batch, 1));
+  std::vector<int64_t> offsets;
+  offsets.reserve(rows * static_cast<size_t>(inner));
+  for (size_t row = 0; row < rows; ++row) {
+    RECON_ASSIGN_OR_RETURN(const int64_t slot, tuple_position(idx, row * k, addressed, "GatherND"));
+    const int64_t base = (static_cast<int64_t>(row / per_batch) * slots + slot) * inner;
+    for (int64_t i = 0; i < inner; ++i) offsets.push_back(base + i);
+  }
+  return pick_elements(data, std::move(dims), offsets);
+}
+
+Result<HostTensor> fold_scatter_elements(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
+                                         int64_t axis, std::string_view reduction) {
+  const size_t rank = data.dims.size();
+  if (indices.dims.size() != rank || updates.dims != indices.dims || axis < 0 || axis >= static_cast<int64_t>(rank)) {
+    return invalid_argument("ScatterElements: indices and updates of one shape and data's rank, the axis in it");
+  }
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(indices));
+  const std::vector<int64_t> stride = strides_of(data.dims);
+  std::vector<int64_t> dst(idx.size());
+  for (size_t u = 0; u < idx.size(); ++u) {
+    int64_t rem = static_cast<int64_t>(u), at = 0;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t c = rem % indices.dims[d];
+      rem /= indices.dims[d];
+      if (static_cast<int64_t>(d) == axis) {
+        RECON_ASSIGN_OR_RETURN(c, tuple_position(idx, u, std::span(&data.dims[d], 1), "ScatterElements"));
+      } else if (c >= data.dims[d]) {
+        return invalid_argument("ScatterElements: the indices outgrow the data off the axis");
+      }
+      at += c * stride[d];
+    }
+    dst[u] = at;
+  }
+  return apply_updates(data, updates, dst, reduction);
+}
+
+Result<HostTensor> fold_scatter_nd(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
+                                   std::string_view reduction) {
+  const std::vector<int64_t>& s = data.dims;
+  const std::vector<int64_t>& is = indices.dims;
+  if (is.empty() || is.back() < 1 || is.back() > static_cast<int64_t>(s.size())) {
+    return invalid_argument("ScatterND: indices " + shape_string(is) + " do not address data " + shape_string(s));
+  }
+  const size_t k = static_cast<size_t>(is.back());
+  std::vector<int64_t> want(is.begin(), is.end() - 1);
+  want.insert(want.end(), s.begin() + static_cast<int64_t>(k), s.end());
+  if (updates.dims != want) return invalid_argument("ScatterND: updates must be " + shape_string(want));
+  int64_t inner = 1;
+  for (size_t d = k; d < s.size(); ++d) inner *= s[d];
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> idx, host_int64s(indices));
+  std::vector<int64_t> dst;
+  dst.reserve(idx.size() / k * static_cast<size_t>(inner));
+  for (size_t t = 0; t < idx.size() / k; ++t) {
+    RECON_ASSIGN_OR_RETURN(const int64_t slot, tuple_position(idx, t * k, std::span(s.data(), k), "ScatterND"));
+    for (int64_t i = 0; i < inner; ++i) dst.push_back(slot * inner + i);
+  }
+  return apply_updates(data, updates, dst, reduction);
+}
+
+Result<HostTensor> fold_cumsum(const HostTensor& in, int64_t axis, bool exclusive, bool reverse) {
+  if (axis < 0 || axis >= static_cast<int64_t>(in.dims.size())) return invalid_argument("CumSum: axis out of range");
+  RECON_ASSIGN_OR_RETURN(std::vector<double> v, host_doubles(in));
+  const int64_t len = in.dims[static_cast<size_t>(axis)], inner = strides_of(in.dims)[static_cast<size_t>(axis)];
+  std::vector<double> out(v.size());
+  const int64_t lines = len == 0 ? 0 : static_cast<int64_t>(v.size()) / len;
+  for (int64_t line = 0; line < lines; ++line) {
+    const int64_t base = line / inner * len * inner + line % inner;
+    double sum = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      const size_t at = static_cast<size_t>(base + (reverse ? len - 1 - j : j) * inner);
+      if (exclusive) out[at] = sum;
+      sum += v[at];
+      if (!exclusive) out[at] = sum;
+    }
+  }
+  return make_tensor(in.type, in.dims, out);
+}
+
 }  // namespace recon::gpu::onnx

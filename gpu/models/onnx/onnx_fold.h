@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpu/models/onnx/onnx_model.h"
@@ -55,6 +56,17 @@ Result<HostTensor> fold_gather(const HostTensor& data, const HostTensor& indices
 // GatherElements: out[c] = data[c with c[axis] = indices[c]] (negative from the end; out of range
 // refused).
 Result<HostTensor> fold_gather_elements(const HostTensor& data, const HostTensor& indices, int64_t axis);
+// GatherND: out is indices[:-1] + data[batch_dims + k:], each tuple of the indices' last axis (k
+// of them, negative from the end, out of range refused) picking a slice of data.
+Result<HostTensor> fold_gather_nd(const HostTensor& data, const HostTensor& indices, int64_t batch_dims);
+// ScatterElements along `axis` and ScatterND: data with each update applied in the updates' order
+// (`reduction` none, add, mul, max or min; out-of-range indices refused).
+Result<HostTensor> fold_scatter_elements(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
+                                         int64_t axis, std::string_view reduction);
+Result<HostTensor> fold_scatter_nd(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
+                                   std::string_view reduction);
+// CumSum along `axis` (in double).
+Result<HostTensor> fold_cumsum(const HostTensor& in, int64_t axis, bool exclusive, bool reverse);
 Result<HostTensor> fold_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y);
 Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>& shape);
 

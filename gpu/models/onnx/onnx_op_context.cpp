@@ -148,6 +148,12 @@ void OpContext::set_host_output(size_t i, HostTensor t) {
   out.host = std::move(t);
 }
 
+Status OpContext::set_host_result(size_t i, Result<HostTensor> t) {
+  if (!t) return fail(t.status().message());
+  set_host_output(i, std::move(*t));
+  return Status::ok();
+}
+
 Status OpContext::set_view_output(size_t i, size_t of, const Shape& shape) {
   const Value& in = *inputs_[of];
   Value& out = outputs_[i];

@@ -84,6 +84,8 @@ class OpContext {
   Result<Arg> new_output(size_t i, ElemType type, const Shape& shape);
   // Output i as a value known on the host (folded).
   void set_host_output(size_t i, HostTensor t);
+  // The same from a fold that may fail: its error names this node.
+  Status set_host_result(size_t i, Result<HostTensor> t);
   // Output i as a view of input `of` under another shape (reshape, squeeze, identity...).
   Status set_view_output(size_t i, size_t of, const Shape& shape);
   std::vector<Value>& outputs() { return outputs_; }

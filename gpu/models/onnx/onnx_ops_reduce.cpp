@@ -321,7 +321,8 @@ Status top_k(OpContext& ctx) {
   return gpu::ops::permute(ctx.graph(), ti, indices, back);
 }
 
-// CumSum: the axis is an input, which must be known when compiling (a constant or a shape tensor).
+// CumSum: the axis is an input, which must be known when compiling (a constant or a shape tensor);
+// an input known on the host folds.
 Status cumsum(OpContext& ctx) {
   const Value& in = ctx.input(0);
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.host_ints(1));
@@ -329,10 +330,13 @@ Status cumsum(OpContext& ctx) {
   int64_t axis = axes[0];
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.shape.size())));
   if (in.type == ElemType::kBool) return ctx.fail("CumSum of bool is not an ONNX op");
+  const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  if (in.is_host() && in.host->numel() <= kMaxFoldElements) {
+    return ctx.set_host_result(0, fold_cumsum(*in.host, axis, exclusive, reverse));
+  }
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, in.type, in.shape));
-  const Status st = gpu::ops::cumsum(ctx.graph(), x, out, static_cast<int>(axis), ctx.attr_int("exclusive", 0) != 0,
-                                     ctx.attr_int("reverse", 0) != 0);
+  const Status st = gpu::ops::cumsum(ctx.graph(), x, out, static_cast<int>(axis), exclusive, reverse);
   return st.is_ok() ? st : ctx.fail(st.message());
 }
 

@@ -1,9 +1,11 @@
 // ONNX ops that read or write at indices given as tensors: ScatterElements (and the deprecated
 // Scatter, the same without a reduction), ScatterND and GatherND. Indices may be computed at run
 // time (i32 on the device, as ONNX's int64 indices live there) or known at load (uploaded once); the
-// op library's kernels (gpu/ops/scatter.h, gather_elements.h) do the work.
+// op library's kernels (gpu/ops/scatter.h, gather_elements.h) do the work. With every input known
+// on the host (constants, shape arithmetic) they fold there.
 #include <string>
 
+#include "gpu/models/onnx/onnx_fold.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/gather_elements.h"
 #include "gpu/ops/scatter.h"
@@ -24,6 +26,11 @@ Result<ScatterReduction> scatter_reduction_of(const Node& node, int64_t opset) {
   if (opset >= 18 && r == "max") return ScatterReduction::kMax;
   if (opset >= 18 && r == "min") return ScatterReduction::kMin;
   return invalid_argument("reduction '" + r + "' at opset " + std::to_string(opset));
+}
+
+// Whether the node's inputs are all known on the host and its output small enough to fold.
+bool folds(const OpContext& ctx, const Shape& out) {
+  return ctx.all_inputs_on_host() && shape_numel(out) <= kMaxFoldElements;
 }
 
 // Data, integer indices and updates on the device, the output shaped as the data; `scatter`
@@ -56,6 +63,10 @@ std::string check_scatter(const Node& node, int64_t opset) {
 Status scatter_elements(OpContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(ctx.input(0).shape.size())));
+  if (folds(ctx, ctx.input(0).shape)) {
+    return ctx.set_host_result(0, fold_scatter_elements(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host,
+                                                        axis, ctx.attr_string("reduction", "none")));
+  }
   return scatter_into(
       ctx, [&](const Arg& data, const Arg& indices, const Arg& updates, const Arg& out, ScatterReduction reduction) {
         return gpu::ops::scatter_elements(ctx.graph(), data, indices, updates, out, static_cast<int>(axis), reduction);
@@ -63,6 +74,10 @@ Status scatter_elements(OpContext& ctx) {
 }
 
 Status scatter_nd(OpContext& ctx) {
+  if (folds(ctx, ctx.input(0).shape)) {
+    return ctx.set_host_result(0, fold_scatter_nd(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host,
+                                                  ctx.attr_string("reduction", "none")));
+  }
   return scatter_into(
       ctx, [&](const Arg& data, const Arg& indices, const Arg& updates, const Arg& out, ScatterReduction reduction) {
         return gpu::ops::scatter_nd(ctx.graph(), data, indices, updates, out, reduction);
@@ -80,6 +95,7 @@ Status gather_nd(OpContext& ctx) {
   }
   Shape out_shape(is.begin(), is.end() - 1);
   out_shape.insert(out_shape.end(), s.begin() + b + is.back(), s.end());
+  if (folds(ctx, out_shape)) return ctx.set_host_result(0, fold_gather_nd(*ctx.input(0).host, *ctx.input(1).host, b));
   RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));

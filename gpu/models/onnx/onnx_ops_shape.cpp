@@ -24,12 +24,6 @@ Result<std::vector<int64_t>> axes_of(OpContext& ctx) {
   return ctx.host_ints(1);
 }
 
-Status host_result(OpContext& ctx, Result<HostTensor> t) {
-  if (!t) return ctx.fail(t.status().message());
-  ctx.set_host_output(0, std::move(*t));
-  return Status::ok();
-}
-
 // DepthToSpace and SpaceToDepth: input 0 seen through the 6-D `view`, permuted by `perm`, as
 // `out` (a view of the permuted elements); folded on the host where the input is known.
 Status rearrange(OpContext& ctx, const Shape& view, const std::vector<int>& perm, const Shape& out) {
@@ -40,7 +34,7 @@ Status rearrange(OpContext& ctx, const Shape& view, const std::vector<int>& perm
     t.name.clear();
     Result<HostTensor> permuted = fold_transpose(t, perm);
     if (permuted) permuted->dims = out;
-    return host_result(ctx, std::move(permuted));
+    return ctx.set_host_result(0, std::move(permuted));
   }
   Shape permuted;
   for (int d : perm) permuted.push_back(view[static_cast<size_t>(d)]);
@@ -93,7 +87,7 @@ Status trilu(OpContext& ctx) {
   }
   const bool upper = ctx.attr_int("upper", 1) != 0;
   if (in.is_host() && in.host->numel() <= kMaxFoldElements) {
-    return host_result(ctx, fold_trilu(*in.host, k, upper));
+    return ctx.set_host_result(0, fold_trilu(*in.host, k, upper));
   }
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, in.type, in.shape));
@@ -108,11 +102,11 @@ Status constant(OpContext& ctx) {
   }
   if (const Attribute* a = n.attribute("value_float"); a != nullptr) {
     const double v = a->f;
-    return host_result(ctx, make_tensor(ElemType::kFloat, {}, std::span<const double>(&v, 1)));
+    return ctx.set_host_result(0, make_tensor(ElemType::kFloat, {}, std::span<const double>(&v, 1)));
   }
   if (const Attribute* a = n.attribute("value_floats"); a != nullptr) {
     std::vector<double> v(a->floats.begin(), a->floats.end());
-    return host_result(ctx, make_tensor(ElemType::kFloat, {static_cast<int64_t>(v.size())}, v));
+    return ctx.set_host_result(0, make_tensor(ElemType::kFloat, {static_cast<int64_t>(v.size())}, v));
   }
   if (const Attribute* a = n.attribute("value_int"); a != nullptr) {
     ctx.set_host_output(0, make_int64_tensor({}, std::span<const int64_t>(&a->i, 1)));
@@ -144,7 +138,7 @@ Status constant_of_shape(OpContext& ctx) {
     n *= d;
   }
   std::vector<double> values(static_cast<size_t>(n), fill);
-  return host_result(ctx, make_tensor(type, dims, values));
+  return ctx.set_host_result(0, make_tensor(type, dims, values));
 }
 
 Status shape(OpContext& ctx) {
@@ -178,7 +172,7 @@ Status eye_like(OpContext& ctx) {
     const int64_t c = r + k;
     if (c >= 0 && c < s[1]) values[static_cast<size_t>(r * s[1] + c)] = 1.0;
   }
-  return host_result(ctx, make_tensor(type, {s[0], s[1]}, values));
+  return ctx.set_host_result(0, make_tensor(type, {s[0], s[1]}, values));
 }
 
 Status reshape(OpContext& ctx) {
@@ -278,7 +272,7 @@ Status transpose(OpContext& ctx) {
   }
   // Host values (shape arithmetic such as PyTorch's pads, small weights) fold.
   if (ctx.input(0).is_host() && ctx.input(0).host->numel() <= kMaxFoldElements) {
-    return host_result(ctx, fold_transpose(*ctx.input(0).host, perm));
+    return ctx.set_host_result(0, fold_transpose(*ctx.input(0).host, perm));
   }
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));
@@ -294,7 +288,7 @@ Status concat(OpContext& ctx) {
     for (size_t i = 0; i < ctx.input_count(); ++i) {
       if (ctx.has_input(i)) parts.push_back(&*ctx.input(i).host);
     }
-    return host_result(ctx, fold_concat(parts, axis));
+    return ctx.set_host_result(0, fold_concat(parts, axis));
   }
   std::vector<Arg> parts;
   Shape out = ctx.input(0).shape;
@@ -385,7 +379,7 @@ Status slice(OpContext& ctx) {
     e[static_cast<size_t>(a)] = f;
     st[static_cast<size_t>(a)] = step;
   }
-  if (ctx.input(0).is_host()) return host_result(ctx, fold_slice(*ctx.input(0).host, s, e, st));
+  if (ctx.input(0).is_host()) return ctx.set_host_result(0, fold_slice(*ctx.input(0).host, s, e, st));
   std::vector<gpu::ops::SliceAxis> spec;
   Shape out;
   for (int64_t d = 0; d < rank; ++d) {
@@ -403,7 +397,8 @@ Status gather(OpContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   const Shape& in = ctx.input(0).shape;
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.size())));
-  if (ctx.all_inputs_on_host()) return host_result(ctx, fold_gather(*ctx.input(0).host, *ctx.input(1).host, axis));
+  if (ctx.all_inputs_on_host())
+    return ctx.set_host_result(0, fold_gather(*ctx.input(0).host, *ctx.input(1).host, axis));
   if (!ctx.input(1).is_host() || !ctx.input(1).shape.empty()) {
     // Indices computed at run time, or many of them (embedding lookups): the gather kernel.
     if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
@@ -439,7 +434,7 @@ Status gather_elements(OpContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.size())));
   if (ctx.all_inputs_on_host()) {
-    return host_result(ctx, fold_gather_elements(*ctx.input(0).host, *ctx.input(1).host, axis));
+    return ctx.set_host_result(0, fold_gather_elements(*ctx.input(0).host, *ctx.input(1).host, axis));
   }
   if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
   RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
@@ -450,7 +445,7 @@ Status gather_elements(OpContext& ctx) {
 
 Status expand(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> target, ctx.host_ints(1));
-  if (ctx.input(0).is_host()) return host_result(ctx, fold_expand(*ctx.input(0).host, target));
+  if (ctx.input(0).is_host()) return ctx.set_host_result(0, fold_expand(*ctx.input(0).host, target));
   // On the device: size-1 axes repeat (the pad kernel's wrap mode), the input viewed at the
   // output's rank.
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
@@ -548,7 +543,7 @@ Status range(OpContext& ctx) {
   if (count > double{1 << 24}) return ctx.fail("Range of more than 2^24 elements");
   std::vector<double> v(static_cast<size_t>(count));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start[0] + static_cast<double>(i) * delta[0];
-  return host_result(ctx, make_tensor(ctx.input(0).type, {static_cast<int64_t>(v.size())}, v));
+  return ctx.set_host_result(0, make_tensor(ctx.input(0).type, {static_cast<int64_t>(v.size())}, v));
 }
 
 }  // namespace recon::gpu::onnx::ops_builders

@@ -2,7 +2,8 @@
 // transcriptions of their ONNX definitions in double: ScatterElements with every reduction (and
 // the deprecated Scatter), ScatterND with duplicate tuples, GatherND with batch_dims, CumSum in
 // every mode, in fp32 and fp16, with indices computed at run time (more than a shape tensor's 64
-// elements) or small enough to be shape tensors; Dropout's all-true mask and its training mode;
+// elements) or small enough to be shape tensors, and folded on the host where every input is
+// known at load; Dropout's all-true mask and its training mode;
 // the refusals, each naming the op.
 #include <gtest/gtest.h>
 
@@ -295,6 +296,42 @@ TEST_F(OnnxEngineTest, DropoutGivesAnAllTrueMaskAndRunsTrainingModeOnlyAtRatioZe
   ASSERT_FALSE(random.is_ok());
   EXPECT_NE(random.status().message().find("Dropout 'drop'"), std::string::npos) << random.status().message();
   EXPECT_NE(random.status().message().find("training-mode"), std::string::npos) << random.status().message();
+}
+
+// With every input known at load (shape arithmetic) ScatterND, ScatterElements, GatherND and
+// CumSum fold on the host: a shape edited by them is a constant shape.
+TEST_F(OnnxEngineTest, ScatterGatherNDAndCumSumOfShapesFoldOnTheHost) {
+  Node mul = node("ScatterElements", {"s1", "first", "three"}, {"s2"});
+  mul.attributes.push_back(string_attribute("reduction", "mul"));
+  Node sum = node("CumSum", {"picked", "zero"}, {"dims"});
+  std::vector<Node> nodes{node("Shape", {"x"}, {"s"}),                          // [2, 3, 4]
+                          node("ScatterND", {"s", "last", "six"}, {"s1"}),      // [2, 3, 6]
+                          mul,                                                  // [6, 3, 6]
+                          node("GatherND", {"s2", "third_first"}, {"picked"}),  // [6, 6]
+                          sum,                                                  // [6, 12]
+                          node("ConstantOfShape", {"dims"}, {"y"})};
+  Model m =
+      model_of(std::move(nodes), {info("x", ElemType::kFloat, {2, 3, 4})}, {info("y", ElemType::kFloat, {-1, -1})});
+  m.opsets[""] = 16;
+  const auto constant = [&](const char* name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+    m.graph.initializers.push_back(make_int64_tensor(std::move(dims), v));
+    m.graph.initializers.back().name = name;
+  };
+  constant("last", {1, 1}, {-1});
+  constant("six", {1}, {6});
+  constant("first", {1}, {0});
+  constant("three", {1}, {3});
+  constant("third_first", {2, 1}, {2, -3});
+  constant("zero", {}, {0});
+  Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const std::vector<HostTensor> x{float_tensor({2, 3, 4}, std::vector<float>(24, 1.0f))};
+  Result<CompiledGraph*> graph = (*engine)->compiled(x);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  EXPECT_EQ((*graph)->folded_nodes, 5u) << "every node after Shape";
+  Result<std::vector<HostTensor>> r = (*engine)->run(x);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].dims, (std::vector<int64_t>{6, 12}));
 }
 
 // Each refusal names the op: a reduction the opset lacks (at load), float indices, a reduction of
