@@ -33,10 +33,9 @@ bool folds(const OpContext& ctx, const Shape& out) {
   return ctx.all_inputs_on_host() && shape_numel(out) <= kMaxFoldElements;
 }
 
-// Data, integer indices and updates on the device, the output shaped as the data; `scatter`
-// records the op library's kernel.
-template <typename Scatter>
-Status scatter_into(OpContext& ctx, const Scatter& scatter) {
+// The operands both scatters take, checked before folding or recording: integer indices, updates
+// of the data's type, no reduction of bool data.
+Status check_scatter_operands(const OpContext& ctx) {
   const Value& d = ctx.input(0);
   if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
   RECON_ASSIGN_OR_RETURN(const ScatterReduction reduction, scatter_reduction_of(ctx.node(), ctx.opset()));
@@ -44,6 +43,15 @@ Status scatter_into(OpContext& ctx, const Scatter& scatter) {
     return ctx.fail("a reduction of bool data is not supported");
   }
   if (ctx.input(2).type != d.type) return ctx.fail("updates must be of the data's type");
+  return Status::ok();
+}
+
+// Data, indices and updates on the device, the output shaped as the data; `scatter` records the
+// op library's kernel.
+template <typename Scatter>
+Status scatter_into(OpContext& ctx, const Scatter& scatter) {
+  const Value& d = ctx.input(0);
+  RECON_ASSIGN_OR_RETURN(const ScatterReduction reduction, scatter_reduction_of(ctx.node(), ctx.opset()));
   RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
   RECON_ASSIGN_OR_RETURN(Arg updates, ctx.device_input(2));
@@ -63,6 +71,7 @@ std::string check_scatter(const Node& node, int64_t opset) {
 Status scatter_elements(OpContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(ctx.input(0).shape.size())));
+  RECON_RETURN_IF_ERROR(check_scatter_operands(ctx));
   if (folds(ctx, ctx.input(0).shape)) {
     return ctx.set_host_result(0, fold_scatter_elements(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host,
                                                         axis, ctx.attr_string("reduction", "none")));
@@ -74,6 +83,7 @@ Status scatter_elements(OpContext& ctx) {
 }
 
 Status scatter_nd(OpContext& ctx) {
+  RECON_RETURN_IF_ERROR(check_scatter_operands(ctx));
   if (folds(ctx, ctx.input(0).shape)) {
     return ctx.set_host_result(0, fold_scatter_nd(*ctx.input(0).host, *ctx.input(1).host, *ctx.input(2).host,
                                                   ctx.attr_string("reduction", "none")));
@@ -89,7 +99,7 @@ Status gather_nd(OpContext& ctx) {
   const Shape& is = ctx.input(1).shape;
   if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("indices must be integers");
   const int64_t b = ctx.attr_int("batch_dims", 0);
-  if (is.empty() || b < 0 || b + is.back() > static_cast<int64_t>(s.size())) {
+  if (is.empty() || b < 0 || is.back() < 1 || b + is.back() > static_cast<int64_t>(s.size())) {
     return ctx.fail("indices " + shape_string(is) + " with batch_dims " + std::to_string(b) + " do not address data " +
                     shape_string(s));
   }
