@@ -44,7 +44,8 @@ returns the jobs that finished) and $OUT/recond.log, and prints one table at the
 
 Per job: wall seconds of `reconctl reconstruct` (image decoding, upload, the job, fetching the
 result and writing cameras.json, sparse/0, scene.ply, scene.png, depth/), the stage durations
-reconctl prints ('pairs' includes preparing the images and accumulating the canonical views;
+reconctl prints ('encode' the images' preparation on the device and the encoder; 'pairs' includes
+accumulating the canonical views;
 'align-coarse' also the canonical views' finish and the kinematic tree), recond's "Job
 'reconstruct' finished in N ms", after_fine_s = that job time less the three stages (dense points,
 clean-up, storing the tensors: reconctl's own 'outputs' line closes at that stage's first event),
@@ -107,8 +108,8 @@ from make_golden import TINY_A, init_golden_weights, make_image, normalise_u8  #
 from mast3r_config import METADATA_KEY, config_to_json, resolve_config  # noqa: E402
 from mast3r_ref import AsymmetricMASt3R, canonical_state_dict  # noqa: E402
 
-STAGES = ("retrieval", "pairs", "align-coarse", "align-fine", "outputs")
-JOB_STAGES = ("retrieval", "pairs", "align-coarse", "align-fine")  # before 'outputs' (after_fine_s)
+STAGES = ("encode", "retrieval", "pairs", "align-coarse", "align-fine", "outputs")
+JOB_STAGES = ("encode", "retrieval", "pairs", "align-coarse", "align-fine")  # before 'outputs' (after_fine_s)
 
 
 # ------------------------------------------------------------------------------------------- weights
@@ -524,7 +525,7 @@ def run_retrieve_bench(reconctl, env, images, args, sampler, chunk=64):
 def print_table(summary):
     print(f"\n== {summary['gpu']}, {summary['precision']}, {summary['resolution']}, "
           f"iterations {summary['iterations']}, retrieval head {'yes' if summary.get('retrieval_head') else 'no'} ==")
-    print("images  graph             pairs  params          wall s  retr s  pairs s  coarse s  fine s  after fine s"
+    print("images  graph             pairs  params          wall s  enc s  retr s  pairs s  coarse s  fine s  after fine s"
           "  recond job ms  client s  peak GPU MiB  peak RSS MiB (sampled)")
     for r in summary["runs"]:
         s = r["stages_s"]
@@ -532,7 +533,7 @@ def print_table(summary):
         def f(k):
             return f"{s[k]:.2f}" if k in s else "-"
         print(f"{r['images']:6d}  {r['pair_graph']:16s} {str(r['pairs']):>6s}  {','.join(r['params']) or '-':14s} "
-              f"{r['wall_s']:7.2f}  {f('retrieval'):>6s}  {f('pairs'):>7s}  {f('align-coarse'):>8s}  "
+              f"{r['wall_s']:7.2f}  {f('encode'):>5s}  {f('retrieval'):>6s}  {f('pairs'):>7s}  {f('align-coarse'):>8s}  "
               f"{f('align-fine'):>6s}  {str(r['after_fine_s']):>12s}  "
               f"{str(r['recond_job_ms']):>13s}  {str(r.get('client_side_s')):>8s}  {str(r['peak_gpu_mem_mib']):>12s}  "
               f"{str(r['peak_recond_rss_sampled_mib']):>10s}" + ("" if r["rc"] == 0 else f"  FAILED: {r['error']}"))

@@ -157,7 +157,7 @@ TEST(LibreconWithRecond, RunsAReconstructJobWithProgressAndCancelsOneItDrops) {
       if (stages.empty() || stages.back() != event->stage) stages.push_back(event->stage);
       EXPECT_LE(event->done, event->total == 0 ? event->done : event->total);
     }
-    EXPECT_EQ(stages, (std::vector<std::string>{"pairs", "align-coarse", "align-fine", "outputs"}));
+    EXPECT_EQ(stages, (std::vector<std::string>{"encode", "pairs", "align-coarse", "align-fine", "outputs"}));
     EXPECT_TRUE(job.finished());
     Result& result = job.result();
     EXPECT_EQ(result.model(), "reconstruct");

@@ -115,13 +115,21 @@ TEST(RecondJobs, ReconstructStreamsItsStagesThenAnswersItsTensors) {
   JobRun run = read_job(c, id);
   ASSERT_TRUE(run.final.has_value());
   ASSERT_EQ(run.final->type(), wire::ResponseBody::JobEvent) << run.final->error_message();
-  EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs", "align-coarse", "align-fine", "outputs"}));
-  // The pairs stage counts the complete graph's 6 pairs, ending at 6 of 6.
+  EXPECT_EQ(run.stages, (std::vector<std::string>{"encode", "pairs", "align-coarse", "align-fine", "outputs"}));
+  // The encode stage counts the 4 images and ends with its summary; the pairs stage counts the
+  // complete graph's 6 pairs, ending at 6 of 6.
+  const wire::JobEvent* last_encode = nullptr;
   const wire::JobEvent* last_pairs = nullptr;
   for (const Answer& a : run.progress) {
     const wire::JobEvent* e = a.response->body_as_JobEvent();
+    if (e->stage()->str() == "encode") last_encode = e;
     if (e->stage()->str() == "pairs") last_pairs = e;
   }
+  ASSERT_NE(last_encode, nullptr);
+  EXPECT_EQ(last_encode->done(), 4u);
+  EXPECT_EQ(last_encode->total(), 4u);
+  ASSERT_NE(last_encode->message(), nullptr);
+  EXPECT_NE(last_encode->message()->str().find("images in"), std::string::npos) << last_encode->message()->str();
   ASSERT_NE(last_pairs, nullptr);
   EXPECT_EQ(last_pairs->done(), 6u);
   EXPECT_EQ(last_pairs->total(), 6u);
@@ -171,7 +179,7 @@ TEST(RecondJobs, PointsBehindTheCamerasFailTheJobSayingSo) {
   ASSERT_TRUE(run.final.has_value());
   EXPECT_EQ(run.final->code(), StatusCode::kInvalidArgument);
   EXPECT_NE(run.final->error_message().find("in front of the camera"), std::string::npos) << run.final->error_message();
-  EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs"}));
+  EXPECT_EQ(run.stages, (std::vector<std::string>{"encode", "pairs"}));
 }
 
 // The job drives a DUNE-MASt3R model like the ViT-L one: images prepared at its own size (56, 14-px
@@ -202,7 +210,7 @@ TEST(RecondJobs, ReconstructRunsOnADuneModel) {
   JobRun run = read_job(c, id);
   ASSERT_TRUE(run.final.has_value());
   ASSERT_EQ(run.final->type(), wire::ResponseBody::JobEvent) << run.final->error_message();
-  EXPECT_EQ(run.stages, (std::vector<std::string>{"pairs", "align-coarse", "align-fine", "outputs"}));
+  EXPECT_EQ(run.stages, (std::vector<std::string>{"encode", "pairs", "align-coarse", "align-fine", "outputs"}));
   const wire::ResultHandle* handle = run.final->response->body_as_JobEvent()->result();
   ASSERT_NE(handle, nullptr);
   EXPECT_EQ(shape_of(tensor(handle, "cam_to_world")), (std::vector<uint64_t>{3, 4, 4}));
@@ -288,9 +296,10 @@ TEST(RecondJobs, ARetrievalGraphRunsThePairsTheRetrievalHeadChooses) {
                                     {{"pairs", "retrieval-2-2"}, {"niter1", "2"}, {"niter2", "2"}}, at_test_size())})
           .is_ok());
   JobRun run = read_job(c, id);
-  ASSERT_GE(run.stages.size(), 2u);
-  EXPECT_EQ(run.stages[0], "retrieval");
-  EXPECT_EQ(run.stages[1], "pairs");
+  ASSERT_GE(run.stages.size(), 3u);
+  EXPECT_EQ(run.stages[0], "encode");
+  EXPECT_EQ(run.stages[1], "retrieval");
+  EXPECT_EQ(run.stages[2], "pairs");
   uint64_t pairs_total = 0;
   for (const Answer& a : run.progress) {
     const wire::JobEvent* e = a.response->body_as_JobEvent();
@@ -404,9 +413,13 @@ TEST(RecondJobs, AReloadOfItsModelMidJobFailsTheJobSayingSo) {
   const uint64_t id = c.next_id();  // 8 images: 28 pairs, one a step
   ASSERT_TRUE(
       c.send_frames({make_start_job(id, c.session(), "reconstruct", images(8), kQuick, at_test_size())}).is_ok());
-  auto first = c.receive(60'000);
-  ASSERT_TRUE(first.is_ok());
-  ASSERT_EQ(first->type(), wire::ResponseBody::JobEvent) << first->error_message();
+  // The first pair step's event: the images are encoded by then.
+  for (;;) {
+    auto event = c.receive(60'000);
+    ASSERT_TRUE(event.is_ok());
+    ASSERT_EQ(event->type(), wire::ResponseBody::JobEvent) << event->error_message();
+    if (event->response->body_as_JobEvent()->stage()->str() == "pairs") break;
+  }
   const uint64_t load = (*manager)->next_id();
   auto reloaded = (*manager)->call(make_load(load, "mast3r", "again.safetensors"), load, 60'000);
   ASSERT_TRUE(reloaded.is_ok());

@@ -46,6 +46,19 @@ std::string pairs_stage_summary(const PairwiseTimes& times, std::chrono::steady_
   return text;
 }
 
+// The encode stage's last event: its wall time and the part that made the images ready on the
+// device (read from their regions, prepared); the rest is the encoder's steps.
+std::string encode_stage_summary(std::chrono::steady_clock::time_point start,
+                                 std::chrono::steady_clock::time_point images_in) {
+  const auto now = std::chrono::steady_clock::now();
+  char text[120];
+  std::snprintf(text, sizeof text, "%.2f s: images in %.2f s, the encoder's steps %.2f s",
+                std::chrono::duration<double>(now - start).count(),
+                std::chrono::duration<double>(images_in - start).count(),
+                std::chrono::duration<double>(now - images_in).count());
+  return text;
+}
+
 // The retrieval head named `name`, or else the one loaded on `backbone`'s encoder.
 Result<RetrievalInstance*> retrieval_head(Device& device, const std::string& backbone, const std::string& name) {
   for (const ModelInfo& info : device.models()) {
@@ -226,6 +239,8 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
   const size_t n = input_.images.size();
 
   // The images, prepared once on the device that then runs every step (they stay there until encoded).
+  const auto encode_start = std::chrono::steady_clock::now();
+  context.progress(JobProgress{"encode", 0, n});
   std::vector<ModelImage> prepared;
   std::vector<gpu::ImageU8View> views;
   size_t device_index = 0;
@@ -235,6 +250,7 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
     device_index = device.index();
     return Status::ok();
   }));
+  const auto images_in = std::chrono::steady_clock::now();
   // Every image through the encoder once, a few per step (other sessions are served between the
   // steps); the pairs' steps then run only the decoder and heads. The images go with the last.
   gpu::EncodedImages encoded;
@@ -249,7 +265,10 @@ Result<JobOutput> ReconstructJob::run(JobContext& context) {
       if (first + count == n) prepared.clear();
       return Status::ok();
     }));
+    context.progress(JobProgress{"encode", first + count, n});
+    if (context.cancelled()) return cancelled("cancelled");
   }
+  context.progress(JobProgress{"encode", n, n, std::nanf(""), encode_stage_summary(encode_start, images_in)});
   if (options_.graph.kind == PairGraphSpec::Kind::kRetrieval) {
     RECON_ASSIGN_OR_RETURN(pairs_, retrieval_pairs(context, encoded, device_index));
   }

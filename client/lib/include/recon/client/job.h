@@ -39,7 +39,8 @@ struct JobOptions {
 };
 
 struct JobEvent {
-  std::string stage;  // "retrieval" (a retrieval graph only), "pairs", "align-coarse", "align-fine", "outputs"
+  std::string
+      stage;  // "encode", "retrieval" (a retrieval graph only), "pairs", "align-coarse", "align-fine", "outputs"
   uint64_t done = 0, total = 0;
   float loss = std::nanf("");
   std::string message;  // a warning or a stage's summary, for humans
