@@ -28,3 +28,6 @@ recon_shader(where_b16 where.comp DEFINES ELEM_BITS=16)
 recon_shader(cumsum_f32 cumsum.comp DEFINES DTYPE_F16=0 ELEM_INT=0)
 recon_shader(cumsum_f16 cumsum.comp DEFINES DTYPE_F16=1 ELEM_INT=0)
 recon_shader(cumsum_i32 cumsum.comp DEFINES DTYPE_F16=0 ELEM_INT=1)
+# One time step of ONNX's RNN, GRU and LSTM (gpu/ops/rnn_cell): f32 and f16 storage, fp32 arithmetic.
+recon_shader(rnn_cell_f32 rnn_cell.comp DEFINES DTYPE_F16=0)
+recon_shader(rnn_cell_f16 rnn_cell.comp DEFINES DTYPE_F16=1)

@@ -122,6 +122,9 @@ Status log_softmax_along_axis(OpContext&, const Arg& x, const Arg& out, int64_t 
 std::string check_loss(const Node&, int64_t);
 Status negative_log_likelihood_loss(OpContext&);
 Status softmax_cross_entropy_loss(OpContext&);
+// recurrent layers (RNN, GRU, LSTM; one builder, the node's op type picks the cell)
+std::string check_recurrent(const Node&, int64_t);
+Status recurrent(OpContext&);
 // reductions
 Status reduce_sum(OpContext&);
 Status reduce_mean(OpContext&);
