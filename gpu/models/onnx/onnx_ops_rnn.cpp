@@ -155,7 +155,7 @@ Status initial_state(OpContext& ctx, size_t input, const Arg& state, const Dims&
   const Shape want = d.batch_first ? Shape{d.batch, d.dirs, d.hidden} : Shape{d.dirs, d.batch, d.hidden};
   RECON_RETURN_IF_ERROR(expect_shape(ctx, input == kInitialH ? "initial_h" : "initial_c", init.shape(), want));
   if (d.batch_first) return gpu::ops::permute(ctx.graph(), init, first, {1, 0, 2});
-  return gpu::ops::copy(ctx.graph(), init, first);
+  return gpu::ops::slice(ctx.graph(), init, first, {});  // a whole copy of any size (ops::copy moves words)
 }
 
 // Output `i` (Y_h or Y_c) from block `block` of a state [2, D, N, H].

@@ -9,7 +9,8 @@ average pool, linear, softmax), a small ViT (patch embedding, class token, posit
 pre-norm attention blocks with GELU MLPs, written with reshape/permute on the traced shapes so the
 export carries Shape/Gather/Concat shape arithmetic), an MLP, and a MobileNet-style CNN (reflect
 padding, depthwise, grouped and dilated convolutions, instance norm, PReLU, bilinear and nearest
-resizing); all with a dynamic batch axis.
+resizing), and recurrent layers (a bidirectional LSTM, a two-layer GRU, a ReLU RNN); all with a
+dynamic batch axis.
 Also an attention head over padded sequences with a bool mask input and a bool output
 (masked/model.onnx, with masked/{x,mask,y,positive}_<k>.npy), and a head reading the MLP's output (head/model.onnx) and what the chain MLP → head gives for
 the MLP's inputs (head/chain_expected_<k>.npy).
@@ -164,6 +165,23 @@ class Head(nn.Module):
         return torch.relu(self.fc(x))
 
 
+class Recurrent(nn.Module):
+    """A bidirectional LSTM, a two-layer GRU and a ReLU RNN, batch first; the output mixes in the
+    GRU's last hidden state."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(16, 5, num_layers=2, batch_first=True)
+        self.rnn = nn.RNN(5, 4, nonlinearity="relu", batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, h = self.gru(y)
+        y, _ = self.rnn(y)
+        return y + h[-1].sum(-1, keepdim=True)[:, None, :]
+
+
 def randomise_norms(model):
     """Batch-norm statistics and norm affines away from identity, so folding them is tested."""
     g = torch.Generator().manual_seed(7)
@@ -228,6 +246,7 @@ def main():
         with torch.no_grad():
             y = torch.from_numpy(np.load(os.path.join(out_dir, "mlp", f"expected_{k}.npy")))
             np.save(os.path.join(d, f"chain_expected_{k}.npy"), head(y).numpy())
+    export(out_dir, "recurrent", Recurrent(), [2, 3], lambda b: torch.randn(b, 7, 6, generator=g), 13)
     open(os.path.join(out_dir, "stamp"), "w").close()
 
 

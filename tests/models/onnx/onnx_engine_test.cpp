@@ -85,7 +85,7 @@ TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32Fp32SplitAn
 }
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxTorchModelTest,
-                         ::testing::Values("resnet_small", "vit_small", "mlp", "mobile_small"));
+                         ::testing::Values("resnet_small", "vit_small", "mlp", "mobile_small", "recurrent"));
 
 // The masked attention export (make_torch_models.py): a bool mask input, comparisons, And, Not and
 // Where on run-time values (the causal mask of positions folds at load), a bool output, at two

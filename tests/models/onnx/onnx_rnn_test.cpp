@@ -292,6 +292,7 @@ TEST_F(OnnxRnnTest, GruMatchesItsDefinitionWithAndWithoutLinearBeforeReset) {
 TEST_F(OnnxRnnTest, LstmMatchesItsDefinitionWithPeepholes) {
   check(Case{.op = "LSTM", .peepholes = true});
   check(Case{.op = "LSTM", .direction = "reverse", .bias = false, .initial = false});
+  check(Case{.op = "LSTM", .batch = 1, .hidden = 5});  // initial states of 5 elements: 10 bytes in fp16
   check(Case{.op = "LSTM",
              .direction = "bidirectional",
              .layout = 1,
