@@ -173,6 +173,93 @@ Status final_state(OpContext& ctx, size_t i, const Arg& state, int64_t block, co
   return gpu::ops::permute(ctx.graph(), last, out, {1, 0, 2});
 }
 
+// What every step of a layer reads and writes.
+struct Layer {
+  Family family = Family::kRnn;
+  std::string direction;
+  Dims d;
+  bool reset_first = false;  // GRU without linear_before_reset
+  std::vector<std::string> activations;
+  std::optional<Arg> b, peepholes, lengths, y;
+  Arg r, gx, gr, hidden, cell;
+};
+
+// Every step's input gates, all directions at once: X·Wᵀ + Wb, [steps·N rows in X's order, D·G·H].
+Result<Arg> input_gates(OpContext& ctx, const Arg& x, const Arg& w, const std::optional<Arg>& b, const Dims& d) {
+  const int64_t row = d.dirs * d.gates * d.hidden;
+  RECON_ASSIGN_OR_RETURN(Arg gx, ctx.scratch(x.dtype(), {d.steps * d.batch, row}));
+  gpu::ops::MatmulOptions o;
+  o.transpose_b = true;
+  o.path = ctx.gemm_path();
+  if (b) {
+    RECON_ASSIGN_OR_RETURN(o.bias, bias_part(ctx, *b, d, {{0, d.dirs, 1}, {0, 1, 1}}));
+  }
+  RECON_ASSIGN_OR_RETURN(const Arg x2, gpu::ops::reshape_view(x, {d.steps * d.batch, d.input}));
+  RECON_ASSIGN_OR_RETURN(const Arg w2, gpu::ops::reshape_view(w, {row, d.input}));
+  RECON_RETURN_IF_ERROR(gpu::ops::matmul(ctx.graph(), ctx.caps(), x2, w2, gx, o));
+  return gx;
+}
+
+// Every step of direction `dir`: step s reads state block s % 2 and writes the other.
+Status run_direction(OpContext& ctx, const Layer& l, int64_t dir) {
+  const Dims& d = l.d;
+  const int64_t gh = d.gates * d.hidden, row = d.dirs * gh;
+  const int64_t block = d.dirs * d.batch * d.hidden, nh = d.batch * d.hidden;
+  const bool forward = l.direction == "forward" || (l.direction == "bidirectional" && dir == 0);
+  gpu::ops::RnnStep step;
+  step.cell = l.family == Family::kRnn ? RnnCell::kRnn : l.family == Family::kLstm ? RnnCell::kLstm : RnnCell::kGru;
+  step.batch = d.batch;
+  step.size = d.hidden;
+  step.activations = activations_for(l.activations, l.family, dir);
+  step.gx_stride = d.batch_first ? d.steps * row : row;
+  step.y_stride = d.batch_first ? d.steps * d.dirs * d.hidden : d.hidden;
+  step.peephole_offset = dir * 3 * d.hidden;
+  std::optional<Arg> rb, rbh;  // this direction's Rb, and Rbh alone for the second GRU GEMM
+  if (l.b) {
+    RECON_ASSIGN_OR_RETURN(rb, bias_part(ctx, *l.b, d, {{dir, dir + 1, 1}, {1, 2, 1}}));
+    if (l.reset_first) {
+      RECON_ASSIGN_OR_RETURN(rbh, bias_part(ctx, *l.b, d, {{dir, dir + 1, 1}, {1, 2, 1}, {2, 3, 1}}));
+    }
+  }
+  Graph& g = ctx.graph();
+  for (int64_t s = 0; s < d.steps; ++s) {
+    const int64_t t = forward ? s : d.steps - 1 - s;
+    step.step = t;
+    step.prev = (s % 2) * block + dir * nh;
+    step.cur = ((s + 1) % 2) * block + dir * nh;
+    step.gx_offset = (d.batch_first ? t * row : t * d.batch * row) + dir * gh;
+    step.y_offset = d.batch_first ? (t * d.dirs + dir) * d.hidden : (t * d.dirs + dir) * nh;
+    // gr = H·Rᵀ + Rb (only the z and r gates where r multiplies H first).
+    gpu::ops::MatmulGeometry geo{.m = d.batch,
+                                 .n = l.reset_first ? 2 * d.hidden : gh,
+                                 .k = d.hidden,
+                                 .lda = d.hidden,
+                                 .ldb = d.hidden,
+                                 .ldc = gh,
+                                 .offset_a = step.prev,
+                                 .offset_b = dir * gh * d.hidden};
+    gpu::ops::MatmulOptions o;
+    o.transpose_b = true;
+    o.path = ctx.gemm_path();
+    o.bias = rb;
+    RECON_RETURN_IF_ERROR(gpu::ops::matmul_strided(g, ctx.caps(), l.hidden, l.r, l.gr, geo, o));
+    if (l.reset_first) {
+      step.cell = RnnCell::kGruReset;
+      RECON_RETURN_IF_ERROR(gpu::ops::rnn_cell(g, step, l.gx, l.gr, l.hidden, l.cell, l.peepholes, l.lengths, l.y));
+      // gr's h columns = (r ⊙ H)·Rhᵀ + Rbh, r ⊙ H being in the cell buffer's current block.
+      geo.n = d.hidden;
+      geo.offset_a = step.cur;
+      geo.offset_b += 2 * d.hidden * d.hidden;
+      geo.offset_c = 2 * d.hidden;
+      o.bias = rbh;
+      RECON_RETURN_IF_ERROR(gpu::ops::matmul_strided(g, ctx.caps(), l.cell, l.r, l.gr, geo, o));
+      step.cell = RnnCell::kGruHidden;
+    }
+    RECON_RETURN_IF_ERROR(gpu::ops::rnn_cell(g, step, l.gx, l.gr, l.hidden, l.cell, l.peepholes, l.lengths, l.y));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status recurrent(OpContext& ctx) {
@@ -196,7 +283,7 @@ Status recurrent(OpContext& ctx) {
   RECON_RETURN_IF_ERROR(expect_shape(ctx, "R", r.shape(), {d.dirs, gh, d.hidden}));
   if (d.steps < 1 || d.batch < 1 || d.hidden < 1) return ctx.fail("an empty sequence, batch or hidden state");
   RECON_ASSIGN_OR_RETURN(const std::optional<Arg> lengths, sequence_lengths(ctx, d));
-  std::optional<Arg> b, peepholes;
+  std::optional<Arg> b, peepholes, y;
   if (ctx.has_input(kB)) {
     RECON_ASSIGN_OR_RETURN(b, ctx.float_input(kB));
     RECON_RETURN_IF_ERROR(expect_shape(ctx, "B", b->shape(), {d.dirs, 2 * gh}));
@@ -206,102 +293,41 @@ Status recurrent(OpContext& ctx) {
     RECON_RETURN_IF_ERROR(expect_shape(ctx, "P", peepholes->shape(), {d.dirs, 3 * d.hidden}));
   }
   const bool reset_first = family == Family::kGru && ctx.attr_int("linear_before_reset", 0) == 0;
-  const RnnCell cell = family == Family::kRnn    ? RnnCell::kRnn
-                       : family == Family::kLstm ? RnnCell::kLstm
-                                                 : RnnCell::kGru;
-  Graph& g = ctx.graph();
-  const DType dt = x.dtype();
-
-  // Every step's input gates, all directions at once: [steps·N rows in X's order, D·G·H].
-  const int64_t row = d.dirs * gh;
-  RECON_ASSIGN_OR_RETURN(Arg gx, ctx.scratch(dt, {d.steps * d.batch, row}));
-  {
-    gpu::ops::MatmulOptions o;
-    o.transpose_b = true;
-    o.path = ctx.gemm_path();
-    if (b) {
-      RECON_ASSIGN_OR_RETURN(o.bias, bias_part(ctx, *b, d, {{0, d.dirs, 1}, {0, 1, 1}}));
-    }
-    RECON_ASSIGN_OR_RETURN(const Arg x2, gpu::ops::reshape_view(x, {d.steps * d.batch, d.input}));
-    RECON_ASSIGN_OR_RETURN(const Arg w2, gpu::ops::reshape_view(w, {row, d.input}));
-    RECON_RETURN_IF_ERROR(gpu::ops::matmul(g, ctx.caps(), x2, w2, gx, o));
-  }
+  RECON_ASSIGN_OR_RETURN(const Arg gx, input_gates(ctx, x, w, b, d));
+  RECON_ASSIGN_OR_RETURN(const Arg gr, ctx.scratch(x.dtype(), {d.batch, gh}));
 
   // The state: two blocks [D, N, H] (previous and current step) of H, and of C for LSTM; GRU
   // without linear_before_reset keeps r ⊙ H in the C buffer. RNN binds H in its place.
-  RECON_ASSIGN_OR_RETURN(const Arg hidden, ctx.scratch(dt, {2, d.dirs, d.batch, d.hidden}));
-  Arg cell_state = hidden;
+  RECON_ASSIGN_OR_RETURN(const Arg hidden, ctx.scratch(x.dtype(), {2, d.dirs, d.batch, d.hidden}));
+  Arg cell = hidden;
   if (family == Family::kLstm || reset_first) {
-    RECON_ASSIGN_OR_RETURN(cell_state, ctx.scratch(dt, {2, d.dirs, d.batch, d.hidden}));
+    RECON_ASSIGN_OR_RETURN(cell, ctx.scratch(x.dtype(), {2, d.dirs, d.batch, d.hidden}));
   }
   RECON_RETURN_IF_ERROR(initial_state(ctx, kInitialH, hidden, d));
-  if (family == Family::kLstm) RECON_RETURN_IF_ERROR(initial_state(ctx, kInitialC, cell_state, d));
-
-  std::optional<Arg> y;
+  if (family == Family::kLstm) RECON_RETURN_IF_ERROR(initial_state(ctx, kInitialC, cell, d));
   if (ctx.wants_output(0)) {
     const Shape shape =
         d.batch_first ? Shape{d.batch, d.steps, d.dirs, d.hidden} : Shape{d.steps, d.dirs, d.batch, d.hidden};
     RECON_ASSIGN_OR_RETURN(y, ctx.new_output(0, ctx.input(kX).type, shape));
   }
-  const std::vector<std::string> names = activations_of(ctx.node(), family);
-  RECON_ASSIGN_OR_RETURN(const Arg gr, ctx.scratch(dt, {d.batch, gh}));
-  const int64_t block = d.dirs * d.batch * d.hidden, nh = d.batch * d.hidden;
-  for (int64_t dir = 0; dir < d.dirs; ++dir) {
-    const bool forward = direction == "forward" || (direction == "bidirectional" && dir == 0);
-    gpu::ops::RnnStep step;
-    step.cell = cell;
-    step.batch = d.batch;
-    step.size = d.hidden;
-    step.activations = activations_for(names, family, dir);
-    step.gx_stride = d.batch_first ? d.steps * row : row;
-    step.y_stride = d.batch_first ? d.steps * d.dirs * d.hidden : d.hidden;
-    step.peephole_offset = dir * 3 * d.hidden;
-    std::optional<Arg> rb, rbh;  // this direction's Rb, and Rbh alone for the second GRU GEMM
-    if (b) {
-      RECON_ASSIGN_OR_RETURN(rb, bias_part(ctx, *b, d, {{dir, dir + 1, 1}, {1, 2, 1}}));
-      if (reset_first) {
-        RECON_ASSIGN_OR_RETURN(rbh, bias_part(ctx, *b, d, {{dir, dir + 1, 1}, {1, 2, 1}, {2, 3, 1}}));
-      }
-    }
-    for (int64_t s = 0; s < d.steps; ++s) {
-      const int64_t t = forward ? s : d.steps - 1 - s;
-      step.step = t;
-      step.prev = (s % 2) * block + dir * nh;
-      step.cur = ((s + 1) % 2) * block + dir * nh;
-      step.gx_offset = (d.batch_first ? t * row : t * d.batch * row) + dir * gh;
-      step.y_offset = d.batch_first ? (t * d.dirs + dir) * d.hidden : (t * d.dirs + dir) * nh;
-      // gr = H·Rᵀ + Rb (only the z and r gates where r multiplies H first).
-      gpu::ops::MatmulGeometry geo{.m = d.batch,
-                                   .n = reset_first ? 2 * d.hidden : gh,
-                                   .k = d.hidden,
-                                   .lda = d.hidden,
-                                   .ldb = d.hidden,
-                                   .ldc = gh,
-                                   .offset_a = step.prev,
-                                   .offset_b = dir * gh * d.hidden};
-      gpu::ops::MatmulOptions o;
-      o.transpose_b = true;
-      o.path = ctx.gemm_path();
-      o.bias = rb;
-      RECON_RETURN_IF_ERROR(gpu::ops::matmul_strided(g, ctx.caps(), hidden, r, gr, geo, o));
-      if (reset_first) {
-        step.cell = RnnCell::kGruReset;
-        RECON_RETURN_IF_ERROR(gpu::ops::rnn_cell(g, step, gx, gr, hidden, cell_state, peepholes, lengths, y));
-        // gr's h columns = (r ⊙ H)·Rhᵀ + Rbh.
-        geo.n = d.hidden;
-        geo.offset_a = step.cur;
-        geo.offset_b += 2 * d.hidden * d.hidden;
-        geo.offset_c = 2 * d.hidden;
-        o.bias = rbh;
-        RECON_RETURN_IF_ERROR(gpu::ops::matmul_strided(g, ctx.caps(), cell_state, r, gr, geo, o));
-        step.cell = RnnCell::kGruHidden;
-      }
-      RECON_RETURN_IF_ERROR(gpu::ops::rnn_cell(g, step, gx, gr, hidden, cell_state, peepholes, lengths, y));
-    }
-  }
-  const int64_t last = d.steps % 2;
+  const Layer layer{.family = family,
+                    .direction = direction,
+                    .d = d,
+                    .reset_first = reset_first,
+                    .activations = activations_of(ctx.node(), family),
+                    .b = b,
+                    .peepholes = peepholes,
+                    .lengths = lengths,
+                    .y = y,
+                    .r = r,
+                    .gx = gx,
+                    .gr = gr,
+                    .hidden = hidden,
+                    .cell = cell};
+  for (int64_t dir = 0; dir < d.dirs; ++dir) RECON_RETURN_IF_ERROR(run_direction(ctx, layer, dir));
+  const int64_t last = d.steps % 2;  // the block the last step wrote
   if (ctx.wants_output(1)) RECON_RETURN_IF_ERROR(final_state(ctx, 1, hidden, last, d));
-  if (family == Family::kLstm && ctx.wants_output(2)) RECON_RETURN_IF_ERROR(final_state(ctx, 2, cell_state, last, d));
+  if (family == Family::kLstm && ctx.wants_output(2)) RECON_RETURN_IF_ERROR(final_state(ctx, 2, cell, last, d));
   return Status::ok();
 }
 
