@@ -569,6 +569,8 @@ def main():
     ap.add_argument("--stop-on-failure", action="store_true", help="skip the remaining jobs after a failed one")
     ap.add_argument("--retrieval", action="store_true",
                     help="build a seeded random retrieval head of the official size and load it in recond")
+    ap.add_argument("--pause", type=float, default=0.0, metavar="S",
+                    help="seconds with the daemon idle before each job after the first (default 0: back to back)")
     ap.add_argument("--deadline", type=float, default=None,
                     help="cancel the job in flight this many seconds after the script's start (default: never)")
     ap.add_argument("--retrieve-bench", type=int, default=0, metavar="N",
@@ -653,6 +655,8 @@ def main():
             if stop_at is not None and time.monotonic() >= stop_at:
                 print(f"deadline: skipping the job of {n} images", flush=True)
                 break
+            if k > 0 and args.pause > 0:
+                time.sleep(args.pause)
             out_dir = os.path.join(args.work, f"scene-{k}-{n}")
             shutil.rmtree(out_dir, ignore_errors=True)
             row = run_job(reconctl, env, image_paths[:n], params, graph, args, out_dir, log_path, sampler, k, stop_at)
