@@ -3,7 +3,9 @@
 // to nearest even; a float to an integer truncates toward zero. TRUTH (i32 destinations only): 1
 // writes 1 where the source is non-zero and 0 elsewhere, NaN counting as non-zero (NumPy's bool());
 // 2 the opposite (logical not). Float sources only: 3 writes 1 where the source is NaN; 4 + m where
-// it is infinite with a sign picked by m's bits (1: +inf, 2: −inf; m = 0 matches nothing).
+// it is infinite with a sign picked by m's bits (1: +inf, 2: −inf; m = 0 matches nothing). 8 + m
+// (i32 destinations): the value (a float truncated) wrapped into a narrow integer type held in i32,
+// modulo 2^8 (m bit 1 clear) or 2^16 (set), signed where m bit 0 is set; shifts and masks, no %.
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #ifndef SRC_F16
@@ -61,6 +63,17 @@ void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u;
   if (i >= p.n) return;
 #if DST_I32
+  if (TRUTH >= 8u) {
+#if SRC_I32
+    const int v = src[i];
+#else
+    const int v = int(float(src[i]));
+#endif
+    const int shift = (TRUTH & 2u) != 0u ? 16 : 24;
+    // Signed: the low bits shifted to the top and back, arithmetically (sign-extended).
+    dst[i] = (TRUTH & 1u) != 0u ? (v << shift) >> shift : int(uint(v) & (0xffffffffu >> uint(shift)));
+    return;
+  }
 #if !SRC_I32
   if (TRUTH >= 3u) {
     dst[i] = source_in_class(src[i]) ? 1 : 0;

@@ -14,8 +14,9 @@ struct CastPush {
 };
 static_assert(sizeof(CastPush) == 4, "mirrors Push in shaders/cast.comp and cast_words.comp");
 
-// The TRUTH specialisation constant of shaders/cast.comp: kInf plus 1 for +inf, plus 2 for −inf.
-enum class Truth : uint32_t { kValue = 0, kNonZero = 1, kZero = 2, kNaN = 3, kInf = 4 };
+// The TRUTH specialisation constant of shaders/cast.comp: kInf plus 1 for +inf, plus 2 for −inf;
+// kWrap plus 1 for a signed type, plus 2 for 16 bits (8 without).
+enum class Truth : uint32_t { kValue = 0, kNonZero = 1, kZero = 2, kNaN = 3, kInf = 4, kWrap = 8 };
 
 const char* cast_dtype_suffix(DType d) {
   switch (d) {
@@ -33,11 +34,13 @@ const char* cast_dtype_suffix(DType d) {
 
 Status cast_dispatches(Graph& g, const Arg& in, const Arg& out, Truth truth) {
   const auto t = static_cast<uint32_t>(truth);
+  const bool wrap = t >= static_cast<uint32_t>(Truth::kWrap);
   const std::string what = truth == Truth::kValue                    ? "cast"
+                           : wrap                                    ? "wrap_int"
                            : truth == Truth::kNaN                    ? "is_nan"
                            : t >= static_cast<uint32_t>(Truth::kInf) ? "is_inf"
                                                                      : "cast_to_bool";
-  const bool float_class = t >= static_cast<uint32_t>(Truth::kNaN);
+  const bool float_class = !wrap && t >= static_cast<uint32_t>(Truth::kNaN);
   if (in.shape() != out.shape()) {
     return invalid_argument(what + ": shapes differ: " + shape_string(in.shape()) + " -> " + shape_string(out.shape()));
   }
@@ -48,6 +51,7 @@ Status cast_dispatches(Graph& g, const Arg& in, const Arg& out, Truth truth) {
     return invalid_argument(what + ": " + dtype_name(in.dtype()) + " -> " + dtype_name(out.dtype()) +
                             (truth == Truth::kValue ? " (f32, f16 or i32 each way)"
                              : float_class          ? " (f32 or f16 into i32)"
+                             : wrap                 ? " (f32, f16 or i32 into i32)"
                                                     : " (f32, f16 or i32 into i32)"));
   }
   const std::string shader = std::string("cast_") + from + "_" + to;
@@ -83,6 +87,12 @@ Status cast_dispatches(Graph& g, const Arg& in, const Arg& out, Truth truth) {
 Status cast(Graph& g, const Arg& in, const Arg& out) {
   if (in.dtype() == out.dtype() && in.shape() == out.shape()) return copy(g, in, out);
   return cast_dispatches(g, in, out, Truth::kValue);
+}
+
+Status wrap_int(Graph& g, const Arg& in, const Arg& out, int bits, bool is_signed) {
+  if (bits != 8 && bits != 16) return invalid_argument("wrap_int: " + std::to_string(bits) + " bits (8 or 16)");
+  const uint32_t mode = (is_signed ? 1u : 0u) | (bits == 16 ? 2u : 0u);
+  return cast_dispatches(g, in, out, static_cast<Truth>(static_cast<uint32_t>(Truth::kWrap) + mode));
 }
 
 Status cast_to_bool(Graph& g, const Arg& in, const Arg& out, bool invert) {

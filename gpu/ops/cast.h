@@ -13,6 +13,12 @@ namespace recon::gpu::ops {
 
 Status cast(Graph& g, const Arg& in, const Arg& out);
 
+// out (i32) = in (i32; f32 or f16 truncated toward zero) wrapped into a `bits`-wide integer (8 or
+// 16), signed or not, as C++ and NumPy narrow: modulo 2^bits into the type's range (−128..127,
+// 0..255, ...). ONNX's int8, uint8, int16 and uint16 live on the device as i32 words; an op whose
+// result can leave the type's range wraps it back with this. `in` may be `out`.
+Status wrap_int(Graph& g, const Arg& in, const Arg& out, int bits, bool is_signed);
+
 // out (i32) = 1 where in (f32, f16 or i32) is non-zero, else 0; a NaN counts as non-zero, as in
 // NumPy's bool(). `invert` swaps 0 and 1 (a logical not).
 Status cast_to_bool(Graph& g, const Arg& in, const Arg& out, bool invert = false);

@@ -1,7 +1,7 @@
 // ops::cast (f32, f16 and i32 each way) and ops::cast_to_bool bit for bit against the CPU's
 // conversions (round to nearest even, truncation toward zero, NumPy's bool()), whole and split into
 // chunks beyond one binding (with a lowered limit), and misuse; is_nan and is_inf (each choice of
-// signs) exactly against std::isnan and std::isinf.
+// signs) exactly against std::isnan and std::isinf; wrap_int against C++'s narrowing.
 #include "gpu/ops/cast.h"
 
 #include <gtest/gtest.h>
@@ -127,6 +127,44 @@ TEST_F(CastTest, IntegersAndFloatsConvertLikeTheCpu) {
   }
 }
 
+// wrap_int: i32 words (and f32 truncated) narrowed into int8, uint8, int16 and uint16 exactly as
+// C++ narrows, into a new tensor and in place.
+TEST_F(CastTest, WrapIntNarrowsLikeTheCpu) {
+  std::vector<int32_t> ints{0,     1,     -1,     127,    128,   -128,  -129,      255,      256,
+                            32767, 32768, -32768, -32769, 65535, 65536, INT32_MIN, INT32_MAX};
+  for (const float r : random_floats(200, 11, -1e6f, 1e6f)) ints.push_back(static_cast<int32_t>(r));
+  const Shape shape{static_cast<int64_t>(ints.size())};
+  std::vector<float> floats;
+  for (int32_t v : ints) floats.push_back(static_cast<float>(v % 100000) + (v < 0 ? -0.75f : 0.75f));
+  for (const int bits : {8, 16}) {
+    for (const bool is_signed : {false, true}) {
+      const auto narrow = [&](int64_t v) -> int32_t {
+        if (bits == 8) return is_signed ? static_cast<int8_t>(v) : static_cast<uint8_t>(v);
+        return is_signed ? static_cast<int16_t>(v) : static_cast<uint16_t>(v);
+      };
+      Tensor in = Tensor::from_host(rt(), DType::kI32, shape, ints.data(), ints.size() * 4).value();
+      Tensor out = poisoned(rt(), DType::kI32, shape);
+      Tensor in_place = Tensor::from_host(rt(), DType::kI32, shape, ints.data(), ints.size() * 4).value();
+      Tensor from_float = upload_f32(rt(), DType::kF32, shape, floats);
+      Tensor float_out = poisoned(rt(), DType::kI32, shape);
+      Graph g(rt());
+      ASSERT_TRUE(ops::wrap_int(g, in, out, bits, is_signed).is_ok());
+      ASSERT_TRUE(ops::wrap_int(g, in_place, in_place, bits, is_signed).is_ok());
+      ASSERT_TRUE(ops::wrap_int(g, from_float, float_out, bits, is_signed).is_ok());
+      ASSERT_TRUE(g.run().is_ok());
+      std::vector<int32_t> got(ints.size()), got_in_place(ints.size()), got_float(ints.size());
+      ASSERT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+      ASSERT_TRUE(in_place.download(rt(), got_in_place.data(), got_in_place.size() * 4).is_ok());
+      ASSERT_TRUE(float_out.download(rt(), got_float.data(), got_float.size() * 4).is_ok());
+      for (size_t i = 0; i < ints.size(); ++i) {
+        ASSERT_EQ(got[i], narrow(ints[i])) << bits << (is_signed ? " signed" : " unsigned") << " of " << ints[i];
+        ASSERT_EQ(got_in_place[i], narrow(ints[i])) << "in place, " << bits << " of " << ints[i];
+        ASSERT_EQ(got_float[i], narrow(static_cast<int64_t>(std::trunc(floats[i])))) << bits << " of " << floats[i];
+      }
+    }
+  }
+}
+
 // cast_to_bool: non-zero is 1, ±0 is 0, NaN and infinities are 1 (NumPy's bool()); inverted, the
 // opposite. Subnormal floats are left out: Vulkan lets a device flush them.
 TEST_F(CastTest, ToBoolTellsZeroFromEverythingElse) {
@@ -221,6 +259,8 @@ TEST_F(CastTest, BadArgumentsAreRefused) {
   EXPECT_EQ(ops::cast_to_bool(g, t(DType::kU8, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::is_nan(g, t(DType::kI32, {4}), t(DType::kI32, {4})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops::is_inf(g, t(DType::kF32, {4}), t(DType::kF16, {4})).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::wrap_int(g, t(DType::kI32, {4}), t(DType::kI32, {4}), 12, true).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::wrap_int(g, t(DType::kI32, {4}), t(DType::kF32, {4}), 8, true).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 
