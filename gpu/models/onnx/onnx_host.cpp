@@ -72,14 +72,29 @@ std::optional<DType> device_dtype(ElemType type, DType float_dtype) {
     case ElemType::kFloat:
     case ElemType::kFloat16:
       return float_dtype;
+    case ElemType::kInt8:  // the narrow integers fit i32 exactly; ops that can leave their range wrap back
+    case ElemType::kUint8:
+    case ElemType::kInt16:
+    case ElemType::kUint16:
     case ElemType::kInt32:
     case ElemType::kInt64:
     case ElemType::kBool:  // 0 or 1 in a word: the integer ops, comparisons and Where share it
       return DType::kI32;
-    case ElemType::kUint8:
-      return DType::kU8;
     default:
       return std::nullopt;
+  }
+}
+
+int narrow_int_bits(ElemType type) {
+  switch (type) {
+    case ElemType::kInt8:
+    case ElemType::kUint8:
+      return 8;
+    case ElemType::kInt16:
+    case ElemType::kUint16:
+      return 16;
+    default:
+      return 0;
   }
 }
 
@@ -129,16 +144,16 @@ Result<HostTensor> make_tensor(ElemType type, std::vector<int64_t> dims, std::sp
         store(out, i, f32_to_f16(static_cast<float>(v)));
         break;
       case ElemType::kUint8:
-        store(out, i, static_cast<uint8_t>(v));
+        store(out, i, static_cast<uint8_t>(static_cast<int64_t>(v)));
         break;
       case ElemType::kInt8:
-        store(out, i, static_cast<int8_t>(v));
+        store(out, i, static_cast<int8_t>(static_cast<int64_t>(v)));
         break;
       case ElemType::kUint16:
-        store(out, i, static_cast<uint16_t>(v));
+        store(out, i, static_cast<uint16_t>(static_cast<int64_t>(v)));
         break;
       case ElemType::kInt16:
-        store(out, i, static_cast<int16_t>(v));
+        store(out, i, static_cast<int16_t>(static_cast<int64_t>(v)));
         break;
       case ElemType::kInt32:
         store(out, i, static_cast<int32_t>(v));

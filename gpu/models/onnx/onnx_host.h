@@ -13,6 +13,9 @@
 
 namespace recon::gpu::onnx {
 
+// 8 for int8 and uint8, 16 for int16 and uint16 (held as i32 words on the device), else 0.
+int narrow_int_bits(ElemType type);
+
 Result<std::vector<int64_t>> host_int64s(const HostTensor& t);
 Result<std::vector<double>> host_doubles(const HostTensor& t);
 

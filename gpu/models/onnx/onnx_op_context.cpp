@@ -28,8 +28,9 @@ Result<Arg> upload_host_value(Runtime& rt, Value& v, DType float_dtype) {
   if (v.device) return *v.device;
   const std::optional<DType> dtype = device_dtype(v.type, float_dtype);
   if (!dtype) {
-    return invalid_argument(std::string("type ") + elem_type_name(v.type) +
-                            " cannot live on the GPU (float, float16, int32, int64, uint8 and bool can)");
+    return invalid_argument(
+        std::string("type ") + elem_type_name(v.type) +
+        " cannot live on the GPU (float, float16, int8, uint8, int16, uint16, int32, int64 and bool can)");
   }
   RECON_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, to_device_bytes(*v.host, *dtype));
   if (bytes.empty()) return invalid_argument("an empty tensor cannot live on the GPU");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "gpu/models/onnx/onnx_fold.h"
 #include "gpu/models/onnx/onnx_host.h"
@@ -67,6 +68,27 @@ Result<std::pair<Arg, Arg>> arithmetic_operands(OpContext& ctx, size_t i, size_t
   return std::pair{a, b};
 }
 
+// in (a float or i32) converted into `out` of integer type `type`: truncated, and wrapped into a
+// narrow type's range.
+Status to_integer(OpContext& ctx, const Arg& in, const Arg& out, ElemType type) {
+  if (const int bits = narrow_int_bits(type); bits != 0) {
+    return gpu::ops::wrap_int(ctx.graph(), in, out, bits, type == ElemType::kInt8 || type == ElemType::kInt16);
+  }
+  return gpu::ops::cast(ctx.graph(), in, out);
+}
+
+// int8, uint8, int16 and uint16 are i32 words on the device: after an op whose result can leave the
+// type's range (Add, Sub, Mul, Div's −128 / −1, Sum), `out` wraps back into it as NumPy's does.
+// Comparisons, Max, Min, Mod, Clip and Where stay in range by themselves.
+Status wrap_to_type(OpContext& ctx, const Arg& out, ElemType type) {
+  return narrow_int_bits(type) == 0 ? Status::ok() : to_integer(ctx, out, out, type);
+}
+
+bool may_overflow(gpu::ops::BinaryOp op) {
+  return op == gpu::ops::BinaryOp::kAdd || op == gpu::ops::BinaryOp::kSub || op == gpu::ops::BinaryOp::kMul ||
+         op == gpu::ops::BinaryOp::kDiv;
+}
+
 // Add to Min, the comparisons, logic and remainders; not Pow or PRelu.
 bool has_integer_form(gpu::ops::BinaryOp op) {
   return op <= gpu::ops::BinaryOp::kMin || op >= gpu::ops::BinaryOp::kEqual;
@@ -94,7 +116,8 @@ Status binary_op(OpContext& ctx, FoldBinary fold, gpu::ops::BinaryOp op, bool ma
       Arg out, ctx.new_output(
                    0, gpu::ops::is_comparison_op(op) || gpu::ops::is_logic_op(op) ? ElemType::kBool : ctx.input(0).type,
                    *shape));
-  return gpu::ops::binary(ctx.graph(), op, a, b, out);
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), op, a, b, out));
+  return may_overflow(op) ? wrap_to_type(ctx, out, ctx.input(0).type) : Status::ok();
 }
 
 Status unary_op(OpContext& ctx, gpu::ops::UnaryOp op, float alpha = 1.0f, float beta = 0.0f, float gamma = 0.0f,
@@ -131,7 +154,8 @@ Status variadic(OpContext& ctx, gpu::ops::BinaryOp op, bool mean = false) {
     RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), op, acc, next, dst));
     acc = dst;
   }
-  if (!mean) return Status::ok();
+  // Sum wraps once at the end: i32 words wrap modulo 2^32, so the low bits are already exact.
+  if (!mean) return may_overflow(op) ? wrap_to_type(ctx, out, ctx.input(0).type) : Status::ok();
   return gpu::ops::scale_shift(ctx.graph(), out, out, 1.0f / static_cast<float>(ctx.input_count()), 0.0f);
 }
 
@@ -388,14 +412,18 @@ Status clip(OpContext& ctx) {
   if (ctx.opset() < 11) {
     lo = ctx.attr_float("min", lo);
     hi = ctx.attr_float("max", hi);
-  } else if ((ctx.has_input(1) && !ctx.input(1).is_host()) || (ctx.has_input(2) && !ctx.input(2).is_host())) {
-    // Bounds given at run time: max with the lower, then min with the upper, on the device.
-    RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  } else if ((ctx.has_input(1) && !ctx.input(1).is_host()) || (ctx.has_input(2) && !ctx.input(2).is_host()) ||
+             !is_floating(ctx.input(0).type)) {
+    // Bounds given at run time, or integers (i32 on the device, bounds too): max with the lower,
+    // then min with the upper, on the device.
+    const bool ints = !is_floating(ctx.input(0).type);
+    RECON_ASSIGN_OR_RETURN(Arg x, ints ? ctx.device_input(0) : ctx.float_input(0));
     RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
     Arg cur = x;
     for (size_t i : {size_t{1}, size_t{2}}) {
       if (!ctx.has_input(i)) continue;
-      RECON_ASSIGN_OR_RETURN(Arg bound, ctx.float_input(i));
+      RECON_ASSIGN_OR_RETURN(Arg bound, ints ? ctx.device_input(i) : ctx.float_input(i));
+      if (bound.dtype() != x.dtype()) return ctx.fail("min and max must be of the input's type");
       if (bound.numel() != 1) return ctx.fail("min and max must be scalars");
       RECON_ASSIGN_OR_RETURN(Arg scalar, gpu::ops::reshape_view(bound, {1}));
       RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), i == 1 ? gpu::ops::BinaryOp::kMax : gpu::ops::BinaryOp::kMin,
@@ -437,7 +465,8 @@ Result<Arg> float_operand(OpContext& ctx, size_t i) {
 }
 
 // Pow with an integer base or exponent (opset 12 on): computed in floats, exact while the powers
-// stay below 2^24 (fp32; 2^11 in fp16); an integer base's result is rounded to the nearest integer.
+// stay below 2^24 (fp32; 2^11 in fp16); an integer base's result is rounded to the nearest integer
+// (and wrapped into a narrow type's range).
 Status integer_pow(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(const Arg x, float_operand(ctx, 0));
   RECON_ASSIGN_OR_RETURN(const Arg y, float_operand(ctx, 1));
@@ -449,7 +478,7 @@ Status integer_pow(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(const Arg rounded, ctx.scratch(x.dtype(), *shape));
   RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kPow, x, y, power));
   RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kRound, power, rounded));
-  return gpu::ops::cast(ctx.graph(), rounded, out);
+  return to_integer(ctx, rounded, out, ctx.input(0).type);
 }
 
 }  // namespace
@@ -504,6 +533,22 @@ Status dropout(OpContext& ctx) {
 
 namespace {
 
+// Whether every value of integer (or bool) type `from` is one of `to`'s, where `to` is a narrow
+// integer (int8 to int16: yes; int32 or uint8 to int8: no); any type fits a wider one.
+bool fits_narrow(ElemType from, ElemType to) {
+  const int to_bits = narrow_int_bits(to), from_bits = narrow_int_bits(from);
+  if (to_bits == 0 || from == to || from == ElemType::kBool) return true;
+  if (from_bits == 0) return false;
+  const auto range = [](ElemType t, int bits) {
+    const bool is_signed = t == ElemType::kInt8 || t == ElemType::kInt16;
+    return is_signed ? std::pair<int64_t, int64_t>{-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1}
+                     : std::pair<int64_t, int64_t>{0, (int64_t{1} << bits) - 1};
+  };
+  const auto [from_lo, from_hi] = range(from, from_bits);
+  const auto [to_lo, to_hi] = range(to, to_bits);
+  return from_lo >= to_lo && from_hi <= to_hi;
+}
+
 // Input 0 as element type `to` (Cast, CastLike).
 Status cast_to(OpContext& ctx, ElemType to) {
   const Value& in = ctx.input(0);
@@ -514,11 +559,13 @@ Status cast_to(OpContext& ctx, ElemType to) {
     return Status::ok();
   }
   // Floats share the execution dtype on the device, and integers and booleans run as i32: a cast
-  // within the floats, between integers or from bool to an integer moves no bytes.
+  // within the floats, between integers or from bool to an integer moves no bytes, unless the
+  // target is a narrow integer the source's values may not fit (they wrap, as NumPy's astype does).
   const bool from_float = is_floating(in.type), to_float = is_floating(to);
   const bool from_int = device_dtype(in.type, DType::kF32) == DType::kI32;
   const bool to_int = device_dtype(to, DType::kF32) == DType::kI32;
-  if ((from_float && to_float) || (from_int && to_int && (to != ElemType::kBool || in.type == ElemType::kBool))) {
+  if ((from_float && to_float) ||
+      (from_int && to_int && (to != ElemType::kBool || in.type == ElemType::kBool) && fits_narrow(in.type, to))) {
     RECON_RETURN_IF_ERROR(ctx.set_view_output(0, 0, in.shape));
     ctx.outputs()[0].type = to;
     return Status::ok();
@@ -531,7 +578,8 @@ Status cast_to(OpContext& ctx, ElemType to) {
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, to, x.shape()));
   // To bool: non-zero (NaN too) is true; otherwise values convert (floats to integers truncating).
   if (to == ElemType::kBool) return gpu::ops::cast_to_bool(ctx.graph(), x, out);
-  return gpu::ops::cast(ctx.graph(), x, out);
+  if (to_float) return gpu::ops::cast(ctx.graph(), x, out);
+  return to_integer(ctx, x, out, to);
 }
 
 }  // namespace

@@ -329,7 +329,9 @@ Status cumsum(OpContext& ctx) {
   if (axes.size() != 1) return ctx.fail("axis must hold one value");
   int64_t axis = axes[0];
   RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(in.shape.size())));
-  if (in.type == ElemType::kBool) return ctx.fail("CumSum of bool is not an ONNX op");
+  if (in.type == ElemType::kBool || narrow_int_bits(in.type) != 0) {
+    return ctx.fail(std::string("CumSum of ") + elem_type_name(in.type) + " is not an ONNX op");
+  }
   const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
   if (in.is_host() && in.host->numel() <= kMaxFoldElements) {
     return ctx.set_host_result(0, fold_cumsum(*in.host, axis, exclusive, reverse));

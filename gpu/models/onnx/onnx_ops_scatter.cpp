@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpu/models/onnx/onnx_fold.h"
+#include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/gather_elements.h"
 #include "gpu/ops/scatter.h"
@@ -41,6 +42,10 @@ Status check_scatter_operands(const OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(const ScatterReduction reduction, scatter_reduction_of(ctx.node(), ctx.opset()));
   if (d.type == ElemType::kBool && reduction != ScatterReduction::kNone) {
     return ctx.fail("a reduction of bool data is not supported");
+  }
+  // Sums and products of int8 to uint16 (i32 words on the device) could leave the type's range.
+  if (narrow_int_bits(d.type) != 0 && (reduction == ScatterReduction::kAdd || reduction == ScatterReduction::kMul)) {
+    return ctx.fail(std::string("an add or mul reduction of ") + elem_type_name(d.type) + " data is not supported");
   }
   if (ctx.input(2).type != d.type) return ctx.fail("updates must be of the data's type");
   return Status::ok();
