@@ -12,6 +12,17 @@
 namespace recon::gpu::onnx {
 namespace {
 
+// Row-major strides of `dims`.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> stride(dims.size());
+  int64_t step = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    stride[d] = step;
+    step *= dims[d];
+  }
+  return stride;
+}
+
 // Element offsets of `dims` (left-padded to out's rank) for every index of `out`, with broadcast
 // axes repeating.
 std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
@@ -259,12 +270,8 @@ Result<HostTensor> fold_slice(const HostTensor& in, std::span<const int64_t> sta
 
 Result<HostTensor> fold_transpose(const HostTensor& in, std::span<const int> perm) {
   const size_t rank = in.dims.size();
-  std::vector<int64_t> stride(rank), dims(rank);
-  int64_t step = 1;
-  for (size_t d = rank; d-- > 0;) {
-    stride[d] = step;
-    step *= in.dims[d];
-  }
+  const std::vector<int64_t> stride = strides_of(in.dims);
+  std::vector<int64_t> dims(rank);
   for (size_t d = 0; d < rank; ++d) dims[d] = in.dims[static_cast<size_t>(perm[d])];
   const int64_t n = shape_numel(dims);
   std::vector<int64_t> offsets(static_cast<size_t>(n));
@@ -372,17 +379,6 @@ Result<HostTensor> fold_expand(const HostTensor& in, const std::vector<int64_t>&
 }
 
 namespace {
-
-// Row-major strides of `dims`.
-std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> stride(dims.size());
-  int64_t step = 1;
-  for (size_t d = dims.size(); d-- > 0;) {
-    stride[d] = step;
-    step *= dims[d];
-  }
-  return stride;
-}
 
 // The row-major position of the tuple idx[at, at + k) among `dims` (negative from the end), or an
 // error naming `op` where one is outside its axis.
