@@ -17,6 +17,9 @@ namespace recon::gpu::onnx {
 // The largest tensor folding makes (elements): shapes can come from a client's shape tensors, and
 // the host must not be made to allocate without bound.
 inline constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
+// ConstantOfShape's own bound: it fills in its element type, with no wider copy beside it, and
+// models make whole weights with it (ONNX's `light` models: VGG-19's 102.8 M-float layer).
+inline constexpr int64_t kMaxConstantOfShapeElements = int64_t{1} << 27;
 
 // Arithmetic keeps the operands' type; comparisons and logic (operands non-zero or not) give bool.
 enum class FoldBinary {
