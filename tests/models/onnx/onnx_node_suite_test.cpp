@@ -10,12 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +22,7 @@
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/models/onnx/onnx_backend_data.h"
 
 namespace recon::gpu::onnx {
 namespace {
@@ -40,40 +39,6 @@ const Collection kCollections[] = {{"node", 723}, {"pytorch-converted", 67}, {"p
 fs::path data_root() {
   if (const char* dir = std::getenv("RECON_ONNX_TESTDATA")) return dir;
   return "/usr/share/libonnx-testdata/data";
-}
-
-// input_0.pb, input_1.pb... (or output_*); an error for data recon does not read (strings,
-// sequences, optionals).
-Result<std::vector<HostTensor>> read_set(const fs::path& dir, const char* prefix) {
-  std::vector<HostTensor> out;
-  for (int i = 0;; ++i) {
-    const fs::path p = dir / (std::string(prefix) + std::to_string(i) + ".pb");
-    if (!fs::exists(p)) break;
-    RECON_ASSIGN_OR_RETURN(HostTensor t, read_tensor_file(p.string()));
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-// "" when `got` matches `want` as the suite compares them, else the first difference.
-std::string compare(const HostTensor& got, const HostTensor& want) {
-  if (got.dims != want.dims) return "shape " + shape_string(got.dims) + " != expected " + shape_string(want.dims);
-  Result<std::vector<double>> g = host_doubles(got), w = host_doubles(want);
-  if (!g || !w) return "unreadable values";
-  const bool exact =
-      !(want.type == ElemType::kFloat || want.type == ElemType::kFloat16 || want.type == ElemType::kDouble);
-  for (size_t i = 0; i < w->size(); ++i) {
-    const double a = (*g)[i], b = (*w)[i];
-    if (std::isnan(b) && std::isnan(a)) continue;
-    if (std::isinf(b) && a == b) continue;
-    const double tol = exact ? 0.0 : 1e-7 + 1e-3 * std::abs(b);
-    if (!(std::abs(a - b) <= tol)) {
-      std::ostringstream s;
-      s << "element " << i << ": " << a << " != expected " << b;
-      return s.str();
-    }
-  }
-  return {};
 }
 
 class OnnxBackendSuite : public testing::GpuTest, public ::testing::WithParamInterface<Collection> {};
@@ -105,8 +70,8 @@ TEST_P(OnnxBackendSuite, EveryTestTheCompilerAcceptsMatchesItsExpectedOutputs) {
       report.push_back(name + "\tunsupported\t" + unsupported_nodes(*model)[0]);
       continue;
     }
-    Result<std::vector<HostTensor>> inputs = read_set(dir / "test_data_set_0", "input_");
-    Result<std::vector<HostTensor>> outputs = read_set(dir / "test_data_set_0", "output_");
+    Result<std::vector<HostTensor>> inputs = read_tensor_set(dir / "test_data_set_0", "input_");
+    Result<std::vector<HostTensor>> outputs = read_tensor_set(dir / "test_data_set_0", "output_");
     if (!inputs || !outputs) {
       ++per_op[op].refused;
       report.push_back(name + "\trefused\ttest data: " + (inputs ? outputs : inputs).status().message());
@@ -125,7 +90,7 @@ TEST_P(OnnxBackendSuite, EveryTestTheCompilerAcceptsMatchesItsExpectedOutputs) {
     }
     std::string diff = got->size() == expected.size() ? "" : "wrong number of outputs";
     for (size_t i = 0; diff.empty() && i < expected.size(); ++i) {
-      diff = compare((*got)[i], expected[i]);
+      diff = compare_as_onnx((*got)[i], expected[i]);
       if (!diff.empty()) diff = "output " + std::to_string(i) + ": " + diff;
     }
     if (!diff.empty()) {
