@@ -1,7 +1,8 @@
 #version 450
 // Strided gather: dst[dst_base + i] = src[base + Σ_d c_d · stride[d]], where (c_0 … c_{rank−1}) is the
 // row-major coordinate of i in `shape`. Serves permute, slice and split (gpu/ops/layout.cpp), which
-// merge adjacent axes first so rank is usually 2–3.
+// merge adjacent axes first so rank is usually 2–3. A reversed slice's negative stride comes as two's
+// complement: the sum wraps modulo 2^32 to the element's index.
 // WORDS = 1: the host has expressed the pattern in 16-byte words (the innermost axis is contiguous
 // and whole words, every other stride and both bases are whole words), so an invocation moves a
 // word: element by element, MASt3R's pixel shuffle of the local-feature map (runs of 16 fp16

@@ -119,9 +119,12 @@ Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shap
   push.base = static_cast<uint32_t>(base / unit);
   push.dst_base = out.base / static_cast<uint32_t>(unit);
   for (size_t d = 0; d < rank; ++d) {
-    if (!fits_u32(stride[d])) return invalid_argument("layout copy: stride beyond 2^32 elements");
+    if (stride[d] < INT32_MIN || stride[d] > int64_t{0xffffffff}) {
+      return invalid_argument("layout copy: stride beyond 2^32 elements");
+    }
     const bool inner = d + 1 == rank;
     push.shape[d] = static_cast<uint32_t>(inner ? shape[d] / unit : shape[d]);
+    // A negative stride (a reversed slice) as two's complement: the shader's sum wraps to the index.
     push.stride[d] = static_cast<uint32_t>(inner ? stride[d] : stride[d] / unit);
   }
   const uint32_t spec[] = {words ? 1u : 0u};
@@ -129,9 +132,9 @@ Status emit_gather(Graph& g, const Arg& in, const Window& out, const Shape& shap
                     Graph::grid_1d((static_cast<uint64_t>(n / unit) + kGroup - 1) / kGroup));
 }
 
-// out (contiguous, `shape`) [c] = in[base + Σ c_d·stride[d]], all strides ≥ 0. When an operand is
-// too large for one binding, splits along out axis 0 and binds a window of `in` covering each
-// chunk's reads.
+// out (contiguous, `shape`) [c] = in[base + Σ c_d·stride[d]] (a stride may be negative). When an
+// operand is too large for one binding, splits along out axis 0 and binds a window of `in`
+// covering each chunk's reads.
 Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_in, const std::vector<int64_t>& stride_in,
               int64_t base) {
   if (out.numel() == 0) return Status::ok();
@@ -148,14 +151,17 @@ Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_in, co
   const int64_t es = static_cast<int64_t>(dtype_size(in.dtype()));
   const int64_t rows = shape[0];
   const int64_t out_row = out.numel() / rows;
-  int64_t max_rest = 0;  // farthest element one out row reaches beyond its first
-  for (size_t d = 1; d < shape.size(); ++d) max_rest += (shape[d] - 1) * stride[d];
-  // Rows per chunk: out rows and the in window of c rows, (c−1)·stride0 + max_rest + 1 elements,
+  int64_t rest_lo = 0, rest_hi = 0;  // the nearest and farthest elements one out row reaches from its first
+  for (size_t d = 1; d < shape.size(); ++d) {
+    const int64_t reach = (shape[d] - 1) * stride[d];
+    (reach < 0 ? rest_lo : rest_hi) += reach;
+  }
+  const int64_t row_span = rest_hi - rest_lo + 1;
+  // Rows per chunk: out rows and the in window of c rows, (c−1)·|stride0| + row_span elements,
   // each plus alignment slack.
   const int64_t room = static_cast<int64_t>(max_binding_bytes() - kBindingOffsetAlign) / es;
-  int64_t c = room / out_row;
-  if (room - max_rest - 1 < 0) c = 0;
-  if (stride[0] > 0 && room - max_rest - 1 >= 0) c = std::min(c, (room - max_rest - 1) / stride[0] + 1);
+  int64_t c = room < row_span ? 0 : room / out_row;
+  if (stride[0] != 0 && c > 0) c = std::min(c, (room - row_span) / std::abs(stride[0]) + 1);
   if (c <= 0) {
     return invalid_argument("layout copy: operands of " + std::to_string(in.bytes()) + " and " +
                             std::to_string(out.bytes()) +
@@ -164,12 +170,13 @@ Status gather(Graph& g, const Arg& in, const Arg& out, const Shape& shape_in, co
   }
   for (int64_t r0 = 0; r0 < rows; r0 += c) {
     const int64_t r1 = std::min(rows, r0 + c);
-    const int64_t lo = base + r0 * stride[0];
-    RECON_ASSIGN_OR_RETURN(Window iw, window(in, lo, base + (r1 - 1) * stride[0] + max_rest + 1));
+    const int64_t first = base + r0 * stride[0], last = base + (r1 - 1) * stride[0];
+    const int64_t lo = std::min(first, last) + rest_lo;
+    RECON_ASSIGN_OR_RETURN(Window iw, window(in, lo, std::max(first, last) + rest_hi + 1));
     RECON_ASSIGN_OR_RETURN(Window ow, window(out, r0 * out_row, r1 * out_row));
     Shape chunk_shape = shape;
     chunk_shape[0] = r1 - r0;
-    RECON_RETURN_IF_ERROR(emit_gather(g, iw.arg, ow, chunk_shape, stride, iw.base));
+    RECON_RETURN_IF_ERROR(emit_gather(g, iw.arg, ow, chunk_shape, stride, iw.base + (first - lo)));
   }
   return Status::ok();
 }
@@ -376,10 +383,13 @@ Status slice(Graph& g, const Arg& in, const Arg& out, const std::vector<SliceAxi
   int64_t base = 0;
   for (size_t d = 0; d < axes.size(); ++d) {
     const SliceAxis& a = axes[d];
-    if (a.step < 1) return invalid_argument("slice: step must be ≥ 1 (axis " + std::to_string(d) + ")");
-    auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + s[d] : v, int64_t{0}, s[d]); };
+    if (a.step == 0) return invalid_argument("slice: step 0 (axis " + std::to_string(d) + ")");
+    // Python's bounds: [0, dim] for a positive step, [−1, dim − 1] for a negative one.
+    const int64_t lowest = a.step > 0 ? 0 : -1;
+    auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + s[d] : v, lowest, s[d] + lowest); };
     const int64_t start = clamp(a.start), stop = clamp(a.stop);
-    want[d] = stop > start ? (stop - start + a.step - 1) / a.step : 0;
+    const int64_t span = a.step > 0 ? stop - start : start - stop, step = std::abs(a.step);
+    want[d] = span > 0 ? (span + step - 1) / step : 0;
     base += start * in_strides[d];
     stride[d] = in_strides[d] * a.step;
   }

@@ -95,8 +95,10 @@ Status permute(Graph& g, const Arg& in, const Arg& out, const std::vector<int>& 
 // Swaps two axes (negative axes count from the end).
 Status transpose(Graph& g, const Arg& in, const Arg& out, int dim0, int dim1);
 
-// One axis of a slice, with Python/PyTorch semantics: negative start/stop count from the end,
-// both are clamped to [0, dim], step ≥ 1. Output length ceil((stop − start) / step), or 0.
+// One axis of a slice, with Python's semantics: negative start/stop count from the end, then both
+// are clamped to [0, dim] for a step ≥ 1, or to [−1, dim − 1] for a step ≤ −1 (which walks
+// backwards: start = INT64_MAX is the last element, stop = INT64_MIN runs through the first).
+// Output length ceil((stop − start) / step), or 0.
 struct SliceAxis {
   int64_t start = 0;
   int64_t stop = INT64_MAX;

@@ -391,9 +391,10 @@ Status slice(OpContext& ctx) {
   Shape out;
   for (int64_t d = 0; d < rank; ++d) {
     const size_t i = static_cast<size_t>(d);
-    if (st[i] < 0) return ctx.fail("negative steps on the device are not supported");
-    spec.push_back({s[i], e[i], st[i]});
-    out.push_back(std::max<int64_t>((e[i] - s[i] + st[i] - 1) / st[i], 0));
+    // A backward end of −1 runs through element 0, which ops::slice (Python's bounds) reads as INT64_MIN.
+    spec.push_back({s[i], st[i] < 0 && e[i] < 0 ? INT64_MIN : e[i], st[i]});
+    const int64_t span = st[i] > 0 ? e[i] - s[i] : s[i] - e[i], step = std::abs(st[i]);
+    out.push_back(std::max<int64_t>((span + step - 1) / step, 0));
   }
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ctx.input(0).type, out));

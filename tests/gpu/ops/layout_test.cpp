@@ -1,6 +1,6 @@
 // Layout copies checked bit for bit against CPU index arithmetic, for 32-, 16- and 8-bit elements:
 // permutations of rank 1–6 (generic and tiled paths), the token ↔ NCHW conversions, slices with
-// steps and negative bounds, concat of 1–9 inputs along every axis, split, splitting beyond one
+// steps (negative too) and negative bounds, concat of 1–9 inputs along every axis, split, splitting beyond one
 // binding, and misuse.
 #include "gpu/ops/layout.h"
 
@@ -136,6 +136,19 @@ TEST_P(LayoutTest, TokensAndFeatureMapsConvertBothWays) {
   EXPECT_EQ(download(back), tokens.bytes);
 }
 
+// Python's slice of an axis of `dim` elements (CPython's PySlice_AdjustIndices, then counted
+// by walking it): the first index and the length.
+std::pair<int64_t, int64_t> python_slice(int64_t dim, const ops::SliceAxis& a) {
+  const bool up = a.step > 0;
+  auto bound = [&](int64_t v) {
+    return std::clamp(v < 0 ? v + dim : v, up ? int64_t{0} : int64_t{-1}, up ? dim : dim - 1);
+  };
+  const int64_t start = bound(a.start), stop = bound(a.stop);
+  int64_t len = 0;
+  for (int64_t i = start; up ? i < stop : i > stop; i += a.step) ++len;
+  return {start, len};
+}
+
 TEST_P(LayoutTest, SlicesWithStepsAndNegativeBounds) {
   const Shape shape{7, 9, 11};
   Host in = random_host(shape);
@@ -149,16 +162,17 @@ TEST_P(LayoutTest, SlicesWithStepsAndNegativeBounds) {
       {{{0, 7, 1}, {8, 2, 1}}},  // empty along axis 1
       {{{6, 7, 1}, {3, 4, 1}, {10, 11, 1}}},
       {{{0, INT64_MAX, 1}, {0, INT64_MAX, 4}, {2, 9, 2}}},
+      {{{INT64_MAX, INT64_MIN, -1}, {INT64_MAX, INT64_MIN, -1}, {INT64_MAX, INT64_MIN, -1}}},  // one axis, stride −1
+      {{{INT64_MAX, INT64_MIN, -1}, {}, {INT64_MAX, INT64_MIN, -1}}},
+      {{{5, 0, -2}, {-1, -7, -3}, {1, 9, 4}}},
+      {{{100, -100, -3}, {2, 5, -1}}},  // empty along axis 1
   };
   for (const Case& c : cases) {
     Shape os = shape;
     std::vector<int64_t> start(3, 0), step(3, 1);
     for (size_t d = 0; d < c.axes.size(); ++d) {
-      auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + shape[d] : v, int64_t{0}, shape[d]); };
-      start[d] = clampi(c.axes[d].start);
-      const int64_t stop = clampi(c.axes[d].stop);
+      std::tie(start[d], os[d]) = python_slice(shape[d], c.axes[d]);
       step[d] = c.axes[d].step;
-      os[d] = stop > start[d] ? (stop - start[d] + step[d] - 1) / step[d] : 0;
     }
     Tensor tout = poisoned_out(os);
     Graph g(rt());
@@ -250,6 +264,18 @@ TEST_P(LayoutTest, CopiesAreSplitBeyondOneBinding) {
     auto want = gather_ref(in, 12 * 3 * 5, [&](int64_t i) {
       const int64_t z = i % 5, y = i / 5 % 3, x = i / 15;
       return ((3 + 3 * x) * 3 + y) * 11 + 1 + 2 * z;
+    });
+    EXPECT_EQ(download(tout), want);
+  }
+  {  // reversed along axes 0 and 2: each chunk's window lies below its first element
+    Tensor tout = poisoned_out({13, 3, 5});
+    Graph g(rt());
+    ASSERT_TRUE(ops::slice(g, tin, tout, {{38, 0, -3}, {}, {9, 0, -2}}).is_ok());
+    EXPECT_GT(g.dispatch_count(), 1u);
+    ASSERT_TRUE(g.run().is_ok());
+    auto want = gather_ref(in, 13 * 3 * 5, [&](int64_t i) {
+      const int64_t z = i % 5, y = i / 5 % 3, x = i / 15;
+      return ((38 - 3 * x) * 3 + y) * 11 + 9 - 2 * z;
     });
     EXPECT_EQ(download(tout), want);
   }
