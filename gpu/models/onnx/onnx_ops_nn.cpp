@@ -314,7 +314,9 @@ Result<TransposedGeometry> transposed_geometry(OpContext& ctx, const std::array<
     }
     if (!shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       t.out[d] = !shape.empty() ? shape[shape.size() - spatial + a] : in[d] * t.stride[d];
-      const int64_t total = full - t.out[d];
+      // An output larger than the full one is padded after with positions no input reaches (as ONNX
+      // Runtime does: it clamps the total at 0).
+      const int64_t total = std::max<int64_t>(full - t.out[d], 0);
       const bool upper = auto_pad == "SAME_UPPER";
       t.pad_begin[d] = upper ? total / 2 : total - total / 2;
       t.pad_end[d] = total - t.pad_begin[d];
@@ -330,26 +332,23 @@ Result<TransposedGeometry> transposed_geometry(OpContext& ctx, const std::array<
   return t;
 }
 
-// Any transposed convolution of group 1 without dilations: the input with stride − 1 zeros between
-// its elements and kernel − 1 − pad around it, through a stride-1 convolution with the kernel
-// flipped and its in/out channels swapped. The zeros cost (stride² − 1)/stride² of the arithmetic;
-// stride == kernel without padding runs as one GEMM instead (ops::conv_transpose2d).
-Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& bias, bool one_d) {
-  RECON_ASSIGN_OR_RETURN(const HostTensor* w_host, ctx.host_input(1));
-  const std::vector<int64_t>& wd = w_host->dims;
-  if (wd.size() != x.shape().size()) return ctx.fail("weight rank differs from the input's");
-  if (one_d) {
-    RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
+// ConvTranspose's kernel as a convolution's: W [Cin, Cout, KH, KW] flipped along both spatial axes
+// into [Cout, Cin, KH, KW]. Constant weights are flipped on the host once per model, not per
+// compiled graph; weights computed at run time are reversed and permuted on the device.
+Result<Arg> flipped_kernel(OpContext& ctx, int64_t cin, int64_t cout, int64_t kh, int64_t kw) {
+  if (!ctx.input(1).is_host()) {
+    RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+    RECON_ASSIGN_OR_RETURN(w, gpu::ops::reshape_view(w, {cin, cout, kh, kw}));
+    RECON_ASSIGN_OR_RETURN(const Arg reversed, ctx.scratch(w.dtype(), {cin, cout, kh, kw}));
+    RECON_ASSIGN_OR_RETURN(const Arg kernel, ctx.scratch(w.dtype(), {cout, cin, kh, kw}));
+    const gpu::ops::SliceAxis backwards{INT64_MAX, INT64_MIN, -1};
+    RECON_RETURN_IF_ERROR(gpu::ops::slice(ctx.graph(), w, reversed, {{}, {}, backwards, backwards}));
+    RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), reversed, kernel, {1, 0, 2, 3}));
+    return kernel;
   }
-  const int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
-  const int64_t kh = one_d ? 1 : wd[2], kw = one_d ? wd[2] : wd[3], cout = wd[1];
-  if (wd[0] != cin)
-    return ctx.fail("weight has " + std::to_string(wd[0]) + " input channels, x " + std::to_string(cin));
-  RECON_ASSIGN_OR_RETURN(const TransposedGeometry t, transposed_geometry(ctx, {h, w}, {kh, kw}, one_d));
-
-  // The kernel flipped, [Cout, Cin, KH, KW]: made once per model, not per compiled graph.
-  RECON_ASSIGN_OR_RETURN(const Arg kernel, ctx.derived_input(1, "conv_transpose_flipped", [&]() -> Result<Arg> {
-    RECON_ASSIGN_OR_RETURN(const std::vector<double> wv, host_doubles(*w_host));
+  const HostTensor& w_host = *ctx.input(1).host;
+  return ctx.derived_input(1, "conv_transpose_flipped", [&]() -> Result<Arg> {
+    RECON_ASSIGN_OR_RETURN(const std::vector<double> wv, host_doubles(w_host));
     std::vector<float> flipped(static_cast<size_t>(cout * cin * kh * kw));
     for (int64_t ci = 0; ci < cin; ++ci)
       for (int64_t co = 0; co < cout; ++co)
@@ -365,7 +364,24 @@ Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& b
     flipped_value.shape = {cout, cin, kh, kw};
     flipped_value.host = HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes));
     return upload_host_value(ctx.runtime(), flipped_value, ctx.float_dtype());
-  }));
+  });
+}
+
+// Any transposed convolution of group 1 without dilations: the input with stride − 1 zeros between
+// its elements and kernel − 1 − pad around it, through a stride-1 convolution with the kernel
+// flipped and its in/out channels swapped. The zeros cost (stride² − 1)/stride² of the arithmetic;
+// stride == kernel without padding runs as one GEMM instead (ops::conv_transpose2d).
+Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& bias, bool one_d) {
+  const Shape& wd = ctx.input(1).shape;
+  if (one_d) {
+    RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
+  }
+  const int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t kh = one_d ? 1 : wd[2], kw = one_d ? wd[2] : wd[3], cout = wd[1];
+  if (wd[0] != cin)
+    return ctx.fail("weight has " + std::to_string(wd[0]) + " input channels, x " + std::to_string(cin));
+  RECON_ASSIGN_OR_RETURN(const TransposedGeometry t, transposed_geometry(ctx, {h, w}, {kh, kw}, one_d));
+  RECON_ASSIGN_OR_RETURN(const Arg kernel, flipped_kernel(ctx, cin, cout, kh, kw));
 
   // Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, sh, W, sw].
   Arg spread = x;

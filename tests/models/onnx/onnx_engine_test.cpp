@@ -351,8 +351,9 @@ std::vector<double> conv_transpose_reference(const std::vector<float>& x, const 
   return y;
 }
 
-// Transposed convolutions that are not stride == kernel: strides, pads, output_padding, output_shape,
-// SAME_UPPER and a 1-D one, each against the definition.
+// Transposed convolutions that are not stride == kernel: strides, pads, output_padding, output_shape
+// (one past the full output), SAME_UPPER and a 1-D one, each against the definition, with the weights an initializer
+// (flipped on the host) and a graph input (flipped on the device).
 TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefinition) {
   struct Case {
     const char* what;
@@ -383,6 +384,13 @@ TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefi
        {2, 2},
        {1, 1},
        {8, 8}},
+      {"output_shape beyond the full output (zeros after)",
+       {1, 1, 3, 3},
+       {1, 2, 3, 3},
+       {ints_attribute("strides", {3, 2}), ints_attribute("output_shape", {10, 8})},
+       {3, 2},
+       {0, 0},
+       {10, 8}},
       {"SAME_UPPER",
        {1, 1, 3, 3},
        {1, 2, 3, 3},
@@ -399,29 +407,33 @@ TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefi
        {1, 11}},
   };
   for (const Case& c : cases) {
-    const bool one_d = c.x.size() == 3;
-    Node ct = node("ConvTranspose", {"x", "w"}, {"y"}, c.what);
-    ct.attributes = c.attributes;
-    const Shape y_shape = one_d ? Shape{c.x[0], c.w[1], c.out[1]} : Shape{c.x[0], c.w[1], c.out[0], c.out[1]};
-    Model m = model_of({ct}, {info("x", ElemType::kFloat, c.x)}, {info("y", ElemType::kFloat, y_shape)});
-    std::vector<float> wv(static_cast<size_t>(shape_numel(c.w))), xv(static_cast<size_t>(shape_numel(c.x)));
-    for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(float(i) * 0.7f);
-    for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.31f);
-    m.graph.initializers.push_back(float_tensor(c.w, wv, "w"));
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
-    ASSERT_TRUE(engine.is_ok()) << c.what << ": " << engine.status().to_string();
-    const HostTensor x = float_tensor(c.x, xv);
-    Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(&x, 1));
-    ASSERT_TRUE(y.is_ok()) << c.what << ": " << y.status().to_string();
-    ASSERT_EQ((*y)[0].dims, y_shape) << c.what;
-    const Shape xs4 = one_d ? Shape{c.x[0], c.x[1], 1, c.x[2]} : c.x;
-    const Shape ws4 = one_d ? Shape{c.w[0], c.w[1], 1, c.w[2]} : c.w;
-    const std::vector<double> want = conv_transpose_reference(xv, xs4, wv, ws4, c.stride, c.pad_begin, c.out);
-    const auto got = (*y)[0].values<float>();
-    ASSERT_EQ(got.size(), want.size()) << c.what;
-    double worst = 0;
-    for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
-    EXPECT_LE(worst, 1e-5) << c.what;
+    for (bool runtime_w : {false, true}) {
+      const bool one_d = c.x.size() == 3;
+      Node ct = node("ConvTranspose", {"x", "w"}, {"y"}, c.what);
+      ct.attributes = c.attributes;
+      const Shape y_shape = one_d ? Shape{c.x[0], c.w[1], c.out[1]} : Shape{c.x[0], c.w[1], c.out[0], c.out[1]};
+      std::vector<ValueInfo> inputs{info("x", ElemType::kFloat, c.x)};
+      if (runtime_w) inputs.push_back(info("w", ElemType::kFloat, c.w));
+      Model m = model_of({ct}, inputs, {info("y", ElemType::kFloat, y_shape)});
+      std::vector<float> wv(static_cast<size_t>(shape_numel(c.w))), xv(static_cast<size_t>(shape_numel(c.x)));
+      for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(float(i) * 0.7f);
+      for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(float(i) * 0.31f);
+      if (!runtime_w) m.graph.initializers.push_back(float_tensor(c.w, wv, "w"));
+      Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(m));
+      ASSERT_TRUE(engine.is_ok()) << c.what << ": " << engine.status().to_string();
+      const std::vector<HostTensor> feeds{float_tensor(c.x, xv), float_tensor(c.w, wv)};
+      Result<std::vector<HostTensor>> y = (*engine)->run(std::span<const HostTensor>(feeds.data(), runtime_w ? 2 : 1));
+      ASSERT_TRUE(y.is_ok()) << c.what << ": " << y.status().to_string();
+      ASSERT_EQ((*y)[0].dims, y_shape) << c.what;
+      const Shape xs4 = one_d ? Shape{c.x[0], c.x[1], 1, c.x[2]} : c.x;
+      const Shape ws4 = one_d ? Shape{c.w[0], c.w[1], 1, c.w[2]} : c.w;
+      const std::vector<double> want = conv_transpose_reference(xv, xs4, wv, ws4, c.stride, c.pad_begin, c.out);
+      const auto got = (*y)[0].values<float>();
+      ASSERT_EQ(got.size(), want.size()) << c.what;
+      double worst = 0;
+      for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+      EXPECT_LE(worst, 1e-5) << c.what << (runtime_w ? ", run-time weights" : "");
+    }
   }
 }
 
