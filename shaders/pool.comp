@@ -3,18 +3,26 @@
 // windows start at o·stride − pad; max ignores the padding (a NaN in the window wins, as in
 // PyTorch); average divides by the window clipped to [−pad, in + pad_end) when COUNT_INCLUDE_PAD
 // = 1, else by the number of real input elements in it. pad_end = pad but for ONNX's SAME padding.
+// INDICES = 1 (max only) also writes where each maximum lies, flat over every plane (ONNX MaxPool's
+// Indices): row-major, or column-major within its plane when COLUMN_MAJOR = 1.
 #include "common.glsl"
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint COUNT_INCLUDE_PAD = 1;
+layout(constant_id = 2) const uint COLUMN_MAJOR = 0;
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer In { STORE_T src[]; };
 layout(binding = 1) writeonly buffer Out { STORE_T dst[]; };
-// Mirrored by PoolPush in gpu/ops/pool2d.cpp. base_* are element offsets into the bound windows.
+#if INDICES
+layout(binding = 2) writeonly buffer Indices { int indices[]; };
+#endif
+// Mirrored by PoolPush in gpu/ops/pool2d.cpp. base_* are element offsets into the bound windows;
+// first_plane is the dispatch's first plane of the whole input.
 layout(push_constant) uniform Push {
   uint planes, in_h, in_w, out_h, out_w;
   uint kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   uint base_in, base_out;
   uint pad_h_end, pad_w_end;
+  uint base_indices, first_plane;
 } p;
 
 void main() {
@@ -35,11 +43,21 @@ void main() {
   float r;
   if (MODE == 0) {
     r = uintBitsToFloat(0xff800000u);  // −inf
+    int at_y = hs, at_x = ws;  // where r lies: the first maximum in row-major order, or the last NaN
     for (int y = hs; y < he; ++y)
       for (int x = ws; x < we; ++x) {
         float v = float(src[base + uint(y) * p.in_w + uint(x)]);
-        if (v > r || isnan(v)) r = v;
+        if (v > r || isnan(v)) {
+          r = v;
+          at_y = y;
+          at_x = x;
+        }
       }
+#if INDICES
+    uint whole = p.first_plane + plane;
+    indices[p.base_indices + i] = int(COLUMN_MAJOR == 1 ? (whole * p.in_w + uint(at_x)) * p.in_h + uint(at_y)
+                                                        : (whole * p.in_h + uint(at_y)) * p.in_w + uint(at_x));
+#endif
   } else {
     float acc = 0.0;
     for (int y = hs; y < he; ++y)

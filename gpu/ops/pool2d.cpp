@@ -1,6 +1,7 @@
 #include "gpu/ops/pool2d.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "gpu/ops/layout.h"
@@ -16,8 +17,15 @@ struct PoolPush {
   uint32_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   uint32_t base_in, base_out;
   uint32_t pad_h_end, pad_w_end;
+  uint32_t base_indices, first_plane;
 };
-static_assert(sizeof(PoolPush) == 60, "mirrors Push in shaders/pool.comp");
+static_assert(sizeof(PoolPush) == 68, "mirrors Push in shaders/pool.comp");
+
+// Where max pooling writes its maxima's positions (max_pool2d_with_indices).
+struct IndicesOut {
+  const Arg& arg;
+  bool column_major;
+};
 
 int64_t stride_of(const Pool2dParams& p, int d) {
   return p.stride[d] == 0 ? p.kernel[d] : p.stride[d];
@@ -36,7 +44,8 @@ int64_t out_extent(int64_t in, int64_t k, int64_t pad, int64_t pad_end, int64_t 
   return out;
 }
 
-Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg& out, const Pool2dParams& params) {
+Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg& out, const Pool2dParams& params,
+            const std::optional<IndicesOut>& indices = std::nullopt) {
   const Shape& s = in.shape();
   if (s.size() != 4) return invalid_argument(std::string(name) + ": in " + shape_string(s) + " must be [B, C, H, W]");
   if (in.dtype() != out.dtype() || (in.dtype() != DType::kF32 && in.dtype() != DType::kF16)) {
@@ -50,17 +59,29 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
     return invalid_argument(std::string(name) + ": out must be " + shape_string(want) + ", is " +
                             shape_string(out.shape()));
   }
+  if (indices && (indices->arg.dtype() != DType::kI32 || indices->arg.shape() != want)) {
+    return invalid_argument(std::string(name) + ": indices must be i32 " + shape_string(want));
+  }
   const int64_t planes = s[0] * s[1];
   if (planes == 0) return Status::ok();
   const int64_t in_plane = s[2] * s[3], out_plane = want[2] * want[3];
+  if (indices && planes * in_plane > INT32_MAX) {
+    return invalid_argument(std::string(name) + ": positions beyond 2^31 do not fit the i32 indices");
+  }
   const uint64_t es = dtype_size(in.dtype());
-  RECON_ASSIGN_OR_RETURN(int64_t c, rows_per_window({in_plane * es, out_plane * es}, planes));
-  const char* shader = in.dtype() == DType::kF32 ? "pool_f32" : "pool_f16";
-  const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u};
+  RECON_ASSIGN_OR_RETURN(
+      int64_t c, rows_per_window({in_plane * es, out_plane * es, indices ? out_plane * uint64_t{4} : 0}, planes));
+  const std::string shader =
+      std::string(indices ? "pool_indices_" : "pool_") + (in.dtype() == DType::kF32 ? "f32" : "f16");
+  const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u, indices && indices->column_major ? 1u : 0u};
   for (int64_t p0 = 0; p0 < planes; p0 += c) {
     const int64_t p1 = std::min(planes, p0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, p0 * in_plane, p1 * in_plane));
     RECON_ASSIGN_OR_RETURN(Window wo, window(out, p0 * out_plane, p1 * out_plane));
+    std::optional<Window> wx;
+    if (indices) {
+      RECON_ASSIGN_OR_RETURN(wx, window(indices->arg, p0 * out_plane, p1 * out_plane));
+    }
     const int64_t n = (p1 - p0) * out_plane;
     if (n > int64_t{0xffffffff}) return invalid_argument(std::string(name) + ": more than 2^32 outputs per dispatch");
     PoolPush push{static_cast<uint32_t>(p1 - p0),
@@ -77,9 +98,13 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
                   wi.base,
                   wo.base,
                   static_cast<uint32_t>(pad_end_of(params, 0)),
-                  static_cast<uint32_t>(pad_end_of(params, 1))};
-    RECON_RETURN_IF_ERROR(g.dispatch(shader, spec, {{wi.arg, Access::kRead}, {wo.arg, Access::kWrite}}, push,
-                                     Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup)));
+                  static_cast<uint32_t>(pad_end_of(params, 1)),
+                  wx ? wx->base : 0u,
+                  static_cast<uint32_t>(p0)};
+    const auto groups = Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup);
+    const Binding read{wi.arg, Access::kRead}, write{wo.arg, Access::kWrite};
+    RECON_RETURN_IF_ERROR(wx ? g.dispatch(shader, spec, {read, write, {wx->arg, Access::kWrite}}, push, groups)
+                             : g.dispatch(shader, spec, {read, write}, push, groups));
   }
   return Status::ok();
 }
@@ -111,6 +136,11 @@ Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Po
 
 Status max_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {
   return pool(g, 0, "max_pool2d", in, out, params);
+}
+
+Status max_pool2d_with_indices(Graph& g, const Arg& in, const Arg& out, const Arg& indices, const Pool2dParams& params,
+                               bool column_major) {
+  return pool(g, 0, "max_pool2d", in, out, params, IndicesOut{indices, column_major});
 }
 
 Status avg_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {

@@ -5,8 +5,8 @@
 //   max ignores padding (a NaN in the window wins, as PyTorch's does);
 //   avg divides by the window clipped to the padded input when count_include_pad, else by the
 //   number of real input elements it covers.
-// PyTorch's constraints apply: kernel, stride ≥ 1, 0 ≤ pad ≤ kernel / 2. divisor_override and
-// return_indices are not provided.
+// PyTorch's constraints apply: kernel, stride ≥ 1, 0 ≤ pad ≤ kernel / 2. divisor_override is not
+// provided; max_pool2d_with_indices gives ONNX's Indices (PyTorch's return_indices are per plane).
 //
 // Large tensors: the B·C planes are split into dispatches over windows (layout.h).
 //
@@ -36,6 +36,12 @@ struct Pool2dParams {
 Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Pool2dParams& params);
 
 Status max_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
+// max_pool2d, and into `indices` (i32, out's shape) where each maximum lies as ONNX's MaxPool gives
+// it, flat over the whole input: ((b·C + c)·H + y)·W + x, or ((b·C + c)·W + x)·H + y with
+// column_major (ONNX's storage_order = 1). A window's first maximum in row-major order, or where a
+// NaN wins its last NaN. B·C·H·W must be below 2^31.
+Status max_pool2d_with_indices(Graph& g, const Arg& in, const Arg& out, const Arg& indices, const Pool2dParams& params,
+                               bool column_major = false);
 Status avg_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
 
 }  // namespace recon::gpu::ops

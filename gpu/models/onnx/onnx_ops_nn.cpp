@@ -90,7 +90,6 @@ std::array<int64_t, 2> spatial_attr(OpContext& ctx, std::string_view name, bool 
 }
 
 Status pool(OpContext& ctx, bool max) {
-  if (ctx.wants_output(1)) return ctx.fail("the Indices output of MaxPool is not produced");
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   const size_t rank = x.shape().size();
   if (rank != 3 && rank != 4) return ctx.fail("1-D or 2-D pooling only: input " + shape_string(x.shape()));
@@ -113,10 +112,15 @@ Status pool(OpContext& ctx, bool max) {
   Result<std::array<int64_t, 2>> hw = gpu::ops::pool2d_output_size(x.shape()[2], x.shape()[3], p);
   if (!hw) return ctx.fail(hw.status().message());
   const int64_t n = x.shape()[0], c = x.shape()[1];
-  RECON_ASSIGN_OR_RETURN(
-      Arg out, ctx.new_output(0, ctx.input(0).type, one_d ? Shape{n, c, (*hw)[1]} : Shape{n, c, (*hw)[0], (*hw)[1]}));
+  const Shape out_shape = one_d ? Shape{n, c, (*hw)[1]} : Shape{n, c, (*hw)[0], (*hw)[1]};
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
   RECON_ASSIGN_OR_RETURN(const Arg out4, gpu::ops::reshape_view(out, {n, c, (*hw)[0], (*hw)[1]}));
-  return max ? gpu::ops::max_pool2d(ctx.graph(), x, out4, p) : gpu::ops::avg_pool2d(ctx.graph(), x, out4, p);
+  if (!max) return gpu::ops::avg_pool2d(ctx.graph(), x, out4, p);
+  if (!ctx.wants_output(1)) return gpu::ops::max_pool2d(ctx.graph(), x, out4, p);
+  // MaxPool's Indices: int64, i32 on the device.
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.new_output(1, ElemType::kInt64, out_shape));
+  RECON_ASSIGN_OR_RETURN(const Arg indices4, gpu::ops::reshape_view(indices, out4.shape()));
+  return gpu::ops::max_pool2d_with_indices(ctx.graph(), x, out4, indices4, p, ctx.attr_int("storage_order", 0) != 0);
 }
 
 Status global_pool(OpContext& ctx, gpu::ops::ReduceOp op) {
@@ -433,11 +437,7 @@ Status conv_transpose(OpContext& ctx) {
 }
 
 std::string check_pool(const Node& node, int64_t) {
-  std::string why = check_spatial(node, /*one_d=*/true);
-  if (!why.empty()) return why;
-  if (const Attribute* o = node.attribute("storage_order"); o != nullptr && o->i != 0)
-    return "column-major storage_order";
-  return {};
+  return check_spatial(node, /*one_d=*/true);
 }
 
 Status max_pool(OpContext& ctx) {

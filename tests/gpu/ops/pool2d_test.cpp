@@ -1,5 +1,6 @@
 // Max and average pooling against a float64 transcription of PyTorch's rules: odd sizes, padding,
-// ceil_mode, count_include_pad both ways, rectangular kernels, NaN in max, splitting, misuse.
+// ceil_mode, count_include_pad both ways, rectangular kernels, NaN in max, ONNX's max indices,
+// splitting, misuse.
 #include "gpu/ops/pool2d.h"
 
 #include <gtest/gtest.h>
@@ -40,8 +41,57 @@ std::vector<double> reference(bool is_max, const std::vector<float>& x, const Sh
   return out;
 }
 
+// Where each max_pool2d window's maximum lies, flat over the input as ONNX's MaxPool Indices: the
+// first maximum in row-major order; plane-major, then row- or column-major within the plane.
+std::vector<int32_t> reference_indices(const std::vector<float>& x, const Shape& s, const ops::Pool2dParams& p,
+                                       int64_t oh, int64_t ow, bool column_major) {
+  const int64_t sh = p.stride[0] ? p.stride[0] : p.kernel[0], sw = p.stride[1] ? p.stride[1] : p.kernel[1];
+  std::vector<int32_t> out;
+  for (int64_t pl = 0; pl < s[0] * s[1]; ++pl)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xx = 0; xx < ow; ++xx) {
+        const int64_t hs = y * sh - p.pad[0], ws = xx * sw - p.pad[1];
+        int64_t best_r = -1, best_c = -1;
+        for (int64_t r = std::max<int64_t>(hs, 0); r < std::min(hs + p.kernel[0], s[2]); ++r)
+          for (int64_t c = std::max<int64_t>(ws, 0); c < std::min(ws + p.kernel[1], s[3]); ++c) {
+            if (best_r < 0 || x[(pl * s[2] + r) * s[3] + c] > x[(pl * s[2] + best_r) * s[3] + best_c]) {
+              best_r = r;
+              best_c = c;
+            }
+          }
+        out.push_back(static_cast<int32_t>(column_major ? (pl * s[3] + best_c) * s[2] + best_r
+                                                        : (pl * s[2] + best_r) * s[3] + best_c));
+      }
+  return out;
+}
+
+std::vector<int32_t> download_i32(Runtime& rt, const Tensor& t) {
+  std::vector<int32_t> v(t.numel());
+  EXPECT_TRUE(t.download(rt, v.data(), v.size() * 4).is_ok());
+  return v;
+}
+
 class Pool2dTest : public GpuTest, public ::testing::WithParamInterface<DType> {
  protected:
+  void check_indices(const Shape& s, const ops::Pool2dParams& p, bool column_major, uint32_t seed) {
+    const DType d = GetParam();
+    auto size = ops::pool2d_output_size(s[2], s[3], p);
+    ASSERT_TRUE(size.is_ok()) << size.status().to_string();
+    const Shape os{s[0], s[1], (*size)[0], (*size)[1]};
+    Tensor in = upload_f32(rt(), d, s, random_floats(shape_numel(s), seed));
+    Tensor out = poisoned(rt(), d, os);
+    Tensor indices = poisoned(rt(), DType::kI32, os);
+    Graph g(rt());
+    Status st = ops::max_pool2d_with_indices(g, in, out, indices, p, column_major);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    const auto x = download_f32(rt(), in);
+    const auto want_max = reference(true, x, s, p, os[2], os[3]);
+    const auto got_max = download_f32(rt(), out);
+    for (size_t i = 0; i < got_max.size(); ++i) ASSERT_EQ(got_max[i], want_max[i]) << i;
+    EXPECT_EQ(download_i32(rt(), indices), reference_indices(x, s, p, os[2], os[3], column_major))
+        << shape_string(s) << (column_major ? " column-major" : "");
+  }
   void check(bool is_max, const Shape& s, const ops::Pool2dParams& p, uint32_t seed) {
     const DType d = GetParam();
     auto size = ops::pool2d_output_size(s[2], s[3], p);
@@ -105,6 +155,17 @@ TEST_P(Pool2dTest, AsymmetricPaddingAsOnnxSamePadding) {
   }
 }
 
+// ONNX MaxPool's Indices: several planes (the position counts every plane before), padding, ceil_mode,
+// both storage orders; in fp16, rounding makes ties, where the first maximum wins.
+TEST_P(Pool2dTest, MaxPoolIndicesAreFlatPositionsOfTheFirstMaximum) {
+  uint32_t seed = 120;
+  for (bool column_major : {false, true}) {
+    check_indices({2, 3, 7, 9}, {{3, 3}, {2, 2}, {1, 1}}, column_major, ++seed);
+    check_indices({1, 2, 8, 5}, {{2, 3}, {1, 2}, {1, 1}, true}, column_major, ++seed);
+    check_indices({3, 1, 5, 6}, {{3, 3}, {1, 1}, {0, 0}, false, true, {1, 1}}, column_major, ++seed);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Pool2dTest, ::testing::Values(DType::kF32, DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
@@ -141,6 +202,14 @@ TEST_F(Pool2dMiscTest, PlanesAreSplitBeyondOneBinding) {
   auto want = reference(false, x, s, p, 5, 4);
   auto got = download_f32(rt(), out);
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6) << i;
+
+  // Max with indices: each dispatch counts the planes before it.
+  Tensor indices = poisoned(rt(), DType::kI32, {3, 4, 5, 4});
+  Graph gi(rt());
+  ASSERT_TRUE(ops::max_pool2d_with_indices(gi, in, out, indices, p).is_ok());
+  EXPECT_GT(gi.dispatch_count(), 1u);
+  ASSERT_TRUE(gi.run().is_ok());
+  EXPECT_EQ(download_i32(rt(), indices), reference_indices(x, s, p, 5, 4, false));
 }
 
 TEST_F(Pool2dMiscTest, MisuseIsRefused) {
@@ -155,6 +224,9 @@ TEST_F(Pool2dMiscTest, MisuseIsRefused) {
   EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF16, {1, 2, 4, 4}), {{2, 2}}).code(), bad);                  // dtype
   EXPECT_EQ(ops::avg_pool2d(g, t(DType::kF32, {2, 8, 8}), t(DType::kF32, {2, 4, 4}), {{2, 2}}).code(), bad);
   EXPECT_EQ(ops::avg_pool2d(g, t(DType::kI32, {1, 2, 8, 8}), t(DType::kI32, {1, 2, 4, 4}), {{2, 2}}).code(), bad);
+  EXPECT_EQ(
+      ops::max_pool2d_with_indices(g, in, t(DType::kF32, {1, 2, 4, 4}), t(DType::kF32, {1, 2, 4, 4}), {{2, 2}}).code(),
+      bad);  // indices not i32
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 
