@@ -118,9 +118,9 @@ Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Po
     if (k < 1 || st < 1 || pad < 0 || params.stride[d] < 0) {
       return invalid_argument("pool2d: kernel and stride must be ≥ 1 and padding ≥ 0");
     }
-    if (std::max(pad, pad_end) > k / 2) {
+    if (std::max(pad, pad_end) >= k) {
       return invalid_argument("pool2d: padding " + std::to_string(std::max(pad, pad_end)) +
-                              " exceeds half the kernel " + std::to_string(k));
+                              " is not smaller than the kernel " + std::to_string(k));
     }
     if (in[d] > kMaxExtent || k > kMaxExtent || st > kMaxExtent) {
       return invalid_argument("pool2d: sizes above 65535 are not supported");

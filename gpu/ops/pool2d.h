@@ -5,7 +5,8 @@
 //   max ignores padding (a NaN in the window wins, as PyTorch's does);
 //   avg divides by the window clipped to the padded input when count_include_pad, else by the
 //   number of real input elements it covers.
-// PyTorch's constraints apply: kernel, stride ≥ 1, 0 ≤ pad ≤ kernel / 2. divisor_override is not
+// kernel, stride ≥ 1 and 0 ≤ pad < kernel (ONNX Runtime's bound; PyTorch's is kernel / 2): every
+// window then holds at least one input element. divisor_override is not
 // provided; max_pool2d_with_indices gives ONNX's Indices (PyTorch's return_indices are per plane).
 //
 // Large tensors: the B·C planes are split into dispatches over windows (layout.h).

@@ -142,6 +142,19 @@ TEST_P(Pool2dTest, CeilModeAndPaddingCounting) {
   }
 }
 
+// Padding beyond half the kernel (below the kernel, as ONNX Runtime bounds it): windows that hold
+// only their edge's input element, both counting modes, ceil_mode.
+TEST_P(Pool2dTest, PaddingBeyondHalfTheKernel) {
+  uint32_t seed = 100;
+  for (bool is_max : {true, false}) {
+    for (bool include : {true, false}) {
+      check(is_max, {1, 2, 5, 5}, {{3, 3}, {1, 1}, {2, 2}, false, include}, ++seed);
+      check(is_max, {2, 1, 6, 7}, {{4, 3}, {2, 1}, {3, 2}, true, include}, ++seed);
+      check(is_max, {1, 1, 4, 5}, {{3, 2}, {2, 2}, {1, 1}, false, include, {2, 1}}, ++seed);
+    }
+  }
+}
+
 // ONNX's SAME_UPPER and SAME_LOWER: one side padded more than the other, both counting modes.
 TEST_P(Pool2dTest, AsymmetricPaddingAsOnnxSamePadding) {
   uint32_t seed = 80;
@@ -219,7 +232,7 @@ TEST_F(Pool2dMiscTest, MisuseIsRefused) {
   const Tensor in = t(DType::kF32, {1, 2, 8, 8});
   EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 4, 5}), {{2, 2}}).code(), bad);                  // out shape
   EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 4, 4}), {{0, 2}}).code(), bad);                  // kernel 0
-  EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 5, 5}), {{2, 2}, {2, 2}, {2, 2}}).code(), bad);  // pad > k/2
+  EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 5, 5}), {{2, 2}, {2, 2}, {2, 2}}).code(), bad);  // pad ≥ k
   EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF32, {1, 2, 1, 1}), {{9, 9}}).code(), bad);                  // too large
   EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF16, {1, 2, 4, 4}), {{2, 2}}).code(), bad);                  // dtype
   EXPECT_EQ(ops::avg_pool2d(g, t(DType::kF32, {2, 8, 8}), t(DType::kF32, {2, 4, 4}), {{2, 2}}).code(), bad);
