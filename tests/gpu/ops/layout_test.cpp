@@ -150,11 +150,9 @@ std::pair<int64_t, int64_t> python_slice(int64_t dim, const ops::SliceAxis& a) {
 }
 
 TEST_P(LayoutTest, SlicesWithStepsAndNegativeBounds) {
-  const Shape shape{7, 9, 11};
-  Host in = random_host(shape);
-  Tensor tin = upload(in);
   struct Case {
     std::vector<ops::SliceAxis> axes;
+    Shape shape{7, 9, 11};
   };
   const Case cases[] = {
       {{{1, 6, 2}, {0, INT64_MAX, 1}, {-5, -1, 3}}},
@@ -165,9 +163,13 @@ TEST_P(LayoutTest, SlicesWithStepsAndNegativeBounds) {
       {{{INT64_MAX, INT64_MIN, -1}, {INT64_MAX, INT64_MIN, -1}, {INT64_MAX, INT64_MIN, -1}}},  // one axis, stride −1
       {{{INT64_MAX, INT64_MIN, -1}, {}, {INT64_MAX, INT64_MIN, -1}}},
       {{{5, 0, -2}, {-1, -7, -3}, {1, 9, 4}}},
-      {{{100, -100, -3}, {2, 5, -1}}},  // empty along axis 1
+      {{{100, -100, -3}, {2, 5, -1}}},                        // empty along axis 1
+      {{{INT64_MAX, INT64_MIN, -1}, {1, 5, 2}}, {6, 5, 48}},  // rows of whole words in reverse (WORDS)
   };
   for (const Case& c : cases) {
+    const Shape& shape = c.shape;
+    Host in = random_host(shape);
+    Tensor tin = upload(in);
     Shape os = shape;
     std::vector<int64_t> start(3, 0), step(3, 1);
     for (size_t d = 0; d < c.axes.size(); ++d) {
