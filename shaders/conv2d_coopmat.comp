@@ -178,4 +178,23 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
   GEMM_WRITE8(outp4, p.off_out + oi, v);
 }
 
+// Columns n.. of output channel m: 16-byte words where VEC_OUT allows, otherwise element by
+// element with every residual load before the first store.
+void gemm_store_row8(uint bz, uint m, uint n, float acc[8]) {
+  const uint count = min(8u, p.ho * p.wo - n);
+  if (VEC_OUT && count == 8u) {
+    gemm_store8(bz, m, n, acc);
+    return;
+  }
+  const uint oi = bz * p.stride_out + m * (p.ho * p.wo) + n;
+  const float b = (p.flags & GEMM_FLAG_BIAS) != 0u ? float(bias[p.off_bias + m]) : 0.0;
+  float rv[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    rv[e] = (p.flags & GEMM_FLAG_RESIDUAL) != 0u && e < count ? float(res[p.off_r + oi + e]) : 0.0;
+  }
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    if (e < count) outp[p.off_out + oi + e] = STORE_T(gemm_epilogue_out(acc[e] + b, rv[e], p.flags));
+  }
+}
+
 #include "gemm_coopmat.glsl"

@@ -74,4 +74,22 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   outp[p.off_out + oi] = STORE_T(gemm_epilogue_out(v, residual, p.flags));
 }
 
+// Input pixels n.. of row m = (output channel, tap): their outputs are KW apart along a row (or on
+// the next rows), so element by element, every residual load before the first store.
+void gemm_store_row8(uint bz, uint m, uint n, float acc[8]) {
+  const uint o = m / (KH * KW), r = m % (KH * KW);
+  const uint count = min(8u, p.h * p.w - n);
+  const float b = (p.flags & GEMM_FLAG_BIAS) != 0u ? float(bias[p.off_bias + o]) : 0.0;
+  uint oi[8];
+  float rv[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    const uint y = (n + e) / p.w, x = (n + e) % p.w;
+    oi[e] = bz * p.stride_out + (o * p.h * KH + y * KH + r / KW) * (p.w * KW) + x * KW + r % KW;
+    rv[e] = (p.flags & GEMM_FLAG_RESIDUAL) != 0u && e < count ? float(res[p.off_r + oi[e]]) : 0.0;
+  }
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    if (e < count) outp[p.off_out + oi[e]] = STORE_T(gemm_epilogue_out(acc[e] + b, rv[e], p.flags));
+  }
+}
+
 #include "gemm_coopmat.glsl"

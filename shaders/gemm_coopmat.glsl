@@ -17,7 +17,7 @@
 // share of the K slices and stores its fp32 accumulators to gemm_partials; the last workgroup of a
 // tile to arrive (a counter per tile in gemm_arrivals, zeroed by the host before the dispatch) adds
 // the other shares to its own in the epilogue, element by element (adding cooperative matrices
-// crashes the optimiser of Debian's glslc), so the includer's gemm_store is unchanged.
+// crashes the optimiser of Debian's glslc), so the includer's stores are unchanged.
 // Bindings 5 (partials: fp32, tiles·KSPLITS·BM·BN) and 6 (one uint per tile) belong to this core;
 // with KSPLITS = 1 they are unused and the host binds dummies.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
@@ -36,11 +36,14 @@
 //   GemmLoad8 gemm_load_b8(uint bz, uint row, uint col)  likewise for B (row = k, col = n when
 //       row-major; row = n, col = k when column-major)
 //   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
-// and may define, for 16-byte stores:
-//   GEMM_STORE8                       bool constant expression: gemm_store8 may be used (the host
-//                                     checks the alignment of C and the epilogue operands)
-//   void gemm_store8(uint bz, uint m, uint n, float acc[8])   columns n..n+7 (n a multiple of 8,
-//       n + 8 ≤ N, m < M); the other columns still go through gemm_store
+//   void gemm_store_row8(uint bz, uint m, uint n, float acc[8])   columns n..min(n + 8, N) − 1 of
+//       row m < M (n < N, a multiple of 8): every load it needs (C, bias, residual) issued before
+//       its first store, in 16-byte words where C allows them
+// and may define
+//   GEMM_STORE8                       bool constant expression: C and the epilogue operands allow
+//                                     16-byte words (the host checks their alignment), so the
+//                                     epilogue hands every row of 8 to gemm_store_row8 (split-K
+//                                     epilogues always do)
 // and, for an epilogue that needs columns 16 apart together (RoPE at head_dim 64):
 //   GEMM_PAIR_STORE                   bool constant expression: the epilogue spills the two
 //                                     fragments of each fragment row at once (needs GEMM_FN == 2,
@@ -337,7 +340,8 @@ void main() {
     memoryBarrierBuffer();
   }
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
-  // after the final barrier above) and its invocations store the elements through the includer.
+  // after the final barrier above) and its invocations store the elements through the includer
+  // (8 an invocation).
   // With GEMM_STORE8 an invocation takes 8 consecutive columns of a fragment row, so that the
   // includer loads and stores 16-byte vectors: the loads of a fragment are then one round trip,
   // where element by element they were eight (a bias + GELU + residual epilogue doubled the time
@@ -385,7 +389,13 @@ void main() {
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     const uint mf = m0 + sg_m + (f / GEMM_FN) * 16, nf = n0 + sg_n + (f % GEMM_FN) * 16;
-    if (vec_store) {
+    if (vec_store || KSPLITS > 1) {
+      // 8 columns of a row an invocation: the other split-K shares come in 16-byte loads, and
+      // gemm_store_row8 issues all its loads before its stores (16-byte words where C allows).
+      // Split-K took this path whatever C's alignment: element by element every load after a
+      // store waited for it (the buffers may alias), a round trip an element, and a split
+      // convolution at ResNet-50's batch 1 spent most of its time there (H200: 3×3, 256 channels
+      // at 14×14 in 9 shares, 79 → 38 µs).
       for (uint chunk = gl_SubgroupInvocationID; chunk < 32u; chunk += gl_SubgroupSize) {
         const uint r = chunk / 2u, c = (chunk % 2u) * 8u;  // row and first column in the fragment
         const uint m = mf + r, n = nf + c;
@@ -398,26 +408,16 @@ void main() {
           v[0] += p0.x, v[1] += p0.y, v[2] += p0.z, v[3] += p0.w;
           v[4] += p1.x, v[5] += p1.y, v[6] += p1.z, v[7] += p1.w;
         }
-        if (m >= M) continue;
-#ifdef GEMM_STORE8
-        if (n + 8u <= N) {
-          gemm_store8(bz, m, n, v);
-          continue;
-        }
-#endif
-        [[unroll]] for (uint e = 0; e < 8u; ++e) {
-          if (n + e < N) gemm_store(bz, m, n + e, v[e]);
-        }
+        if (m < M && n < N) gemm_store_row8(bz, m, n, v);
       }
     } else {
+      // Element by element, two 16-column row segments a store instruction. (Rows of 8 columns an
+      // invocation, as above, made each store instruction touch 16 rows: ResNet-50's batch 32 in
+      // fp16 6.3 → 6.8 ms on an H200.)
       for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
         const uint m = mf + e / 16u, n = nf + e % 16u;
         if (m >= M || n >= N) continue;
-        float v = uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]);
-        for (uint s = 0; s < KSPLITS; ++s) {  // split-K: the other shares
-          if (s != split) v += gemm_partials[tile_base + s * BM * BN + (m - m0) * BN + (n - n0)];
-        }
-        gemm_store(bz, m, n, v);
+        gemm_store(bz, m, n, uintBitsToFloat(gemm_sa[scratch + e / 4u][e % 4u]));
       }
     }
     subgroupMemoryBarrierShared();

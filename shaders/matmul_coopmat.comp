@@ -116,14 +116,30 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
   GEMM_WRITE8(c4, p.off_c + ci, v);
 }
 
-// Eight columns of row m from n, through gemm_store8 where C allows 16-byte stores.
-void gemm_store_row8(uint bz, uint m, uint n, float v[8]) {
-  if (VEC_C && n + 8u <= p.n) {
-    gemm_store8(bz, m, n, v);
+// Columns n.. of row m: 16-byte words where VEC_C allows, otherwise element by element with every
+// load (C for beta, the bias, the residual) before the first store.
+void gemm_store_row8(uint bz, uint m, uint n, float acc[8]) {
+  const uint count = min(8u, p.n - n);
+  if (VEC_C && count == 8u) {
+    gemm_store8(bz, m, n, acc);
     return;
   }
+  const uint ci = bz * p.stride_c + m * p.ldc + n;
+  const bool beta = (p.flags & GEMM_FLAG_BETA) != 0u, has_bias = (p.flags & GEMM_FLAG_BIAS) != 0u;
+  const bool bias_row = (p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u, residual = (p.flags & GEMM_FLAG_RESIDUAL) != 0u;
+  float cv[8], bv[8], rv[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
-    if (n + e < p.n) gemm_store(bz, m, n + e, v[e]);
+    const bool inside = e < count;
+    cv[e] = beta && inside ? float(c[p.off_c + ci + e]) : 0.0;
+    bv[e] = has_bias && inside ? float(bias[p.off_bias + (bias_row ? m : n + e)]) : 0.0;
+    rv[e] = residual && inside ? float(res[p.off_r + ci + e]) : 0.0;
+  }
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    if (e >= count) continue;
+    float v = p.alpha * acc[e];
+    if (beta) v += p.beta * cv[e];
+    if (has_bias) v += bv[e];
+    c[p.off_c + ci + e] = STORE_T(gemm_epilogue_out(v, rv[e], p.flags));
   }
 }
 
