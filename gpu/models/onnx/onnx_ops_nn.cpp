@@ -281,14 +281,14 @@ std::string check_conv_transpose(const Node& node, int64_t) {
   if (const Attribute* g = node.attribute("group"); g != nullptr && g->i != 1) {
     return "grouped transposed convolution (group != 1)";
   }
-  return check_spatial(node, /*one_d=*/true);
+  return check_kernel_rank(node, /*one_d=*/true);
 }
 
 namespace {
 
-// ConvTranspose's per-axis (h, w) sizes: the input's, and from the attributes the kernel's,
-// strides, output padding and the padding before and after that give the output's size
-// (ONNX's rules: explicit pads, or pads derived from output_shape or SAME_UPPER/SAME_LOWER).
+// ConvTranspose's per-axis (h, w) sizes: the input's, the kernel's extent (dilation applied), and
+// from the attributes the strides, output padding and the padding before and after that give the
+// output's size (ONNX's rules: explicit pads, or pads derived from output_shape or SAME_UPPER/SAME_LOWER).
 struct TransposedGeometry {
   std::array<int64_t, 2> kernel{}, stride{}, output_padding{}, pad_begin{}, pad_end{}, out{};
 };
@@ -371,10 +371,24 @@ Result<Arg> flipped_kernel(OpContext& ctx, int64_t cin, int64_t cout, int64_t kh
   });
 }
 
-// Any transposed convolution of group 1 without dilations: the input with stride − 1 zeros between
-// its elements and kernel − 1 − pad around it, through a stride-1 convolution with the kernel
-// flipped and its in/out channels swapped. The zeros cost (stride² − 1)/stride² of the arithmetic;
-// stride == kernel without padding runs as one GEMM instead (ops::conv_transpose2d).
+// The stride-1 convolution of the framed input with the flipped kernel: the implicit GEMM, or the
+// direct kernel where the kernel is dilated.
+Status flipped_convolution(OpContext& ctx, const Arg& framed, const Arg& kernel, const std::optional<Arg>& bias,
+                           const Arg& out, const std::array<int64_t, 2>& dilation) {
+  if (dilation == std::array<int64_t, 2>{1, 1}) {
+    return gpu::ops::conv2d(ctx.graph(), ctx.caps(), framed, kernel, bias, out, {}, {}, ctx.gemm_path());
+  }
+  gpu::ops::Conv2dGroupedParams p;
+  p.dilation_h = dilation[0];
+  p.dilation_w = dilation[1];
+  return gpu::ops::conv2d_grouped(ctx.graph(), framed, kernel, bias, out, p);
+}
+
+// Any transposed convolution of group 1: the input with stride − 1 zeros between its elements and
+// span − 1 − pad around it (span: the kernel's extent with dilation), through a stride-1
+// convolution with the kernel flipped, its in/out channels swapped and the same dilation. The zeros
+// cost (stride² − 1)/stride² of the arithmetic; stride == kernel without padding or dilation runs
+// as one GEMM instead (ops::conv_transpose2d).
 Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& bias, bool one_d) {
   const Shape& wd = ctx.input(1).shape;
   if (one_d) {
@@ -384,7 +398,9 @@ Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& b
   const int64_t kh = one_d ? 1 : wd[2], kw = one_d ? wd[2] : wd[3], cout = wd[1];
   if (wd[0] != cin)
     return ctx.fail("weight has " + std::to_string(wd[0]) + " input channels, x " + std::to_string(cin));
-  RECON_ASSIGN_OR_RETURN(const TransposedGeometry t, transposed_geometry(ctx, {h, w}, {kh, kw}, one_d));
+  const std::array<int64_t, 2> dilation = spatial_attr(ctx, "dilations", one_d);
+  const std::array<int64_t, 2> span{dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1};
+  RECON_ASSIGN_OR_RETURN(const TransposedGeometry t, transposed_geometry(ctx, {h, w}, span, one_d));
   RECON_ASSIGN_OR_RETURN(const Arg kernel, flipped_kernel(ctx, cin, cout, kh, kw));
 
   // Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, sh, W, sw].
@@ -396,16 +412,16 @@ Status conv_transpose_general(OpContext& ctx, Arg x, const std::optional<Arg>& b
     RECON_RETURN_IF_ERROR(gpu::ops::pad(ctx.graph(), x6, z6, {0, 0, 0, 0, 0, 0}, gpu::ops::PadMode::kConstant));
     RECON_ASSIGN_OR_RETURN(spread, gpu::ops::reshape_view(z6, {n, cin, h * sh, w * sw}));
   }
-  // Then kernel − 1 − pad around them (a negative amount crops), and what the output needs after.
-  const int64_t ph = t.out[0] + kh - 1, pw = t.out[1] + kw - 1;
+  // Then span − 1 − pad around them (a negative amount crops), and what the output needs after.
+  const int64_t ph = t.out[0] + span[0] - 1, pw = t.out[1] + span[1] - 1;
   RECON_ASSIGN_OR_RETURN(const Arg framed, ctx.scratch(x.dtype(), {n, cin, ph, pw}));
   RECON_RETURN_IF_ERROR(gpu::ops::pad(ctx.graph(), spread, framed,
-                                      {0, 0, kh - 1 - t.pad_begin[0], kw - 1 - t.pad_begin[1]},
+                                      {0, 0, span[0] - 1 - t.pad_begin[0], span[1] - 1 - t.pad_begin[1]},
                                       gpu::ops::PadMode::kConstant));
   const Shape out_shape = one_d ? Shape{n, cout, t.out[1]} : Shape{n, cout, t.out[0], t.out[1]};
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
   RECON_ASSIGN_OR_RETURN(const Arg out4, gpu::ops::reshape_view(out, {n, cout, t.out[0], t.out[1]}));
-  return gpu::ops::conv2d(ctx.graph(), ctx.caps(), framed, kernel, bias, out4, {}, {}, ctx.gemm_path());
+  return flipped_convolution(ctx, framed, kernel, bias, out4, dilation);
 }
 
 }  // namespace
@@ -427,7 +443,8 @@ Status conv_transpose(OpContext& ctx) {
   }
   const bool plain = rank == 4 && ctx.attr_ints("strides") == std::vector<int64_t>{ws[2], ws[3]} &&
                      all_equal(ctx.attr_ints("pads"), 0) && all_equal(ctx.attr_ints("output_padding"), 0) &&
-                     ctx.attr_ints("output_shape").empty() && ctx.attr_string("auto_pad", "NOTSET") == "NOTSET";
+                     ctx.attr_ints("output_shape").empty() && ctx.attr_string("auto_pad", "NOTSET") == "NOTSET" &&
+                     all_equal(ctx.attr_ints("dilations"), 1);
   // The general path uploads the kernel flipped, so only the plain one puts the weight itself up.
   if (!plain) return conv_transpose_general(ctx, x, bias, rank == 3);
   RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));

@@ -328,11 +328,12 @@ TEST_F(OnnxEngineTest, GraphsOfEveryBatchSizeShareOneCopyOfTheWeights) {
   EXPECT_EQ((*engine)->compiled_count(), 2u);
 }
 
-// ConvTranspose by its definition: every input element spreads its kernel over the output from
-// (i·stride − pad_begin), per axis; x [N, Cin, H, W], w [Cin, Cout, KH, KW].
+// ConvTranspose by its definition: every input element spreads its kernel, taps `dilation` apart,
+// over the output from (i·stride − pad_begin), per axis; x [N, Cin, H, W], w [Cin, Cout, KH, KW].
 std::vector<double> conv_transpose_reference(const std::vector<float>& x, const Shape& xs, const std::vector<float>& w,
                                              const Shape& ws, std::array<int64_t, 2> stride,
-                                             std::array<int64_t, 2> pad_begin, std::array<int64_t, 2> out) {
+                                             std::array<int64_t, 2> pad_begin, std::array<int64_t, 2> out,
+                                             std::array<int64_t, 2> dilation = {1, 1}) {
   const int64_t n = xs[0], cin = xs[1], h = xs[2], wd = xs[3], cout = ws[1], kh = ws[2], kw = ws[3];
   std::vector<double> y(static_cast<size_t>(n * cout * out[0] * out[1]), 0.0);
   for (int64_t b = 0; b < n; ++b)
@@ -342,7 +343,8 @@ std::vector<double> conv_transpose_reference(const std::vector<float>& x, const 
           for (int64_t co = 0; co < cout; ++co)
             for (int64_t ky = 0; ky < kh; ++ky)
               for (int64_t kx = 0; kx < kw; ++kx) {
-                const int64_t oy = iy * stride[0] + ky - pad_begin[0], ox = ix * stride[1] + kx - pad_begin[1];
+                const int64_t oy = iy * stride[0] + ky * dilation[0] - pad_begin[0];
+                const int64_t ox = ix * stride[1] + kx * dilation[1] - pad_begin[1];
                 if (oy < 0 || oy >= out[0] || ox < 0 || ox >= out[1]) continue;
                 y[static_cast<size_t>(((b * cout + co) * out[0] + oy) * out[1] + ox)] +=
                     double(x[static_cast<size_t>(((b * cin + ci) * h + iy) * wd + ix)]) *
@@ -352,14 +354,15 @@ std::vector<double> conv_transpose_reference(const std::vector<float>& x, const 
 }
 
 // Transposed convolutions that are not stride == kernel: strides, pads, output_padding, output_shape
-// (one past the full output), SAME_UPPER and a 1-D one, each against the definition, with the weights an initializer
-// (flipped on the host) and a graph input (flipped on the device).
+// (one past the full output), SAME_UPPER, dilations and 1-D ones, each against the definition, with
+// the weights an initializer (flipped on the host) and a graph input (flipped on the device).
 TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefinition) {
   struct Case {
     const char* what;
     Shape x, w;
     std::vector<Attribute> attributes;
     std::array<int64_t, 2> stride, pad_begin, out;
+    std::array<int64_t, 2> dilation{1, 1};
   };
   const Case cases[] = {
       {"stride 2, pads 1",
@@ -405,6 +408,23 @@ TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefi
        {1, 2},
        {0, 2},
        {1, 11}},
+      {"dilations (2, 3), stride 2, uneven pads",
+       {1, 2, 4, 3},
+       {2, 3, 3, 2},
+       {ints_attribute("strides", {2, 2}), ints_attribute("dilations", {2, 3}), ints_attribute("pads", {1, 0, 0, 2})},
+       {2, 2},
+       {1, 0},
+       {10, 6},
+       {2, 3}},
+      {"dilations 2, stride = kernel",
+       {1, 1, 3, 3},
+       {1, 2, 2, 2},
+       {ints_attribute("strides", {2, 2}), ints_attribute("dilations", {2, 2})},
+       {2, 2},
+       {0, 0},
+       {7, 7},
+       {2, 2}},
+      {"1-D, dilation 2", {1, 2, 5}, {2, 1, 3}, {ints_attribute("dilations", {2})}, {1, 1}, {0, 0}, {1, 9}, {1, 2}},
   };
   for (const Case& c : cases) {
     for (bool runtime_w : {false, true}) {
@@ -427,7 +447,8 @@ TEST_F(OnnxEngineTest, TransposedConvolutionsOfAnyStrideAndPaddingMatchTheirDefi
       ASSERT_EQ((*y)[0].dims, y_shape) << c.what;
       const Shape xs4 = one_d ? Shape{c.x[0], c.x[1], 1, c.x[2]} : c.x;
       const Shape ws4 = one_d ? Shape{c.w[0], c.w[1], 1, c.w[2]} : c.w;
-      const std::vector<double> want = conv_transpose_reference(xv, xs4, wv, ws4, c.stride, c.pad_begin, c.out);
+      const std::vector<double> want =
+          conv_transpose_reference(xv, xs4, wv, ws4, c.stride, c.pad_begin, c.out, c.dilation);
       const auto got = (*y)[0].values<float>();
       ASSERT_EQ(got.size(), want.size()) << c.what;
       double worst = 0;
