@@ -1,8 +1,9 @@
 #version 450
 // 2-D max (MODE 0) or average (MODE 1) pooling of [planes, in_h, in_w] maps, PyTorch semantics:
 // windows start at o·stride − pad; max ignores the padding (a NaN in the window wins, as in
-// PyTorch); average divides by the window clipped to [−pad, in + pad_end) when COUNT_INCLUDE_PAD
-// = 1, else by the number of real input elements in it. pad_end = pad but for ONNX's SAME padding.
+// PyTorch) and takes the taps dilation apart (ONNX's dilations); average divides by the window
+// clipped to [−pad, in + pad_end) when COUNT_INCLUDE_PAD = 1, else by the number of real input
+// elements in it. pad_end = pad but for ONNX's SAME padding.
 // INDICES = 1 (max only) also writes where each maximum lies, flat over every plane (ONNX MaxPool's
 // Indices): row-major, or column-major within its plane when COLUMN_MAJOR = 1.
 #include "common.glsl"
@@ -23,7 +24,53 @@ layout(push_constant) uniform Push {
   uint base_in, base_out;
   uint pad_h_end, pad_w_end;
   uint base_indices, first_plane;
+  uint dilation_h, dilation_w;
 } p;
+
+// The taps start + k·dilation that lie in [0, extent): k in [first, last).
+ivec2 taps(int start, uint kernel, uint dilation, uint extent) {
+  const int d = int(dilation);
+  const int first = start < 0 ? (-start + d - 1) / d : 0;
+  const int last = start < int(extent) ? min(int(kernel), (int(extent) - start + d - 1) / d) : 0;
+  return ivec2(first, last);
+}
+
+float window_max(uint base, uint i, uint plane, int hs, int ws) {
+  const ivec2 ky = taps(hs, p.kernel_h, p.dilation_h, p.in_h), kx = taps(ws, p.kernel_w, p.dilation_w, p.in_w);
+  const int dh = int(p.dilation_h), dw = int(p.dilation_w);
+  float r = uintBitsToFloat(0xff800000u);  // −inf
+  int at_y = hs + ky.x * dh, at_x = ws + kx.x * dw;  // where r lies: the first maximum in row-major order, or the last NaN
+  for (int j = ky.x; j < ky.y; ++j)
+    for (int k = kx.x; k < kx.y; ++k) {
+      const int y = hs + j * dh, x = ws + k * dw;
+      const float v = float(src[base + uint(y) * p.in_w + uint(x)]);
+      if (v > r || isnan(v)) {
+        r = v;
+        at_y = y;
+        at_x = x;
+      }
+    }
+#if INDICES
+  const uint whole = p.first_plane + plane;
+  indices[p.base_indices + i] = int(COLUMN_MAJOR == 1 ? (whole * p.in_w + uint(at_x)) * p.in_h + uint(at_y)
+                                                      : (whole * p.in_h + uint(at_y)) * p.in_w + uint(at_x));
+#endif
+  return r;
+}
+
+float window_average(uint base, int hs, int ws) {
+  int he = min(hs + int(p.kernel_h), int(p.in_h + p.pad_h_end)), we = min(ws + int(p.kernel_w), int(p.in_w + p.pad_w_end));
+  const int pool_size = (he - hs) * (we - ws);
+  hs = max(hs, 0);
+  ws = max(ws, 0);
+  he = min(he, int(p.in_h));
+  we = min(we, int(p.in_w));
+  float acc = 0.0;
+  for (int y = hs; y < he; ++y)
+    for (int x = ws; x < we; ++x) acc += float(src[base + uint(y) * p.in_w + uint(x)]);
+  const int count = COUNT_INCLUDE_PAD == 1 ? pool_size : (he - hs) * (we - ws);
+  return (he > hs && we > ws) ? acc / float(count) : 0.0;
+}
 
 void main() {
   uint i = linear_invocation(256);
@@ -32,38 +79,8 @@ void main() {
   uint t = i / p.out_w;
   uint oy = t % p.out_h;
   uint plane = t / p.out_h;
-  int hs = int(oy * p.stride_h) - int(p.pad_h), ws = int(ox * p.stride_w) - int(p.pad_w);
-  int he = min(hs + int(p.kernel_h), int(p.in_h + p.pad_h_end)), we = min(ws + int(p.kernel_w), int(p.in_w + p.pad_w_end));
-  const int pool_size = (he - hs) * (we - ws);
-  hs = max(hs, 0);
-  ws = max(ws, 0);
-  he = min(he, int(p.in_h));
-  we = min(we, int(p.in_w));
-  uint base = p.base_in + plane * p.in_h * p.in_w;
-  float r;
-  if (MODE == 0) {
-    r = uintBitsToFloat(0xff800000u);  // −inf
-    int at_y = hs, at_x = ws;  // where r lies: the first maximum in row-major order, or the last NaN
-    for (int y = hs; y < he; ++y)
-      for (int x = ws; x < we; ++x) {
-        float v = float(src[base + uint(y) * p.in_w + uint(x)]);
-        if (v > r || isnan(v)) {
-          r = v;
-          at_y = y;
-          at_x = x;
-        }
-      }
-#if INDICES
-    uint whole = p.first_plane + plane;
-    indices[p.base_indices + i] = int(COLUMN_MAJOR == 1 ? (whole * p.in_w + uint(at_x)) * p.in_h + uint(at_y)
-                                                        : (whole * p.in_h + uint(at_y)) * p.in_w + uint(at_x));
-#endif
-  } else {
-    float acc = 0.0;
-    for (int y = hs; y < he; ++y)
-      for (int x = ws; x < we; ++x) acc += float(src[base + uint(y) * p.in_w + uint(x)]);
-    int count = COUNT_INCLUDE_PAD == 1 ? pool_size : (he - hs) * (we - ws);
-    r = (he > hs && we > ws) ? acc / float(count) : 0.0;
-  }
+  const int hs = int(oy * p.stride_h) - int(p.pad_h), ws = int(ox * p.stride_w) - int(p.pad_w);
+  const uint base = p.base_in + plane * p.in_h * p.in_w;
+  const float r = MODE == 0 ? window_max(base, i, plane, hs, ws) : window_average(base, hs, ws);
   dst[p.base_out + i] = STORE_T(r);
 }

@@ -10,7 +10,9 @@ namespace recon::gpu::ops {
 namespace {
 
 constexpr uint32_t kGroup = 256;  // local_size_x of shaders/pool.comp
-constexpr int64_t kMaxExtent = 65535;
+// Extents, strides and their sums stay far inside the shader's 32-bit int arithmetic (a plane
+// itself must fit one binding).
+constexpr int64_t kMaxExtent = int64_t{1} << 24;
 
 struct PoolPush {
   uint32_t planes, in_h, in_w, out_h, out_w;
@@ -18,8 +20,9 @@ struct PoolPush {
   uint32_t base_in, base_out;
   uint32_t pad_h_end, pad_w_end;
   uint32_t base_indices, first_plane;
+  uint32_t dilation_h, dilation_w;
 };
-static_assert(sizeof(PoolPush) == 68, "mirrors Push in shaders/pool.comp");
+static_assert(sizeof(PoolPush) == 76, "mirrors Push in shaders/pool.comp");
 
 // Where max pooling writes its maxima's positions (max_pool2d_with_indices).
 struct IndicesOut {
@@ -35,10 +38,15 @@ int64_t pad_end_of(const Pool2dParams& p, int d) {
   return p.pad_end[d] < 0 ? p.pad[d] : p.pad_end[d];
 }
 
-// PyTorch's pooling_output_shape (dilation 1), with the padding before and after apart: the last
-// window must start inside the input or its leading padding.
-int64_t out_extent(int64_t in, int64_t k, int64_t pad, int64_t pad_end, int64_t stride, bool ceil_mode) {
-  const int64_t num = in + pad + pad_end - k + (ceil_mode ? stride - 1 : 0);
+// The extent of a window whose taps lie `dilation` apart.
+int64_t span_of(const Pool2dParams& p, int d) {
+  return p.dilation[d] * (p.kernel[d] - 1) + 1;
+}
+
+// PyTorch's pooling_output_shape, with the padding before and after apart: the last window must
+// start inside the input or its leading padding. `span` is the kernel's extent with dilation.
+int64_t out_extent(int64_t in, int64_t span, int64_t pad, int64_t pad_end, int64_t stride, bool ceil_mode) {
+  const int64_t num = in + pad + pad_end - span + (ceil_mode ? stride - 1 : 0);
   int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
@@ -51,6 +59,9 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   if (in.dtype() != out.dtype() || (in.dtype() != DType::kF32 && in.dtype() != DType::kF16)) {
     return invalid_argument(std::string(name) + ": dtypes " + dtype_name(in.dtype()) + " -> " +
                             dtype_name(out.dtype()) + " (f32 or f16, equal)");
+  }
+  if (mode == 1 && params.dilation != std::array<int64_t, 2>{1, 1}) {
+    return invalid_argument(std::string(name) + ": dilation is for max pooling only");
   }
   Result<std::array<int64_t, 2>> size = pool2d_output_size(s[2], s[3], params);
   if (!size.is_ok()) return size.status().with_context(name);
@@ -100,7 +111,9 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
                   static_cast<uint32_t>(pad_end_of(params, 0)),
                   static_cast<uint32_t>(pad_end_of(params, 1)),
                   wx ? wx->base : 0u,
-                  static_cast<uint32_t>(p0)};
+                  static_cast<uint32_t>(p0),
+                  static_cast<uint32_t>(params.dilation[0]),
+                  static_cast<uint32_t>(params.dilation[1])};
     const auto groups = Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup);
     const Binding read{wi.arg, Access::kRead}, write{wo.arg, Access::kWrite};
     RECON_RETURN_IF_ERROR(wx ? g.dispatch(shader, spec, {read, write, {wx->arg, Access::kWrite}}, push, groups)
@@ -115,17 +128,18 @@ Result<std::array<int64_t, 2>> pool2d_output_size(int64_t h, int64_t w, const Po
   std::array<int64_t, 2> in{h, w}, out{};
   for (int d = 0; d < 2; ++d) {
     const int64_t k = params.kernel[d], st = stride_of(params, d), pad = params.pad[d], pad_end = pad_end_of(params, d);
-    if (k < 1 || st < 1 || pad < 0 || params.stride[d] < 0) {
-      return invalid_argument("pool2d: kernel and stride must be ≥ 1 and padding ≥ 0");
+    if (k < 1 || st < 1 || params.dilation[d] < 1 || pad < 0 || params.stride[d] < 0) {
+      return invalid_argument("pool2d: kernel, stride and dilation must be ≥ 1 and padding ≥ 0");
     }
     if (std::max(pad, pad_end) >= k) {
       return invalid_argument("pool2d: padding " + std::to_string(std::max(pad, pad_end)) +
                               " is not smaller than the kernel " + std::to_string(k));
     }
-    if (in[d] > kMaxExtent || k > kMaxExtent || st > kMaxExtent) {
-      return invalid_argument("pool2d: sizes above 65535 are not supported");
+    const int64_t span = span_of(params, d);
+    if (in[d] > kMaxExtent || span > kMaxExtent || st > kMaxExtent) {
+      return invalid_argument("pool2d: sizes above 2^24 are not supported");
     }
-    out[d] = out_extent(in[d], k, pad, pad_end, st, params.ceil_mode);
+    out[d] = out_extent(in[d], span, pad, pad_end, st, params.ceil_mode);
     if (out[d] < 1) {
       return invalid_argument("pool2d: a kernel of " + std::to_string(k) + " with padding " + std::to_string(pad) +
                               " does not fit an input of " + std::to_string(in[d]));

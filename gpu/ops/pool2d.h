@@ -1,13 +1,14 @@
 // 2-D max and average pooling of NCHW maps, [B, C, H, W] → [B, C, Ho, Wo] (f32 or f16, fp32
-// arithmetic), PyTorch semantics (nn.MaxPool2d / nn.AvgPool2d without dilation):
-//   Ho = ⌊(H + 2·pad − kernel) / stride⌋ + 1, or with ceil_mode ⌈…⌉ + 1 less one when the last
-//   window would start in the bottom/right padding;
+// arithmetic), PyTorch semantics (nn.MaxPool2d / nn.AvgPool2d; dilation for max only):
+//   Ho = ⌊(H + 2·pad − span) / stride⌋ + 1, span = dilation·(kernel − 1) + 1, or with ceil_mode
+//   ⌈…⌉ + 1 less one when the last window would start in the bottom/right padding;
 //   max ignores padding (a NaN in the window wins, as PyTorch's does);
 //   avg divides by the window clipped to the padded input when count_include_pad, else by the
 //   number of real input elements it covers.
-// kernel, stride ≥ 1 and 0 ≤ pad < kernel (ONNX Runtime's bound; PyTorch's is kernel / 2): every
-// window then holds at least one input element. divisor_override is not
-// provided; max_pool2d_with_indices gives ONNX's Indices (PyTorch's return_indices are per plane).
+// kernel, stride, dilation ≥ 1 and 0 ≤ pad < kernel (ONNX Runtime's bound; PyTorch's is kernel /
+// 2): every undilated window then holds at least one input element (a dilated window whose taps
+// all miss the input would be −inf). divisor_override is not provided; max_pool2d_with_indices
+// gives ONNX's Indices (PyTorch's return_indices are per plane).
 //
 // Large tensors: the B·C planes are split into dispatches over windows (layout.h).
 //
@@ -31,6 +32,7 @@ struct Pool2dParams {
   // Padding after (bottom, right); -1: as `pad` (PyTorch's symmetric padding). ONNX's SAME_UPPER
   // and SAME_LOWER pad one side more than the other.
   std::array<int64_t, 2> pad_end{-1, -1};
+  std::array<int64_t, 2> dilation{1, 1};  // max only: the window's taps this far apart
 };
 
 // (Ho, Wo) for an input of h × w, or INVALID_ARGUMENT for bad parameters.

@@ -103,8 +103,10 @@ Status pool(OpContext& ctx, bool max) {
   if (k.size() != rank - 2) return ctx.fail("kernel_shape must have " + std::to_string(rank - 2) + " entries");
   p.kernel = one_d ? std::array<int64_t, 2>{1, k[0]} : std::array<int64_t, 2>{k[0], k[1]};
   p.stride = spatial_attr(ctx, "strides", one_d);
+  if (max) p.dilation = spatial_attr(ctx, "dilations", one_d);
+  const std::array<int64_t, 2> span{p.dilation[0] * (p.kernel[0] - 1) + 1, p.dilation[1] * (p.kernel[1] - 1) + 1};
   RECON_ASSIGN_OR_RETURN(const auto pads,
-                         explicit_pads(ctx, {x.shape()[2], x.shape()[3]}, p.kernel, p.stride, one_d ? 1 : 2));
+                         explicit_pads(ctx, {x.shape()[2], x.shape()[3]}, span, p.stride, one_d ? 1 : 2));
   p.pad = {pads[0], pads[1]};
   p.pad_end = {pads[2], pads[3]};  // SAME_UPPER / SAME_LOWER pad one side more
   p.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
@@ -453,7 +455,11 @@ Status conv_transpose(OpContext& ctx) {
   return gpu::ops::conv_transpose2d(ctx.graph(), ctx.caps(), x, w, bias, out, {}, ctx.gemm_path());
 }
 
-std::string check_pool(const Node& node, int64_t) {
+std::string check_max_pool(const Node& node, int64_t) {
+  return check_kernel_rank(node, /*one_d=*/true);
+}
+
+std::string check_average_pool(const Node& node, int64_t) {
   return check_spatial(node, /*one_d=*/true);
 }
 

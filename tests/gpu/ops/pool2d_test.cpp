@@ -1,6 +1,6 @@
 // Max and average pooling against a float64 transcription of PyTorch's rules: odd sizes, padding,
-// ceil_mode, count_include_pad both ways, rectangular kernels, NaN in max, ONNX's max indices,
-// splitting, misuse.
+// ceil_mode, count_include_pad both ways, rectangular kernels, dilated max, NaN in max, ONNX's max
+// indices, splitting, misuse.
 #include "gpu/ops/pool2d.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +15,25 @@ namespace {
 
 using namespace testing;  // NOLINT
 
+// The first maximum, in row-major order, of the max_pool2d window of plane `pl` starting at (hs, ws),
+// its taps p.dilation apart: value, row and column (row −1 where every tap is padding).
+struct Tap {
+  double v;
+  int64_t r, c;
+};
+Tap window_max(const std::vector<float>& x, const Shape& s, const ops::Pool2dParams& p, int64_t pl, int64_t hs,
+               int64_t ws) {
+  Tap best{-INFINITY, -1, -1};
+  for (int64_t i = 0; i < p.kernel[0]; ++i)
+    for (int64_t j = 0; j < p.kernel[1]; ++j) {
+      const int64_t r = hs + i * p.dilation[0], c = ws + j * p.dilation[1];
+      if (r < 0 || r >= s[2] || c < 0 || c >= s[3]) continue;
+      const double v = x[(pl * s[2] + r) * s[3] + c];
+      if (best.r < 0 || v > best.v) best = {v, r, c};
+    }
+  return best;
+}
+
 std::vector<double> reference(bool is_max, const std::vector<float>& x, const Shape& s, const ops::Pool2dParams& p,
                               int64_t oh, int64_t ow) {
   const int64_t sh = p.stride[0] ? p.stride[0] : p.kernel[0], sw = p.stride[1] ? p.stride[1] : p.kernel[1];
@@ -23,20 +42,20 @@ std::vector<double> reference(bool is_max, const std::vector<float>& x, const Sh
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xx = 0; xx < ow; ++xx) {
         int64_t hs = y * sh - p.pad[0], ws = xx * sw - p.pad[1];
+        if (is_max) {
+          out[(pl * oh + y) * ow + xx] = window_max(x, s, p, pl, hs, ws).v;
+          continue;
+        }
         const int64_t pad_end_h = p.pad_end[0] < 0 ? p.pad[0] : p.pad_end[0];
         const int64_t pad_end_w = p.pad_end[1] < 0 ? p.pad[1] : p.pad_end[1];
         int64_t he = std::min(hs + p.kernel[0], s[2] + pad_end_h), we = std::min(ws + p.kernel[1], s[3] + pad_end_w);
         const int64_t pool_size = (he - hs) * (we - ws);
         hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
         he = std::min(he, s[2]), we = std::min(we, s[3]);
-        double acc = is_max ? -INFINITY : 0.0;
+        double acc = 0.0;
         for (int64_t r = hs; r < he; ++r)
-          for (int64_t c = ws; c < we; ++c) {
-            const double v = x[(pl * s[2] + r) * s[3] + c];
-            acc = is_max ? std::max(acc, v) : acc + v;
-          }
-        if (!is_max) acc /= double(p.count_include_pad ? pool_size : (he - hs) * (we - ws));
-        out[(pl * oh + y) * ow + xx] = acc;
+          for (int64_t c = ws; c < we; ++c) acc += x[(pl * s[2] + r) * s[3] + c];
+        out[(pl * oh + y) * ow + xx] = acc / double(p.count_include_pad ? pool_size : (he - hs) * (we - ws));
       }
   return out;
 }
@@ -50,17 +69,9 @@ std::vector<int32_t> reference_indices(const std::vector<float>& x, const Shape&
   for (int64_t pl = 0; pl < s[0] * s[1]; ++pl)
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xx = 0; xx < ow; ++xx) {
-        const int64_t hs = y * sh - p.pad[0], ws = xx * sw - p.pad[1];
-        int64_t best_r = -1, best_c = -1;
-        for (int64_t r = std::max<int64_t>(hs, 0); r < std::min(hs + p.kernel[0], s[2]); ++r)
-          for (int64_t c = std::max<int64_t>(ws, 0); c < std::min(ws + p.kernel[1], s[3]); ++c) {
-            if (best_r < 0 || x[(pl * s[2] + r) * s[3] + c] > x[(pl * s[2] + best_r) * s[3] + best_c]) {
-              best_r = r;
-              best_c = c;
-            }
-          }
-        out.push_back(static_cast<int32_t>(column_major ? (pl * s[3] + best_c) * s[2] + best_r
-                                                        : (pl * s[2] + best_r) * s[3] + best_c));
+        const Tap best = window_max(x, s, p, pl, y * sh - p.pad[0], xx * sw - p.pad[1]);
+        out.push_back(static_cast<int32_t>(column_major ? (pl * s[3] + best.c) * s[2] + best.r
+                                                        : (pl * s[2] + best.r) * s[3] + best.c));
       }
   return out;
 }
@@ -179,6 +190,21 @@ TEST_P(Pool2dTest, MaxPoolIndicesAreFlatPositionsOfTheFirstMaximum) {
   }
 }
 
+// ONNX's dilated MaxPool: taps dilation apart, with strides, padding (below the kernel, so windows
+// reach further into it than the undilated ones), ceil_mode and uneven ends; and their indices.
+TEST_P(Pool2dTest, DilatedMaxPoolAndItsIndices) {
+  uint32_t seed = 140;
+  check(true, {1, 2, 9, 11}, {{3, 3}, {1, 1}, {0, 0}, false, true, {-1, -1}, {2, 2}}, ++seed);
+  check(true, {2, 1, 10, 9}, {{3, 2}, {2, 1}, {2, 1}, true, true, {-1, -1}, {2, 3}}, ++seed);
+  check(true, {1, 3, 8, 7}, {{2, 3}, {3, 2}, {1, 0}, false, true, {0, 2}, {3, 2}}, ++seed);
+  // One row beyond 65535 elements, as ONNX's MaxPool1d test has (220,000).
+  check(true, {1, 1, 1, 70001}, {{1, 4}, {1, 3}, {0, 2}, false, true, {-1, -1}, {1, 3}}, ++seed);
+  for (bool column_major : {false, true}) {
+    check_indices({2, 3, 7, 9}, {{2, 2}, {1, 2}, {1, 0}, false, true, {-1, -1}, {3, 2}}, column_major, ++seed);
+    check_indices({1, 2, 9, 6}, {{3, 2}, {2, 1}, {2, 1}, true, true, {-1, -1}, {2, 4}}, column_major, ++seed);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Pool2dTest, ::testing::Values(DType::kF32, DType::kF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
@@ -237,6 +263,11 @@ TEST_F(Pool2dMiscTest, MisuseIsRefused) {
   EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF16, {1, 2, 4, 4}), {{2, 2}}).code(), bad);                  // dtype
   EXPECT_EQ(ops::avg_pool2d(g, t(DType::kF32, {2, 8, 8}), t(DType::kF32, {2, 4, 4}), {{2, 2}}).code(), bad);
   EXPECT_EQ(ops::avg_pool2d(g, t(DType::kI32, {1, 2, 8, 8}), t(DType::kI32, {1, 2, 4, 4}), {{2, 2}}).code(), bad);
+  ops::Pool2dParams dilated{{2, 2}};
+  dilated.dilation = {2, 2};
+  EXPECT_EQ(ops::avg_pool2d(g, in, t(DType::kF32, {1, 2, 3, 3}), dilated).code(), bad);  // dilated average
+  dilated.dilation = {0, 1};
+  EXPECT_EQ(ops::max_pool2d(g, in, t(DType::kF32, {1, 2, 4, 4}), dilated).code(), bad);  // dilation 0
   EXPECT_EQ(
       ops::max_pool2d_with_indices(g, in, t(DType::kF32, {1, 2, 4, 4}), t(DType::kF32, {1, 2, 4, 4}), {{2, 2}}).code(),
       bad);  // indices not i32
