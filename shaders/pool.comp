@@ -6,13 +6,24 @@
 // elements in it. pad_end = pad but for ONNX's SAME padding.
 // INDICES = 1 (max only) also writes where each maximum lies, flat over every plane (ONNX MaxPool's
 // Indices): row-major, or column-major within its plane when COLUMN_MAJOR = 1.
+// INT_VALUES = 1 (max only): i32 elements compared as integers, exactly.
 #include "common.glsl"
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint COUNT_INCLUDE_PAD = 1;
 layout(constant_id = 2) const uint COLUMN_MAJOR = 0;
 layout(local_size_x = 256) in;
-layout(binding = 0) readonly buffer In { STORE_T src[]; };
-layout(binding = 1) writeonly buffer Out { STORE_T dst[]; };
+#ifndef INT_VALUES
+#define INT_VALUES 0
+#endif
+#if INT_VALUES
+#define ELEM_T int
+#define VALUE_T int
+#else
+#define ELEM_T STORE_T
+#define VALUE_T float
+#endif
+layout(binding = 0) readonly buffer In { ELEM_T src[]; };
+layout(binding = 1) writeonly buffer Out { ELEM_T dst[]; };
 #if INDICES
 layout(binding = 2) writeonly buffer Indices { int indices[]; };
 #endif
@@ -35,16 +46,29 @@ ivec2 taps(int start, uint kernel, uint dilation, uint extent) {
   return ivec2(first, last);
 }
 
-float window_max(uint base, uint i, uint plane, int hs, int ws) {
+// A NaN wins a float window, as in PyTorch.
+bool beats(VALUE_T v, VALUE_T r) {
+#if INT_VALUES
+  return v > r;
+#else
+  return v > r || isnan(v);
+#endif
+}
+
+VALUE_T window_max(uint base, uint i, uint plane, int hs, int ws) {
   const ivec2 ky = taps(hs, p.kernel_h, p.dilation_h, p.in_h), kx = taps(ws, p.kernel_w, p.dilation_w, p.in_w);
   const int dh = int(p.dilation_h), dw = int(p.dilation_w);
+#if INT_VALUES
+  int r = int(0x80000000u);
+#else
   float r = uintBitsToFloat(0xff800000u);  // −inf
+#endif
   int at_y = hs + ky.x * dh, at_x = ws + kx.x * dw;  // where r lies: the first maximum in row-major order, or the last NaN
   for (int j = ky.x; j < ky.y; ++j)
     for (int k = kx.x; k < kx.y; ++k) {
       const int y = hs + j * dh, x = ws + k * dw;
-      const float v = float(src[base + uint(y) * p.in_w + uint(x)]);
-      if (v > r || isnan(v)) {
+      const VALUE_T v = VALUE_T(src[base + uint(y) * p.in_w + uint(x)]);
+      if (beats(v, r)) {
         r = v;
         at_y = y;
         at_x = x;
@@ -81,6 +105,10 @@ void main() {
   uint plane = t / p.out_h;
   const int hs = int(oy * p.stride_h) - int(p.pad_h), ws = int(ox * p.stride_w) - int(p.pad_w);
   const uint base = p.base_in + plane * p.in_h * p.in_w;
+#if INT_VALUES
+  dst[p.base_out + i] = window_max(base, i, plane, hs, ws);
+#else
   const float r = MODE == 0 ? window_max(base, i, plane, hs, ws) : window_average(base, hs, ws);
   dst[p.base_out + i] = STORE_T(r);
+#endif
 }

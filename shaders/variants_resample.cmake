@@ -11,6 +11,9 @@ foreach(dt f32 f16)
   recon_shader(pool_${dt} pool.comp DEFINES DTYPE_F16=${f16} INDICES=0)
   recon_shader(pool_indices_${dt} pool.comp DEFINES DTYPE_F16=${f16} INDICES=1)
 endforeach()
+# Max pooling of i32 elements (ONNX MaxPool of int8 and uint8).
+recon_shader(pool_i32 pool.comp DEFINES DTYPE_F16=0 INDICES=0 INT_VALUES=1)
+recon_shader(pool_indices_i32 pool.comp DEFINES DTYPE_F16=0 INDICES=1 INT_VALUES=1)
 # resize (gpu/ops/resize): ONNX Resize by tap tables.
 recon_shader(resize_f32 resize.comp DEFINES DTYPE_F16=0)
 recon_shader(resize_f16 resize.comp DEFINES DTYPE_F16=1)

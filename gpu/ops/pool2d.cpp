@@ -56,9 +56,11 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
             const std::optional<IndicesOut>& indices = std::nullopt) {
   const Shape& s = in.shape();
   if (s.size() != 4) return invalid_argument(std::string(name) + ": in " + shape_string(s) + " must be [B, C, H, W]");
-  if (in.dtype() != out.dtype() || (in.dtype() != DType::kF32 && in.dtype() != DType::kF16)) {
+  const bool dtype_ok =
+      in.dtype() == DType::kF32 || in.dtype() == DType::kF16 || (mode == 0 && in.dtype() == DType::kI32);
+  if (in.dtype() != out.dtype() || !dtype_ok) {
     return invalid_argument(std::string(name) + ": dtypes " + dtype_name(in.dtype()) + " -> " +
-                            dtype_name(out.dtype()) + " (f32 or f16, equal)");
+                            dtype_name(out.dtype()) + " (f32 or f16, or i32 for max; equal)");
   }
   if (mode == 1 && params.dilation != std::array<int64_t, 2>{1, 1}) {
     return invalid_argument(std::string(name) + ": dilation is for max pooling only");
@@ -82,8 +84,7 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   const uint64_t es = dtype_size(in.dtype());
   RECON_ASSIGN_OR_RETURN(
       int64_t c, rows_per_window({in_plane * es, out_plane * es, indices ? out_plane * uint64_t{4} : 0}, planes));
-  const std::string shader =
-      std::string(indices ? "pool_indices_" : "pool_") + (in.dtype() == DType::kF32 ? "f32" : "f16");
+  const std::string shader = std::string(indices ? "pool_indices_" : "pool_") + dtype_name(in.dtype());
   const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u, indices && indices->column_major ? 1u : 0u};
   for (int64_t p0 = 0; p0 < planes; p0 += c) {
     const int64_t p1 = std::min(planes, p0 + c);

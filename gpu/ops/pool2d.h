@@ -1,5 +1,6 @@
 // 2-D max and average pooling of NCHW maps, [B, C, H, W] → [B, C, Ho, Wo] (f32 or f16, fp32
-// arithmetic), PyTorch semantics (nn.MaxPool2d / nn.AvgPool2d; dilation for max only):
+// arithmetic; max of i32 too, exact), PyTorch semantics (nn.MaxPool2d / nn.AvgPool2d; dilation for
+// max only):
 //   Ho = ⌊(H + 2·pad − span) / stride⌋ + 1, span = dilation·(kernel − 1) + 1, or with ceil_mode
 //   ⌈…⌉ + 1 less one when the last window would start in the bottom/right padding;
 //   max ignores padding (a NaN in the window wins, as PyTorch's does);

@@ -90,7 +90,9 @@ std::array<int64_t, 2> spatial_attr(OpContext& ctx, std::string_view name, bool 
 }
 
 Status pool(OpContext& ctx, bool max) {
-  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  // MaxPool of int8 and uint8: i32 on the device, compared exactly.
+  const bool ints = max && !is_floating(ctx.input(0).type);
+  RECON_ASSIGN_OR_RETURN(Arg x, ints ? ctx.device_input(0) : ctx.float_input(0));
   const size_t rank = x.shape().size();
   if (rank != 3 && rank != 4) return ctx.fail("1-D or 2-D pooling only: input " + shape_string(x.shape()));
   const bool one_d = rank == 3;

@@ -1,6 +1,6 @@
 // Max and average pooling against a float64 transcription of PyTorch's rules: odd sizes, padding,
-// ceil_mode, count_include_pad both ways, rectangular kernels, dilated max, NaN in max, ONNX's max
-// indices, splitting, misuse.
+// ceil_mode, count_include_pad both ways, rectangular kernels, dilated max, NaN in max, max of
+// integers, ONNX's max indices, splitting, misuse.
 #include "gpu/ops/pool2d.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +21,8 @@ struct Tap {
   double v;
   int64_t r, c;
 };
-Tap window_max(const std::vector<float>& x, const Shape& s, const ops::Pool2dParams& p, int64_t pl, int64_t hs,
+template <typename T>
+Tap window_max(const std::vector<T>& x, const Shape& s, const ops::Pool2dParams& p, int64_t pl, int64_t hs,
                int64_t ws) {
   Tap best{-INFINITY, -1, -1};
   for (int64_t i = 0; i < p.kernel[0]; ++i)
@@ -62,8 +63,9 @@ std::vector<double> reference(bool is_max, const std::vector<float>& x, const Sh
 
 // Where each max_pool2d window's maximum lies, flat over the input as ONNX's MaxPool Indices: the
 // first maximum in row-major order; plane-major, then row- or column-major within the plane.
-std::vector<int32_t> reference_indices(const std::vector<float>& x, const Shape& s, const ops::Pool2dParams& p,
-                                       int64_t oh, int64_t ow, bool column_major) {
+template <typename T>
+std::vector<int32_t> reference_indices(const std::vector<T>& x, const Shape& s, const ops::Pool2dParams& p, int64_t oh,
+                                       int64_t ow, bool column_major) {
   const int64_t sh = p.stride[0] ? p.stride[0] : p.kernel[0], sw = p.stride[1] ? p.stride[1] : p.kernel[1];
   std::vector<int32_t> out;
   for (int64_t pl = 0; pl < s[0] * s[1]; ++pl)
@@ -222,6 +224,31 @@ TEST_F(Pool2dMiscTest, MaxPoolPropagatesNan) {
   EXPECT_TRUE(std::isnan(got[0]));
   EXPECT_EQ(got[1], 1.0f);
   EXPECT_EQ(got[3], 1.0f);
+}
+
+// i32 max pooling (ONNX MaxPool of int8 and uint8) compares integers: neighbours beyond 2^24, which
+// floats would round together, with padding, dilation, ceil_mode and indices.
+TEST_F(Pool2dMiscTest, MaxPoolOfI32IsExact) {
+  const Shape s{2, 2, 6, 7};
+  std::vector<int32_t> x(static_cast<size_t>(shape_numel(s)));
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<int32_t>((i * 7919) % 101) - 50 + (i % 5 == 0 ? -(1 << 29) : (1 << 28));
+  }
+  const ops::Pool2dParams p{{3, 2}, {2, 1}, {1, 1}, true, true, {-1, -1}, {2, 2}};
+  auto size = ops::pool2d_output_size(s[2], s[3], p);
+  ASSERT_TRUE(size.is_ok()) << size.status().to_string();
+  const Shape os{s[0], s[1], (*size)[0], (*size)[1]};
+  Tensor in = Tensor::from_host(rt(), DType::kI32, s, x.data(), x.size() * 4).value();
+  Tensor out = poisoned(rt(), DType::kI32, os), indices = poisoned(rt(), DType::kI32, os);
+  Graph g(rt());
+  Status st = ops::max_pool2d_with_indices(g, in, out, indices, p);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_TRUE(g.run().is_ok());
+  const std::vector<int32_t> want_indices = reference_indices(x, s, p, os[2], os[3], false);
+  std::vector<int32_t> want(want_indices.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = x[static_cast<size_t>(want_indices[i])];
+  EXPECT_EQ(download_i32(rt(), out), want);
+  EXPECT_EQ(download_i32(rt(), indices), want_indices);
 }
 
 TEST_F(Pool2dMiscTest, PlanesAreSplitBeyondOneBinding) {

@@ -1,7 +1,7 @@
 // int8, uint8, int16 and uint16 tensors, held as i32 words on the device: inputs widened on upload
 // and outputs narrowed on download (each type's extremes); Add, Sub, Mul, Div and Sum wrapping
 // modulo 2^8 or 2^16 on the device as NumPy's do (each result read as a float too, which the
-// download does not narrow); Max, Min, Mod and Clip; Cast to and from floats and between
+// download does not narrow); Max, Min, Mod, Clip and MaxPool; Cast to and from floats and between
 // integers (narrowing wraps); in fp32 and fp16. uint32, which does not fit i32, is refused.
 #include <gtest/gtest.h>
 
@@ -200,6 +200,36 @@ TEST_F(OnnxEngineTest, NarrowIntegerMaxMinModAndClipStayInTheirType) {
                   std::string("Clip ") + (constant_bounds ? "constant " : "run-time ") + p);
     }
   }
+}
+
+// MaxPool of int8 and uint8 compares the i32 words, so each type's extremes come back exact in
+// either precision; AveragePool of them is refused.
+TEST_F(OnnxEngineTest, NarrowIntegerMaxPoolIsExact) {
+  struct Case {
+    ElemType type;
+    std::vector<double> x;
+    std::vector<int64_t> want;
+  };
+  const Case cases[] = {{ElemType::kInt8, {-128, -7, 127, 3, -100, -128, 5, 126}, {-7, 127}},
+                        {ElemType::kUint8, {0, 255, 1, 128, 254, 3, 200, 200}, {255, 200}}};
+  for (DType precision : kPrecisions) {
+    for (const Case& c : cases) {
+      Node pool = node("MaxPool", {"x"}, {"y"});
+      pool.attributes = {ints_attribute("kernel_shape", {2, 2}), ints_attribute("strides", {2, 2})};
+      Model m = model_of({pool}, {info("x", c.type, {1, 1, 2, 4})}, {info("y", c.type, {1, 1, 1, 2})});
+      const std::vector<HostTensor> in{make_tensor(c.type, {1, 1, 2, 4}, c.x).value()};
+      Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+      ASSERT_TRUE(out) << out.status().message();
+      expect_ints((*out)[0], c.type, c.want,
+                  std::string("MaxPool ") + elem_type_name(c.type) + " " + dtype_name(precision));
+    }
+  }
+  Node avg = node("AveragePool", {"x"}, {"y"});
+  avg.attributes = {ints_attribute("kernel_shape", {2, 2})};
+  Model m = model_of({avg}, {info("x", ElemType::kUint8, {1, 1, 2, 2})}, {info("y", ElemType::kUint8, {1, 1, 1, 1})});
+  const std::vector<HostTensor> in{
+      make_tensor(ElemType::kUint8, {1, 1, 2, 2}, std::vector<double>{1, 2, 3, 4}).value()};
+  EXPECT_FALSE(run_model(m, DType::kF32, in)) << "AveragePool of uint8";
 }
 
 TEST_F(OnnxEngineTest, NarrowIntegersCastToAndFromFloatsAndWrapWhenNarrowed) {
