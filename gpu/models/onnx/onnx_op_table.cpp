@@ -145,6 +145,13 @@ const std::array kTable = {
     OpRow{"Tile", 6, kMaxOpset, check_none, tile},
     OpRow{"Pad", 2, kMaxOpset, check_pad, pad},
     OpRow{"Range", 11, kMaxOpset, check_none, range},
+    OpRow{"QuantizeLinear", 10, kMaxOpset, check_none, quantize_linear},
+    OpRow{"DequantizeLinear", 10, kMaxOpset, check_none, dequantize_linear},
+    OpRow{"DynamicQuantizeLinear", 11, kMaxOpset, check_none, dynamic_quantize_linear},
+    OpRow{"MatMulInteger", 10, kMaxOpset, check_none, matmul_integer},
+    OpRow{"ConvInteger", 10, kMaxOpset, check_conv, conv_integer},
+    OpRow{"QLinearMatMul", 10, kMaxOpset, check_none, qlinear_matmul},
+    OpRow{"QLinearConv", 10, kMaxOpset, check_conv, qlinear_conv},
 };
 
 bool default_domain(const std::string& domain) {

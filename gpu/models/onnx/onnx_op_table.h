@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -119,6 +121,21 @@ Status softmax(OpContext&);
 Status log_softmax(OpContext&);
 // LogSoftmax of x along `axis` into out (x's shape): not a row of the table, the losses build on it.
 Status log_softmax_along_axis(OpContext&, const Arg& x, const Arg& out, int64_t axis);
+// quantization
+Status quantize_linear(OpContext&);
+Status dequantize_linear(OpContext&);
+Status dynamic_quantize_linear(OpContext&);
+Status matmul_integer(OpContext&);
+Status conv_integer(OpContext&);
+Status qlinear_matmul(OpContext&);
+Status qlinear_conv(OpContext&);
+// A device tensor for a builder's result of the given shape (an output, or scratch).
+using MakeOutput = std::function<Result<Arg>(const Shape&)>;
+// Conv of x and w (and bias) as the node's attributes say, and MatMul of a and b as NumPy's rules
+// say, each into the tensor `make` gives for the result's shape: not rows of the table, the integer
+// and quantized forms build on them.
+Status conv_of(OpContext&, Arg x, Arg w, const std::optional<Arg>& bias, const MakeOutput& make);
+Status matmul_of(OpContext&, const Arg& a, const Arg& b, const gpu::ops::MatmulOptions& opt, const MakeOutput& make);
 // losses
 std::string check_loss(const Node&, int64_t);
 Status negative_log_likelihood_loss(OpContext&);

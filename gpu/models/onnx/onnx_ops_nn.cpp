@@ -146,6 +146,12 @@ gpu::ops::Activation fused_activation(const OpContext& ctx) {
   return static_cast<gpu::ops::Activation>(ctx.attr_int(kFusedActivation, 0));
 }
 
+// The residual a fusion attached to this Conv node (onnx_fusion.h); other ops' inputs at that index
+// are their own.
+bool fused_residual(const OpContext& ctx) {
+  return ctx.node().op_type == "Conv" && ctx.has_input(kConvResidualInput);
+}
+
 gpu::ops::UnaryOp as_unary(gpu::ops::Activation a) {
   switch (a) {
     case gpu::ops::Activation::kRelu:
@@ -169,7 +175,7 @@ std::array<int64_t, 2> flatten_at(const Shape& s, int64_t axis) {
 // A group-1, undilated, symmetrically padded 2-D convolution: the implicit GEMM with the fused
 // epilogue.
 Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional<Arg>& bias,
-                 const gpu::ops::Conv2dGroupedParams& g) {
+                 const gpu::ops::Conv2dGroupedParams& g, const MakeOutput& make) {
   gpu::ops::Conv2dParams p;
   p.stride_h = g.stride_h;
   p.stride_w = g.stride_w;
@@ -181,7 +187,7 @@ Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional
   epilogue.activation = fused_activation(ctx);
   epilogue.residual_first = ctx.attr_int(kFusedResidualFirst, 0) != 0;
   std::optional<Arg> added;  // a fused residual that does not have the output's shape
-  if (ctx.has_input(kConvResidualInput)) {
+  if (fused_residual(ctx)) {
     RECON_ASSIGN_OR_RETURN(Arg r, ctx.float_input(kConvResidualInput));
     (r.shape() == *shape ? epilogue.residual : added) = r;
   }
@@ -195,7 +201,7 @@ Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional
     if (!sum) return ctx.fail(sum.status().message());
     out_shape = *sum;
   }
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg out, make(out_shape));
   if (!added) return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p, epilogue, ctx.gemm_path());
   RECON_ASSIGN_OR_RETURN(Arg conv_out, ctx.scratch(out.dtype(), *shape));
   RECON_RETURN_IF_ERROR(gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, conv_out, p, epilogue, ctx.gemm_path()));
@@ -207,7 +213,7 @@ Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional
 // Any other convolution: the direct kernel, then what a fusion attached (a residual, an activation)
 // as separate passes.
 Status conv_direct(OpContext& ctx, const Arg& x, const Arg& w, const std::optional<Arg>& bias,
-                   const gpu::ops::Conv2dGroupedParams& p, bool one_d) {
+                   const gpu::ops::Conv2dGroupedParams& p, bool one_d, const MakeOutput& make) {
   Result<Shape> shape = gpu::ops::conv2d_grouped_output_shape(x.shape(), w.shape(), p);
   if (!shape) return ctx.fail(shape.status().message());
   const Shape onnx_shape = one_d ? Shape{(*shape)[0], (*shape)[1], (*shape)[3]} : *shape;
@@ -215,13 +221,13 @@ Status conv_direct(OpContext& ctx, const Arg& x, const Arg& w, const std::option
   const bool residual_first = ctx.attr_int(kFusedResidualFirst, 0) != 0;
   std::optional<Arg> residual;
   Shape out_shape = onnx_shape;
-  if (ctx.has_input(kConvResidualInput)) {
+  if (fused_residual(ctx)) {
     RECON_ASSIGN_OR_RETURN(residual, ctx.float_input(kConvResidualInput));
     Result<Shape> sum = gpu::ops::broadcast_shape(onnx_shape, residual->shape());
     if (!sum) return ctx.fail(sum.status().message());
     out_shape = *sum;
   }
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
+  RECON_ASSIGN_OR_RETURN(Arg out, make(out_shape));
   Arg conv_out = out;
   if (residual) {
     RECON_ASSIGN_OR_RETURN(conv_out, ctx.scratch(out.dtype(), onnx_shape));
@@ -247,6 +253,14 @@ std::string check_conv(const Node& node, int64_t) {
 Status conv(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
   RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  std::optional<Arg> bias;
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
+  }
+  return conv_of(ctx, x, w, bias, [&ctx](const Shape& shape) { return ctx.new_output(0, ctx.input(0).type, shape); });
+}
+
+Status conv_of(OpContext& ctx, Arg x, Arg w, const std::optional<Arg>& bias, const MakeOutput& make) {
   const size_t rank = x.shape().size();
   if ((rank != 3 && rank != 4) || w.shape().size() != rank) {
     return ctx.fail("1-D or 2-D convolution only: input " + shape_string(x.shape()) + ", weight " +
@@ -257,10 +271,6 @@ Status conv(OpContext& ctx) {
     // [N, C, W] as [N, C, 1, W].
     RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
     RECON_ASSIGN_OR_RETURN(w, gpu::ops::reshape_view(w, {w.shape()[0], w.shape()[1], 1, w.shape()[2]}));
-  }
-  std::optional<Arg> bias;
-  if (ctx.has_input(2)) {
-    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
   }
   gpu::ops::Conv2dGroupedParams p;
   p.groups = ctx.attr_int("group", 1);
@@ -278,7 +288,7 @@ Status conv(OpContext& ctx) {
   p.pad_right = pads[3];
   const bool gemm = !one_d && p.groups == 1 && p.dilation_h == 1 && p.dilation_w == 1 && p.pad_top == p.pad_bottom &&
                     p.pad_left == p.pad_right;
-  return gemm ? conv_gemm(ctx, x, w, bias, p) : conv_direct(ctx, x, w, bias, p, one_d);
+  return gemm ? conv_gemm(ctx, x, w, bias, p, make) : conv_direct(ctx, x, w, bias, p, one_d, make);
 }
 
 std::string check_conv_transpose(const Node& node, int64_t) {
@@ -641,6 +651,17 @@ Status gemm(OpContext& ctx) {
 Status matmul(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg a, ctx.float_input(0));
   RECON_ASSIGN_OR_RETURN(Arg b, ctx.float_input(1));
+  gpu::ops::MatmulOptions opt;
+  opt.path = ctx.gemm_path();
+  opt.epilogue.activation = fused_activation(ctx);
+  if (ctx.has_input(kMatMulBiasInput)) {
+    RECON_ASSIGN_OR_RETURN(opt.bias, ctx.float_input(kMatMulBiasInput));
+  }
+  return matmul_of(ctx, a, b, opt, [&ctx](const Shape& shape) { return ctx.new_output(0, ctx.input(0).type, shape); });
+}
+
+Status matmul_of(OpContext& ctx, const Arg& a, const Arg& b, const gpu::ops::MatmulOptions& opt,
+                 const MakeOutput& make) {
   Shape sa = a.shape(), sb = b.shape();
   if (sa.empty() || sb.empty()) return ctx.fail("MatMul of a scalar");
   // NumPy promotion of 1-D operands: [K] is [1, K] on the left and [K, 1] on the right, and the
@@ -661,7 +682,7 @@ Status matmul(OpContext& ctx) {
   Shape onnx_out = out_shape;
   if (vec_a) onnx_out.erase(onnx_out.end() - 2);
   if (vec_b) onnx_out.pop_back();
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, onnx_out));
+  RECON_ASSIGN_OR_RETURN(Arg out, make(onnx_out));
   const int64_t batches = shape_numel(out_shape) / (m * n);
   const int64_t na = shape_numel(batch_a), nb = shape_numel(batch_b);
   Arg a3 = a, b3 = b, c3 = out;
@@ -679,12 +700,6 @@ Status matmul(OpContext& ctx) {
     RECON_ASSIGN_OR_RETURN(c3, gpu::ops::reshape_view(out, {nb, m, n}));
   } else {
     return ctx.fail("batch broadcasting " + shape_string(sa) + " x " + shape_string(sb) + " is not supported");
-  }
-  gpu::ops::MatmulOptions opt;
-  opt.path = ctx.gemm_path();
-  opt.epilogue.activation = fused_activation(ctx);
-  if (ctx.has_input(kMatMulBiasInput)) {
-    RECON_ASSIGN_OR_RETURN(opt.bias, ctx.float_input(kMatMulBiasInput));
   }
   return gpu::ops::matmul(ctx.graph(), ctx.caps(), a3, b3, c3, opt);
 }

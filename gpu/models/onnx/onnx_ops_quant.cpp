@@ -1,0 +1,268 @@
+// ONNX quantization ops: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear as elementwise
+// passes; MatMulInteger and ConvInteger as float GEMMs and convolutions of the operands less their
+// zero points, exact while every sum stays below 2^24; QLinearMatMul and QLinearConv as those integer
+// products rescaled by a_scale · b_scale / y_scale and quantized. int8 and uint8 are i32 words on
+// the device.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/cast.h"
+#include "gpu/ops/elementwise.h"
+#include "gpu/ops/elementwise_basic.h"
+#include "gpu/ops/layout.h"
+#include "gpu/ops/reduce.h"
+#include "gpu/ops/unary.h"
+
+namespace recon::gpu::onnx::ops_builders {
+namespace {
+
+// The largest |q − zero point| of int8 and uint8 operands (127 − (−128), 255 − 0), and the longest
+// sum of such products that fp32 still holds exactly: K · 255² < 2^24.
+constexpr int64_t kMaxQuantDiff = 255;
+constexpr int64_t kMaxExactTerms = (int64_t{1} << 24) / (kMaxQuantDiff * kMaxQuantDiff);
+
+bool is_8bit(ElemType t) {
+  return t == ElemType::kUint8 || t == ElemType::kInt8;
+}
+
+// Input i as floats of `dtype`: integers converted exactly (below 2^24), floats as they are or
+// widened.
+Result<Arg> floats_of(OpContext& ctx, size_t i, DType dtype) {
+  RECON_ASSIGN_OR_RETURN(Arg in, is_floating(ctx.input(i).type) ? ctx.float_input(i) : ctx.device_input(i));
+  if (in.dtype() == dtype) return in;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.scratch(dtype, in.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), in, out));
+  return out;
+}
+
+// A scale or zero point for a tensor of `rank` axes: a scalar (shape [] or [1]) as it is, a 1-D
+// vector viewed along `axis` (its length there, 1 elsewhere) so that it broadcasts per axis.
+Result<Arg> along_axis(const Arg& v, int64_t axis, size_t rank) {
+  if (v.shape().size() != 1 || v.shape()[0] == 1) return v;
+  Shape shape(rank, 1);
+  shape[static_cast<size_t>(axis)] = v.shape()[0];
+  return gpu::ops::reshape_view(v, shape);
+}
+
+// Input i as floats of `dtype` along `axis` of a tensor of `rank` axes, or nothing where the node
+// omits it (a zero point of 0).
+Result<std::optional<Arg>> param_along(OpContext& ctx, size_t i, DType dtype, int64_t axis, size_t rank) {
+  if (!ctx.has_input(i)) return std::optional<Arg>{};
+  RECON_ASSIGN_OR_RETURN(Arg v, floats_of(ctx, i, dtype));
+  RECON_ASSIGN_OR_RETURN(Arg viewed, along_axis(v, axis, rank));
+  return std::optional<Arg>{viewed};
+}
+
+// The type a quantizing op writes: its zero point's (input i), uint8 when omitted.
+Result<ElemType> quantized_type(OpContext& ctx, size_t i) {
+  const ElemType t = ctx.has_input(i) ? ctx.input(i).type : ElemType::kUint8;
+  if (!is_8bit(t)) return ctx.fail(std::string("quantizing into ") + elem_type_name(t) + " (int8 and uint8 only)");
+  return t;
+}
+
+// out = saturate(round(q) + zero point): q (floats of out's shape) rounded half to even, the zero
+// point added, clipped to the type's range and converted into out's i32 words (exactly: the
+// values are integral). q is overwritten.
+Status saturate_into(OpContext& ctx, const Arg& q, const std::optional<Arg>& zero_point, const Arg& out,
+                     ElemType type) {
+  const bool is_signed = type == ElemType::kInt8;
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kRound, q, q));
+  if (zero_point) RECON_RETURN_IF_ERROR(gpu::ops::binary_add(ctx.graph(), q, *zero_point, q));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kClip, q, q, 1.0f, 0.0f,
+                                        is_signed ? -128.0f : 0.0f, is_signed ? 127.0f : 255.0f));
+  return gpu::ops::cast(ctx.graph(), q, out);
+}
+
+// The axis a per-axis scale (input 1, 1-D of more than one element; opset 13 on) lies along,
+// normalised against x's rank; 0 for a scalar scale, which ignores it.
+Result<int64_t> quant_axis(OpContext& ctx, size_t rank) {
+  const Shape& scale = ctx.input(1).shape;
+  if (scale.size() != 1 || scale[0] == 1) return int64_t{0};
+  int64_t axis = ctx.attr_int("axis", 1);
+  RECON_RETURN_IF_ERROR(ctx.normalise_axis(axis, static_cast<int64_t>(rank)));
+  return axis;
+}
+
+// A float accumulator of `shape` for the integer products (fp32 whatever the execution dtype: its
+// sums are exact integers).
+MakeOutput accumulator(OpContext& ctx, std::optional<Arg>& acc) {
+  return [&ctx, &acc](const Shape& shape) -> Result<Arg> {
+    RECON_ASSIGN_OR_RETURN(Arg t, ctx.scratch(DType::kF32, shape));
+    acc = t;
+    return t;
+  };
+}
+
+// Input i less its zero point (input zp_input, along `axis`) as fp32: exact, |x − zp| ≤ 255.
+Result<Arg> shifted(OpContext& ctx, size_t i, size_t zp_input, int64_t axis) {
+  if (!is_8bit(ctx.input(i).type)) {
+    return ctx.fail(std::string("operand of type ") + elem_type_name(ctx.input(i).type) + " (int8 and uint8 only)");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, floats_of(ctx, i, DType::kF32));
+  const size_t rank = x.shape().size();
+  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, zp_input, DType::kF32, std::max<int64_t>(axis, 0), rank));
+  if (!zp) return x;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.scratch(DType::kF32, x.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_sub(ctx.graph(), x, *zp, out));
+  return out;
+}
+
+// Refuses a product whose sums of `terms` products could leave fp32's exact integers.
+Status check_exact_terms(OpContext& ctx, int64_t terms) {
+  if (terms <= kMaxExactTerms) return Status::ok();
+  return ctx.fail("sums of " + std::to_string(terms) + " products of 8-bit operands (at most " +
+                  std::to_string(kMaxExactTerms) + " stay exact in fp32)");
+}
+
+// MatMul of inputs a and b less their zero points (a's per row, b's per column) into an fp32
+// accumulator.
+Result<Arg> integer_matmul(OpContext& ctx, size_t a, size_t a_zp, size_t b, size_t b_zp) {
+  const int64_t rank_a = static_cast<int64_t>(ctx.input(a).shape.size());
+  const int64_t rank_b = static_cast<int64_t>(ctx.input(b).shape.size());
+  if (rank_a == 0 || rank_b == 0) return ctx.fail("a scalar operand");
+  RECON_RETURN_IF_ERROR(check_exact_terms(ctx, ctx.input(a).shape.back()));
+  RECON_ASSIGN_OR_RETURN(Arg sa, shifted(ctx, a, a_zp, rank_a - 2));
+  RECON_ASSIGN_OR_RETURN(Arg sb, shifted(ctx, b, b_zp, rank_b - 1));
+  gpu::ops::MatmulOptions opt;
+  opt.path = ctx.gemm_path();
+  std::optional<Arg> acc;
+  RECON_RETURN_IF_ERROR(matmul_of(ctx, sa, sb, opt, accumulator(ctx, acc)));
+  return *acc;
+}
+
+// Conv of inputs x and w less their zero points (w's per output channel) and an optional bias
+// (input `bias`, int32) into an fp32 accumulator. Padding adds zeros to x − zp: x's zero point.
+Result<Arg> integer_conv(OpContext& ctx, size_t x, size_t x_zp, size_t w, size_t w_zp, size_t bias) {
+  const Shape& ws = ctx.input(w).shape;
+  if (ws.size() < 3) return ctx.fail("a weight of shape " + shape_string(ws));
+  int64_t terms = 1;
+  for (size_t d = 1; d < ws.size(); ++d) terms *= ws[d];
+  RECON_RETURN_IF_ERROR(check_exact_terms(ctx, terms));
+  RECON_ASSIGN_OR_RETURN(Arg sx, shifted(ctx, x, x_zp, 0));
+  RECON_ASSIGN_OR_RETURN(Arg sw, shifted(ctx, w, w_zp, 0));
+  std::optional<Arg> b;
+  if (ctx.has_input(bias)) {
+    RECON_ASSIGN_OR_RETURN(b, floats_of(ctx, bias, DType::kF32));
+  }
+  std::optional<Arg> acc;
+  RECON_RETURN_IF_ERROR(conv_of(ctx, sx, sw, b, accumulator(ctx, acc)));
+  return *acc;
+}
+
+// The integer products' result as QLinearMatMul and QLinearConv give it: acc · (a_scale · b_scale
+// / y_scale) quantized with y's zero point; a's and b's scales scalars or along a_axis and b_axis of
+// acc.
+Status requantize(OpContext& ctx, const Arg& acc, size_t a_scale, int64_t a_axis, size_t b_scale, int64_t b_axis,
+                  size_t y_scale, size_t y_zp) {
+  RECON_ASSIGN_OR_RETURN(ElemType type, quantized_type(ctx, y_zp));
+  const size_t rank = acc.shape().size();
+  RECON_ASSIGN_OR_RETURN(auto sa, param_along(ctx, a_scale, DType::kF32, a_axis, rank));
+  RECON_ASSIGN_OR_RETURN(auto sb, param_along(ctx, b_scale, DType::kF32, b_axis, rank));
+  RECON_ASSIGN_OR_RETURN(auto sy, param_along(ctx, y_scale, DType::kF32, 0, rank));
+  RECON_ASSIGN_OR_RETURN(Shape mshape, gpu::ops::broadcast_shape(sa->shape(), sb->shape()));
+  RECON_ASSIGN_OR_RETURN(Arg multiplier, ctx.scratch(DType::kF32, mshape));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_mul(ctx.graph(), *sa, *sb, multiplier));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), multiplier, *sy, multiplier));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_mul(ctx.graph(), acc, multiplier, acc));
+  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, y_zp, DType::kF32, 0, rank));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, type, acc.shape()));
+  return saturate_into(ctx, acc, zp, out, type);
+}
+
+// The integer accumulator as output 0 (int32).
+Status int32_output(OpContext& ctx, const Arg& acc) {
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kInt32, acc.shape()));
+  return gpu::ops::cast(ctx.graph(), acc, out);
+}
+
+}  // namespace
+
+Status quantize_linear(OpContext& ctx) {
+  if (!is_floating(ctx.input(0).type)) return ctx.fail("quantizing a tensor of integers");
+  RECON_ASSIGN_OR_RETURN(ElemType type, quantized_type(ctx, 2));
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const size_t rank = x.shape().size();
+  RECON_ASSIGN_OR_RETURN(int64_t axis, quant_axis(ctx, rank));
+  RECON_ASSIGN_OR_RETURN(auto scale, param_along(ctx, 1, x.dtype(), axis, rank));
+  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, 2, x.dtype(), axis, rank));
+  RECON_ASSIGN_OR_RETURN(Arg q, ctx.scratch(x.dtype(), x.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), x, *scale, q));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, type, x.shape()));
+  return saturate_into(ctx, q, zp, out, type);
+}
+
+Status dequantize_linear(OpContext& ctx) {
+  const ElemType type = ctx.input(0).type;
+  if (!is_8bit(type) && type != ElemType::kInt32) {
+    return ctx.fail(std::string("dequantizing ") + elem_type_name(type) + " (int8, uint8 and int32 only)");
+  }
+  const DType dtype = ctx.float_dtype();
+  RECON_ASSIGN_OR_RETURN(Arg x, floats_of(ctx, 0, dtype));
+  const size_t rank = x.shape().size();
+  RECON_ASSIGN_OR_RETURN(int64_t axis, quant_axis(ctx, rank));
+  RECON_ASSIGN_OR_RETURN(auto scale, param_along(ctx, 1, dtype, axis, rank));
+  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, 2, dtype, axis, rank));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kFloat, x.shape()));
+  if (!zp) return gpu::ops::binary_mul(ctx.graph(), x, *scale, out);
+  RECON_ASSIGN_OR_RETURN(Arg diff, ctx.scratch(dtype, x.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_sub(ctx.graph(), x, *zp, diff));
+  return gpu::ops::binary_mul(ctx.graph(), diff, *scale, out);
+}
+
+// y_scale = (max(x, 0) − min(x, 0)) / 255, y_zero_point = saturate(round(−min(x, 0) / y_scale)),
+// y = saturate(round(x / y_scale) + y_zero_point), each as ONNX's reference computes it in floats.
+Status dynamic_quantize_linear(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const DType dtype = x.dtype();
+  RECON_ASSIGN_OR_RETURN(Arg flat, gpu::ops::reshape_view(x, {1, shape_numel(x.shape())}));
+  RECON_ASSIGN_OR_RETURN(Arg lo, ctx.scratch(dtype, {1}));
+  RECON_ASSIGN_OR_RETURN(Arg hi, ctx.scratch(dtype, {1}));
+  RECON_RETURN_IF_ERROR(gpu::ops::reduce_min(ctx.graph(), flat, lo, 1));
+  RECON_RETURN_IF_ERROR(gpu::ops::reduce_max(ctx.graph(), flat, hi, 1));
+  const float inf = std::numeric_limits<float>::infinity();
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kClip, lo, lo, 1.0f, 0.0f, -inf, 0.0f));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kClip, hi, hi, 1.0f, 0.0f, 0.0f, inf));
+  RECON_ASSIGN_OR_RETURN(Arg scale_out, ctx.new_output(1, ElemType::kFloat, {}));
+  RECON_ASSIGN_OR_RETURN(Arg scale, gpu::ops::reshape_view(scale_out, {1}));
+  RECON_ASSIGN_OR_RETURN(Arg qmax, ctx.scratch(dtype, {1}));
+  RECON_RETURN_IF_ERROR(gpu::ops::fill(ctx.graph(), qmax, 255.0f));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_sub(ctx.graph(), hi, lo, scale));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), scale, qmax, scale));
+  RECON_RETURN_IF_ERROR(gpu::ops::scale_shift(ctx.graph(), lo, lo, -1.0f, 0.0f));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), lo, scale, lo));
+  RECON_ASSIGN_OR_RETURN(Arg zp_out, ctx.new_output(2, ElemType::kUint8, {}));
+  RECON_ASSIGN_OR_RETURN(Arg zp, gpu::ops::reshape_view(zp_out, {1}));
+  // lo becomes the zero point as a float: rounded and clipped, its value exact.
+  RECON_RETURN_IF_ERROR(saturate_into(ctx, lo, std::nullopt, zp, ElemType::kUint8));
+  RECON_ASSIGN_OR_RETURN(Arg q, ctx.scratch(dtype, x.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), x, scale, q));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ElemType::kUint8, x.shape()));
+  return saturate_into(ctx, q, lo, y, ElemType::kUint8);
+}
+
+Status matmul_integer(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_matmul(ctx, 0, 2, 1, 3));
+  return int32_output(ctx, acc);
+}
+
+Status conv_integer(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_conv(ctx, 0, 2, 1, 3, /*bias=*/4));
+  return int32_output(ctx, acc);
+}
+
+Status qlinear_matmul(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_matmul(ctx, 0, 2, 3, 5));
+  const auto rank = static_cast<int64_t>(acc.shape().size());
+  return requantize(ctx, acc, 1, std::max<int64_t>(rank - 2, 0), 4, rank - 1, 6, 7);
+}
+
+Status qlinear_conv(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_conv(ctx, 0, 2, 3, 5, /*bias=*/8));
+  return requantize(ctx, acc, 1, 0, 4, /*b_axis=*/1, 6, 7);
+}
+
+}  // namespace recon::gpu::onnx::ops_builders
