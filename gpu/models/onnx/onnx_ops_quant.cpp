@@ -1,13 +1,15 @@
 // ONNX quantization ops: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear as elementwise
 // passes; MatMulInteger and ConvInteger as float GEMMs and convolutions of the operands less their
-// zero points, exact while every sum stays below 2^24; QLinearMatMul and QLinearConv as those integer
-// products rescaled by a_scale · b_scale / y_scale and quantized. int8 and uint8 are i32 words on
-// the device.
+// zero points over pieces of the sum short enough to stay exact in fp32 (below 2^24), the pieces
+// added in i32; QLinearMatMul and QLinearConv as those integer products rescaled by a_scale · b_scale
+// / y_scale and quantized. int8 and uint8 are i32 words on the device.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/cast.h"
@@ -111,58 +113,115 @@ Result<Arg> shifted(OpContext& ctx, size_t i, size_t zp_input, int64_t axis) {
   return out;
 }
 
-// Refuses a product whose sums of `terms` products could leave fp32's exact integers.
-Status check_exact_terms(OpContext& ctx, int64_t terms) {
-  if (terms <= kMaxExactTerms) return Status::ok();
-  return ctx.fail("sums of " + std::to_string(terms) + " products of 8-bit operands (at most " +
-                  std::to_string(kMaxExactTerms) + " stay exact in fp32)");
+// x's elements [k0, k1) along `axis` as an fp32 copy; x itself where that is all of it.
+Result<Arg> slab(OpContext& ctx, const Arg& x, size_t axis, int64_t k0, int64_t k1) {
+  if (k0 == 0 && k1 == x.shape()[axis]) return x;
+  std::vector<gpu::ops::SliceAxis> axes(axis + 1);
+  axes[axis] = {k0, k1, 1};
+  Shape shape = x.shape();
+  shape[axis] = k1 - k0;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.scratch(DType::kF32, shape));
+  RECON_RETURN_IF_ERROR(gpu::ops::slice(ctx.graph(), x, out, axes));
+  return out;
 }
 
-// MatMul of inputs a and b less their zero points (a's per row, b's per column) into an fp32
-// accumulator.
-Result<Arg> integer_matmul(OpContext& ctx, size_t a, size_t a_zp, size_t b, size_t b_zp) {
-  const int64_t rank_a = static_cast<int64_t>(ctx.input(a).shape.size());
-  const int64_t rank_b = static_cast<int64_t>(ctx.input(b).shape.size());
+// Records partial product c (of the chunks integer_sum asks for) into the fp32 tensor `make` gives.
+using Partial = std::function<Status(int64_t c, const MakeOutput& make)>;
+
+// The sum in i32 of `chunks` partial products, each exact in fp32, into the tensor `make` gives:
+// the first converted into it, each later one converted and added.
+Result<Arg> integer_sum(OpContext& ctx, int64_t chunks, const Partial& partial, const MakeOutput& make) {
+  std::optional<Arg> acc;
+  for (int64_t c = 0; c < chunks; ++c) {
+    std::optional<Arg> part;
+    RECON_RETURN_IF_ERROR(partial(c, accumulator(ctx, part)));
+    if (!acc) {
+      RECON_ASSIGN_OR_RETURN(acc, make(part->shape()));
+      RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), *part, *acc));
+      continue;
+    }
+    RECON_ASSIGN_OR_RETURN(Arg words, ctx.scratch(DType::kI32, part->shape()));
+    RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), *part, words));
+    RECON_RETURN_IF_ERROR(gpu::ops::binary_add(ctx.graph(), *acc, words, *acc));
+  }
+  return *acc;
+}
+
+// How many chunks of at most `per_chunk` split `n`, and the first index of chunk c.
+int64_t chunk_count(int64_t n, int64_t per_chunk) {
+  return (n + per_chunk - 1) / per_chunk;
+}
+int64_t chunk_start(int64_t n, int64_t chunks, int64_t c) {
+  return c * ((n + chunks - 1) / chunks);
+}
+
+// MatMul of inputs a and b less their zero points (a's per row, b's per column), in i32 into the
+// tensor `make` gives: K in chunks of at most kMaxExactTerms, each an exact fp32 GEMM.
+Result<Arg> integer_matmul(OpContext& ctx, size_t a, size_t a_zp, size_t b, size_t b_zp, const MakeOutput& make) {
+  const size_t rank_a = ctx.input(a).shape.size(), rank_b = ctx.input(b).shape.size();
   if (rank_a == 0 || rank_b == 0) return ctx.fail("a scalar operand");
-  RECON_RETURN_IF_ERROR(check_exact_terms(ctx, ctx.input(a).shape.back()));
-  RECON_ASSIGN_OR_RETURN(Arg sa, shifted(ctx, a, a_zp, rank_a - 2));
-  RECON_ASSIGN_OR_RETURN(Arg sb, shifted(ctx, b, b_zp, rank_b - 1));
+  RECON_ASSIGN_OR_RETURN(Arg sa, shifted(ctx, a, a_zp, static_cast<int64_t>(rank_a) - 2));
+  RECON_ASSIGN_OR_RETURN(Arg sb, shifted(ctx, b, b_zp, static_cast<int64_t>(rank_b) - 1));
+  const int64_t k = sa.shape().back();
+  if (k == 0) return ctx.fail("an empty inner dimension");
+  const int64_t chunks = chunk_count(k, kMaxExactTerms);
   gpu::ops::MatmulOptions opt;
   opt.path = ctx.gemm_path();
-  std::optional<Arg> acc;
-  RECON_RETURN_IF_ERROR(matmul_of(ctx, sa, sb, opt, accumulator(ctx, acc)));
-  return *acc;
+  const Partial partial = [&](int64_t c, const MakeOutput& out) -> Status {
+    const int64_t k0 = chunk_start(k, chunks, c), k1 = std::min(k, chunk_start(k, chunks, c + 1));
+    RECON_ASSIGN_OR_RETURN(Arg pa, slab(ctx, sa, rank_a - 1, k0, k1));
+    RECON_ASSIGN_OR_RETURN(Arg pb, slab(ctx, sb, rank_b == 1 ? 0 : rank_b - 2, k0, k1));
+    return matmul_of(ctx, pa, pb, opt, out);
+  };
+  return integer_sum(ctx, chunks, partial, make);
 }
 
-// Conv of inputs x and w less their zero points (w's per output channel) and an optional bias
-// (input `bias`, int32) into an fp32 accumulator. Padding adds zeros to x − zp: x's zero point.
-Result<Arg> integer_conv(OpContext& ctx, size_t x, size_t x_zp, size_t w, size_t w_zp, size_t bias) {
+// Conv of inputs x and w less their zero points (w's per output channel), plus an optional int32
+// bias (input `bias`), in i32 into the tensor `make` gives: the input channels in chunks whose sums
+// hold at most kMaxExactTerms products, each an exact fp32 convolution (group 1; a grouped one must
+// fit one chunk). Padding adds zeros to x − zp: x's zero point.
+Result<Arg> integer_conv(OpContext& ctx, size_t x, size_t x_zp, size_t w, size_t w_zp, size_t bias,
+                         const MakeOutput& make) {
   const Shape& ws = ctx.input(w).shape;
   if (ws.size() < 3) return ctx.fail("a weight of shape " + shape_string(ws));
-  int64_t terms = 1;
-  for (size_t d = 1; d < ws.size(); ++d) terms *= ws[d];
-  RECON_RETURN_IF_ERROR(check_exact_terms(ctx, terms));
+  int64_t taps = 1;
+  for (size_t d = 2; d < ws.size(); ++d) taps *= ws[d];
+  const int64_t channels = ws[1], per_chunk = kMaxExactTerms / taps;
+  const int64_t chunks = per_chunk == 0 ? 0 : chunk_count(channels, per_chunk);
+  if (chunks == 0 || (chunks > 1 && ctx.attr_int("group", 1) != 1)) {
+    return ctx.fail("sums of " + std::to_string(channels * taps) + " products in one piece (at most " +
+                    std::to_string(kMaxExactTerms) + " stay exact in fp32; only a group-1 convolution is split " +
+                    "along its channels, into pieces of whole kernels)");
+  }
   RECON_ASSIGN_OR_RETURN(Arg sx, shifted(ctx, x, x_zp, 0));
   RECON_ASSIGN_OR_RETURN(Arg sw, shifted(ctx, w, w_zp, 0));
-  std::optional<Arg> b;
-  if (ctx.has_input(bias)) {
-    RECON_ASSIGN_OR_RETURN(b, floats_of(ctx, bias, DType::kF32));
-  }
-  std::optional<Arg> acc;
-  RECON_RETURN_IF_ERROR(conv_of(ctx, sx, sw, b, accumulator(ctx, acc)));
-  return *acc;
+  const Partial partial = [&](int64_t c, const MakeOutput& out) -> Status {
+    const int64_t c0 = chunk_start(channels, chunks, c), c1 = std::min(channels, chunk_start(channels, chunks, c + 1));
+    RECON_ASSIGN_OR_RETURN(Arg px, slab(ctx, sx, 1, c0, c1));
+    RECON_ASSIGN_OR_RETURN(Arg pw, slab(ctx, sw, 1, c0, c1));
+    return conv_of(ctx, px, pw, std::nullopt, out);
+  };
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_sum(ctx, chunks, partial, make));
+  if (!ctx.has_input(bias)) return acc;
+  RECON_ASSIGN_OR_RETURN(Arg words, ctx.device_input(bias));
+  RECON_ASSIGN_OR_RETURN(Arg b, along_axis(words, 1, acc.shape().size()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary_add(ctx.graph(), acc, b, acc));
+  return acc;
 }
 
-// The integer products' result as QLinearMatMul and QLinearConv give it: acc · (a_scale · b_scale
-// / y_scale) quantized with y's zero point; a's and b's scales scalars or along a_axis and b_axis of
-// acc.
-Status requantize(OpContext& ctx, const Arg& acc, size_t a_scale, int64_t a_axis, size_t b_scale, int64_t b_axis,
+// The integer products' result as QLinearMatMul and QLinearConv give it: sum (i32) · (a_scale ·
+// b_scale / y_scale) in fp32, quantized with y's zero point; a's and b's scales scalars or along
+// a_axis and b_axis of the sum.
+Status requantize(OpContext& ctx, const Arg& sum, size_t a_scale, int64_t a_axis, size_t b_scale, int64_t b_axis,
                   size_t y_scale, size_t y_zp) {
   RECON_ASSIGN_OR_RETURN(ElemType type, quantized_type(ctx, y_zp));
+  RECON_ASSIGN_OR_RETURN(Arg acc, ctx.scratch(DType::kF32, sum.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), sum, acc));
   const size_t rank = acc.shape().size();
   RECON_ASSIGN_OR_RETURN(auto sa, param_along(ctx, a_scale, DType::kF32, a_axis, rank));
   RECON_ASSIGN_OR_RETURN(auto sb, param_along(ctx, b_scale, DType::kF32, b_axis, rank));
   RECON_ASSIGN_OR_RETURN(auto sy, param_along(ctx, y_scale, DType::kF32, 0, rank));
+  if (!sa || !sb || !sy) return ctx.fail("a scale omitted");
   RECON_ASSIGN_OR_RETURN(Shape mshape, gpu::ops::broadcast_shape(sa->shape(), sb->shape()));
   RECON_ASSIGN_OR_RETURN(Arg multiplier, ctx.scratch(DType::kF32, mshape));
   RECON_RETURN_IF_ERROR(gpu::ops::binary_mul(ctx.graph(), *sa, *sb, multiplier));
@@ -173,10 +232,14 @@ Status requantize(OpContext& ctx, const Arg& acc, size_t a_scale, int64_t a_axis
   return saturate_into(ctx, acc, zp, out, type);
 }
 
-// The integer accumulator as output 0 (int32).
-Status int32_output(OpContext& ctx, const Arg& acc) {
-  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kInt32, acc.shape()));
-  return gpu::ops::cast(ctx.graph(), acc, out);
+// Output 0 (int32) for the integer products.
+MakeOutput int32_output(OpContext& ctx) {
+  return [&ctx](const Shape& shape) { return ctx.new_output(0, ElemType::kInt32, shape); };
+}
+
+// An i32 scratch tensor for the integer products that the quantized ops rescale.
+MakeOutput int32_scratch(OpContext& ctx) {
+  return [&ctx](const Shape& shape) { return ctx.scratch(DType::kI32, shape); };
 }
 
 }  // namespace
@@ -245,23 +308,21 @@ Status dynamic_quantize_linear(OpContext& ctx) {
 }
 
 Status matmul_integer(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(Arg acc, integer_matmul(ctx, 0, 2, 1, 3));
-  return int32_output(ctx, acc);
+  return integer_matmul(ctx, 0, 2, 1, 3, int32_output(ctx)).status();
 }
 
 Status conv_integer(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(Arg acc, integer_conv(ctx, 0, 2, 1, 3, /*bias=*/4));
-  return int32_output(ctx, acc);
+  return integer_conv(ctx, 0, 2, 1, 3, /*bias=*/4, int32_output(ctx)).status();
 }
 
 Status qlinear_matmul(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(Arg acc, integer_matmul(ctx, 0, 2, 3, 5));
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_matmul(ctx, 0, 2, 3, 5, int32_scratch(ctx)));
   const auto rank = static_cast<int64_t>(acc.shape().size());
   return requantize(ctx, acc, 1, std::max<int64_t>(rank - 2, 0), 4, rank - 1, 6, 7);
 }
 
 Status qlinear_conv(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(Arg acc, integer_conv(ctx, 0, 2, 3, 5, /*bias=*/8));
+  RECON_ASSIGN_OR_RETURN(Arg acc, integer_conv(ctx, 0, 2, 3, 5, /*bias=*/8, int32_scratch(ctx)));
   return requantize(ctx, acc, 1, 0, 4, /*b_axis=*/1, 6, 7);
 }
 

@@ -1,7 +1,7 @@
 // ONNX's quantization ops beyond what the node tests reach: QuantizeLinear per channel of a 4-D
 // tensor, rounding ties to even and saturating at both ends of int8 and uint8; DequantizeLinear
-// per channel; MatMulInteger at the longest exact sum and refused beyond it; in fp32 and fp16
-// (every value chosen exact in fp16).
+// per channel; MatMulInteger and ConvInteger whose sums leave fp32's exact integers, with zero
+// points per row, column or output channel; in fp32 and fp16 (every float chosen exact in fp16).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,30 +86,100 @@ TEST_F(OnnxEngineTest, DequantizeLinearPerChannelOfA4DTensor) {
   }
 }
 
-// A [1, k] times B [k, 1], every difference from the zero points as large as 8 bits allow.
-Model matmul_integer_model(int64_t k) {
-  Model m = model_of({node("MatMulInteger", {"a", "b", "azp", "bzp"}, {"y"})},
-                     {info("a", ElemType::kInt8, {1, k}), info("b", ElemType::kUint8, {k, 1})},
-                     {info("y", ElemType::kInt32, {1, 1})});
-  m.graph.initializers = {named(ElemType::kInt8, {}, {127}, "azp"), named(ElemType::kUint8, {1}, {0}, "bzp")};
-  return m;
+// Deterministic values spread over an 8-bit type's range.
+std::vector<double> spread(int64_t n, int64_t lo, int64_t step) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>(lo + (i * step) % 256));
+  return v;
 }
 
-TEST_F(OnnxEngineTest, MatMulIntegerIsExactUpToItsLongestSumAndRefusedBeyond) {
-  constexpr int64_t kLongest = 258;  // 258 · 255² < 2^24 < 259 · 255²
-  for (DType precision : kPrecisions) {
-    const std::vector<HostTensor> in{named(ElemType::kInt8, {1, kLongest}, std::vector<double>(kLongest, -128), "a"),
-                                     named(ElemType::kUint8, {kLongest, 1}, std::vector<double>(kLongest, 255), "b")};
-    Result<std::vector<HostTensor>> out = run_model(matmul_integer_model(kLongest), precision, in);
-    ASSERT_TRUE(out) << out.status().message();
-    EXPECT_EQ(host_int64s((*out)[0]).value(), (std::vector<int64_t>{-kLongest * 255 * 255})) << dtype_name(precision);
+// A [m, k] int8 times B [k, n] uint8 less their zero points (A's per row, B's per column), in
+// int64 on the host.
+std::vector<int64_t> integer_product(const std::vector<double>& a, const std::vector<double>& azp,
+                                     const std::vector<double>& b, const std::vector<double>& bzp, int64_t m, int64_t k,
+                                     int64_t n) {
+  std::vector<int64_t> y;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t sum = 0;
+      for (int64_t t = 0; t < k; ++t) {
+        sum += static_cast<int64_t>(a[i * k + t] - azp[i]) * static_cast<int64_t>(b[t * n + j] - bzp[j]);
+      }
+      y.push_back(sum);
+    }
+  }
+  return y;
+}
 
-    const std::vector<HostTensor> longer{
-        named(ElemType::kInt8, {1, kLongest + 1}, std::vector<double>(kLongest + 1, 1), "a"),
-        named(ElemType::kUint8, {kLongest + 1, 1}, std::vector<double>(kLongest + 1, 1), "b")};
-    Result<std::vector<HostTensor>> refused = run_model(matmul_integer_model(kLongest + 1), precision, longer);
-    ASSERT_FALSE(refused);
-    EXPECT_NE(refused.status().message().find("sums of 259 products"), std::string::npos) << refused.status().message();
+// Sums beyond fp32's exact integers: K = 258 (the longest one fp32 GEMM holds, 258 · 255² < 2^24)
+// and K = 1000 in pieces added in i32, each difference from the zero points as large as 8 bits allow;
+// then K = 600 with zero points per row of A and per column of B.
+TEST_F(OnnxEngineTest, MatMulIntegerIsExactBeyondFp32sIntegers) {
+  for (DType precision : kPrecisions) {
+    for (int64_t k : {258, 1000}) {
+      Model m = model_of({node("MatMulInteger", {"a", "b", "azp", "bzp"}, {"y"})},
+                         {info("a", ElemType::kInt8, {1, k}), info("b", ElemType::kUint8, {k, 1})},
+                         {info("y", ElemType::kInt32, {1, 1})});
+      m.graph.initializers = {named(ElemType::kInt8, {}, {127}, "azp"), named(ElemType::kUint8, {1}, {0}, "bzp")};
+      const std::vector<HostTensor> in{named(ElemType::kInt8, {1, k}, std::vector<double>(k, -128), "a"),
+                                       named(ElemType::kUint8, {k, 1}, std::vector<double>(k, 255), "b")};
+      Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+      ASSERT_TRUE(out) << out.status().message();
+      EXPECT_EQ(host_int64s((*out)[0]).value(), (std::vector<int64_t>{-k * 255 * 255}))
+          << "K = " << k << " " << dtype_name(precision);
+    }
+    constexpr int64_t kM = 3, kK = 600, kN = 2;
+    const std::vector<double> a = spread(kM * kK, -128, 37), b = spread(kK * kN, 0, 101);
+    const std::vector<double> azp{-128, 0, 127}, bzp{255, 3};
+    Model m = model_of({node("MatMulInteger", {"a", "b", "azp", "bzp"}, {"y"})},
+                       {info("a", ElemType::kInt8, {kM, kK}), info("b", ElemType::kUint8, {kK, kN})},
+                       {info("y", ElemType::kInt32, {kM, kN})});
+    m.graph.initializers = {named(ElemType::kInt8, {kM}, azp, "azp"), named(ElemType::kUint8, {kN}, bzp, "bzp")};
+    const std::vector<HostTensor> in{named(ElemType::kInt8, {kM, kK}, a, "a"),
+                                     named(ElemType::kUint8, {kK, kN}, b, "b")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_EQ(host_int64s((*out)[0]).value(), integer_product(a, azp, b, bzp, kM, kK, kN)) << dtype_name(precision);
+  }
+}
+
+// 40 input channels of 3 × 3 taps (360 products per sum, in two pieces of 20 channels), padded by
+// the input's zero point, W's zero point per output channel.
+TEST_F(OnnxEngineTest, ConvIntegerSumsItsChannelsInPiecesExactly) {
+  constexpr int64_t kC = 40, kH = 4, kM = 2;
+  const std::vector<double> x = spread(kC * kH * kH, 0, 53), w = spread(kM * kC * 9, -128, 71);
+  const std::vector<double> wzp{-128, 5};
+  constexpr int64_t kXzp = 200;
+  std::vector<int64_t> want;
+  for (int64_t o = 0; o < kM; ++o) {
+    for (int64_t i = 0; i < kH; ++i) {
+      for (int64_t j = 0; j < kH; ++j) {
+        int64_t sum = 0;
+        for (int64_t c = 0; c < kC; ++c) {
+          for (int64_t di = 0; di < 3; ++di) {
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t y = i + di - 1, z = j + dj - 1;
+              if (y < 0 || y >= kH || z < 0 || z >= kH) continue;
+              sum += (static_cast<int64_t>(x[(c * kH + y) * kH + z]) - kXzp) *
+                     (static_cast<int64_t>(w[((o * kC + c) * 3 + di) * 3 + dj]) - static_cast<int64_t>(wzp[o]));
+            }
+          }
+        }
+        want.push_back(sum);
+      }
+    }
+  }
+  for (DType precision : kPrecisions) {
+    Node conv = node("ConvInteger", {"x", "w", "xzp", "wzp"}, {"y"});
+    conv.attributes.push_back(ints_attribute("pads", {1, 1, 1, 1}));
+    Model m = model_of({conv}, {info("x", ElemType::kUint8, {1, kC, kH, kH})},
+                       {info("y", ElemType::kInt32, {1, kM, kH, kH})});
+    m.graph.initializers = {named(ElemType::kInt8, {kM, kC, 3, 3}, w, "w"), named(ElemType::kUint8, {}, {kXzp}, "xzp"),
+                            named(ElemType::kInt8, {kM}, wzp, "wzp")};
+    const std::vector<HostTensor> in{named(ElemType::kUint8, {1, kC, kH, kH}, x, "x")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_EQ(host_int64s((*out)[0]).value(), want) << dtype_name(precision);
   }
 }
 
