@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/models/onnx/onnx_fold.h"
+#include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
 #include "gpu/ops/cast.h"
 #include "gpu/ops/elementwise.h"
@@ -232,6 +234,32 @@ Status requantize(OpContext& ctx, const Arg& sum, size_t a_scale, int64_t a_axis
   return saturate_into(ctx, acc, zp, out, type);
 }
 
+// DequantizeLinear of values known at load (a QDQ model's weights), folded once on the host in the
+// device's fp32 arithmetic: x − zp exact, one rounding of the product.
+Result<HostTensor> fold_dequantize(const OpContext& ctx, int64_t axis) {
+  const Shape& shape = ctx.input(0).shape;
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> x, host_int64s(*ctx.input(0).host));
+  RECON_ASSIGN_OR_RETURN(std::vector<double> scale, host_doubles(*ctx.input(1).host));
+  std::vector<int64_t> zp(scale.size(), 0);
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(zp, host_int64s(*ctx.input(2).host));
+  }
+  const bool per_axis = scale.size() != 1;
+  const int64_t len = per_axis ? shape[static_cast<size_t>(axis)] : 1;
+  if (zp.size() != scale.size() || static_cast<int64_t>(scale.size()) != len) {
+    return invalid_argument("a scale of " + std::to_string(scale.size()) + " and a zero point of " +
+                            std::to_string(zp.size()) + " for an axis of " + std::to_string(len));
+  }
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; per_axis && d < shape.size(); ++d) inner *= shape[d];
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t c = per_axis ? (i / static_cast<size_t>(inner)) % static_cast<size_t>(len) : 0;
+    y[i] = static_cast<float>(x[i] - zp[c]) * static_cast<float>(scale[c]);
+  }
+  return make_tensor(ElemType::kFloat, shape, y);
+}
+
 // Output 0 (int32) for the integer products.
 MakeOutput int32_output(OpContext& ctx) {
   return [&ctx](const Shape& shape) { return ctx.new_output(0, ElemType::kInt32, shape); };
@@ -263,10 +291,13 @@ Status dequantize_linear(OpContext& ctx) {
   if (!is_8bit(type) && type != ElemType::kInt32) {
     return ctx.fail(std::string("dequantizing ") + elem_type_name(type) + " (int8, uint8 and int32 only)");
   }
+  const size_t rank = ctx.input(0).shape.size();
+  RECON_ASSIGN_OR_RETURN(int64_t axis, quant_axis(ctx, rank));
+  if (ctx.all_inputs_on_host() && shape_numel(ctx.input(0).shape) <= kMaxFoldElements) {
+    return ctx.set_host_result(0, fold_dequantize(ctx, axis));
+  }
   const DType dtype = ctx.float_dtype();
   RECON_ASSIGN_OR_RETURN(Arg x, floats_of(ctx, 0, dtype));
-  const size_t rank = x.shape().size();
-  RECON_ASSIGN_OR_RETURN(int64_t axis, quant_axis(ctx, rank));
   RECON_ASSIGN_OR_RETURN(auto scale, param_along(ctx, 1, dtype, axis, rank));
   RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, 2, dtype, axis, rank));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ElemType::kFloat, x.shape()));

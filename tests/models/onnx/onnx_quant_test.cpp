@@ -68,20 +68,35 @@ TEST_F(OnnxEngineTest, QuantizeLinearWithoutZeroPointSaturatesIntoUint8) {
   }
 }
 
+// x [2, 3, 4, 4], on the device as a graph input, and folded on the host as an initializer (a QDQ
+// model's weights).
 TEST_F(OnnxEngineTest, DequantizeLinearPerChannelOfA4DTensor) {
-  const std::vector<double> x{0, 255, 128, 7, 0, 255, 10, 11, 3, 200, 100, 1};
+  std::vector<double> x;
+  for (int64_t i = 0; i < 96; ++i) x.push_back(static_cast<double>((i * 77) % 256));
+  x[0] = 0;
+  x[1] = 255;
   const std::vector<double> zps{128, 10, 0};
   for (DType precision : kPrecisions) {
-    Model m = model_of({node("DequantizeLinear", {"x", "s", "zp"}, {"y"})}, {info("x", ElemType::kUint8, {1, 3, 2, 2})},
-                       {info("y", ElemType::kFloat, {1, 3, 2, 2})});
-    m.graph.initializers = {named(ElemType::kFloat, {3}, kScales, "s"), named(ElemType::kUint8, {3}, zps, "zp")};
-    const std::vector<HostTensor> in{named(ElemType::kUint8, {1, 3, 2, 2}, x, "x")};
-    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
-    ASSERT_TRUE(out) << out.status().message();
-    const auto got = (*out)[0].values<float>();
-    ASSERT_EQ(got.size(), x.size());
-    for (size_t i = 0; i < x.size(); ++i) {
-      EXPECT_EQ(got[i], static_cast<float>((x[i] - zps[i / 4]) * kScales[i / 4])) << dtype_name(precision) << " " << i;
+    for (bool constant : {false, true}) {
+      Model m = model_of({node("DequantizeLinear", {"x", "s", "zp"}, {"y"})}, {},
+                         {info("y", ElemType::kFloat, {2, 3, 4, 4})});
+      m.graph.initializers = {named(ElemType::kFloat, {3}, kScales, "s"), named(ElemType::kUint8, {3}, zps, "zp")};
+      std::vector<HostTensor> in;
+      if (constant) {
+        m.graph.initializers.push_back(named(ElemType::kUint8, {2, 3, 4, 4}, x, "x"));
+      } else {
+        m.graph.inputs.push_back(info("x", ElemType::kUint8, {2, 3, 4, 4}));
+        in.push_back(named(ElemType::kUint8, {2, 3, 4, 4}, x, "x"));
+      }
+      const std::string what = std::string(dtype_name(precision)) + (constant ? " folded" : " on the device");
+      Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+      ASSERT_TRUE(out) << what << ": " << out.status().message();
+      const auto got = (*out)[0].values<float>();
+      ASSERT_EQ(got.size(), x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const size_t c = (i / 16) % 3;
+        EXPECT_EQ(got[i], static_cast<float>((x[i] - zps[c]) * kScales[c])) << what << " " << i;
+      }
     }
   }
 }
