@@ -33,9 +33,20 @@ bool is_8bit(ElemType t) {
   return t == ElemType::kUint8 || t == ElemType::kInt8;
 }
 
-// Input i as floats of `dtype`: integers converted exactly (below 2^24), floats as they are or
-// widened.
+// Input i as floats of `dtype`: integers converted exactly (below 2^24); floats known at load
+// uploaded once in `dtype` (an fp16 graph's scales stay fp32 for the integer ops' rescale), others
+// as they are or converted.
 Result<Arg> floats_of(OpContext& ctx, size_t i, DType dtype) {
+  const Value& v = ctx.input(i);
+  if (is_floating(v.type) && v.is_host() && dtype != ctx.float_dtype()) {
+    return ctx.derived_input(i, std::string("as ") + dtype_name(dtype), [&]() -> Result<Arg> {
+      Value copy;
+      copy.type = v.type;
+      copy.shape = v.shape;
+      copy.host = v.host;
+      return upload_host_value(ctx.runtime(), copy, dtype);
+    });
+  }
   RECON_ASSIGN_OR_RETURN(Arg in, is_floating(ctx.input(i).type) ? ctx.float_input(i) : ctx.device_input(i));
   if (in.dtype() == dtype) return in;
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.scratch(dtype, in.shape()));

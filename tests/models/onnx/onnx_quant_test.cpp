@@ -1,7 +1,9 @@
 // ONNX's quantization ops beyond what the node tests reach: QuantizeLinear per channel of a 4-D
 // tensor, rounding ties to even and saturating at both ends of int8 and uint8; DequantizeLinear
-// per channel; MatMulInteger and ConvInteger whose sums leave fp32's exact integers, with zero
-// points per row, column or output channel; in fp32 and fp16 (every float chosen exact in fp16).
+// per channel, folded and on the device; MatMulInteger and ConvInteger whose sums leave fp32's exact
+// integers, with zero points per row, column or output channel; QLinearMatMul and QLinearConv with
+// scales per row, column or output channel, a bias, saturating; in fp32 and fp16 (every float
+// input chosen exact in fp16).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -195,6 +197,96 @@ TEST_F(OnnxEngineTest, ConvIntegerSumsItsChannelsInPiecesExactly) {
     Result<std::vector<HostTensor>> out = run_model(m, precision, in);
     ASSERT_TRUE(out) << out.status().message();
     EXPECT_EQ(host_int64s((*out)[0]).value(), want) << dtype_name(precision);
+  }
+}
+
+// QLinearMatMul of a uint8 A [2, 300] (scale and zero point per row) and an int8 B [300, 3] (per
+// column) into int8: the exact sums (two pieces) times a_scale · b_scale / y_scale in fp32, rounded
+// half to even and saturated at both ends.
+TEST_F(OnnxEngineTest, QLinearMatMulPerRowAndColumnRequantizesAndSaturates) {
+  constexpr int64_t kM = 2, kK = 300, kN = 3;
+  const std::vector<double> a = spread(kM * kK, 0, 37), b = spread(kK * kN, -128, 101);
+  const std::vector<double> as{0.02, 0.5}, azp{0, 255}, bs{0.01, 0.25, 0.125}, bzp{-128, 0, 5};
+  const double ys = 4;
+  constexpr int64_t kYzp = -3;
+  const std::vector<int64_t> sums = integer_product(a, azp, b, bzp, kM, kK, kN);
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < kM; ++i) {
+    for (int64_t j = 0; j < kN; ++j) {
+      const float multiplier = static_cast<float>(as[i]) * static_cast<float>(bs[j]) / static_cast<float>(ys);
+      const float v = static_cast<float>(sums[i * kN + j]) * multiplier;
+      want.push_back(std::clamp(static_cast<int64_t>(std::nearbyint(v)) + kYzp, int64_t{-128}, int64_t{127}));
+    }
+  }
+  EXPECT_EQ(want, (std::vector<int64_t>{127, 19, -110, -128, 127, 127}));  // both ends reached
+  for (DType precision : kPrecisions) {
+    Model m = model_of({node("QLinearMatMul", {"a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"}, {"y"})},
+                       {info("a", ElemType::kUint8, {kM, kK})}, {info("y", ElemType::kInt8, {kM, kN})});
+    m.graph.initializers = {named(ElemType::kFloat, {kM}, as, "as"),  named(ElemType::kUint8, {kM}, azp, "azp"),
+                            named(ElemType::kInt8, {kK, kN}, b, "b"), named(ElemType::kFloat, {kN}, bs, "bs"),
+                            named(ElemType::kInt8, {kN}, bzp, "bzp"), named(ElemType::kFloat, {}, {ys}, "ys"),
+                            named(ElemType::kInt8, {}, {kYzp}, "yzp")};
+    const std::vector<HostTensor> in{named(ElemType::kUint8, {kM, kK}, a, "a")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_EQ(host_int64s((*out)[0]).value(), want) << dtype_name(precision);
+  }
+}
+
+// QLinearConv into uint8 with W's scale and zero point per output channel and an int32 bias added
+// to the exact sums before the rescale.
+TEST_F(OnnxEngineTest, QLinearConvPerChannelWithBias) {
+  constexpr int64_t kC = 2, kH = 3, kM = 2, kO = 2;  // 2 × 2 kernel, no padding: 2 × 2 outputs
+  const std::vector<double> x = spread(kC * kH * kH, 0, 53), w = spread(kM * kC * 4, -128, 71);
+  const std::vector<double> ws{0.05, 0.002}, wzp{3, -7}, bias{-20000, 1500};
+  const double xs = 0.1, ys = 0.3;
+  constexpr int64_t kXzp = 100, kYzp = 120;
+  std::vector<int64_t> want;
+  for (int64_t o = 0; o < kM; ++o) {
+    const float multiplier = static_cast<float>(xs) * static_cast<float>(ws[o]) / static_cast<float>(ys);
+    for (int64_t i = 0; i < kO; ++i) {
+      for (int64_t j = 0; j < kO; ++j) {
+        auto sum = static_cast<int64_t>(bias[o]);
+        for (int64_t c = 0; c < kC; ++c) {
+          for (int64_t di = 0; di < 2; ++di) {
+            for (int64_t dj = 0; dj < 2; ++dj) {
+              sum += (static_cast<int64_t>(x[(c * kH + i + di) * kH + j + dj]) - kXzp) *
+                     (static_cast<int64_t>(w[((o * kC + c) * 2 + di) * 2 + dj]) - static_cast<int64_t>(wzp[o]));
+            }
+          }
+        }
+        const float v = static_cast<float>(sum) * multiplier;
+        want.push_back(std::clamp(static_cast<int64_t>(std::nearbyint(v)) + kYzp, int64_t{0}, int64_t{255}));
+      }
+    }
+  }
+  EXPECT_EQ(want, (std::vector<int64_t>{209, 224, 0, 0, 113, 135, 113, 110}));  // the bias saturates two
+  for (DType precision : kPrecisions) {
+    Model m = model_of({node("QLinearConv", {"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"}, {"y"})},
+                       {info("x", ElemType::kUint8, {1, kC, kH, kH})}, {info("y", ElemType::kUint8, {1, kM, kO, kO})});
+    m.graph.initializers = {named(ElemType::kFloat, {}, {xs}, "xs"),        named(ElemType::kUint8, {}, {kXzp}, "xzp"),
+                            named(ElemType::kInt8, {kM, kC, 2, 2}, w, "w"), named(ElemType::kFloat, {kM}, ws, "ws"),
+                            named(ElemType::kInt8, {kM}, wzp, "wzp"),       named(ElemType::kFloat, {}, {ys}, "ys"),
+                            named(ElemType::kUint8, {}, {kYzp}, "yzp"),     named(ElemType::kInt32, {kM}, bias, "b")};
+    const std::vector<HostTensor> in{named(ElemType::kUint8, {1, kC, kH, kH}, x, "x")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_EQ(host_int64s((*out)[0]).value(), want) << dtype_name(precision);
+  }
+}
+
+// An fp16 graph keeps QLinearMatMul's scales in fp32: 100 · 1.00502 rounds to 101, where the scale
+// rounded to fp16 (1.004883) would give 100.
+TEST_F(OnnxEngineTest, QLinearMatMulScalesStayFp32InAnFp16Graph) {
+  for (DType precision : kPrecisions) {
+    Model m = model_of({node("QLinearMatMul", {"a", "as", "zp", "b", "bs", "zp", "bs", "zp"}, {"y"})},
+                       {info("a", ElemType::kUint8, {1, 1})}, {info("y", ElemType::kUint8, {1, 1})});
+    m.graph.initializers = {named(ElemType::kFloat, {}, {1.00502}, "as"), named(ElemType::kUint8, {}, {0}, "zp"),
+                            named(ElemType::kUint8, {1, 1}, {1}, "b"), named(ElemType::kFloat, {}, {1}, "bs")};
+    const std::vector<HostTensor> in{named(ElemType::kUint8, {1, 1}, {100}, "a")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_EQ(host_int64s((*out)[0]).value(), (std::vector<int64_t>{101})) << dtype_name(precision);
   }
 }
 
