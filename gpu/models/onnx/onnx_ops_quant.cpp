@@ -4,6 +4,7 @@
 // added in i32; QLinearMatMul and QLinearConv as those integer products rescaled by a_scale · b_scale
 // / y_scale and quantized. int8 and uint8 are i32 words on the device.
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -31,6 +32,20 @@ constexpr int64_t kMaxExactTerms = (int64_t{1} << 24) / (kMaxQuantDiff * kMaxQua
 
 bool is_8bit(ElemType t) {
   return t == ElemType::kUint8 || t == ElemType::kInt8;
+}
+
+// Which of a per-axis parameter's values element i (row-major) of a tensor takes; all take the
+// first where the parameter has one value.
+struct AxisIndex {
+  size_t inner = 1, len = 1;
+  size_t operator()(size_t i) const { return (i / inner) % len; }
+};
+AxisIndex axis_index(const Shape& shape, int64_t axis, size_t values) {
+  if (values == 1) return {};
+  AxisIndex at;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) at.inner *= static_cast<size_t>(shape[d]);
+  at.len = static_cast<size_t>(shape[static_cast<size_t>(axis)]);
+  return at;
 }
 
 // Input i as floats of `dtype`: integers converted exactly (below 2^24); floats known at load
@@ -112,14 +127,45 @@ MakeOutput accumulator(OpContext& ctx, std::optional<Arg>& acc) {
   };
 }
 
+// shifted() of an operand and zero point known at load (weights): computed once on the host and
+// kept with the input.
+Result<Arg> shifted_on_host(OpContext& ctx, size_t i, size_t zp_input, int64_t axis) {
+  const std::string zp_name = ctx.has_input(zp_input) ? ctx.node().inputs[zp_input] : "";
+  return ctx.derived_input(i, "less " + zp_name + " along " + std::to_string(axis), [&]() -> Result<Arg> {
+    const Shape& shape = ctx.input(i).shape;
+    RECON_ASSIGN_OR_RETURN(std::vector<int64_t> x, host_int64s(*ctx.input(i).host));
+    std::vector<int64_t> zp{0};
+    if (ctx.has_input(zp_input)) {
+      RECON_ASSIGN_OR_RETURN(zp, host_int64s(*ctx.input(zp_input).host));
+    }
+    const AxisIndex at = axis_index(shape, axis, zp.size());
+    if (zp.size() != at.len) {
+      return ctx.fail("a zero point of " + std::to_string(zp.size()) + " for an axis of " + std::to_string(at.len));
+    }
+    std::vector<float> diff(x.size());
+    for (size_t k = 0; k < x.size(); ++k) diff[k] = static_cast<float>(x[k] - zp[at(k)]);
+    std::vector<uint8_t> bytes(diff.size() * sizeof(float));
+    std::memcpy(bytes.data(), diff.data(), bytes.size());
+    Value v;
+    v.type = ElemType::kFloat;
+    v.shape = shape;
+    v.host = HostTensor::owned(ElemType::kFloat, shape, std::move(bytes));
+    return upload_host_value(ctx.runtime(), v, DType::kF32);
+  });
+}
+
 // Input i less its zero point (input zp_input, along `axis`) as fp32: exact, |x − zp| ≤ 255.
 Result<Arg> shifted(OpContext& ctx, size_t i, size_t zp_input, int64_t axis) {
   if (!is_8bit(ctx.input(i).type)) {
     return ctx.fail(std::string("operand of type ") + elem_type_name(ctx.input(i).type) + " (int8 and uint8 only)");
   }
+  axis = std::max<int64_t>(axis, 0);
+  if (ctx.input(i).is_host() && (!ctx.has_input(zp_input) || ctx.input(zp_input).is_host())) {
+    return shifted_on_host(ctx, i, zp_input, axis);
+  }
   RECON_ASSIGN_OR_RETURN(Arg x, floats_of(ctx, i, DType::kF32));
   const size_t rank = x.shape().size();
-  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, zp_input, DType::kF32, std::max<int64_t>(axis, 0), rank));
+  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, zp_input, DType::kF32, axis, rank));
   if (!zp) return x;
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.scratch(DType::kF32, x.shape()));
   RECON_RETURN_IF_ERROR(gpu::ops::binary_sub(ctx.graph(), x, *zp, out));
@@ -255,18 +301,14 @@ Result<HostTensor> fold_dequantize(const OpContext& ctx, int64_t axis) {
   if (ctx.has_input(2)) {
     RECON_ASSIGN_OR_RETURN(zp, host_int64s(*ctx.input(2).host));
   }
-  const bool per_axis = scale.size() != 1;
-  const int64_t len = per_axis ? shape[static_cast<size_t>(axis)] : 1;
-  if (zp.size() != scale.size() || static_cast<int64_t>(scale.size()) != len) {
+  const AxisIndex at = axis_index(shape, axis, scale.size());
+  if (zp.size() != scale.size() || scale.size() != at.len) {
     return invalid_argument("a scale of " + std::to_string(scale.size()) + " and a zero point of " +
-                            std::to_string(zp.size()) + " for an axis of " + std::to_string(len));
+                            std::to_string(zp.size()) + " for an axis of " + std::to_string(at.len));
   }
-  int64_t inner = 1;
-  for (size_t d = static_cast<size_t>(axis) + 1; per_axis && d < shape.size(); ++d) inner *= shape[d];
   std::vector<double> y(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    const size_t c = per_axis ? (i / static_cast<size_t>(inner)) % static_cast<size_t>(len) : 0;
-    y[i] = static_cast<float>(x[i] - zp[c]) * static_cast<float>(scale[c]);
+    y[i] = static_cast<float>(x[i] - zp[at(i)]) * static_cast<float>(scale[at(i)]);
   }
   return make_tensor(ElemType::kFloat, shape, y);
 }
