@@ -325,15 +325,17 @@ MakeOutput int32_scratch(OpContext& ctx) {
 
 }  // namespace
 
+// Quantizing divides in fp32 whatever the execution dtype: fp16 storage of x / scale (spaced 0.25
+// from 256) would move some quotients to the other side of a rounding tie.
 Status quantize_linear(OpContext& ctx) {
   if (!is_floating(ctx.input(0).type)) return ctx.fail("quantizing a tensor of integers");
   RECON_ASSIGN_OR_RETURN(ElemType type, quantized_type(ctx, 2));
-  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg x, floats_of(ctx, 0, DType::kF32));
   const size_t rank = x.shape().size();
   RECON_ASSIGN_OR_RETURN(int64_t axis, quant_axis(ctx, rank));
-  RECON_ASSIGN_OR_RETURN(auto scale, param_along(ctx, 1, x.dtype(), axis, rank));
-  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, 2, x.dtype(), axis, rank));
-  RECON_ASSIGN_OR_RETURN(Arg q, ctx.scratch(x.dtype(), x.shape()));
+  RECON_ASSIGN_OR_RETURN(auto scale, param_along(ctx, 1, DType::kF32, axis, rank));
+  RECON_ASSIGN_OR_RETURN(auto zp, param_along(ctx, 2, DType::kF32, axis, rank));
+  RECON_ASSIGN_OR_RETURN(Arg q, ctx.scratch(DType::kF32, x.shape()));
   RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), x, *scale, q));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, type, x.shape()));
   return saturate_into(ctx, q, zp, out, type);
@@ -361,10 +363,11 @@ Status dequantize_linear(OpContext& ctx) {
 }
 
 // y_scale = (max(x, 0) − min(x, 0)) / 255, y_zero_point = saturate(round(−min(x, 0) / y_scale)),
-// y = saturate(round(x / y_scale) + y_zero_point), each as ONNX's reference computes it in floats.
+// y = saturate(round(x / y_scale) + y_zero_point), each as ONNX's reference computes it in fp32
+// (whatever the execution dtype, as QuantizeLinear does).
 Status dynamic_quantize_linear(OpContext& ctx) {
-  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
-  const DType dtype = x.dtype();
+  const DType dtype = DType::kF32;
+  RECON_ASSIGN_OR_RETURN(Arg x, floats_of(ctx, 0, dtype));
   RECON_ASSIGN_OR_RETURN(Arg flat, gpu::ops::reshape_view(x, {1, shape_numel(x.shape())}));
   RECON_ASSIGN_OR_RETURN(Arg lo, ctx.scratch(dtype, {1}));
   RECON_ASSIGN_OR_RETURN(Arg hi, ctx.scratch(dtype, {1}));
@@ -373,8 +376,7 @@ Status dynamic_quantize_linear(OpContext& ctx) {
   const float inf = std::numeric_limits<float>::infinity();
   RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kClip, lo, lo, 1.0f, 0.0f, -inf, 0.0f));
   RECON_RETURN_IF_ERROR(gpu::ops::unary(ctx.graph(), gpu::ops::UnaryOp::kClip, hi, hi, 1.0f, 0.0f, 0.0f, inf));
-  RECON_ASSIGN_OR_RETURN(Arg scale_out, ctx.new_output(1, ElemType::kFloat, {}));
-  RECON_ASSIGN_OR_RETURN(Arg scale, gpu::ops::reshape_view(scale_out, {1}));
+  RECON_ASSIGN_OR_RETURN(Arg scale, ctx.scratch(dtype, {1}));
   RECON_ASSIGN_OR_RETURN(Arg qmax, ctx.scratch(dtype, {1}));
   RECON_RETURN_IF_ERROR(gpu::ops::fill(ctx.graph(), qmax, 255.0f));
   RECON_RETURN_IF_ERROR(gpu::ops::binary_sub(ctx.graph(), hi, lo, scale));
@@ -385,6 +387,9 @@ Status dynamic_quantize_linear(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg zp, gpu::ops::reshape_view(zp_out, {1}));
   // lo becomes the zero point as a float: rounded and clipped, its value exact.
   RECON_RETURN_IF_ERROR(saturate_into(ctx, lo, std::nullopt, zp, ElemType::kUint8));
+  RECON_ASSIGN_OR_RETURN(Arg scale_out, ctx.new_output(1, ElemType::kFloat, {}));
+  RECON_ASSIGN_OR_RETURN(Arg scale_view, gpu::ops::reshape_view(scale_out, {1}));
+  RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), scale, scale_view));
   RECON_ASSIGN_OR_RETURN(Arg q, ctx.scratch(dtype, x.shape()));
   RECON_RETURN_IF_ERROR(gpu::ops::binary_div(ctx.graph(), x, scale, q));
   RECON_ASSIGN_OR_RETURN(Arg y, ctx.new_output(0, ElemType::kUint8, x.shape()));

@@ -70,6 +70,20 @@ TEST_F(OnnxEngineTest, QuantizeLinearWithoutZeroPointSaturatesIntoUint8) {
   }
 }
 
+// An fp16 graph divides in fp32: 2206 / 11 = 200.545… rounds to 201, where the quotient stored in
+// fp16 (200.5, a tie) would round to 200.
+TEST_F(OnnxEngineTest, QuantizeLinearDividesInFp32InAnFp16Graph) {
+  for (DType precision : kPrecisions) {
+    Model m = model_of({node("QuantizeLinear", {"x", "s"}, {"y"})}, {info("x", ElemType::kFloat, {1})},
+                       {info("y", ElemType::kUint8, {1})});
+    m.graph.initializers = {named(ElemType::kFloat, {}, {11}, "s")};
+    const std::vector<HostTensor> in{named(ElemType::kFloat, {1}, {2206}, "x")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_EQ(host_int64s((*out)[0]).value(), (std::vector<int64_t>{201})) << dtype_name(precision);
+  }
+}
+
 // x [2, 3, 4, 4], on the device as a graph input, and folded on the host as an initializer (a QDQ
 // model's weights).
 TEST_F(OnnxEngineTest, DequantizeLinearPerChannelOfA4DTensor) {
