@@ -2,8 +2,8 @@
 // tensor, rounding ties to even and saturating at both ends of int8 and uint8; DequantizeLinear
 // per channel, folded and on the device; MatMulInteger and ConvInteger whose sums leave fp32's exact
 // integers, with zero points per row, column or output channel; QLinearMatMul and QLinearConv with
-// scales per row, column or output channel, a bias, saturating; in fp32 and fp16 (every float
-// input chosen exact in fp16).
+// scales per row, column or output channel, a bias, saturating; fp16 graphs keeping fp32 where
+// rounding needs it; a QDQ Conv graph end to end; in fp32 and fp16.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -301,6 +301,52 @@ TEST_F(OnnxEngineTest, QLinearMatMulScalesStayFp32InAnFp16Graph) {
     Result<std::vector<HostTensor>> out = run_model(m, precision, in);
     ASSERT_TRUE(out) << out.status().message();
     EXPECT_EQ(host_int64s((*out)[0]).value(), (std::vector<int64_t>{101})) << dtype_name(precision);
+  }
+}
+
+// A QDQ graph as quantizing exporters write it: x quantized and dequantized, a 1 × 1 Conv whose int8
+// weight is dequantized per output channel (folded at load), its output quantized and dequantized.
+// Scales are powers of two, so every float is exact and y / y_scale lands on ties, which go to even.
+TEST_F(OnnxEngineTest, QdqConvMatchesItsIntegerDefinition) {
+  constexpr int64_t kC = 3, kM = 2, kP = 4;  // channels in, out, pixels (2 × 2)
+  const std::vector<double> x{0.3, -1.2, 2.6, 7.9, -0.4, 0.5, 1.5, -3.1, 4.2, 0.0, -2.2, 1.1};
+  const std::vector<double> w{3, -5, 7, -128, 127, 2}, wscale{0.25, 0.125};
+  const double xs = 0.5, ys = 0.25;
+  constexpr int64_t kXzp = 10, kYzp = -20;
+  const auto sat = [](double v, int64_t lo, int64_t hi) {
+    return std::clamp(static_cast<int64_t>(std::nearbyint(v)), lo, hi);
+  };
+  std::vector<double> want;
+  for (int64_t o = 0; o < kM; ++o) {
+    for (int64_t p = 0; p < kP; ++p) {
+      double y = 0;
+      for (int64_t c = 0; c < kC; ++c) {
+        const double xq = static_cast<double>(sat(x[c * kP + p] / xs + kXzp, 0, 255) - kXzp) * xs;
+        y += xq * w[o * kC + c] * wscale[o];
+      }
+      want.push_back(static_cast<double>(sat(y / ys + kYzp, -128, 127) - kYzp) * ys);
+    }
+  }
+  for (DType precision : kPrecisions) {
+    Model m = model_of(
+        {node("QuantizeLinear", {"x", "xs", "xzp"}, {"xq"}), node("DequantizeLinear", {"xq", "xs", "xzp"}, {"xd"}),
+         node("DequantizeLinear", {"w", "ws", "wzp"}, {"wd"}), node("Conv", {"xd", "wd"}, {"c"}),
+         node("QuantizeLinear", {"c", "ys", "yzp"}, {"yq"}), node("DequantizeLinear", {"yq", "ys", "yzp"}, {"y"})},
+        {info("x", ElemType::kFloat, {1, kC, 2, 2})}, {info("y", ElemType::kFloat, {1, kM, 2, 2})});
+    m.graph.initializers = {named(ElemType::kFloat, {}, {xs}, "xs"),        named(ElemType::kUint8, {}, {kXzp}, "xzp"),
+                            named(ElemType::kInt8, {kM, kC, 1, 1}, w, "w"), named(ElemType::kFloat, {kM}, wscale, "ws"),
+                            named(ElemType::kInt8, {kM}, {0, 0}, "wzp"),    named(ElemType::kFloat, {}, {ys}, "ys"),
+                            named(ElemType::kInt8, {}, {kYzp}, "yzp")};
+    Node& dq_w = m.graph.nodes[2];
+    dq_w.attributes.push_back(int_attribute("axis", 0));
+    const std::vector<HostTensor> in{named(ElemType::kFloat, {1, kC, 2, 2}, x, "x")};
+    Result<std::vector<HostTensor>> out = run_model(m, precision, in);
+    ASSERT_TRUE(out) << out.status().message();
+    const auto got = (*out)[0].values<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i], static_cast<float>(want[i])) << dtype_name(precision) << " " << i;
+    }
   }
 }
 
