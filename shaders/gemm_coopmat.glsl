@@ -340,13 +340,12 @@ void main() {
     memoryBarrierBuffer();
   }
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
-  // after the final barrier above) and its invocations store the elements through the includer
-  // (8 an invocation).
-  // With GEMM_STORE8 an invocation takes 8 consecutive columns of a fragment row, so that the
-  // includer loads and stores 16-byte vectors: the loads of a fragment are then one round trip,
-  // where element by element they were eight (a bias + GELU + residual epilogue doubled the time
-  // of the encoder's GEMMs on an H200). The fragment loop is rolled (with a static select of
-  // acc[]) so the store code is inlined once.
+  // after the final barrier above) and its invocations store the elements through the includer.
+  // With GEMM_STORE8 (and split-K) an invocation takes 8 consecutive columns of a fragment row,
+  // so that the includer loads and stores 16-byte vectors: the loads of a fragment are then one
+  // round trip, where element by element they were eight (a bias + GELU + residual epilogue
+  // doubled the time of the encoder's GEMMs on an H200). The fragment loop is rolled (with a
+  // static select of acc[]) so the store code is inlined once.
   const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
 #ifdef GEMM_PAIR_STORE
   if (GEMM_PAIR_STORE) {
