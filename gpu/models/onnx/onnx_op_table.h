@@ -192,6 +192,9 @@ Status tile(OpContext&);
 std::string check_pad(const Node&, int64_t);
 Status pad(OpContext&);
 Status range(OpContext&);
+Status hann_window(OpContext&);
+Status hamming_window(OpContext&);
+Status blackman_window(OpContext&);
 // indexed reads and writes
 std::string check_scatter(const Node&, int64_t);
 Status scatter_elements(OpContext&);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <numeric>
 #include <string>
 
@@ -552,6 +553,39 @@ Status range(OpContext& ctx) {
   std::vector<double> v(static_cast<size_t>(count));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start[0] + static_cast<double>(i) * delta[0];
   return ctx.set_host_result(0, make_tensor(ctx.input(0).type, {static_cast<int64_t>(v.size())}, v));
+}
+
+namespace {
+
+// A generalized cosine window of `size` samples: a0 − a1·cos(2πn/N) + a2·cos(4πn/N), N the size
+// when periodic, one less when symmetric (opset 17's HannWindow, HammingWindow, BlackmanWindow).
+Status cosine_window(OpContext& ctx, double a0, double a1, double a2) {
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> size, ctx.host_ints(0));
+  if (size.size() != 1 || size[0] < 0) return ctx.fail("size must be one non-negative integer");
+  if (size[0] > kMaxFoldElements) return ctx.fail("a window of more than 2^26 samples");
+  const bool periodic = ctx.attr_int("periodic", 1) != 0;
+  const double period = static_cast<double>(periodic ? size[0] : size[0] - 1);
+  std::vector<double> w(static_cast<size_t>(size[0]));
+  for (size_t n = 0; n < w.size(); ++n) {
+    const double phase = 2.0 * std::numbers::pi * static_cast<double>(n) / period;
+    w[n] = a0 - a1 * std::cos(phase) + a2 * std::cos(2.0 * phase);
+  }
+  const auto type = static_cast<ElemType>(ctx.attr_int("output_datatype", static_cast<int64_t>(ElemType::kFloat)));
+  return ctx.set_host_result(0, make_tensor(type, {size[0]}, w));
+}
+
+}  // namespace
+
+Status hann_window(OpContext& ctx) {
+  return cosine_window(ctx, 0.5, 0.5, 0.0);
+}
+
+Status hamming_window(OpContext& ctx) {
+  return cosine_window(ctx, 25.0 / 46.0, 21.0 / 46.0, 0.0);
+}
+
+Status blackman_window(OpContext& ctx) {
+  return cosine_window(ctx, 0.42, 0.5, 0.08);
 }
 
 }  // namespace recon::gpu::onnx::ops_builders
