@@ -111,6 +111,7 @@ const std::array kTable = {
     OpRow{"ReduceSumSquare", 1, kMaxOpset, check_none, reduce_sum_square},
     OpRow{"ReduceLogSum", 1, kMaxOpset, check_none, reduce_log_sum},
     OpRow{"ReduceLogSumExp", 1, kMaxOpset, check_none, reduce_log_sum_exp},
+    OpRow{"MeanVarianceNormalization", 9, kMaxOpset, check_none, mean_variance_normalization},
     OpRow{"ArgMax", 1, kMaxOpset, check_none, argmax},
     OpRow{"ArgMin", 1, kMaxOpset, check_none, argmin},
     OpRow{"TopK", 1, kMaxOpset, check_none, top_k},

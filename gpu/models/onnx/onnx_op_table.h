@@ -156,6 +156,7 @@ Status reduce_l2(OpContext&);
 Status reduce_sum_square(OpContext&);
 Status reduce_log_sum(OpContext&);
 Status reduce_log_sum_exp(OpContext&);
+Status mean_variance_normalization(OpContext&);
 Status argmax(OpContext&);
 Status argmin(OpContext&);
 Status top_k(OpContext&);

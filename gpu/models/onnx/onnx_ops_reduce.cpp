@@ -268,6 +268,46 @@ Status reduce_log_sum_exp(OpContext& ctx) {
   return gpu::ops::binary(ctx.graph(), BinaryOp::kAdd, out_kept, m, out_kept);
 }
 
+// The axes MeanVarianceNormalization normalises over (default [0, 2, 3]) as a plan keeping them.
+Result<ReducePlan> plan_mvn(OpContext& ctx, const Shape& in) {
+  ReducePlan plan;
+  plan.axes = ctx.attr_ints("axes", {0, 2, 3});
+  for (int64_t& a : plan.axes) RECON_RETURN_IF_ERROR(ctx.normalise_axis(a, static_cast<int64_t>(in.size())));
+  std::sort(plan.axes.begin(), plan.axes.end());
+  plan.axes.erase(std::unique(plan.axes.begin(), plan.axes.end()), plan.axes.end());
+  plan.kept = in;
+  for (int64_t a : plan.axes) plan.kept[static_cast<size_t>(a)] = 1;
+  plan.out_shape = in;
+  return plan;
+}
+
+// (x − E[x]) / (√E[(x − E[x])²] + 1e-9) over the axes, in fp32 under fp16 storage too (the
+// variance's squares). The 1e-9 is ONNX's function body's, which makes a constant slice 0.
+Status mean_variance_normalization(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(ReducePlan plan, plan_mvn(ctx, x.shape()));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, x.shape()));
+  Graph& g = ctx.graph();
+  Arg xf = x;
+  Arg result = out;
+  if (x.dtype() != DType::kF32) {
+    RECON_ASSIGN_OR_RETURN(xf, ctx.scratch(DType::kF32, x.shape()));
+    RECON_RETURN_IF_ERROR(gpu::ops::cast(g, x, xf));
+    RECON_ASSIGN_OR_RETURN(result, ctx.scratch(DType::kF32, x.shape()));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg mean, ctx.scratch(DType::kF32, plan.kept));
+  RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kMean, xf, plan, mean));
+  RECON_ASSIGN_OR_RETURN(Arg centered, ctx.scratch(DType::kF32, x.shape()));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(g, BinaryOp::kSub, xf, mean, centered));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(g, BinaryOp::kMul, centered, centered, result));
+  RECON_ASSIGN_OR_RETURN(Arg std_dev, ctx.scratch(DType::kF32, plan.kept));
+  RECON_RETURN_IF_ERROR(reduce_axes(ctx, ReduceOp::kMean, result, plan, std_dev));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(g, UnaryOp::kSqrt, std_dev, std_dev));
+  RECON_RETURN_IF_ERROR(gpu::ops::unary(g, UnaryOp::kIdentity, std_dev, std_dev, 1.0f, 1e-9f));
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(g, BinaryOp::kDiv, centered, std_dev, result));
+  return result.dtype() == out.dtype() ? Status::ok() : gpu::ops::cast(g, result, out);
+}
+
 Status argmax(OpContext& ctx) {
   return arg_reduce(ctx, true);
 }
