@@ -20,3 +20,7 @@ recon_shader(resize_f16 resize.comp DEFINES DTYPE_F16=1)
 # grid_sample (gpu/ops/grid_sample): mode, padding and align_corners are specialisation constants.
 recon_shader(grid_sample_f32 grid_sample.comp DEFINES DTYPE_F16=0)
 recon_shader(grid_sample_f16 grid_sample.comp DEFINES DTYPE_F16=1)
+
+# roi_align (gpu/ops/roi_align): f32 and f16 storage.
+recon_shader(roi_align_f32 roi_align.comp DEFINES DTYPE_F16=0)
+recon_shader(roi_align_f16 roi_align.comp DEFINES DTYPE_F16=1)

@@ -118,6 +118,7 @@ const std::array kTable = {
     OpRow{"CumSum", 11, kMaxOpset, check_none, cumsum},
     OpRow{"Resize", 10, kMaxOpset, check_resize, resize},
     OpRow{"GridSample", 16, kMaxOpset, check_grid_sample, grid_sample},
+    OpRow{"RoiAlign", 10, kMaxOpset, check_roi_align, roi_align},
     OpRow{"Einsum", 12, kMaxOpset, check_einsum, einsum},
     OpRow{"Upsample", 7, 9, check_none, upsample},
     OpRow{"Constant", 1, kMaxOpset, check_none, constant},

@@ -167,6 +167,8 @@ std::string check_grid_sample(const Node&, int64_t);
 std::string check_einsum(const Node&, int64_t);
 Status einsum(OpContext&);
 Status grid_sample(OpContext&);
+std::string check_roi_align(const Node&, int64_t);
+Status roi_align(OpContext&);
 Status resize(OpContext&);
 Status upsample(OpContext&);
 // shapes and layout

@@ -1,7 +1,7 @@
 // ONNX Resize (opsets 10–18) and Upsample (7–9) on ops::resize: the output size and per-axis scales
 // from scales or sizes known at load time (opset 18's axes and keep_aspect_ratio_policy included),
 // then the tap tables of the last two axes. Resizing any other axis is refused. GridSample (opset
-// 16's 4-D form) on ops::grid_sample.
+// 16's 4-D form) on ops::grid_sample, RoiAlign (opsets 10 and 16) on ops::roi_align.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -11,6 +11,7 @@
 #include "gpu/ops/grid_sample.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/resize.h"
+#include "gpu/ops/roi_align.h"
 
 namespace recon::gpu::onnx::ops_builders {
 namespace {
@@ -148,6 +149,39 @@ Status grid_sample(OpContext& ctx) {
   }
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {xs[0], xs[1], gs[1], gs[2]}));
   return gpu::ops::grid_sample(ctx.graph(), x, grid, out, mode, padding, ctx.attr_int("align_corners", 0) != 0);
+}
+
+std::string check_roi_align(const Node& node, int64_t) {
+  if (const Attribute* m = node.attribute("mode"); m != nullptr && m->s != "avg" && m->s != "max") {
+    return "RoiAlign mode '" + m->s + "'";
+  }
+  const Attribute* c = node.attribute("coordinate_transformation_mode");
+  if (c != nullptr && c->s != "half_pixel" && c->s != "output_half_pixel") {
+    return "RoiAlign coordinate_transformation_mode '" + c->s + "'";
+  }
+  return {};
+}
+
+// X [N, C, H, W] pooled over rois [R, 4] of images batch_indices [R] into [R, C, Ho, Wo]. Opset 10
+// has no coordinate_transformation_mode and behaves as output_half_pixel.
+Status roi_align(OpContext& ctx) {
+  gpu::ops::RoiAlignParams p;
+  p.spatial_scale = ctx.attr_float("spatial_scale", 1.0f);
+  p.sampling_ratio = ctx.attr_int("sampling_ratio", 0);
+  p.max = ctx.attr_string("mode", "avg") == "max";
+  const std::string default_coordinates = ctx.opset() < 16 ? "output_half_pixel" : "half_pixel";
+  p.half_pixel = ctx.attr_string("coordinate_transformation_mode", default_coordinates) == "half_pixel";
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg rois, ctx.float_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg batch_indices, ctx.device_input(2));
+  const int64_t out_h = ctx.attr_int("output_height", 1), out_w = ctx.attr_int("output_width", 1);
+  if (x.shape().size() != 4 || rois.shape().size() != 2 || out_h < 1 || out_w < 1) {
+    return ctx.fail("X " + shape_string(x.shape()) + ", rois " + shape_string(rois.shape()) +
+                    ": recon pools 4-D images over rois [R, 4] into at least 1 x 1 bins");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {rois.shape()[0], x.shape()[1], out_h, out_w}));
+  Status st = gpu::ops::roi_align(ctx.graph(), x, rois, batch_indices, out, p);
+  return st.is_ok() ? st : ctx.fail(st.message());
 }
 
 std::string check_resize(const Node& node, int64_t) {
