@@ -5,7 +5,7 @@
 // The host merges axes first; a broadcast axis has stride 0. SAME_SHAPE = 1 is the fast path for
 // operands of one shape (no index arithmetic).
 // INT_OPERANDS = 1: i32 operands and integer arithmetic (+, −, ×, ÷ truncating toward zero, max,
-// min, mod, fmod), wrapping on overflow, a division or remainder by zero giving 0; comparisons and logic give 0 or 1 (logic
+// min, mod, fmod, shifts of the unsigned words), wrapping on overflow, a division or remainder by zero giving 0; comparisons and logic give 0 or 1 (logic
 // counts any non-zero word as true). The host refuses pow and prelu.
 // BOOL_OUT = 1: float operands (fp32 arithmetic) compared into i32 0 or 1; a NaN operand makes every
 // comparison false (Equal too), as in IEEE 754 and NumPy.
@@ -27,6 +27,8 @@ int binary_rem_int(int x, int y) {
 }
 int binary_apply_int(int x, int y) {
   switch (OP) {
+    case 18: return uint(y) < 32u ? int(uint(x) << uint(y)) : 0;
+    case 19: return uint(y) < 32u ? int(uint(x) >> uint(y)) : 0;
     case 0: return x + y;
     case 1: return x - y;
     case 2: return x * y;

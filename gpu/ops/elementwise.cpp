@@ -55,6 +55,10 @@ const char* op_name(BinaryOp op) {
       return "pow";
     case BinaryOp::kPRelu:
       return "prelu";
+    case BinaryOp::kShiftLeft:
+      return "shift_left";
+    case BinaryOp::kShiftRight:
+      return "shift_right";
     case BinaryOp::kEqual:
       return "equal";
     case BinaryOp::kLess:
@@ -230,7 +234,9 @@ Status emit_binary(Graph& g, BinaryOp op, const char* shader, const BroadcastChu
 
 // The binary.comp variant for `op` on operands of `a`'s dtype, or an error naming what is refused.
 Result<const char*> binary_shader(BinaryOp op, const Arg& a, const Arg& b, const Arg& out, const std::string& name) {
-  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kFmod)) return invalid_argument("binary: unknown op");
+  if (static_cast<uint32_t>(op) > static_cast<uint32_t>(BinaryOp::kShiftRight)) {
+    return invalid_argument("binary: unknown op");
+  }
   const DType want_out = is_comparison_op(op) ? DType::kI32 : a.dtype();
   if (a.dtype() != b.dtype() || out.dtype() != want_out) {
     return invalid_argument(name + ": dtypes " + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()) + " -> " +
@@ -239,10 +245,13 @@ Result<const char*> binary_shader(BinaryOp op, const Arg& a, const Arg& b, const
   }
   if (a.dtype() == DType::kI32) {
     if (op == BinaryOp::kPow || op == BinaryOp::kPRelu) {
-      return invalid_argument(name +
-                              ": not an integer op (add, sub, mul, div, max, min, mod, fmod, comparisons, logic)");
+      return invalid_argument(
+          name + ": not an integer op (add, sub, mul, div, max, min, mod, fmod, comparisons, logic, shifts)");
     }
     return "binary_i32";
+  }
+  if (op == BinaryOp::kShiftLeft || op == BinaryOp::kShiftRight) {
+    return invalid_argument(name + ": shifts take i32 operands, not " + dtype_name(a.dtype()));
   }
   if (is_logic_op(op)) return invalid_argument(name + ": logic takes i32 booleans, not " + dtype_name(a.dtype()));
   if (a.dtype() == DType::kF32) return is_comparison_op(op) ? "binary_cmp_f32" : "binary_f32";

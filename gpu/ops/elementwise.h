@@ -57,6 +57,10 @@ enum class BinaryOp : uint32_t {
   // (C's fmod and %). Floats: NaN for b = 0; integers: 0 for b = 0.
   kMod = 16,
   kFmod = 17,
+  // Shifts of i32 operands as unsigned 32-bit words (zeros shifted in); a shift by 32 or more, or
+  // by a negative amount, gives 0.
+  kShiftLeft = 18,
+  kShiftRight = 19,
 };
 
 // Comparisons (out i32 booleans from operands of any dtype) and logic (booleans into booleans).

@@ -22,6 +22,7 @@ const std::array kTable = {
     OpRow{"Mul", 1, kMaxOpset, check_none, mul},
     OpRow{"Div", 1, kMaxOpset, check_none, div},
     OpRow{"Mod", 10, kMaxOpset, check_none, mod},
+    OpRow{"BitShift", 11, kMaxOpset, check_none, bit_shift},
     OpRow{"Sum", 6, kMaxOpset, check_none, sum},
     OpRow{"Max", 6, kMaxOpset, check_none, max},
     OpRow{"Min", 6, kMaxOpset, check_none, min},

@@ -41,6 +41,7 @@ Status sub(OpContext&);
 Status mul(OpContext&);
 Status div(OpContext&);
 Status mod(OpContext&);
+Status bit_shift(OpContext&);
 Status sum(OpContext&);
 Status max(OpContext&);
 Status min(OpContext&);

@@ -185,6 +185,25 @@ Status mod(OpContext& ctx) {
   return binary_op(ctx, c_fmod ? FoldBinary::kFmod : FoldBinary::kMod,
                    c_fmod ? gpu::ops::BinaryOp::kFmod : gpu::ops::BinaryOp::kMod);
 }
+// BitShift of uint8 and uint16, i32 words on the device shifted as unsigned words, a left shift
+// wrapped back into the type; uint32 and uint64 have no device dtype.
+Status bit_shift(OpContext& ctx) {
+  const std::string direction = ctx.attr_string("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") return ctx.fail("direction must be LEFT or RIGHT");
+  const ElemType type = ctx.input(0).type;
+  if (type != ElemType::kUint8 && type != ElemType::kUint16) {
+    return ctx.fail(std::string("BitShift of ") + elem_type_name(type) + "; recon shifts uint8 and uint16");
+  }
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg y, ctx.device_input(1));
+  Result<Shape> shape = gpu::ops::broadcast_shape(x.shape(), y.shape());
+  if (!shape) return ctx.fail(shape.status().message());
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, type, *shape));
+  const bool left = direction == "LEFT";
+  RECON_RETURN_IF_ERROR(gpu::ops::binary(
+      ctx.graph(), left ? gpu::ops::BinaryOp::kShiftLeft : gpu::ops::BinaryOp::kShiftRight, x, y, out));
+  return left ? wrap_to_type(ctx, out, type) : Status::ok();
+}
 Status equal(OpContext& ctx) {
   return binary_op(ctx, FoldBinary::kEqual, gpu::ops::BinaryOp::kEqual);
 }

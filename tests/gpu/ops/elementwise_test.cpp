@@ -67,6 +67,9 @@ double apply(BinaryOp op, double x, double y) {
     }
     case BinaryOp::kFmod:
       return std::fmod(x, y);
+    case BinaryOp::kShiftLeft:  // i32 words only: IntegerShiftsMoveUnsignedWords
+    case BinaryOp::kShiftRight:
+      break;
   }
   return 0;
 }
@@ -449,6 +452,34 @@ TEST_F(ElementwiseMisuseTest, IntegerOperandsTakeIntegerArithmetic) {
     ASSERT_TRUE(out.download(rt(), got.data(), 16).is_ok());
     EXPECT_EQ(got, op == BinaryOp::kMod ? (std::vector<int32_t>{0, 2, -2, 0}) : (std::vector<int32_t>{0, -3, 3, 0}));
   }
+}
+
+// Shifts of i32 words as unsigned: zeros shifted in from either side, the sign bit shifted out or
+// down like any other, and 0 for shifts of 32 or more or negative ones; broadcast as for floats.
+TEST_F(ElementwiseMisuseTest, IntegerShiftsMoveUnsignedWords) {
+  const std::vector<int32_t> a{1, 255, -1, 65535, 7, std::numeric_limits<int32_t>::min(), 12, 3};  // [2, 4]
+  const std::vector<int32_t> b{0, 4, 31, 32, 1, 31, 40, -1};                                       // [2, 4]
+  const std::vector<int32_t> s{2};                                                                 // [1]
+  Tensor ta = Tensor::from_host(rt(), DType::kI32, {2, 4}, a.data(), a.size() * 4).value();
+  Tensor tb = Tensor::from_host(rt(), DType::kI32, {2, 4}, b.data(), b.size() * 4).value();
+  Tensor ts = Tensor::from_host(rt(), DType::kI32, {1}, s.data(), s.size() * 4).value();
+  auto run = [&](BinaryOp op, const Tensor& rhs) {
+    Tensor out = Tensor::empty(rt(), DType::kI32, {2, 4}).value();
+    Graph g(rt());
+    EXPECT_TRUE(ops::binary(g, op, ta, rhs, out).is_ok());
+    EXPECT_TRUE(g.run().is_ok());
+    std::vector<int32_t> got(8);
+    EXPECT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
+    return got;
+  };
+  const int32_t low = std::numeric_limits<int32_t>::min();
+  EXPECT_EQ(run(BinaryOp::kShiftLeft, tb), (std::vector<int32_t>{1, 4080, low, 0, 14, 0, 0, 0}));
+  EXPECT_EQ(run(BinaryOp::kShiftRight, tb), (std::vector<int32_t>{1, 15, 1, 0, 3, 1, 0, 0}));
+  EXPECT_EQ(run(BinaryOp::kShiftLeft, ts), (std::vector<int32_t>{4, 1020, -4, 262140, 28, 0, 48, 12}));
+  EXPECT_EQ(run(BinaryOp::kShiftRight, ts), (std::vector<int32_t>{0, 63, 1073741823, 16383, 1, 536870912, 3, 0}));
+  Graph g(rt());
+  Tensor f = Tensor::empty(rt(), DType::kF32, {4}).value();
+  EXPECT_EQ(ops::binary(g, BinaryOp::kShiftLeft, f, f, f).code(), StatusCode::kInvalidArgument);
 }
 
 // Float remainders' special operands, as C's fmod: by ±0 NaN, of ±inf NaN, by ±inf the dividend
