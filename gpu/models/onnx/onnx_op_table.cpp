@@ -145,6 +145,7 @@ const std::array kTable = {
     OpRow{"Slice", 1, kMaxOpset, check_none, slice},
     OpRow{"Gather", 1, kMaxOpset, check_none, gather},
     OpRow{"Expand", 8, kMaxOpset, check_none, expand},
+    OpRow{"ReverseSequence", 10, kMaxOpset, check_none, reverse_sequence},
     OpRow{"Tile", 6, kMaxOpset, check_none, tile},
     OpRow{"Pad", 2, kMaxOpset, check_pad, pad},
     OpRow{"Range", 11, kMaxOpset, check_none, range},

@@ -192,6 +192,7 @@ Status split(OpContext&);
 Status slice(OpContext&);
 Status gather(OpContext&);
 Status expand(OpContext&);
+Status reverse_sequence(OpContext&);
 Status tile(OpContext&);
 std::string check_pad(const Node&, int64_t);
 Status pad(OpContext&);

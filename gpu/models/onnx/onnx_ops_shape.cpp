@@ -452,6 +452,42 @@ Status gather_elements(OpContext& ctx) {
   return gpu::ops::gather_elements(ctx.graph(), data, indices, out, static_cast<int>(axis));
 }
 
+// ReverseSequence: out[t, b] = in[lens[b] − 1 − t, b] for t < lens[b], else in[t, b] (time and
+// batch axes as the node says): a GatherElements along the time axis of indices made on the host
+// from sequence_lens, which must be known at load (a shape tensor).
+Status reverse_sequence(OpContext& ctx) {
+  const Shape& s = ctx.input(0).shape;
+  const int64_t time_axis = ctx.attr_int("time_axis", 0), batch_axis = ctx.attr_int("batch_axis", 1);
+  const bool axes_ok = (time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0);
+  if (s.size() < 2 || !axes_ok) return ctx.fail("expects time and batch axes 0 and 1 of an input of rank 2 or more");
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> lens, ctx.host_ints(1));
+  const int64_t steps = s[static_cast<size_t>(time_axis)], batch = s[static_cast<size_t>(batch_axis)];
+  if (static_cast<int64_t>(lens.size()) != batch) return ctx.fail("sequence_lens must hold one length per batch");
+  for (int64_t len : lens) {
+    if (len < 0 || len > steps) return ctx.fail("a sequence length outside [0, " + std::to_string(steps) + "]");
+  }
+  const int64_t n = shape_numel(s);
+  if (n > kMaxFoldElements) return ctx.fail("ReverseSequence of more than 2^26 elements");
+  const int64_t inner = n / (s[0] * s[1]), time_stride = time_axis == 0 ? s[1] * inner : inner;
+  const int64_t batch_stride = batch_axis == 0 ? s[1] * inner : inner;
+  std::vector<double> index(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t t = e / time_stride % steps, len = lens[static_cast<size_t>(e / batch_stride % batch)];
+    index[static_cast<size_t>(e)] = static_cast<double>(t < len ? len - 1 - t : t);
+  }
+  RECON_ASSIGN_OR_RETURN(HostTensor indices, make_tensor(ElemType::kInt64, s, index));
+  if (ctx.input(0).is_host())
+    return ctx.set_host_result(0, fold_gather_elements(*ctx.input(0).host, indices, time_axis));
+  Value index_value;
+  index_value.type = ElemType::kInt64;
+  index_value.shape = s;
+  index_value.host = std::move(indices);
+  RECON_ASSIGN_OR_RETURN(Arg index_arg, upload_host_value(ctx.runtime(), index_value, ctx.float_dtype()));
+  RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, s));
+  return gpu::ops::gather_elements(ctx.graph(), data, index_arg, out, static_cast<int>(time_axis));
+}
+
 Status expand(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(std::vector<int64_t> target, ctx.host_ints(1));
   if (ctx.input(0).is_host()) return ctx.set_host_result(0, fold_expand(*ctx.input(0).host, target));
