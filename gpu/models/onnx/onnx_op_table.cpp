@@ -140,6 +140,7 @@ const std::array kTable = {
     OpRow{"ScatterElements", 11, kMaxOpset, check_scatter, scatter_elements},
     OpRow{"Scatter", 9, 10, check_scatter, scatter_elements},
     OpRow{"ScatterND", 11, kMaxOpset, check_scatter, scatter_nd},
+    OpRow{"MaxUnpool", 9, kMaxOpset, check_none, max_unpool},
     OpRow{"Concat", 4, kMaxOpset, check_none, concat},
     OpRow{"Split", 2, kMaxOpset, check_none, split},
     OpRow{"Slice", 1, kMaxOpset, check_none, slice},

@@ -204,6 +204,7 @@ Status blackman_window(OpContext&);
 std::string check_scatter(const Node&, int64_t);
 Status scatter_elements(OpContext&);
 Status scatter_nd(OpContext&);
+Status max_unpool(OpContext&);
 Status gather_nd(OpContext&);
 }  // namespace ops_builders
 

@@ -1,5 +1,5 @@
 // ONNX ops that read or write at indices given as tensors: ScatterElements (and the deprecated
-// Scatter, the same without a reduction), ScatterND and GatherND. Indices may be computed at run
+// Scatter, the same without a reduction), ScatterND, GatherND and MaxUnpool. Indices may be computed at run
 // time (i32 on the device, as ONNX's int64 indices live there) or known at load (uploaded once); the
 // op library's kernels (gpu/ops/scatter.h, gather_elements.h) do the work. With every input known
 // on the host (constants, shape arithmetic) they fold there.
@@ -8,7 +8,10 @@
 #include "gpu/models/onnx/onnx_fold.h"
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
+#include "gpu/ops/elementwise_basic.h"
 #include "gpu/ops/gather_elements.h"
+#include "gpu/ops/layout.h"
+#include "gpu/ops/pad.h"
 #include "gpu/ops/scatter.h"
 
 namespace recon::gpu::onnx::ops_builders {
@@ -116,6 +119,66 @@ Status gather_nd(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
   const Status st = gpu::ops::gather_nd(ctx.graph(), data, indices, out, static_cast<int>(b));
   return st.is_ok() ? st : ctx.fail(st.message());
+}
+
+namespace {
+
+// MaxUnpool's unpooled shape: each spatial axis (in − 1)·stride − pads + kernel.
+Result<Shape> unpooled_shape(OpContext& ctx, const Shape& in) {
+  const std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  const size_t spatial = in.size() - 2;
+  const std::vector<int64_t> strides = ctx.attr_ints("strides", std::vector<int64_t>(spatial, 1));
+  const std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial) {
+    return ctx.fail("kernel_shape, strides and pads must cover the spatial axes");
+  }
+  Shape out{in[0], in[1]};
+  for (size_t d = 0; d < spatial; ++d) {
+    out.push_back((in[d + 2] - 1) * strides[d] - pads[d] - pads[d + spatial] + kernel[d]);
+    if (out.back() < 1) return ctx.fail("an unpooled shape of " + shape_string(out));
+  }
+  return out;
+}
+
+// output_shape where given (known at load; at least the unpooled shape), else the unpooled shape.
+Result<Shape> output_shape_of(OpContext& ctx, const Shape& unpooled) {
+  if (!ctx.has_input(2)) return unpooled;
+  RECON_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ctx.host_ints(2));
+  bool covers = dims.size() == unpooled.size();
+  for (size_t d = 0; covers && d < dims.size(); ++d) covers = dims[d] >= unpooled[d];
+  if (!covers) return ctx.fail("output_shape must hold the unpooled shape " + shape_string(unpooled));
+  return Shape(dims.begin(), dims.end());
+}
+
+}  // namespace
+
+// MaxUnpool as the ONNX reference computes it: zeros of the unpooled shape with X written where
+// its indices (MaxPool's, flat over that shape) point, a scatter over the flattened tensor, then
+// padded with zeros at the end of each axis up to output_shape (ONNX Runtime indexes the
+// output_shape instead: onnx/onnx#2398).
+Status max_unpool(OpContext& ctx) {
+  const Shape& in = ctx.input(0).shape;
+  if (in.size() < 3 || ctx.input(1).shape != in) return ctx.fail("X and I must be [N, C, spatial...] of one shape");
+  if (device_dtype(ctx.input(1).type, DType::kF32) != DType::kI32) return ctx.fail("I must be integers");
+  RECON_ASSIGN_OR_RETURN(Shape unpooled, unpooled_shape(ctx, in));
+  RECON_ASSIGN_OR_RETURN(Shape shape, output_shape_of(ctx, unpooled));
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, shape));
+  const int64_t n = shape_numel(unpooled);
+  RECON_ASSIGN_OR_RETURN(Arg zeros, ctx.scratch(x.dtype(), {n}));
+  RECON_RETURN_IF_ERROR(gpu::ops::fill(ctx.graph(), zeros, 0.0f));
+  Arg scattered = out;
+  if (shape != unpooled) {
+    RECON_ASSIGN_OR_RETURN(scattered, ctx.scratch(x.dtype(), unpooled));
+  }
+  RECON_ASSIGN_OR_RETURN(Arg flat_scattered, gpu::ops::reshape_view(scattered, {n}));
+  RECON_ASSIGN_OR_RETURN(Arg flat_x, gpu::ops::reshape_view(x, {x.numel()}));
+  RECON_ASSIGN_OR_RETURN(Arg flat_indices, gpu::ops::reshape_view(indices, {indices.numel()}));
+  RECON_RETURN_IF_ERROR(gpu::ops::scatter_elements(ctx.graph(), zeros, flat_indices, flat_x, flat_scattered, 0));
+  if (shape == unpooled) return Status::ok();
+  return gpu::ops::pad(ctx.graph(), scattered, out, std::vector<int64_t>(shape.size(), 0),
+                       gpu::ops::PadMode::kConstant);
 }
 
 }  // namespace recon::gpu::onnx::ops_builders
