@@ -13,3 +13,6 @@ endforeach()
 # lrn (gpu/ops/lrn): local response normalisation across channels.
 recon_shader(lrn_f32 lrn.comp DEFINES DTYPE_F16=0)
 recon_shader(lrn_f16 lrn.comp DEFINES DTYPE_F16=1)
+# det (gpu/ops/det): determinants of square matrices.
+recon_shader(det_f32 det.comp DEFINES DTYPE_F16=0)
+recon_shader(det_f16 det.comp DEFINES DTYPE_F16=1)

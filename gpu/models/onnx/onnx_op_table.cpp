@@ -91,6 +91,7 @@ const std::array kTable = {
     OpRow{"LayerNormalization", 17, kMaxOpset, check_none, layer_norm},
     OpRow{"InstanceNormalization", 6, kMaxOpset, check_none, instance_norm},
     OpRow{"LRN", 1, kMaxOpset, check_none, lrn},
+    OpRow{"Det", 11, kMaxOpset, check_none, det},
     OpRow{"Gemm", 1, kMaxOpset, check_none, gemm},
     OpRow{"MatMul", 1, kMaxOpset, check_none, matmul},
     OpRow{"Softmax", 1, kMaxOpset, check_none, softmax},

@@ -115,6 +115,7 @@ std::string check_batch_norm(const Node&, int64_t);
 Status batch_norm(OpContext&);
 Status layer_norm(OpContext&);
 Status instance_norm(OpContext&);
+Status det(OpContext&);
 Status lrn(OpContext&);
 Status gemm(OpContext&);
 Status matmul(OpContext&);

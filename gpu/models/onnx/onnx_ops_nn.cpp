@@ -14,6 +14,7 @@
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/conv2d_grouped.h"
 #include "gpu/ops/conv_transpose2d.h"
+#include "gpu/ops/det.h"
 #include "gpu/ops/elementwise.h"
 #include "gpu/ops/layer_norm.h"
 #include "gpu/ops/layout.h"
@@ -596,6 +597,17 @@ Status instance_norm(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg bias2, gpu::ops::reshape_view(bias, {s[1], 1}));
   RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kMul, out3, scale2, out3));
   return gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, out3, bias2, out3);
+}
+
+// Det of [..., M, M] into [...], eliminated in an fp32 scratch copy.
+Status det(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const Shape& s = x.shape();
+  if (s.size() < 2) return ctx.fail("expects [..., M, M], is " + shape_string(s));
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, Shape(s.begin(), s.end() - 2)));
+  RECON_ASSIGN_OR_RETURN(Arg work, ctx.scratch(DType::kF32, s));
+  Status st = gpu::ops::det(ctx.graph(), x, out, work);
+  return st.is_ok() ? st : ctx.fail(st.message());
 }
 
 Status lrn(OpContext& ctx) {
