@@ -321,6 +321,17 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest, ::testing::Values(DType::kF32,
 
 class ElementwiseMisuseTest : public GpuTest {};
 
+// ops::binary of two i32 tensors into a new [shape] one, downloaded.
+std::vector<int32_t> binary_i32(Runtime& rt, BinaryOp op, const Tensor& a, const Tensor& b, const Shape& shape) {
+  Tensor out = Tensor::empty(rt, DType::kI32, shape).value();
+  Graph g(rt);
+  EXPECT_TRUE(ops::binary(g, op, a, b, out).is_ok());
+  EXPECT_TRUE(g.run().is_ok());
+  std::vector<int32_t> got(static_cast<size_t>(out.numel()));
+  EXPECT_TRUE(out.download(rt, got.data(), got.size() * 4).is_ok());
+  return got;
+}
+
 TEST_F(ElementwiseMisuseTest, BadShapesAndDtypesAreRefused) {
   auto t = [&](DType d, const Shape& s) { return Tensor::empty(rt(), d, s).value(); };
   Graph g(rt());
@@ -417,15 +428,7 @@ TEST_F(ElementwiseMisuseTest, IntegerOperandsTakeIntegerArithmetic) {
   Tensor tb = Tensor::from_host(rt(), DType::kI32, {4}, b.data(), b.size() * 4).value();
   const std::vector<int32_t> zeros{0, 0, 0, 0};
   Tensor tz = Tensor::from_host(rt(), DType::kI32, {4}, zeros.data(), zeros.size() * 4).value();
-  auto run = [&](BinaryOp op, const Tensor& rhs) {
-    Tensor out = Tensor::empty(rt(), DType::kI32, {2, 4}).value();
-    Graph g(rt());
-    EXPECT_TRUE(ops::binary(g, op, ta, rhs, out).is_ok());
-    EXPECT_TRUE(g.run().is_ok());
-    std::vector<int32_t> got(8);
-    EXPECT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
-    return got;
-  };
+  auto run = [&](BinaryOp op, const Tensor& rhs) { return binary_i32(rt(), op, ta, rhs, {2, 4}); };
   const int32_t wrapped = static_cast<int32_t>(static_cast<uint32_t>(2147483647) * 2u);  // −2
   EXPECT_EQ(run(BinaryOp::kAdd, tb), (std::vector<int32_t>{9, -5, 5, -9, -2147483647, 2, 3, -7}));
   EXPECT_EQ(run(BinaryOp::kSub, tb), (std::vector<int32_t>{5, -9, 9, -5, 2147483645, -2, 7, -3}));
@@ -463,15 +466,7 @@ TEST_F(ElementwiseMisuseTest, IntegerShiftsMoveUnsignedWords) {
   Tensor ta = Tensor::from_host(rt(), DType::kI32, {2, 4}, a.data(), a.size() * 4).value();
   Tensor tb = Tensor::from_host(rt(), DType::kI32, {2, 4}, b.data(), b.size() * 4).value();
   Tensor ts = Tensor::from_host(rt(), DType::kI32, {1}, s.data(), s.size() * 4).value();
-  auto run = [&](BinaryOp op, const Tensor& rhs) {
-    Tensor out = Tensor::empty(rt(), DType::kI32, {2, 4}).value();
-    Graph g(rt());
-    EXPECT_TRUE(ops::binary(g, op, ta, rhs, out).is_ok());
-    EXPECT_TRUE(g.run().is_ok());
-    std::vector<int32_t> got(8);
-    EXPECT_TRUE(out.download(rt(), got.data(), got.size() * 4).is_ok());
-    return got;
-  };
+  auto run = [&](BinaryOp op, const Tensor& rhs) { return binary_i32(rt(), op, ta, rhs, {2, 4}); };
   const int32_t low = std::numeric_limits<int32_t>::min();
   EXPECT_EQ(run(BinaryOp::kShiftLeft, tb), (std::vector<int32_t>{1, 4080, low, 0, 14, 0, 0, 0}));
   EXPECT_EQ(run(BinaryOp::kShiftRight, tb), (std::vector<int32_t>{1, 15, 1, 0, 3, 1, 0, 0}));
