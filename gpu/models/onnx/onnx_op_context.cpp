@@ -44,6 +44,14 @@ Result<Arg> upload_host_value(Runtime& rt, Value& v, DType float_dtype) {
   return *v.device;
 }
 
+Result<Arg> upload_host_tensor(Runtime& rt, HostTensor t, DType float_dtype) {
+  Value v;
+  v.type = t.type;
+  v.shape = t.dims;
+  v.host = std::move(t);
+  return upload_host_value(rt, v, float_dtype);
+}
+
 Status OpContext::fail(const std::string& why) const {
   return invalid_argument(node_label(node_, opset_) + ": " + why);
 }

@@ -111,6 +111,9 @@ class OpContext {
 
 // Uploads a host value to the device once (weights, constants); later calls return the same tensor.
 Result<Arg> upload_host_value(Runtime& rt, Value& v, DType float_dtype);
+// A host tensor a builder made (a rearranged weight, indices, a constant) uploaded as a value of its
+// own type and shape.
+Result<Arg> upload_host_tensor(Runtime& rt, HostTensor t, DType float_dtype);
 
 // The node's label in errors: "Conv 'conv1' (node 12, opset 13)"-like, without the index.
 std::string node_label(const Node& node, int64_t opset);

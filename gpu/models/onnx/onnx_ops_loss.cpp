@@ -55,10 +55,7 @@ Result<LossShape> loss_shape(OpContext& ctx, const Shape& input, const Shape& ta
 Result<Arg> device_scalar(OpContext& ctx, ElemType type, double value) {
   Result<HostTensor> t = make_tensor(type, {}, std::vector<double>{value});
   if (!t) return ctx.fail(t.status().message());
-  Value v;
-  v.type = type;
-  v.host = std::move(*t);
-  Result<Arg> a = upload_host_value(ctx.runtime(), v, ctx.float_dtype());
+  Result<Arg> a = upload_host_tensor(ctx.runtime(), std::move(*t), ctx.float_dtype());
   if (!a) return ctx.fail(a.status().message());
   return *a;
 }

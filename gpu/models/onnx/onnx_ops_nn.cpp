@@ -378,11 +378,8 @@ Result<Arg> flipped_kernel(OpContext& ctx, int64_t cin, int64_t cout, int64_t kh
           }
     std::vector<uint8_t> bytes(flipped.size() * sizeof(float));
     std::memcpy(bytes.data(), flipped.data(), bytes.size());
-    Value flipped_value;
-    flipped_value.type = ElemType::kFloat;
-    flipped_value.shape = {cout, cin, kh, kw};
-    flipped_value.host = HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes));
-    return upload_host_value(ctx.runtime(), flipped_value, ctx.float_dtype());
+    return upload_host_tensor(ctx.runtime(), HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes)),
+                              ctx.float_dtype());
   });
 }
 

@@ -54,13 +54,8 @@ AxisIndex axis_index(const Shape& shape, int64_t axis, size_t values) {
 Result<Arg> floats_of(OpContext& ctx, size_t i, DType dtype) {
   const Value& v = ctx.input(i);
   if (is_floating(v.type) && v.is_host() && dtype != ctx.float_dtype()) {
-    return ctx.derived_input(i, std::string("as ") + dtype_name(dtype), [&]() -> Result<Arg> {
-      Value copy;
-      copy.type = v.type;
-      copy.shape = v.shape;
-      copy.host = v.host;
-      return upload_host_value(ctx.runtime(), copy, dtype);
-    });
+    return ctx.derived_input(i, std::string("as ") + dtype_name(dtype),
+                             [&]() -> Result<Arg> { return upload_host_tensor(ctx.runtime(), *v.host, dtype); });
   }
   RECON_ASSIGN_OR_RETURN(Arg in, is_floating(ctx.input(i).type) ? ctx.float_input(i) : ctx.device_input(i));
   if (in.dtype() == dtype) return in;
@@ -146,11 +141,7 @@ Result<Arg> shifted_on_host(OpContext& ctx, size_t i, size_t zp_input, int64_t a
     for (size_t k = 0; k < x.size(); ++k) diff[k] = static_cast<float>(x[k] - zp[at(k)]);
     std::vector<uint8_t> bytes(diff.size() * sizeof(float));
     std::memcpy(bytes.data(), diff.data(), bytes.size());
-    Value v;
-    v.type = ElemType::kFloat;
-    v.shape = shape;
-    v.host = HostTensor::owned(ElemType::kFloat, shape, std::move(bytes));
-    return upload_host_value(ctx.runtime(), v, DType::kF32);
+    return upload_host_tensor(ctx.runtime(), HostTensor::owned(ElemType::kFloat, shape, std::move(bytes)), DType::kF32);
   });
 }
 

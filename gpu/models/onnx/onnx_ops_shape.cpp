@@ -478,11 +478,7 @@ Status reverse_sequence(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(HostTensor indices, make_tensor(ElemType::kInt64, s, index));
   if (ctx.input(0).is_host())
     return ctx.set_host_result(0, fold_gather_elements(*ctx.input(0).host, indices, time_axis));
-  Value index_value;
-  index_value.type = ElemType::kInt64;
-  index_value.shape = s;
-  index_value.host = std::move(indices);
-  RECON_ASSIGN_OR_RETURN(Arg index_arg, upload_host_value(ctx.runtime(), index_value, ctx.float_dtype()));
+  RECON_ASSIGN_OR_RETURN(Arg index_arg, upload_host_tensor(ctx.runtime(), std::move(indices), ctx.float_dtype()));
   RECON_ASSIGN_OR_RETURN(Arg data, ctx.device_input(0));
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, s));
   return gpu::ops::gather_elements(ctx.graph(), data, index_arg, out, static_cast<int>(time_axis));
