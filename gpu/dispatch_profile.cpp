@@ -74,6 +74,9 @@ void reset_dispatch_profile() {
 }
 
 std::string format_dispatch_profile(size_t top) {
+  if (const char* rows = std::getenv("RECON_PROFILE_ROWS"); rows != nullptr && std::atoi(rows) > 0) {
+    top = static_cast<size_t>(std::atoi(rows));
+  }
   const std::vector<DispatchProfileEntry> entries = dispatch_profile();
   double total = 0;
   std::map<std::string, std::pair<double, uint64_t>> per_shader;

@@ -32,7 +32,8 @@ void add_dispatch_time(const std::string& pipeline, const std::array<uint32_t, 3
 std::vector<DispatchProfileEntry> dispatch_profile();
 void reset_dispatch_profile();
 
-// A table: time per shader (summed over variants and grids), then the `top` largest entries.
+// A table: time per shader (summed over variants and grids), then the `top` largest entries
+// (RECON_PROFILE_ROWS=N in the environment: the N largest).
 std::string format_dispatch_profile(size_t top);
 
 }  // namespace recon::gpu

@@ -32,8 +32,9 @@ constexpr const char* kUsage =
     "               fp16 storage with fp32 arithmetic\n"
     "  --bench      runs N more times and prints the median and best latency, with the inputs' upload and\n"
     "               the outputs' download and without (the recorded graph alone, inputs on the GPU)\n"
-    "  --profile    GPU time per dispatch over all runs, printed at the end (the timestamps between\n"
-    "               dispatches serialise them: every run is slower)\n";
+    "  --profile    GPU time per dispatch over all runs, printed at the end: the 30 largest, or\n"
+    "               RECON_PROFILE_ROWS (the timestamps between dispatches serialise them: every run is\n"
+    "               slower)\n";
 
 struct Args {
   std::string model, out, device;

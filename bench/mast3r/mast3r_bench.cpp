@@ -47,11 +47,6 @@
 
 namespace {
 
-size_t profile_rows() {
-  const char* rows = std::getenv("RECON_PROFILE_ROWS");
-  return rows != nullptr && std::atoi(rows) > 0 ? static_cast<size_t>(std::atoi(rows)) : 40;
-}
-
 using recon::gpu::ForwardShape;
 using recon::gpu::ImageU8View;
 using recon::gpu::Mast3rEngine;
@@ -163,7 +158,7 @@ void bench_pair(benchmark::State& state, Precision precision, int batch, int idl
   if (recon::gpu::dispatch_profiling_enabled()) {
     std::printf("%s, %s batch %d, %lld iterations:\n%s", g_runtime->caps().device_name.c_str(),
                 recon::gpu::precision_name(precision), batch, static_cast<long long>(state.iterations()),
-                recon::gpu::format_dispatch_profile(profile_rows()).c_str());
+                recon::gpu::format_dispatch_profile(40).c_str());
   }
   state.counters["ms_per_pair"] = wall_ms / (n * batch);
   state.counters["pairs_per_s"] = 1000.0 * n * batch / wall_ms;
