@@ -153,6 +153,8 @@ Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTili
   // tiles or one BK = 32 tile per SM (tests/gpu/ops/matmul_test.cpp, CoopMatTileSweep). Larger grids of 128×128 tiles
   // with two register sets of loads (one workgroup per SM) split where the device reports its SM count and a split
   // fills the last wave better (wave_balanced_splits): the local-feature fc2 (300 tiles of 224 slices) is the case.
+  // So do grids of BK = 16 tiles (fp16) that leave some of the two places per SM empty: ResNet-50's 3×3
+  // convolutions at 14×14 and 7×7 at batch 32 are 128 tiles of 144 and 288 slices, one wave.
   constexpr int64_t kTargetGroups = 256, kMaxSplits = 32;
   GemmSplitK out;
   tiling.splits = 1;
@@ -165,6 +167,9 @@ Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTili
   } else if (tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 32 && tiling.prefetch >= 2 &&
              caps.shader_core_count > 0) {
     splits = wave_balanced_splits(tiles, slices, caps.shader_core_count);
+  } else if (tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 16 && !tiling.split && caps.shader_core_count > 0 &&
+             tiles < 2 * int64_t{caps.shader_core_count}) {
+    splits = wave_balanced_splits(tiles, slices, 2 * int64_t{caps.shader_core_count});
   }
   splits = std::min<int64_t>(splits, int64_t{caps.max_workgroup_count[2]} / std::max<int64_t>(batch, 1));
   if (splits < 2) return out;
