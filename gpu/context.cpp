@@ -498,6 +498,7 @@ Status Context::create_device() {
   e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
   e12.timelineSemaphore = VK_TRUE;
   e12.vulkanMemoryModel = f12.vulkanMemoryModel;
+  e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
   e12.shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes;
   e13.synchronization2 = VK_TRUE;
   e13.subgroupSizeControl = f13.subgroupSizeControl;

@@ -13,13 +13,11 @@
 // element-wise, with bounds checks (any M, N, K).
 // Workgroup grid: x = M tiles, y = N tiles, z = batch·KSPLITS (M fastest, so that concurrent
 // workgroups share B panels, typically the weights). WG_SIZE must equal WM·WN·subgroup size.
-// Split-K (KSPLITS > 1, for grids too small to fill the device): workgroup z % KSPLITS takes its
-// share of the K slices and stores its fp32 accumulators to gemm_partials; the last workgroup of a
-// tile to arrive (a counter per tile in gemm_arrivals, zeroed by the host before the dispatch) adds
-// the other shares to its own in the epilogue, element by element (adding cooperative matrices
-// crashes the optimiser of Debian's glslc), so the includer's stores are unchanged.
-// Bindings 5 (partials: fp32, tiles·KSPLITS·BM·BN) and 6 (one uint per tile) belong to this core;
-// with KSPLITS = 1 they are unused and the host binds dummies.
+// Split-K (KSPLITS > 1, for grids too small to fill the device; gemm_split_k.glsl): workgroup
+// z % KSPLITS takes its share of the K slices and stores its fp32 accumulators to gemm_partials;
+// the last workgroup of a tile to arrive adds the shares, in share order whichever arrived last,
+// in the epilogue, element by element (adding cooperative matrices crashes the optimiser of
+// Debian's glslc), so the includer's stores are unchanged. Bindings 5 and 6 belong to this core.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
 // BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize). GEMM_SPLIT stages
 // the lo parts beside the hi parts (twice that: 41 KiB at 128×128, BK = 16, B row-major) and keeps two
@@ -78,10 +76,8 @@ layout(constant_id = 7) const uint PREFETCH = 1;  // slices of global loads in f
 #endif
 layout(local_size_x_id = 0) in;
 
-layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
+#include "gemm_split_k.glsl"
 layout(binding = 5) coherent buffer GemmPartials4 { vec4 gemm_partials4[]; };
-layout(binding = 6) coherent buffer GemmArrivals { uint gemm_arrivals[]; };
-shared uint gemm_arrived_last;
 
 const uint GEMM_FM = BM / (WM * 16);
 const uint GEMM_FN = BN / (WN * 16);
@@ -319,7 +315,7 @@ void main() {
   }
 #endif
 
-  const uint tile = (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint tile = gemm_split_tile(bz);
   const uint tile_base = tile * KSPLITS * BM * BN;  // split-K: this tile's partials
   if (KSPLITS > 1) {
     [[unroll]] for (uint i = 0; i < GEMM_FM; ++i) {
@@ -328,16 +324,7 @@ void main() {
                        tile_base + split * BM * BN + (sg_m + i * 16) * BN + sg_n + j * 16, BN, false);
       }
     }
-    // Release this share, then count it; the workgroup that completes the count acquires the rest.
-    memoryBarrierBuffer();
-    barrier();
-    if (tid == 0) {
-      gemm_arrived_last = atomicAdd(gemm_arrivals[tile], 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                                    gl_SemanticsAcquireRelease) == KSPLITS - 1 ? 1u : 0u;
-    }
-    barrier();
-    if (gemm_arrived_last == 0u) return;
-    memoryBarrierBuffer();
+    if (!gemm_split_arrive(tile)) return;
   }
   // Epilogue: each subgroup spills one fragment at a time into its own 1 KiB of gemm_sa (free
   // after the final barrier above) and its invocations store the elements through the includer.
@@ -400,12 +387,18 @@ void main() {
         const uint m = mf + r, n = nf + c;
         float v[8];
         gemm_unpack8(gemm_sa[scratch + r * 4u + c / 4u], gemm_sa[scratch + r * 4u + c / 4u + 1u], v);
-        for (uint s = 0; s < KSPLITS; ++s) {  // split-K: the other shares (none without a split)
-          if (s == split) continue;
-          const uint at = (tile_base + s * BM * BN + (m - m0) * BN + (n - n0)) / 4u;
-          const vec4 p0 = gemm_partials4[at], p1 = gemm_partials4[at + 1u];
-          v[0] += p0.x, v[1] += p0.y, v[2] += p0.z, v[3] += p0.w;
-          v[4] += p1.x, v[5] += p1.y, v[6] += p1.z, v[7] += p1.w;
+        if (KSPLITS > 1) {  // the shares in order (this one's from v), so that runs repeat to the bit
+          float own[8];
+          [[unroll]] for (uint e = 0; e < 8u; ++e) own[e] = v[e], v[e] = 0.0;
+          for (uint s = 0; s < KSPLITS; ++s) {
+            vec4 p0 = vec4(own[0], own[1], own[2], own[3]), p1 = vec4(own[4], own[5], own[6], own[7]);
+            if (s != split) {
+              const uint at = (tile_base + s * BM * BN + (m - m0) * BN + (n - n0)) / 4u;
+              p0 = gemm_partials4[at], p1 = gemm_partials4[at + 1u];
+            }
+            v[0] += p0.x, v[1] += p0.y, v[2] += p0.z, v[3] += p0.w;
+            v[4] += p1.x, v[5] += p1.y, v[6] += p1.z, v[7] += p1.w;
+          }
         }
         if (m < M && n < N) gemm_store_row8(bz, m, n, v);
       }

@@ -3,9 +3,11 @@
 // invocations holds a TM×TN register micro-tile whose rows are strided by BM/TM and columns by
 // BN/TN (conflict-free shared reads, coalesced stores). A and B go through shared memory in BK
 // slices; the next slice is fetched into registers while the current one is multiplied.
-// Workgroup grid: x = M tiles, y = N tiles, z = batch (M fastest: the workgroups that run together
-// share one panel of B, typically the weights, and stream it from memory once). Ragged edges read
-// zeros and skip stores.
+// Workgroup grid: x = M tiles, y = N tiles, z = batch·KSPLITS (M fastest: the workgroups that run
+// together share one panel of B, typically the weights, and stream it from memory once). Ragged
+// edges read zeros and skip stores. Split-K (KSPLITS > 1, gemm_split_k.glsl) for grids that leave
+// most of a GPU idle: at ResNet-50's batch 1 the 3×3 convolution of 512 channels at 7×7 is 8
+// tiles of 64×64 with 288 K slices each.
 // The epilogue stages one micro-row of the tile at a time in shared memory and stores it in a
 // rolled loop, so the includer's (possibly long: GELU, erf) store code is instantiated once
 // rather than TM·TN times; that keeps pipeline creation on lavapipe near a second. It needs
@@ -20,7 +22,12 @@
 //   float gemm_load_a(uint bz, uint m, uint k)      called only for m < M, k < K
 //   float gemm_load_b(uint bz, uint k, uint n)      called only for k < K, n < N
 //   void gemm_store(uint bz, uint m, uint n, float acc)   called only for m < M, n < N
-// Specialisation constants 0..5 belong to this core; includers number theirs from 8.
+// Specialisation constants 0..6 belong to this core; includers number theirs from 8. Compiled with
+// GEMM_SPLIT_K=1 (the _split variants) it splits over K and uses bindings 5 and 6; the plain
+// variants leave them undeclared, so that the dummies bound there are not taken for written ones.
+#ifndef GEMM_SPLIT_K
+#define GEMM_SPLIT_K 0
+#endif
 #extension GL_EXT_control_flow_attributes : require
 
 layout(constant_id = 0) const uint WG_SIZE = 256;
@@ -30,6 +37,12 @@ layout(constant_id = 3) const uint BK = 16;
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
 layout(local_size_x_id = 0) in;
+#if GEMM_SPLIT_K
+layout(constant_id = 6) const uint KSPLITS = 2;
+#include "gemm_split_k.glsl"
+#else
+const uint KSPLITS = 1;
+#endif
 
 const uint GEMM_THREADS_M = BM / TM;
 const uint GEMM_THREADS_N = BN / TN;
@@ -67,7 +80,7 @@ void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint tx = tid % GEMM_THREADS_N;
   const uint ty = tid / GEMM_THREADS_N;
-  const uint bz = gl_WorkGroupID.z;
+  const uint bz = gl_WorkGroupID.z / KSPLITS, split = gl_WorkGroupID.z % KSPLITS;
   const uint m0 = gl_WorkGroupID.x * BM;
   const uint n0 = gl_WorkGroupID.y * BN;
   const uint M = GEMM_M, N = GEMM_N, K = GEMM_K;
@@ -77,19 +90,22 @@ void main() {
   float ra[GEMM_A_PER_THREAD];
   float rb[GEMM_B_PER_THREAD];
 
-  const uint nk = (K + BK - 1) / BK;
+  // This workgroup's K slices: [kt0, kt0 + nk) of all (K + BK − 1) / BK.
+  const uint nk_all = (K + BK - 1) / BK, per_split = (nk_all + KSPLITS - 1) / KSPLITS;
+  const uint kt0 = min(split * per_split, nk_all);
+  const uint nk = min(kt0 + per_split, nk_all) - kt0;
   // Prefetch slice 0.
   [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {
     uint idx = i * WG_SIZE + tid, mm, kk;
     gemm_a_coord(idx, mm, kk);
     ra[i] = 0.0f;
-    if (idx < BM * BK && m0 + mm < M && kk < K) ra[i] = gemm_load_a(bz, m0 + mm, kk);
+    if (idx < BM * BK && m0 + mm < M && kt0 * BK + kk < K) ra[i] = gemm_load_a(bz, m0 + mm, kt0 * BK + kk);
   }
   [[unroll]] for (uint i = 0; i < GEMM_B_PER_THREAD; ++i) {
     uint idx = i * WG_SIZE + tid, kk, nn;
     gemm_b_coord(idx, kk, nn);
     rb[i] = 0.0f;
-    if (idx < BN * BK && kk < K && n0 + nn < N) rb[i] = gemm_load_b(bz, kk, n0 + nn);
+    if (idx < BN * BK && kt0 * BK + kk < K && n0 + nn < N) rb[i] = gemm_load_b(bz, kt0 * BK + kk, n0 + nn);
   }
 
   for (uint kt = 0; kt < nk; ++kt) {
@@ -108,7 +124,7 @@ void main() {
 
     // Fetch the next slice while this one is multiplied.
     if (kt + 1 < nk) {
-      const uint k0 = (kt + 1) * BK;
+      const uint k0 = (kt0 + kt + 1) * BK;
       [[unroll]] for (uint i = 0; i < GEMM_A_PER_THREAD; ++i) {
         uint idx = i * WG_SIZE + tid, mm, kk;
         gemm_a_coord(idx, mm, kk);
@@ -133,6 +149,31 @@ void main() {
       }
     }
   }
+
+#if GEMM_SPLIT_K
+  {
+    // Element (ty + i·THREADS_M, tx + j·THREADS_N) of the tile at that offset of each share's
+    // partial tile; the last share to arrive adds them all in share order (its own read back), so
+    // that runs repeat to the bit whichever arrived last.
+    const uint tile = gemm_split_tile(bz), tile_base = tile * KSPLITS * BM * BN;
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
+      [[unroll]] for (uint j = 0; j < TN; ++j) {
+        gemm_partials[tile_base + split * BM * BN + (ty + i * GEMM_THREADS_M) * BN + tx + j * GEMM_THREADS_N] =
+            acc[i * TN + j];
+      }
+    }
+    if (!gemm_split_arrive(tile)) return;
+    [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0f;
+    for (uint s = 0; s < KSPLITS; ++s) {
+      [[unroll]] for (uint i = 0; i < TM; ++i) {
+        [[unroll]] for (uint j = 0; j < TN; ++j) {
+          acc[i * TN + j] +=
+              gemm_partials[tile_base + s * BM * BN + (ty + i * GEMM_THREADS_M) * BN + tx + j * GEMM_THREADS_N];
+        }
+      }
+    }
+  }
+#endif
 
   // Epilogue, one micro-row i at a time: stage rows m0 + i·THREADS_M + [0, THREADS_M) × BN.
   [[dont_unroll]] for (uint i = 0; i < TM; ++i) {

@@ -4,6 +4,8 @@
 # conv_pointwise_few: 1×1 convolutions with few output channels (memory-bound).
 recon_shader(conv2d_f32 conv2d.comp DEFINES DTYPE_F16=0)
 recon_shader(conv2d_f16 conv2d.comp DEFINES DTYPE_F16=1)
+recon_shader(conv2d_split_f32 conv2d.comp DEFINES DTYPE_F16=0 GEMM_SPLIT_K=1)
+recon_shader(conv2d_split_f16 conv2d.comp DEFINES DTYPE_F16=1 GEMM_SPLIT_K=1)
 recon_shader(conv2d_coopmat_f16 conv2d_coopmat.comp DEFINES DTYPE_F16=1)
 recon_shader(conv2d_coopmat_f32 conv2d_coopmat.comp DEFINES DTYPE_F16=0)
 recon_shader(conv_transpose2d_f32 conv_transpose2d.comp DEFINES DTYPE_F16=0)

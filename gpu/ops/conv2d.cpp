@@ -215,6 +215,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   if (bc == batch) {
     RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, cout, npix, k, batch));
   }
+  if (!tiling.coopmat && tiling.splits > 1) shader = dtype == DType::kF32 ? "conv2d_split_f32" : "conv2d_split_f16";
   const bool vec_a = k % 8 == 0;  // weight rows start at multiples of 8
   std::vector<uint32_t> spec;
   for (uint32_t s : tiling.spec()) spec.push_back(s);

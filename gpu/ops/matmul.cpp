@@ -155,20 +155,23 @@ Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTili
   // fills the last wave better (wave_balanced_splits): the local-feature fc2 (300 tiles of 224 slices) is the case.
   // So do grids of BK = 16 tiles (fp16) that leave some of the two places per SM empty: ResNet-50's 3×3
   // convolutions at 14×14 and 7×7 at batch 32 are 128 tiles of 144 and 288 slices, one wave.
+  // The scalar tiles split small grids only on a device that reports its SM count, a GPU, where
+  // ResNet-50's batch 1 in fp32 ran 3×3 convolutions of 8 workgroups (529 µs at 7×7 on an H200);
+  // a CPU driver (lavapipe) has no idle cores for the shares to fill.
   constexpr int64_t kTargetGroups = 256, kMaxSplits = 32;
   GemmSplitK out;
   tiling.splits = 1;
   const int64_t tiles = ceil_div(m, tiling.bm) * ceil_div(n, tiling.bn) * std::max<int64_t>(batch, 1);
   const int64_t slices = ceil_div(k, tiling.bk);
-  if (!tiling.coopmat) return out;
+  if (!tiling.coopmat && caps.shader_core_count == 0) return out;
   int64_t splits = 1;
   if (tiles * 4 <= kTargetGroups) {
     splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits});
-  } else if (tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 32 && tiling.prefetch >= 2 &&
+  } else if (tiling.coopmat && tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 32 && tiling.prefetch >= 2 &&
              caps.shader_core_count > 0) {
     splits = wave_balanced_splits(tiles, slices, caps.shader_core_count);
-  } else if (tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 16 && !tiling.split && caps.shader_core_count > 0 &&
-             tiles < 2 * int64_t{caps.shader_core_count}) {
+  } else if (tiling.coopmat && tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 16 && !tiling.split &&
+             caps.shader_core_count > 0 && tiles < 2 * int64_t{caps.shader_core_count}) {
     splits = wave_balanced_splits(tiles, slices, 2 * int64_t{caps.shader_core_count});
   }
   splits = std::min<int64_t>(splits, int64_t{caps.max_workgroup_count[2]} / std::max<int64_t>(batch, 1));
@@ -403,6 +406,7 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
   if (one_dispatch && !fused_rope) {
     RECON_ASSIGN_OR_RETURN(split, GemmSplitK::plan(g, caps, tiling, m, n, k, batch));
   }
+  if (!tiling.coopmat && tiling.splits > 1) shader = dtype == DType::kF32 ? "matmul_split_f32" : "matmul_split_f16";
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t bn_ = std::min(bc, batch - b0);
     for (int64_t m0 = 0; m0 < m; m0 += mc) {

@@ -150,10 +150,11 @@ struct GemmTiling {
   bool whole_tiles(int64_t m, int64_t n, int64_t k) const { return m % bm == 0 && n % bn == 0 && k % bk == 0; }
 };
 
-// Split-K on the tensor-core path (shaders/gemm_coopmat.glsl): a problem whose tiles cannot fill the
-// device but whose K is long is split over several workgroups per tile, which store fp32 partial
-// tiles; the last to arrive at a tile sums them and runs the epilogue. The DPT head's convolutions
-// at 1/16 and 1/32 resolution (12 tiles, K = 6912) are the case it is for.
+// Split-K (shaders/gemm_split_k.glsl; the tensor-core tiles, and the scalar ones on a GPU): a problem
+// whose tiles cannot fill the device but whose K is long is split over several workgroups per
+// tile, which store fp32 partial tiles; the last to arrive at a tile sums them in share order and
+// runs the epilogue. The DPT head's convolutions at 1/16 and 1/32 resolution (12 tiles, K = 6912)
+// are the case it is for.
 struct GemmSplitK {
   // Sets tiling.splits (1 where splitting does not pay) and, when it splits, allocates the partial
   // tiles and the per-tile arrival counters and records the counters' zeroing into `g`, to run

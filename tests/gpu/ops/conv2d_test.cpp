@@ -360,6 +360,21 @@ TEST_F(Conv2dTest, PointwiseFewOutputChannelsMatchFloat64) {
   }
 }
 
+TEST_P(Conv2dDtypeTest, ScalarPathSplitsLongKOverWorkgroupsOnGpus) {
+  // A device that reports its SM count (a GPU) splits small grids of scalar tiles over K; lavapipe
+  // reports none, so the caps here claim 132. ResNet-50's 3x3 convolutions at 7x7 are the case.
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 132;
+  Case a = make("3x3 pad 1, 64 -> 40 channels at 6x7 (K 576)", 1, 64, 6, 7, 40, 3, 3, 1, 1, 1, 1);
+  a.act = Activation::kRelu, a.residual = 1;
+  check(a, GetParam(), GemmPath::kScalar, 820, &caps);
+  EXPECT_EQ(dispatches_, 2u) << "the arrival counters' zeroing, then one split dispatch";
+  Case b = make("3x3 stride 2, 2 images, 50 -> 30 channels (K 450), in place", 2, 50, 11, 13, 30, 3, 3, 2, 2, 1, 1);
+  b.residual = 2, b.act = Activation::kGeluErf;
+  check(b, GetParam(), GemmPath::kScalar, 830, &caps);
+  EXPECT_EQ(dispatches_, 2u);
+}
+
 TEST_F(Conv2dTest, TensorCorePathSplitsLongKOverWorkgroups) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";

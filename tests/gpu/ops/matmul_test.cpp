@@ -433,6 +433,28 @@ TEST_F(MatmulCoopMatTest, Fp32SplitIntoFp16PartsKeepsFp32AccuracyAtOtherMagnitud
   }
 }
 
+TEST_P(MatmulDtypeTest, ScalarSmallGridsWithLongKAreSplitOnGpus) {
+  // A device that reports its SM count (a GPU) splits the scalar tiles of small grids over K, with
+  // the whole epilogue after the shares' sum; lavapipe reports none, so the caps here claim 132.
+  const DType d = GetParam();
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 132;
+  Problem p;
+  p.batch = 2, p.m = 40, p.n = 56, p.k = 600, p.batched_a = true, p.batched_b = true, p.batched_c = true;
+  p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.bias_per_row = true, p.residual = true;
+  p.act = Activation::kGeluErf, p.path = GemmPath::kScalar;
+  size_t dispatches = 0;
+  run(p, d, 2970, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 2u) << "the arrival counters' zeroing, then one split dispatch";
+  Problem t;
+  t.m = 70, t.n = 30, t.k = 333, t.ta = true, t.tb = true, t.bias = true, t.path = GemmPath::kScalar;
+  run(t, d, 2980, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 2u) << "K slices that do not divide evenly among the shares";
+  caps.shader_core_count = 0;
+  run(t, d, 2990, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 1u) << "no SM count, no split";
+}
+
 TEST_F(MatmulCoopMatTest, SmallGridsWithLongKAreSplitOverWorkgroups) {
   // fp16 storage, and fp32 split into two fp16 parts (shaders/gemm_io.glsl).
   for (const DType dt : {DType::kF16, DType::kF32}) {

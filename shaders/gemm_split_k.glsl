@@ -1,0 +1,31 @@
+// Split-K plumbing shared by the GEMM cores (gemm_coopmat.glsl, gemm_scalar.glsl), which each
+// define KSPLITS (specialisation constant 6) before including it. Workgroup z = image·KSPLITS +
+// share; each share stores its fp32 partial tile to gemm_partials (tiles·KSPLITS·BM·BN floats,
+// binding 5) and counts itself in its tile's counter (binding 6, zeroed by the host before the
+// dispatch). The workgroup that completes the count adds the shares and runs the epilogue. With
+// KSPLITS = 1 the bindings are unused and the host binds dummies. The arrival is the classic
+// fence-then-count (no Vulkan memory model, which the scalar core's devices need not have).
+
+layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
+layout(binding = 6) coherent buffer GemmArrivals { uint gemm_arrivals[]; };
+shared uint gemm_arrived_last;
+
+// This workgroup's tile: x = M tiles, y = N tiles, image bz.
+uint gemm_split_tile(uint bz) {
+  return (bz * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+}
+
+// Called by the whole workgroup after it stored its share of `tile`: releases the share and counts
+// it. True (in every invocation) for the workgroup that completes the count, whose later reads of
+// gemm_partials see every share.
+bool gemm_split_arrive(uint tile) {
+  memoryBarrierBuffer();
+  barrier();
+  if (gl_LocalInvocationIndex == 0u) {
+    gemm_arrived_last = atomicAdd(gemm_arrivals[tile], 1u) == KSPLITS - 1u ? 1u : 0u;
+  }
+  barrier();
+  if (gemm_arrived_last == 0u) return false;
+  memoryBarrierBuffer();
+  return true;
+}
