@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -453,6 +454,39 @@ TEST_P(MatmulDtypeTest, ScalarSmallGridsWithLongKAreSplitOnGpus) {
   caps.shader_core_count = 0;
   run(t, d, 2990, &caps, &dispatches);
   EXPECT_EQ(dispatches, 1u) << "no SM count, no split";
+}
+
+TEST_F(MatmulTest, SplitSumsRepeatToTheBitWhicheverShareArrivesLast) {
+  // The last share of a split tile adds all the shares in share order, so runs repeat to the bit
+  // (when it began from its own share, the logits of ResNet-50 in fp16 moved between runs). The
+  // scalar core here (the caps claim an SM count), the tensor-core one where the device has it.
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 132;
+  std::vector<GemmPath> paths = {GemmPath::kScalar};
+  if (ops::coopmat_gemm_available(caps)) paths.push_back(GemmPath::kCoopMat);
+  for (const GemmPath path : paths) {
+    SCOPED_TRACE(path == GemmPath::kScalar ? "scalar" : "tensor cores");
+    const int64_t m = 40, n = 56, k = 3000;
+    const Tensor a = upload_f32(rt(), DType::kF32, {m, k}, random_floats(m * k, 3100));
+    const Tensor b = upload_f32(rt(), DType::kF32, {k, n}, random_floats(k * n, 3101));
+    const Tensor c = Tensor::empty(rt(), DType::kF32, {m, n}).value();
+    ops::MatmulOptions opt;
+    opt.path = path;
+    Graph g(rt());
+    const Status s = ops::matmul(g, caps, a, b, c, opt);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_EQ(g.dispatch_count(), 2u) << "split over K";
+    std::vector<float> first;
+    for (int run = 0; run < 6; ++run) {
+      ASSERT_TRUE(g.run().is_ok());
+      const std::vector<float> got = download_f32(rt(), c);
+      if (run == 0) {
+        first = got;
+      } else {
+        ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0) << "run " << run;
+      }
+    }
+  }
 }
 
 TEST_F(MatmulCoopMatTest, SmallGridsWithLongKAreSplitOverWorkgroups) {
