@@ -2,8 +2,9 @@
 // define KSPLITS (specialisation constant 6) before including it. Workgroup z = image·KSPLITS +
 // share; each share stores its fp32 partial tile to gemm_partials (tiles·KSPLITS·BM·BN floats,
 // binding 5) and counts itself in its tile's counter (binding 6, zeroed by the host before the
-// dispatch). The workgroup that completes the count adds the shares and runs the epilogue. With
-// KSPLITS = 1 the bindings are unused and the host binds dummies. The arrival is the classic
+// dispatch). The workgroup that completes the count adds the shares and runs the epilogue. The
+// tensor-core core includes this always (with KSPLITS = 1 the bindings are unused and the host
+// binds dummies), the scalar core in its _split variants only. The arrival is the classic
 // fence-then-count (no Vulkan memory model, which the scalar core's devices need not have).
 
 layout(binding = 5) coherent buffer GemmPartials { float gemm_partials[]; };
