@@ -451,6 +451,14 @@ TEST_P(MatmulDtypeTest, ScalarSmallGridsWithLongKAreSplitOnGpus) {
   t.m = 70, t.n = 30, t.k = 333, t.ta = true, t.tb = true, t.bias = true, t.path = GemmPath::kScalar;
   run(t, d, 2980, &caps, &dispatches);
   EXPECT_EQ(dispatches, 2u) << "K slices that do not divide evenly among the shares";
+  Problem rows;  // the 16×128 tile of few rows, then the 128×16 one of few columns
+  rows.m = 12, rows.n = 200, rows.k = 700, rows.tb = true, rows.bias = true, rows.path = GemmPath::kScalar;
+  run(rows, d, 2985, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 2u);
+  Problem cols;
+  cols.m = 200, cols.n = 10, cols.k = 700, cols.residual = true, cols.path = GemmPath::kScalar;
+  run(cols, d, 2987, &caps, &dispatches);
+  EXPECT_EQ(dispatches, 2u);
   caps.shader_core_count = 0;
   run(t, d, 2990, &caps, &dispatches);
   EXPECT_EQ(dispatches, 1u) << "no SM count, no split";
