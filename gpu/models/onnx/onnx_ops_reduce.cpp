@@ -181,7 +181,8 @@ Status hardmax(OpContext& ctx) {
 }
 
 // One-hot rows of `depth` along `axis` for every index (negative from the end, out of range: all
-// off), values = [off, on]. Folded where the indices are known; on the device for integer indices.
+// off), values = [off, on]. Folded where the indices are known; on the device otherwise (float
+// indices truncated toward zero first).
 Status one_hot(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(const HostTensor* depth_t, ctx.host_input(1));
   RECON_ASSIGN_OR_RETURN(const HostTensor* values_t, ctx.host_input(2));
@@ -215,8 +216,12 @@ Status one_hot(OpContext& ctx) {
     return Status::ok();
   }
   if (!is_floating(values_t->type)) return ctx.fail("on the device OneHot writes float or float16 values");
-  if (is_floating(in.type)) return ctx.fail("float indices known only at run time");
   RECON_ASSIGN_OR_RETURN(Arg indices, ctx.device_input(0));
+  if (is_floating(in.type)) {  // cast to integers, truncating toward zero as the folded path does
+    RECON_ASSIGN_OR_RETURN(Arg whole, ctx.scratch(DType::kI32, in.shape));
+    RECON_RETURN_IF_ERROR(gpu::ops::cast(ctx.graph(), indices, whole));
+    indices = whole;
+  }
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, values_t->type, out_shape));
   return gpu::ops::one_hot(ctx.graph(), indices, out, static_cast<int>(axis), static_cast<float>(values[1]),
                            static_cast<float>(values[0]));
