@@ -1,7 +1,6 @@
 #include "gpu/models/onnx/onnx_fusion.h"
 
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -80,9 +79,7 @@ class Fuser {
   }
 
   HostTensor add_initializer(const std::string& name, std::vector<int64_t> dims, const std::vector<float>& values) {
-    std::vector<uint8_t> bytes(values.size() * 4);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-    HostTensor t = HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes), name);
+    HostTensor t = make_float_tensor(std::move(dims), values, name);
     initializers_[name] = model_.graph.initializers.size();
     model_.graph.initializers.push_back(t);
     return t;

@@ -127,6 +127,12 @@ HostTensor make_int64_tensor(std::vector<int64_t> dims, std::span<const int64_t>
   return HostTensor::owned(ElemType::kInt64, std::move(dims), std::move(bytes));
 }
 
+HostTensor make_float_tensor(std::vector<int64_t> dims, std::span<const float> values, std::string name) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes), std::move(name));
+}
+
 Result<HostTensor> make_tensor(ElemType type, std::vector<int64_t> dims, std::span<const double> values) {
   const size_t es = elem_type_size(type);
   if (es == 0) return invalid_argument(std::string("cannot make a tensor of type ") + elem_type_name(type));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gpu/models/onnx/onnx_model.h"
@@ -20,6 +21,8 @@ Result<std::vector<int64_t>> host_int64s(const HostTensor& t);
 Result<std::vector<double>> host_doubles(const HostTensor& t);
 
 HostTensor make_int64_tensor(std::vector<int64_t> dims, std::span<const int64_t> values);
+// A float tensor holding `values` as they are (fp32).
+HostTensor make_float_tensor(std::vector<int64_t> dims, std::span<const float> values, std::string name = {});
 // A tensor of `type` (any numeric ONNX type) with `values` converted to it.
 Result<HostTensor> make_tensor(ElemType type, std::vector<int64_t> dims, std::span<const double> values);
 

@@ -2,7 +2,6 @@
 // convolutions and pools as PyTorch defines them; the attributes the library cannot honour are
 // named by the checks before anything is built).
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -376,10 +375,7 @@ Result<Arg> flipped_kernel(OpContext& ctx, int64_t cin, int64_t cout, int64_t kh
             flipped[static_cast<size_t>(((co * cin + ci) * kh + y) * kw + xx)] = static_cast<float>(
                 wv[static_cast<size_t>(((ci * cout + co) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx))]);
           }
-    std::vector<uint8_t> bytes(flipped.size() * sizeof(float));
-    std::memcpy(bytes.data(), flipped.data(), bytes.size());
-    return upload_host_tensor(ctx.runtime(), HostTensor::owned(ElemType::kFloat, {cout, cin, kh, kw}, std::move(bytes)),
-                              ctx.float_dtype());
+    return upload_host_tensor(ctx.runtime(), make_float_tensor({cout, cin, kh, kw}, flipped), ctx.float_dtype());
   });
 }
 

@@ -4,7 +4,6 @@
 // added in i32; QLinearMatMul and QLinearConv as those integer products rescaled by a_scale · b_scale
 // / y_scale and quantized. int8 and uint8 are i32 words on the device.
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -139,9 +138,7 @@ Result<Arg> shifted_on_host(OpContext& ctx, size_t i, size_t zp_input, int64_t a
     }
     std::vector<float> diff(x.size());
     for (size_t k = 0; k < x.size(); ++k) diff[k] = static_cast<float>(x[k] - zp[at(k)]);
-    std::vector<uint8_t> bytes(diff.size() * sizeof(float));
-    std::memcpy(bytes.data(), diff.data(), bytes.size());
-    return upload_host_tensor(ctx.runtime(), HostTensor::owned(ElemType::kFloat, shape, std::move(bytes)), DType::kF32);
+    return upload_host_tensor(ctx.runtime(), make_float_tensor(shape, diff), DType::kF32);
   });
 }
 
