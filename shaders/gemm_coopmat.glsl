@@ -19,7 +19,8 @@
 // in the epilogue, element by element (adding cooperative matrices crashes the optimiser of
 // Debian's glslc), so the includer's stores are unchanged. Bindings 5 and 6 belong to this core.
 // Shared memory: 2·16·(A_ROWS·(A_COLS/8+1) + B_ROWS·(B_COLS/8+1)) bytes; 40 KiB at
-// BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize). GEMM_SPLIT stages
+// BM = BN = 128, BK = 32 (the host checks it against maxComputeSharedMemorySize), the A part at least
+// the epilogue's 1 KiB per subgroup (GEMM_SCRATCH). GEMM_SPLIT stages
 // the lo parts beside the hi parts (twice that: 41 KiB at 128×128, BK = 16, B row-major) and keeps two
 // more sets of accumulators: each slice's hi·hi products, added to the first with rounding adds, and
 // the hi·lo + lo·hi products, added, scaled by 2⁻¹¹, before the epilogue.
@@ -94,7 +95,10 @@ const uint GEMM_B_VECS = GEMM_B_ROWS * GEMM_B_COLS / 8;
 const uint GEMM_A_PER_THREAD = (GEMM_A_VECS + WG_SIZE - 1) / WG_SIZE;
 const uint GEMM_B_PER_THREAD = (GEMM_B_VECS + WG_SIZE - 1) / WG_SIZE;
 
-shared uvec4 gemm_sa[2 * GEMM_A_TILE];
+// The epilogue spills each subgroup's fragments through its own 16×16 fp32 (64 uvec4) of gemm_sa,
+// which a 64-row tile's slices at BK = 16 (2·64·3 uvec4 for 8 subgroups' 512) would not hold.
+const uint GEMM_SCRATCH = WM * WN * 64;
+shared uvec4 gemm_sa[2 * GEMM_A_TILE > GEMM_SCRATCH ? 2 * GEMM_A_TILE : GEMM_SCRATCH];
 shared uvec4 gemm_sb[2 * GEMM_B_TILE];
 #if GEMM_SPLIT
 #include "fp16_split.glsl"
@@ -333,7 +337,7 @@ void main() {
   // round trip, where element by element they were eight (a bias + GELU + residual epilogue
   // doubled the time of the encoder's GEMMs on an H200). The fragment loop is rolled (with a
   // static select of acc[]) so the store code is inlined once.
-  const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4
+  const uint scratch = sg * 64;  // 16×16 fp32 = 64 uvec4 (GEMM_SCRATCH)
 #ifdef GEMM_PAIR_STORE
   if (GEMM_PAIR_STORE) {
     // Fragment (i, 0) goes to gemm_sa, (i, 1) to gemm_sb; an invocation takes 8 columns of a row

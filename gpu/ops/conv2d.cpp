@@ -178,7 +178,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   // B (the gathered input, [K][pixels]) is row-major; the fp16 tile below is fixed whatever the flag.
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
                          choose_gemm_tiling(caps, dtype, cout, npix, k, path, /*b_row_major=*/true, batch));
-  if (tiling.coopmat && !tiling.split && tiling.bm == 128) {
+  if (tiling.coopmat && !tiling.split && tiling.bm == 128 && tiling.bn == 128) {
     // The gathered (im2col) B slices cost registers: at BK = 32 the 128×128 tile holds one workgroup
     // per SM, and the DPT convolutions measured slower than at BK = 16 (H200, Conv2dTest.
     // CoopMatTileSweep: head.2 3×3 at 384×512 880 vs 611 µs), unlike the plain GEMMs. Two slices of

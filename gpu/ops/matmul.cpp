@@ -154,7 +154,7 @@ Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTili
   // with two register sets of loads (one workgroup per SM) split where the device reports its SM count and a split
   // fills the last wave better (wave_balanced_splits): the local-feature fc2 (300 tiles of 224 slices) is the case.
   // So do grids of BK = 16 tiles (fp16) that leave some of the two places per SM empty: ResNet-50's 3×3
-  // convolutions at 14×14 and 7×7 at batch 32 are 128 tiles of 144 and 288 slices, one wave.
+  // convolution at 14×14 at batch 32 is 128 tiles of 144 slices, one wave.
   // The scalar tiles split small grids only on a device that reports its SM count, a GPU, where
   // ResNet-50's batch 1 in fp32 ran 3×3 convolutions of 8 workgroups (529 µs at 7×7 on an H200);
   // a CPU driver (lavapipe) has no idle cores for the shares to fill.
@@ -252,7 +252,18 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     t.prefetch = 2;
     if (tiles >= 64) {
       t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
-      if (b_row_major && tiles >= 512) {
+      // Half tiles where a 128-wide one would be half padding, or where K is too short for the
+      // loop to hide the epilogue: ResNet-50's convolutions at batch 32 (H200, Conv2dTest.
+      // ResNet50Batch32TileSweep): 64 output channels (the stem 259 → 175 µs, the 3×3 at 56×56
+      // 155 → 105; 64×128 tiles), 7×7 maps (N = 49: the 3×3 of 512 channels 268 → 146 µs at
+      // BK = 32, the 1×1 of 2048 in 123 → 62, of 512 in with a residual 111 → 78 at BK = 16), K ≤
+      // 128 (the 1×1 of 64 in to 256 out with a residual 115 → 98 µs; 64×128 tiles).
+      if (m <= 64 || k <= 128) {
+        t.bm = 64, t.bk = 16;
+      } else if (n <= 64) {
+        t.bn = 64, t.t0 = 4, t.t1 = 2;
+        t.bk = k >= 2048 ? 32 : 16;
+      } else if (b_row_major && tiles >= 512) {
         t.bk = 16;
         t.prefetch = t.whole_tiles(m, n, k) ? 2 : 1;
       } else if (b_row_major && k <= 768) {

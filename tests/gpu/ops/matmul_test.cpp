@@ -632,6 +632,32 @@ TEST(GemmTiling, CountsTheTilesOfEveryProblemInTheGrid) {
   EXPECT_EQ(ragged.prefetch, 1u);
 }
 
+// Grids of many 128×128 tiles take half tiles where a full one would be half padding or where K
+// is too short to hide the epilogue: ResNet-50's convolutions at batch 32 (64 output channels, 7×7
+// maps, K = 64). The MASt3R shapes above keep 128×128.
+TEST(GemmTiling, NarrowProblemsTakeHalfTiles) {
+  Capabilities caps = tensor_core_caps();
+  const auto tile = [&](int64_t m, int64_t n, int64_t k) {
+    return ops::choose_gemm_tiling(caps, DType::kF16, m, n, k, GemmPath::kAuto, true, 32).value();
+  };
+  const auto channels64 = tile(64, 56 * 56, 576);  // the 3×3 convolution at 56×56
+  EXPECT_EQ(channels64.bm, 64u);
+  EXPECT_EQ(channels64.bn, 128u);
+  EXPECT_EQ(channels64.bk, 16u);
+  EXPECT_EQ(channels64.wg_size, 256u) << "2×4 subgroups of 2×2 fragments";
+  const auto short_k = tile(256, 56 * 56, 64);  // the 1×1 convolution of 64 channels into 256
+  EXPECT_EQ(short_k.bm, 64u);
+  const auto map7 = tile(512, 49, 4608);  // the 3×3 convolution at 7×7
+  EXPECT_EQ(map7.bm, 128u);
+  EXPECT_EQ(map7.bn, 64u);
+  EXPECT_EQ(map7.bk, 32u);
+  EXPECT_EQ(map7.spec()[4], 4u) << "4×2 subgroups";
+  EXPECT_EQ(tile(2048, 49, 512).bk, 16u) << "the 1×1 convolution of 512 channels into 2048";
+  const auto map14 = tile(256, 196, 2304);  // the 3×3 convolution at 14×14
+  EXPECT_EQ(map14.bm, 128u);
+  EXPECT_EQ(map14.bn, 128u);
+}
+
 // fp32 storage runs on tensor cores split into two fp16 parts (shaders/gemm_io.glsl) where the caller
 // asks (kAutoSplitF32, or kCoopMat), which doubles the staged slices: 128×128 tiles (41 KiB of
 // shared memory) only over a row-major B, whose slice is the smaller (a column-major one would need
@@ -685,8 +711,8 @@ TEST(GemmWaves, SplitsOnlyWhereWholeWavesOfSharesFinishSooner) {
 
 // Grids of 128×128 BK = 16 tiles (fp16), two of which fit an SM, split where they leave places
 // empty and whole waves of shares finish sooner: ResNet-50's 3×3 convolutions at batch 32 (H200:
-// 147 → 125 µs at 14×14, 284 → 206 µs at 7×7). The planner needs a graph for the workspace it
-// allocates, not tensor cores, so this runs on any device.
+// 147 → 125 µs at 14×14; 284 → 206 µs at 7×7, which now takes 128×64 tiles instead). The planner needs a graph for the
+// workspace it allocates, not tensor cores, so this runs on any device.
 TEST_F(MatmulTest, OneWaveGridsOfTwoTilesAnSmSplitOverK) {
   Capabilities caps = tensor_core_caps();
   caps.shader_core_count = 132;  // an H200
