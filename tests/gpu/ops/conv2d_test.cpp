@@ -289,23 +289,23 @@ TEST_F(Conv2dTest, TensorCorePathMatchesFloat64) {
   }
 }
 
-// The half tiles of deep batches (matmul.cpp, choose_gemm_tiling; GemmTiling.NarrowProblemsTakeHalfTiles):
-// 64×128 for few output channels or a short K, 128×64 for small maps (BK = 32 for K ≥ 2048), as
-// ResNet-50 runs them at batch 32, with ragged edges on every side.
+// The half-size tiles of deep batches (matmul.cpp, choose_gemm_tiling; GemmTiling.
+// NarrowProblemsTakeHalfTiles): 64×64 for few output channels, 128×64 for small maps (BK = 32 for
+// K ≥ 2048), as ResNet-50 runs them at batch 32, with ragged edges on every side.
 TEST_F(Conv2dTest, TensorCoreHalfTilesOfDeepBatchesMatchFloat64) {
   if (!ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
   }
   std::vector<Case> cases;
-  cases.push_back(make("3x3, 40 channels out: 64x128 tiles", 64, 8, 8, 16, 40, 3, 3, 1, 1, 1, 1));
+  cases.push_back(make("3x3, 40 channels out: 64x64 tiles", 64, 8, 8, 16, 40, 3, 3, 1, 1, 1, 1));
   cases.back().act = Activation::kRelu, cases.back().residual = 1;
-  cases.push_back(make("1x1, K 24: 64x128 tiles", 32, 24, 16, 15, 96, 1, 1, 1, 1, 0, 0));
+  cases.push_back(make("1x1, 48 channels out: 64x64 tiles", 64, 24, 16, 15, 48, 1, 1, 1, 1, 0, 0));
   cases.back().act = Activation::kRelu, cases.back().residual = 1;
   cases.push_back(make("1x1 at 7x7, K 136: 128x64 tiles", 32, 136, 7, 7, 130, 1, 1, 1, 1, 0, 0));
   cases.back().act = Activation::kRelu, cases.back().residual = 1;
   cases.push_back(make("3x3 at 7x7, K 2088: 128x64 tiles, BK 32", 64, 232, 7, 7, 100, 3, 3, 1, 1, 1, 1));
   cases.back().act = Activation::kRelu;
-  cases.push_back(make("7x7 stride 2, 3 channels in: 64x128 tiles", 32, 3, 40, 38, 24, 7, 7, 2, 2, 3, 3));
+  cases.push_back(make("7x7 stride 2, 3 channels in: 64x64 tiles", 32, 3, 40, 38, 24, 7, 7, 2, 2, 3, 3));
   uint32_t seed = 900;
   for (const Case& c : cases) check(c, DType::kF16, GemmPath::kCoopMat, seed += 10);
 }
