@@ -110,6 +110,37 @@ Status Graph::bind(std::string_view slot_name, const Tensor& tensor) {
   return not_found("graph has no slot named " + std::string(slot_name));
 }
 
+Arg Graph::scratch(std::string_view name, DType dtype, int64_t numel) {
+  const std::string slot_name = "scratch:" + std::string(name);
+  for (uint32_t i : scratch_slots_) {
+    SlotInfo& s = slots_[i];
+    if (s.name == slot_name && s.dtype == dtype) {
+      s.shape[0] = std::max(s.shape[0], numel);
+      return Arg::slot(i, dtype, {numel});
+    }
+  }
+  scratch_slots_.push_back(static_cast<uint32_t>(slots_.size()));
+  return add_slot(slot_name, dtype, {numel});
+}
+
+uint64_t Graph::scratch_bytes() const {
+  uint64_t bytes = 0;
+  for (uint32_t i : scratch_slots_) bytes += shape_numel(slots_[i].shape) * dtype_size(slots_[i].dtype);
+  return bytes;
+}
+
+Status Graph::bind_scratch() {
+  for (uint32_t i : scratch_slots_) {
+    SlotInfo& s = slots_[i];
+    if (s.bound.defined() && s.bound.shape() == s.shape) continue;
+    if (s.bound.defined()) RECON_RETURN_IF_ERROR(wait(timeline_value_));  // a run may still use it
+    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(rt_, s.dtype, s.shape));
+    RECON_RETURN_IF_ERROR(t.upload(rt_, std::vector<uint8_t>(t.bytes()).data(), t.bytes()));
+    s.bound = std::move(t);
+  }
+  return Status::ok();
+}
+
 Status Graph::dispatch(std::string_view shader, std::span<const uint32_t> spec, std::initializer_list<Binding> bindings,
                        const void* push, uint32_t push_size, std::array<uint32_t, 3> groups) {
   if (bindings.size() > kMaxBindings) return invalid_argument("dispatch with more than 8 bindings");
@@ -151,6 +182,7 @@ Result<Graph::Resolved> Graph::resolve(const Binding& b) const {
 }
 
 Result<Graph::Recording*> Graph::recording_for_current_bindings() {
+  RECON_RETURN_IF_ERROR(bind_scratch());
   std::vector<std::pair<VkBuffer, VkDeviceSize>> key;
   for (const SlotInfo& s : slots_) {
     if (!s.bound.defined()) return invalid_argument("graph slot " + s.name + " is not bound");

@@ -90,6 +90,15 @@ class Graph {
   Status bind(const Arg& slot, const Tensor& tensor);
   Status bind(std::string_view slot_name, const Tensor& tensor);
 
+  // A buffer of the graph's own, shared by every dispatch that binds an Arg returned for `name`
+  // (split-K's partial tiles and arrival counters): allocated at the next submission as large as
+  // the largest `numel` asked for, zeroed then, and kept. Dispatches that bind it for writing are
+  // ordered like any writers of one buffer, so its contents are nobody's between them: each user
+  // leaves it as it found it (zeroed counters) or writes before it reads (partials).
+  Arg scratch(std::string_view name, DType dtype, int64_t numel);
+  // Bytes of scratch the graph holds (or will, from its next submission).
+  uint64_t scratch_bytes() const;
+
   // Appends a dispatch. `bindings[i]` goes to binding i of the shader.
   Status dispatch(std::string_view shader, std::span<const uint32_t> spec_constants,
                   std::initializer_list<Binding> bindings, const void* push, uint32_t push_size,
@@ -145,6 +154,8 @@ class Graph {
   };
 
   Result<Resolved> resolve(const Binding& b) const;
+  // Allocates (or, once runs are done, enlarges) the scratch buffers and binds them to their slots.
+  Status bind_scratch();
   Result<Recording*> recording_for_current_bindings();
   Status record(Recording& rec);
   // The first `count` timestamps of `pool` (empty when unavailable).
@@ -161,6 +172,7 @@ class Graph {
   std::vector<Mark> marks_;
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   std::vector<SlotInfo> slots_;
+  std::vector<uint32_t> scratch_slots_;  // slots_ that scratch() made
   std::vector<Dispatch> dispatches_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkSemaphore timeline_ = VK_NULL_HANDLE;

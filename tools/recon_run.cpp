@@ -1,8 +1,9 @@
 // recon-run: runs an ONNX model in-process (no daemon) on the GPU. Inputs come from .npy files
 // (NAME=FILE.npy, one per graph input that is not an initializer); each output is written to
 // DIR/<name>.npy with every character of the name outside [A-Za-z0-9._-] replaced by '_'.
-// --bench N times N more runs end to end and N runs of the recorded graph alone, each after 0.3 s
-// of untimed runs.
+// After the first run it prints the device memory the model holds (weights; activations with the
+// graphs' scratch). --bench N times N more runs end to end and N runs of the recorded graph alone,
+// each after 0.3 s of untimed runs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "gpu/buffer_pool.h"
 #include "gpu/dispatch_profile.h"
 #include "gpu/models/onnx/onnx_engine.h"
+#include "gpu/runtime.h"
 #include "tools/io/npy.h"
 
 namespace {
@@ -146,6 +149,11 @@ int main(int argc, char** argv) {
   if (!outputs) return fail(outputs.status().to_string());
   const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("first run (compiles the graph): %.2f ms\n", first_ms);
+  const auto mib = [&](recon::gpu::MemoryRole role) {
+    return static_cast<double>((*rt)->pool(role).stats().in_use_bytes) / (1 << 20);
+  };
+  std::printf("device memory in use: weights %.1f MiB, activations and scratch %.1f MiB\n",
+              mib(recon::gpu::MemoryRole::kWeights), mib(recon::gpu::MemoryRole::kActivations));
 
   if (!args.out.empty()) std::filesystem::create_directories(args.out);
   for (const onnx::HostTensor& o : *outputs) {

@@ -156,9 +156,9 @@ struct GemmTiling {
 // runs the epilogue. The DPT head's convolutions at 1/16 and 1/32 resolution (12 tiles, K = 6912)
 // are the case it is for.
 struct GemmSplitK {
-  // Sets tiling.splits (1 where splitting does not pay) and, when it splits, allocates the partial
-  // tiles and the per-tile arrival counters and records the counters' zeroing into `g`, to run
-  // before the one dispatch of an M×N×K problem over `batch` images that binds them.
+  // Sets tiling.splits (1 where splitting does not pay) and, when it splits, takes the partial
+  // tiles and the per-tile arrival counters from the graph's scratch (Graph::scratch), for the one
+  // dispatch of an M×N×K problem over `batch` images that binds them.
   static Result<GemmSplitK> plan(Graph& g, const Capabilities& caps, GemmTiling& tiling, int64_t m, int64_t n,
                                  int64_t k, int64_t batch);
   // Bindings 5 and 6 of the GEMM shaders: the workspace, or `dummy` (read only) without a split.
@@ -166,7 +166,7 @@ struct GemmSplitK {
   Binding arrivals(const Arg& dummy) const;
 
  private:
-  std::optional<Tensor> partials_, arrivals_;
+  std::optional<Arg> partials_, arrivals_;
 };
 
 // The K split that finishes a grid of `tiles` workgroups of `slices` K slices each soonest when

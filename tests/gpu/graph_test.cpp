@@ -51,6 +51,31 @@ TEST_F(GraphTest, ReplaysWithNewBindingsAndReusesRecordings) {
   EXPECT_EQ(g.record_count(), 2u) << "each binding set is recorded once, then replayed";
 }
 
+// Graph::scratch: one buffer per name, as large as the largest request, zeroed when the graph
+// allocates it at its first submission and kept between runs; dispatches that write it are ordered.
+TEST_F(GraphTest, ScratchIsOneZeroedBufferAsLargeAsTheLargestRequest) {
+  Graph g(rt());
+  const Arg small = g.scratch("s", DType::kF32, 4);
+  EXPECT_EQ(small.shape(), Shape{4});
+  EXPECT_EQ(g.scratch_bytes(), 16u);
+  const Tensor before = Tensor::empty(rt(), DType::kF32, {4}).value();
+  ASSERT_TRUE(ops::copy(g, small, before).is_ok());
+  const Arg large = g.scratch("s", DType::kF32, 16);
+  EXPECT_EQ(large.shape(), Shape{16});
+  EXPECT_EQ(g.scratch_bytes(), 64u) << "one buffer of the larger size";
+  ASSERT_TRUE(ops::fill(g, large, 7.0f).is_ok());
+  const Arg other = g.scratch("t", DType::kF32, 4);  // another name, another buffer
+  ASSERT_TRUE(ops::fill(g, other, 1.0f).is_ok());
+  const Tensor after = Tensor::empty(rt(), DType::kF32, {4}).value();
+  ASSERT_TRUE(ops::copy(g, small, after).is_ok());
+  EXPECT_EQ(g.scratch_bytes(), 80u);
+  ASSERT_TRUE(g.run().is_ok());
+  EXPECT_EQ(download_f32(rt(), before), std::vector<float>(4, 0.0f)) << "zeroed, read before the fill";
+  EXPECT_EQ(download_f32(rt(), after), std::vector<float>(4, 7.0f)) << "the fill of the larger request";
+  ASSERT_TRUE(g.run().is_ok());
+  EXPECT_EQ(download_f32(rt(), before), std::vector<float>(4, 7.0f)) << "kept from the previous run";
+}
+
 TEST_F(GraphTest, UnboundSlotIsAnErrorNotACrash) {
   Graph g(rt());
   Arg out = g.add_slot("out", DType::kF32, {16});
