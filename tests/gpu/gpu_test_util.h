@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu/graph.h"
@@ -18,6 +19,12 @@
 #include "gpu/weights/half_float.h"
 
 namespace recon::gpu::testing {
+
+// Names the instances of a test suite parameterised over DType by the dtype ("f32", "f16"):
+//   INSTANTIATE_TEST_SUITE_P(Dtypes, T, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
+struct DtypeParamName {
+  std::string operator()(const ::testing::TestParamInfo<DType>& info) const { return dtype_name(info.param); }
+};
 
 // One runtime per test process on the default device (lavapipe in CI), validation layers on when
 // installed, no pipeline cache file. It is shared because NVIDIA's driver refused new instances

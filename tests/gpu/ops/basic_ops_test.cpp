@@ -70,8 +70,7 @@ TEST_P(BasicOpsTest, MatmulMatchesFloat64ReferenceOnRaggedShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, BasicOpsTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, BasicOpsTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class CopyOpTest : public GpuTest {};
 

@@ -59,8 +59,7 @@ TEST_P(BatchNormTest, MatchesFloat64OnNchwAndFlatInputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, BatchNormTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, BatchNormTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class BatchNormMisuseTest : public GpuTest {};
 

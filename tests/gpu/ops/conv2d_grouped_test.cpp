@@ -74,8 +74,7 @@ TEST_P(Conv2dGroupedTest, DilationAndAsymmetricPadding) {
   check({1, 2, 5, 6}, 3, 2, 2, {1, 1, 1, 1, 1, 1, 0, 0, 1}, true, 12);  // SAME_UPPER-like
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dGroupedTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dGroupedTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class Conv2dGroupedMiscTest : public GpuTest {};
 

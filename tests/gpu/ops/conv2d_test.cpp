@@ -189,8 +189,7 @@ TEST_P(Conv2dDtypeTest, TapMajorWeightsMatchFloat64) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dDtypeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 TEST_F(Conv2dTest, BatchesBeyondTheBindingLimitAreSplitIntoImages) {
   Capabilities caps = rt().caps();

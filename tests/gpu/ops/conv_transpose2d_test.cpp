@@ -102,7 +102,7 @@ TEST_P(ConvTranspose2dDtypeTest, DptConfigurationsMatchFloat64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ConvTranspose2dDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         DtypeParamName());
 
 TEST_F(ConvTranspose2dTest, BatchesBeyondTheBindingLimitAreSplitIntoImages) {
   Capabilities caps = rt().caps();

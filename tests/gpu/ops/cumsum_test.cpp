@@ -60,8 +60,7 @@ TEST_P(CumSumTest, EveryAxisAndModeMatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, CumSumTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, CumSumTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class CumSumMiscTest : public GpuTest {};
 

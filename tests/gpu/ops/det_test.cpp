@@ -100,8 +100,7 @@ TEST_P(DetTest, PivotingSingularAndPermutationMatricesAreExact) {
   EXPECT_EQ(got[3], -1.0f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, DetTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, DetTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class DetMisuseTest : public GpuTest {};
 

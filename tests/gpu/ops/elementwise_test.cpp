@@ -316,8 +316,7 @@ TEST_P(ElementwiseTest, EmptyTensorsRecordNothing) {
   EXPECT_EQ(g.dispatch_count(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class ElementwiseMisuseTest : public GpuTest {};
 

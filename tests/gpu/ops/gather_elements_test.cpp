@@ -161,8 +161,7 @@ TEST_P(GatherElementsTest, GatherNdOfEveryTupleLengthAndBatchDimsMatchesTheRefer
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GatherElementsTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, GatherElementsTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class GatherElementsMiscTest : public GpuTest {};
 

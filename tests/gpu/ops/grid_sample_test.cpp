@@ -134,8 +134,7 @@ TEST_P(GridSampleTest, EveryModePaddingAndAlignmentMatchesTheOnnxReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GridSampleTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, GridSampleTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class GridSampleMisuseTest : public GpuTest {};
 

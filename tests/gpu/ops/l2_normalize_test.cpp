@@ -63,8 +63,7 @@ TEST_P(L2NormalizeTest, EpsClampsZeroRowsAndNoEpsGivesNanLikeTheReference) {
   for (int i = 0; i < 24; ++i) EXPECT_EQ(a[i], b[i]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, L2NormalizeTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, L2NormalizeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class L2NormalizeSplitTest : public GpuTest {};
 

@@ -123,8 +123,7 @@ TEST_P(LayerNormTest, KeepsPrecisionOnLargeOffsetSmallSpreadRows) {
   EXPECT_LE(max_error(download_f32(rt(), out), want), d == DType::kF32 ? 1e-5 : 4e-3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, LayerNormTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, LayerNormTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 // The schedule the row kernels (layer_norm, rms_norm, l2_normalize, softmax) share: whole-word rows
 // up to 8 words per invocation go wide with about two words each (at least 64 invocations from 64

@@ -307,7 +307,7 @@ TEST_P(LayoutTest, CopiesAreSplitBeyondOneBinding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LayoutTest, ::testing::Values(DType::kF32, DType::kF16, DType::kI32, DType::kU8),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         DtypeParamName());
 
 // Row counts for splitting: rows_per_dispatch keeps row_view offsets aligned; rows_per_window
 // only needs room for the window's alignment slack.

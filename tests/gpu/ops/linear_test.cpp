@@ -200,8 +200,7 @@ TEST_P(LinearDtypeTest, RopeEpilogueRotatesTheFirstHeads) {
   check_rope(d, 1, {4, 3}, 24, 2 * 32, 2, 32, GemmPath::kAuto, 610, ops::WeightLayout::kInOut);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, LinearDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, LinearDtypeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 TEST_F(LinearTest, WeightBeyondTheBindingLimitIsSplitOverItsRows) {
   // The 6400×7168 fp32 head MLP weight (175 MiB) exceeds lavapipe's 128 MiB binding range. Here a

@@ -49,8 +49,7 @@ TEST_P(LrnTest, MatchesTheDefinition) {
   check({5, 16}, {3, 0.02f, 0.75f, 1.0f}, 4);     // [N, C]
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, LrnTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, LrnTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 }  // namespace
 }  // namespace recon::gpu

@@ -222,8 +222,7 @@ TEST_P(MatmulDtypeTest, BatchesWithBroadcastOperands) {
   run(p, d, 520);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulDtypeTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulDtypeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 TEST_F(MatmulTest, ActivationsAreAccurateOverTheirWholeRange) {
   // K = 1 and B = 1 make C = act(x) with x exactly as stored: the epilogue math alone.

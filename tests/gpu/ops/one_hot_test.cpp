@@ -47,8 +47,7 @@ TEST_P(OneHotTest, EveryAxisNegativeAndOutOfRangeIndicesMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, OneHotTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, OneHotTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class OneHotMiscTest : public GpuTest {};
 

@@ -94,8 +94,7 @@ TEST_P(PadTest, NegativePadsCrop) {
   check({4, 6}, {-1, -2}, {1, 0}, PadMode::kReflect, 41);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, PadTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, PadTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class PadMiscTest : public GpuTest {};
 

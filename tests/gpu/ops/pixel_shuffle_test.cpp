@@ -89,8 +89,7 @@ TEST_P(PixelShuffleTest, SplitsAlongTheBatchBeyondOneBinding) {
   check_tokens(rt(), GetParam(), 5, 2, 3, 2, 3, ops::ShuffleLayout::kChannelsFirst, values(5 * 6 * 18, 20));
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, PixelShuffleTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, PixelShuffleTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class PixelShuffleMisuseTest : public GpuTest {};
 

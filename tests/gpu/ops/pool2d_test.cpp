@@ -207,8 +207,7 @@ TEST_P(Pool2dTest, DilatedMaxPoolAndItsIndices) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, Pool2dTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, Pool2dTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class Pool2dMiscTest : public GpuTest {};
 

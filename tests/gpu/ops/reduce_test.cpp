@@ -165,8 +165,7 @@ TEST_P(ReduceTest, ArgmaxAndArgminPickTheHighestIndexAmongTiesWithLastIndex) {
   check_arg_ties(rt(), GetParam(), true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, ReduceTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, ReduceTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class ReduceMiscTest : public GpuTest {};
 

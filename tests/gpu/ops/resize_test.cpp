@@ -191,8 +191,7 @@ TEST_P(ResizeTest, TfCropAndResizeExtrapolates) {
   check(2, {4, 3, 0.75, 0.4, 0.6}, {4, 5, 1.25, -0.2, 1.3}, p, 70);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, ResizeTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, ResizeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class ResizeMiscTest : public GpuTest {};
 

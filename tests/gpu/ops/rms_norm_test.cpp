@@ -58,8 +58,7 @@ TEST_P(RmsNormTest, MatchesFloat64OnRaggedShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, RmsNormTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, RmsNormTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class RmsNormMisuseTest : public GpuTest {};
 

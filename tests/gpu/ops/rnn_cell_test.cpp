@@ -153,8 +153,7 @@ TEST_P(RnnCellTest, GruPassesAndAReluRnnStepMatchTheEquations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, RnnCellTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, RnnCellTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class RnnCellMiscTest : public GpuTest {};
 

@@ -107,8 +107,7 @@ TEST_P(RoiAlignTest, EveryModeAndCoordinateConventionMatchesOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, RoiAlignTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, RoiAlignTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class RoiAlignMisuseTest : public GpuTest {};
 

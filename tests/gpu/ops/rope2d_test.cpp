@@ -113,8 +113,7 @@ TEST_P(Rope2dTest, MatchesFloat64FormulaOnRandomHeadsAndLeavesOtherColumnsAlone)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, Rope2dTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, Rope2dTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class Rope2dMisuseTest : public GpuTest {};
 

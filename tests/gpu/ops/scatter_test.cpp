@@ -175,8 +175,7 @@ TEST_P(ScatterTest, ManyDuplicatesWithoutAReductionKeepTheLastUpdate) {
                                                      download_f32(rt(), nd_updates), ScatterReduction::kNone));
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, ScatterTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, ScatterTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class ScatterMiscTest : public GpuTest {};
 

@@ -84,8 +84,7 @@ TEST(SoftmaxScheduleTest, FixedSubgroupsTakeFp16RowsOfTwoToFourWordsPerLane) {
   EXPECT_EQ(lavapipe.rows_per_group, 16u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class SoftmaxMisuseTest : public GpuTest {};
 

@@ -78,8 +78,7 @@ TEST_P(TopkTest, SmallestAndShortRows) {
   check({7, 129}, 33, false, false, 23);  // ragged
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, TopkTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, TopkTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class TopkMiscTest : public TopkTest {};
 
@@ -91,8 +90,7 @@ TEST_P(TopkMiscTest, RowsAreSplitBeyondOneBinding) {
   check({19, 150}, 10, true, true, 30);  // a row is 600 bytes (f32) or 300 (f16), so several dispatches
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, TopkMiscTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, TopkMiscTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class TopkMisuseTest : public GpuTest {};
 

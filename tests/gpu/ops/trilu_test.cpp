@@ -69,8 +69,7 @@ TEST_P(TriluTest, InfAndNanAreKeptOrZeroedLikeAnyValue) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, TriluTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, TriluTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class TriluMiscTest : public GpuTest {};
 

@@ -238,8 +238,7 @@ TEST_P(UnaryTest, ExtremeInputsStayFiniteAndSaturate) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, UnaryTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, UnaryTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class UnaryAccuracyTest : public GpuTest {};
 

@@ -136,8 +136,7 @@ TEST_P(UpsampleTest, ScaleFactorFormUsesTheReciprocalScale) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, UpsampleTest, ::testing::Values(DType::kF32, DType::kF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, UpsampleTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
 
 class UpsampleMiscTest : public GpuTest {};
 
