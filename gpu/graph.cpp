@@ -134,9 +134,7 @@ Status Graph::bind_scratch() {
     SlotInfo& s = slots_[i];
     if (s.bound.defined() && s.bound.shape() == s.shape) continue;
     if (s.bound.defined()) RECON_RETURN_IF_ERROR(wait(timeline_value_));  // a run may still use it
-    RECON_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(rt_, s.dtype, s.shape));
-    RECON_RETURN_IF_ERROR(t.upload(rt_, std::vector<uint8_t>(t.bytes()).data(), t.bytes()));
-    s.bound = std::move(t);
+    RECON_ASSIGN_OR_RETURN(s.bound, Tensor::zeros(rt_, s.dtype, s.shape));
   }
   return Status::ok();
 }

@@ -70,6 +70,17 @@ Result<Tensor> Tensor::empty(Runtime& rt, DType dtype, const Shape& shape, Memor
   return t;
 }
 
+Result<Tensor> Tensor::zeros(Runtime& rt, DType dtype, const Shape& shape, MemoryRole role) {
+  RECON_ASSIGN_OR_RETURN(Tensor t, empty(rt, dtype, shape, role));
+  // Pool slots are whole 256-byte classes, so rounding the size up to the 4 bytes vkCmdFillBuffer
+  // needs stays inside this tensor's slot.
+  const VkBuffer buffer = t.buffer();
+  const VkDeviceSize offset = t.offset(), size = (t.bytes() + 3) / 4 * 4;
+  RECON_RETURN_IF_ERROR(
+      rt.context().run_once([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer, offset, size, 0); }));
+  return t;
+}
+
 Result<Tensor> Tensor::from_host(Runtime& rt, DType dtype, const Shape& shape, const void* data, size_t bytes,
                                  MemoryRole role) {
   RECON_ASSIGN_OR_RETURN(Tensor t, empty(rt, dtype, shape, role));

@@ -30,6 +30,8 @@ class Tensor {
 
   // An uninitialised tensor from the pool of `role`.
   static Result<Tensor> empty(Runtime& rt, DType dtype, const Shape& shape, MemoryRole role = MemoryRole::kActivations);
+  // A zeroed tensor from the pool of `role`, filled on the device (pool memory is recycled).
+  static Result<Tensor> zeros(Runtime& rt, DType dtype, const Shape& shape, MemoryRole role = MemoryRole::kActivations);
   // A tensor initialised from host bytes (size must equal numel × dtype size).
   static Result<Tensor> from_host(Runtime& rt, DType dtype, const Shape& shape, const void* data, size_t bytes,
                                   MemoryRole role = MemoryRole::kActivations);

@@ -1,6 +1,5 @@
 // runtime.h's tensor calls: pooled device memory (the activations pool), zero-filled at creation;
 // uploads and downloads through the staging pool, converting f32 ↔ f16 on the host.
-#include <vulkan/vulkan.h>
 
 #include <cstring>
 #include <vector>
@@ -118,14 +117,8 @@ recon_status recon_tensor_create(recon_context* context, recon_dtype dtype, uint
       return fail(RECON_UNIMPLEMENTED, "recon_tensor_create: RECON_F16 needs 16-bit storage buffers, which " +
                                            rt.caps().device_name + " lacks");
     }
-    Result<gpu::Tensor> t = gpu::Tensor::empty(rt, *d, s);
+    Result<gpu::Tensor> t = gpu::Tensor::zeros(rt, *d, s);
     if (!t.is_ok()) return fail(kFn, t.status());
-    // Zero-fill: the pool hands out recycled memory. Pool slots are whole 256-byte classes, so
-    // rounding the size up to the 4 bytes vkCmdFillBuffer needs stays inside this tensor's slot.
-    const VkBuffer buffer = t->buffer();
-    const VkDeviceSize offset = t->offset(), size = (t->bytes() + 3) / 4 * 4;
-    Status zeroed = rt.context().run_once([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer, offset, size, 0); });
-    if (!zeroed.is_ok()) return fail(kFn, zeroed);
     auto state = std::make_shared<TensorState>();
     state->context = ctx;
     state->id = ctx->next_tensor_id();
