@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/clock_warmup.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace recon::gpu {
@@ -528,7 +529,7 @@ TEST_F(Conv2dTest, ResNet50Batch32TileSweep) {
       {"l4 3x3/2", 512, 512, 14, 14, 3, 2, false},       {"l4 down 1x1/2", 1024, 2048, 14, 14, 1, 2, false},
       {"l4 1x1 in'", 2048, 512, 7, 7, 1, 1, false},      {"l4 3x3", 512, 512, 7, 7, 3, 1, false},
       {"l4 1x1 out", 512, 2048, 7, 7, 1, 1, true}};
-  const char* only = std::getenv("RECON_CONV_SWEEP_CASES");  // substrings of `what`, comma-separated
+  const char* only = std::getenv("RECON_CONV_SWEEP_CASES");  // names of cases (`what`), comma-separated
   for (const Case& c : cases) {
     if (only != nullptr && ("," + std::string(only) + ",").find("," + std::string(c.what) + ",") == std::string::npos) {
       continue;
@@ -565,36 +566,31 @@ TEST_F(Conv2dTest, ResNet50Batch32TileSweep) {
                              {wt, Access::kRead}},
                             push, groups);
         };
+        const std::array<uint32_t, 3> groups = {(c.cout + t.bm - 1) / t.bm, (npix + t.bn - 1) / t.bn, kBatch};
+        ResNetMatmulPush gemm_push{};
+        ConvBenchPush conv_push{};
+        if (gemm) {
+          // TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED as the op sets them.
+          spec.insert(spec.end(),
+                      {0, 0, c.cin % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, 0, 0});
+          gemm_push.m = c.cout, gemm_push.n = npix, gemm_push.k = c.cin, gemm_push.lda = c.cin;
+          gemm_push.ldb = npix, gemm_push.ldc = npix, gemm_push.stride_b = c.cin * npix;
+          gemm_push.stride_c = c.cout * npix, gemm_push.alpha = 1.0f;
+          gemm_push.flags = flags | ops::kGemmFlagBiasPerRow;
+        } else {
+          // KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B, TAP_CIN as the op sets them.
+          const bool words_b = c.stride == 1 && c.w % 8 == 0 && c.kernel == 3;
+          spec.insert(spec.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad, k % 8 == 0 ? 1u : 0u,
+                                   npix % 8 == 0 ? 1u : 0u, words_b ? 1u : 0u, 0});
+          conv_push = {c.cin, c.h, c.w, c.cout, ho, wo, k, c.cin * c.h * c.w, c.cout * npix, 0, 0, 0, 0, 0, flags};
+        }
         bool ok = true;
         for (int i = 0; i < kReps && ok; ++i) {
-          const std::array<uint32_t, 3> groups = {(c.cout + t.bm - 1) / t.bm, (npix + t.bn - 1) / t.bn, kBatch};
-          if (gemm) {
-            // TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED as the op sets them.
-            std::vector<uint32_t> s = spec;
-            s.insert(s.end(), {0, 0, c.cin % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, 0, 0});
-            ResNetMatmulPush push{};
-            push.m = c.cout, push.n = npix, push.k = c.cin, push.lda = c.cin, push.ldb = npix, push.ldc = npix;
-            push.stride_b = c.cin * npix, push.stride_c = c.cout * npix, push.alpha = 1.0f;
-            push.flags = flags | ops::kGemmFlagBiasPerRow;
-            ok = dispatch(s, push, groups).is_ok();
-          } else {
-            // KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B, TAP_CIN as the op sets them.
-            std::vector<uint32_t> s = spec;
-            const bool words_b = c.stride == 1 && c.w % 8 == 0 && c.kernel == 3;
-            s.insert(s.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad, k % 8 == 0 ? 1u : 0u,
-                               npix % 8 == 0 ? 1u : 0u, words_b ? 1u : 0u, 0});
-            const ConvBenchPush push{c.cin,         c.h, c.w, c.cout, ho, wo, k,    c.cin * c.h * c.w,
-                                     c.cout * npix, 0,   0,   0,      0,  0,  flags};
-            ok = dispatch(s, push, groups).is_ok();
-          }
+          ok = (gemm ? dispatch(spec, gemm_push, groups) : dispatch(spec, conv_push, groups)).is_ok();
         }
         if (!ok) continue;  // shared memory beyond the device's limit
-        // The clock first: an idle H200 runs at 345 MHz until sustained work raises it
-        // (bench/gpu/clock_warmup.h), and each tile's pipeline compiles with the GPU idle.
-        for (const auto t0 = std::chrono::steady_clock::now();
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.3;) {
-          ASSERT_TRUE(g.run().is_ok());
-        }
+        // The clock first: each tile's pipeline compiles with the GPU idle, at its lowest clock.
+        ASSERT_TRUE(bench::warm_up_clocks([&] { return g.run(); }, bench::clock_warmup_seconds(rt().caps())).is_ok());
         const double best = seconds_per_dispatch(g, kReps, 1);
         std::printf("[resnet] %-15s %4u->%4u %3ux%3u tile %3ux%3ux%2u sg %ux%u pf %u%s: %7.1f us %6.1f TFLOP/s\n",
                     c.what, c.cin, c.cout, ho, wo, t.bm, t.bn, t.bk, t.wm, t.wn, t.prefetch,
