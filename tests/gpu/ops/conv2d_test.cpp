@@ -11,13 +11,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <numbers>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/gpu/clock_warmup.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/ops/activation_reference.h"
 
 namespace recon::gpu {
 namespace {
@@ -25,24 +25,6 @@ namespace {
 using namespace testing;  // NOLINT
 using ops::Activation;
 using ops::GemmPath;
-
-double act_ref(double v, Activation a) {
-  switch (a) {
-    case Activation::kNone:
-      return v;
-    case Activation::kRelu:
-      return v > 0 ? v : 0;
-    case Activation::kGeluErf:
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh:
-      return v / (1 + std::exp(-2 * std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
-    case Activation::kSigmoid:
-      return 1 / (1 + std::exp(-v));
-    case Activation::kTanh:
-      return std::tanh(v);
-  }
-  return v;
-}
 
 struct Case {
   int64_t batch, cin, h, w, cout, kh, kw;
@@ -133,9 +115,9 @@ class Conv2dTest : public recon::gpu::testing::GpuTest {
             const int64_t oi = ((b * c.cout + o) * ho + y) * wo + x;
             double want = 0;
             if (tr && c.residual_first) {
-              want = act_ref(sum + hr[oi], c.act);
+              want = activation_reference(sum + hr[oi], c.act);
             } else {
-              want = act_ref(sum, c.act);
+              want = activation_reference(sum, c.act);
               if (tr) want += hr[oi];
             }
             if (tr) scale += std::abs(hr[oi]);

@@ -7,12 +7,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <numbers>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/ops/activation_reference.h"
 
 namespace recon::gpu {
 namespace {
@@ -20,24 +20,6 @@ namespace {
 using namespace testing;  // NOLINT
 using ops::Activation;
 using ops::GemmPath;
-
-double act_ref(double v, Activation a) {
-  switch (a) {
-    case Activation::kNone:
-      return v;
-    case Activation::kRelu:
-      return v > 0 ? v : 0;
-    case Activation::kGeluErf:
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh:
-      return v / (1 + std::exp(-2 * std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
-    case Activation::kSigmoid:
-      return 1 / (1 + std::exp(-v));
-    case Activation::kTanh:
-      return std::tanh(v);
-  }
-  return v;
-}
 
 // x·w + bias over k terms in float64, and Σ|terms| as the scale of the error bound (linear.h).
 struct RefDot {
@@ -107,7 +89,7 @@ class LinearTest : public recon::gpu::testing::GpuTest {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         auto [sum, scale] = ref_dot(&hx[i * k], &hw[j * k], k, bias ? hb[j] : 0.0);
-        double want = act_ref(sum, act);
+        double want = activation_reference(sum, act);
         if (tr) want += hr[i * n + j], scale += std::abs(hr[i * n + j]);
         const float v = got[i * n + j];
         ASSERT_TRUE(std::isfinite(v)) << "element " << i << "," << j << " unwritten";
@@ -232,7 +214,7 @@ TEST_F(LinearTest, WeightBeyondTheBindingLimitIsSplitOverItsRows) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       const auto [sum, scale] = ref_dot(&hx[i * k], &wv[j * k], k, hb[j]);
-      const double want = act_ref(sum, Activation::kGeluErf);
+      const double want = activation_reference(sum, Activation::kGeluErf);
       ASSERT_TRUE(std::isfinite(got[i * n + j])) << "element " << i << "," << j << " unwritten";
       worst = std::max(worst, std::abs(got[i * n + j] - want) / (scale + std::abs(want) + 1e-6));
     }

@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <numbers>
 #include <string>
 #include <vector>
 
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/ops/activation_reference.h"
 
 namespace recon::gpu {
 namespace {
@@ -24,26 +24,6 @@ namespace {
 using namespace testing;  // NOLINT
 using ops::Activation;
 using ops::GemmPath;
-
-double act_ref(double v, Activation a) {
-  switch (a) {
-    case Activation::kNone:
-      return v;
-    case Activation::kRelu:
-      return v > 0 ? v : 0;
-    case Activation::kGeluErf:
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh: {  // 0.5·v·(1 + tanh(y)) without double's own cancellation
-      const double y = std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v);
-      return v / (1 + std::exp(-2 * y));
-    }
-    case Activation::kSigmoid:
-      return 1 / (1 + std::exp(-v));
-    case Activation::kTanh:
-      return std::tanh(v);
-  }
-  return v;
-}
 
 constexpr Activation kAllActivations[] = {Activation::kNone,     Activation::kRelu,    Activation::kGeluErf,
                                           Activation::kGeluTanh, Activation::kSigmoid, Activation::kTanh};
@@ -152,7 +132,7 @@ class MatmulTest : public SharedRuntimeTest {
             v += bv;
             scale += std::abs(bv);
           }
-          v = act_ref(v, p.act);
+          v = activation_reference(v, p.act);
           if (p.residual) {
             v += hres[ci];
             scale += std::abs(hres[ci]);
@@ -243,7 +223,7 @@ TEST_F(MatmulTest, ActivationsAreAccurateOverTheirWholeRange) {
     double worst = 0;
     double worst_x = 0;
     for (int64_t i = 0; i < m; ++i) {
-      const double want = act_ref(x[i], act);
+      const double want = activation_reference(x[i], act);
       const double err = std::abs(got[i] - want) / (std::abs(want) + 1e-30);
       if (err > worst) worst = err, worst_x = x[i];
     }
@@ -389,7 +369,7 @@ TEST_F(MatmulCoopMatTest, ActivationsAreWithinFp16RoundingOverTheirWholeRange) {
     const auto got = download_f32(rt(), tc);
     double worst = 0, worst_x = 0;
     for (int64_t i = 0; i < m; ++i) {
-      const double want = act_ref(xs[i], act);
+      const double want = activation_reference(xs[i], act);
       for (int64_t j = 0; j < n; ++j) {
         // fp16 rounding (2^-11 relative) of a normal result; its subnormal spacing (2^-24) below.
         const double err = std::abs(got[i * n + j] - want) / (std::abs(want) * 0x1p-11 + 0x1p-24);
