@@ -146,8 +146,10 @@ void gemm_store_row8(uint bz, uint m, uint n, float acc[8]) {
 #define GEMM_PAIR_STORE ROPE
 void gemm_store_pair(uint bz, uint m, uint n, float lo[8], float hi[8]) {
   if (n >= p.rope_cols) {
-    gemm_store_row8(bz, m, n, lo);
-    gemm_store_row8(bz, m, n + 16u, hi);
+    // Past the rotated heads: plain rows, each only where it starts inside C (gemm_store_row8
+    // takes n < N; at N = 200 the columns 208.. had wrapped into the next row).
+    if (n < p.n) gemm_store_row8(bz, m, n, lo);
+    if (n + 16u < p.n) gemm_store_row8(bz, m, n + 16u, hi);
     return;
   }
   // Columns n.. pair with n+16.. inside one half of a 64-column head: the first half rotates
