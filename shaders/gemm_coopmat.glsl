@@ -43,6 +43,13 @@
 //                                     16-byte words (the host checks their alignment), so the
 //                                     epilogue hands every row of 8 to gemm_store_row8 (split-K
 //                                     epilogues always do)
+// and, to load an epilogue operand (the residual) of every fragment before the first store, for
+// 16-byte rows of unsplit tiles:
+//   GEMM_ROW8_PREFETCH                bool constant expression: whether to, with
+//   GemmLoad8 gemm_row8_prefetch(uint bz, uint m, uint n)   the operand's 8 values at row m,
+//       columns n..n + 7 (zeros without the operand, or unless m < M and n + 8 ≤ N)
+//   void gemm_store8_prefetched(uint bz, uint m, uint n, float acc[8], GemmLoad8 pre)   as
+//       gemm_store_row8 for a whole row of 8 (m < M, n + 8 ≤ N) with the prefetched operand
 // and, for an epilogue that needs columns 16 apart together (RoPE at head_dim 64):
 //   GEMM_PAIR_STORE                   bool constant expression: the epilogue spills the two
 //                                     fragments of each fragment row at once (needs GEMM_FN == 2,
@@ -372,6 +379,23 @@ void main() {
 #else
   const bool vec_store = false;
 #endif
+#ifdef GEMM_ROW8_PREFETCH
+  // Each invocation's 8 columns of every fragment's operand (the residual), loaded together: one
+  // round trip for the tile, where loads after each fragment's stores waited for them fragment by
+  // fragment (a 1×1 convolution of 64 into 256 channels with a residual, two K slices, spent most
+  // of its time there). With 32 invocations a subgroup, chunk = the invocation in the loop below.
+  const bool prefetched = GEMM_ROW8_PREFETCH && vec_store && KSPLITS == 1 && gl_SubgroupSize == 32u;
+  GemmLoad8 pre[GEMM_FM * GEMM_FN];
+  [[unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {
+    pre[f] = gemm_zero_load8();
+    if (prefetched) {
+      const uint r = gl_SubgroupInvocationID / 2u, c = (gl_SubgroupInvocationID % 2u) * 8u;
+      pre[f] = gemm_row8_prefetch(bz, m0 + sg_m + (f / GEMM_FN) * 16 + r, n0 + sg_n + (f % GEMM_FN) * 16 + c);
+    }
+  }
+#else
+  const bool prefetched = false;
+#endif
   [[dont_unroll]] for (uint f = 0; f < GEMM_FM * GEMM_FN; ++f) {
     [[unroll]] for (uint ff = 0; ff < GEMM_FM * GEMM_FN; ++ff) {
       if (ff == f) coopMatStoreNV(acc[ff], gemm_sa, scratch, 4u, false);
@@ -404,6 +428,18 @@ void main() {
             v[4] += p1.x, v[5] += p1.y, v[6] += p1.z, v[7] += p1.w;
           }
         }
+#ifdef GEMM_ROW8_PREFETCH
+        if (prefetched) {
+          GemmLoad8 mine = gemm_zero_load8();
+          [[unroll]] for (uint ff = 0; ff < GEMM_FM * GEMM_FN; ++ff) {
+            if (ff == f) mine = pre[ff];
+          }
+          if (m < M && n + 8u <= N) {
+            gemm_store8_prefetched(bz, m, n, v, mine);
+            continue;
+          }
+        }
+#endif
         if (m < M && n < N) gemm_store_row8(bz, m, n, v);
       }
     } else {

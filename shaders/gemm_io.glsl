@@ -16,6 +16,8 @@
 // total with rounding adds (gemm_coopmat.glsl, ROUND_SLICES): MASt3R's fp32 forward is then 2.2e-5
 // from float64, where the scalar path is 1.5e-5 and PyTorch's fp32 1.4e-5 (H200). Callers opt in
 // (GemmPath::kAutoSplitF32, or kAutoSplitF32Coarse without the rounding).
+#extension GL_EXT_control_flow_attributes : require
+
 #if DTYPE_F16
 #define GEMM_SPLIT 0
 #define GEMM_WORD uvec4
@@ -76,6 +78,16 @@ GemmLoad8 gemm_pack_load8(STORE_T v[8]) {
   W4[(i) / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])), \
                        packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])))
 #endif
+
+// A tile-loop load's 8 values as fp32 (an epilogue operand loaded ahead: GEMM_ROW8_PREFETCH).
+void gemm_load8_floats(GemmLoad8 w, out float v[8]) {
+#if GEMM_SPLIT
+  v[0] = w.lo.x, v[1] = w.lo.y, v[2] = w.lo.z, v[3] = w.lo.w;
+  v[4] = w.hi.x, v[5] = w.hi.y, v[6] = w.hi.z, v[7] = w.hi.w;
+#else
+  [[unroll]] for (uint e = 0; e < 8u; ++e) v[e] = float(unpackFloat2x16(w[e / 2u])[e % 2u]);
+#endif
+}
 
 // The epilogue's activation and residual, with the fp16-output activations where C is fp16.
 float gemm_epilogue_out(float v, float r, uint flags) {

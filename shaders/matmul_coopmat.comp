@@ -95,17 +95,24 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
 }
 
 #define GEMM_STORE8 VEC_C
-void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
+// The residual ahead of the epilogue (gemm_coopmat.glsl), in fp16: fp32's would double the registers.
+#define GEMM_ROW8_PREFETCH (VEC_C && GEMM_SPLIT == 0)
+GemmLoad8 gemm_row8_prefetch(uint bz, uint m, uint n) {
+  if ((p.flags & GEMM_FLAG_RESIDUAL) == 0u || m >= p.m || n + 8u > p.n) return gemm_zero_load8();
+  return GEMM_WORDS_LOAD8(res4, p.off_r + bz * p.stride_c + m * p.ldc + n);
+}
+
+// A row of 8 columns with the residual's values `rv` (zeros without one).
+void gemm_store8_with(uint bz, uint m, uint n, float acc[8], float rv[8]) {
   const uint ci = bz * p.stride_c + m * p.ldc + n;
   const bool beta = (p.flags & GEMM_FLAG_BETA) != 0u, has_bias = (p.flags & GEMM_FLAG_BIAS) != 0u;
-  const bool bias_row = (p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u, residual = (p.flags & GEMM_FLAG_RESIDUAL) != 0u;
+  const bool bias_row = (p.flags & GEMM_FLAG_BIAS_PER_ROW) != 0u;
   // Every load first, so that they are in flight together.
-  float cv[8], bv[8], rv[8];
-  [[unroll]] for (uint e = 0; e < 8u; ++e) cv[e] = 0.0, bv[e] = 0.0, rv[e] = 0.0;
+  float cv[8], bv[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) cv[e] = 0.0, bv[e] = 0.0;
   if (beta) GEMM_READ8(c4, p.off_c + ci, cv);
   if (has_bias && !bias_row) GEMM_READ8(bias4, p.off_bias + n, bv);
   const float brow = has_bias && bias_row ? float(bias[p.off_bias + m]) : 0.0;
-  if (residual) GEMM_READ8(res4, p.off_r + ci, rv);
   float v[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
     float x = p.alpha * acc[e];
@@ -114,6 +121,19 @@ void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
     v[e] = gemm_epilogue_out(x, rv[e], p.flags);
   }
   GEMM_WRITE8(c4, p.off_c + ci, v);
+}
+
+void gemm_store8(uint bz, uint m, uint n, float acc[8]) {
+  float rv[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) rv[e] = 0.0;
+  if ((p.flags & GEMM_FLAG_RESIDUAL) != 0u) GEMM_READ8(res4, p.off_r + bz * p.stride_c + m * p.ldc + n, rv);
+  gemm_store8_with(bz, m, n, acc, rv);
+}
+
+void gemm_store8_prefetched(uint bz, uint m, uint n, float acc[8], GemmLoad8 pre) {
+  float rv[8];
+  gemm_load8_floats(pre, rv);
+  gemm_store8_with(bz, m, n, acc, rv);
 }
 
 // Columns n.. of row m: 16-byte words where VEC_C allows, otherwise element by element with every

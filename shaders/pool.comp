@@ -7,10 +7,13 @@
 // INDICES = 1 (max only) also writes where each maximum lies, flat over every plane (ONNX MaxPool's
 // Indices): row-major, or column-major within its plane when COLUMN_MAJOR = 1.
 // INT_VALUES = 1 (max only): i32 elements compared as integers, exactly.
+// STEP > 1: channels-last maps [images, in_h, in_w, STEP channels] (planes counts images; no
+// INDICES): a window steps STEP elements from one tap to the next. 1: planar maps.
 #include "common.glsl"
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint COUNT_INCLUDE_PAD = 1;
 layout(constant_id = 2) const uint COLUMN_MAJOR = 0;
+layout(constant_id = 3) const uint STEP = 1;  // elements between horizontal neighbours
 layout(local_size_x = 256) in;
 #ifndef INT_VALUES
 #define INT_VALUES 0
@@ -67,7 +70,7 @@ VALUE_T window_max(uint base, uint i, uint plane, int hs, int ws) {
   for (int j = ky.x; j < ky.y; ++j)
     for (int k = kx.x; k < kx.y; ++k) {
       const int y = hs + j * dh, x = ws + k * dw;
-      const VALUE_T v = VALUE_T(src[base + uint(y) * p.in_w + uint(x)]);
+      const VALUE_T v = VALUE_T(src[base + (uint(y) * p.in_w + uint(x)) * STEP]);
       if (beats(v, r)) {
         r = v;
         at_y = y;
@@ -91,20 +94,22 @@ float window_average(uint base, int hs, int ws) {
   we = min(we, int(p.in_w));
   float acc = 0.0;
   for (int y = hs; y < he; ++y)
-    for (int x = ws; x < we; ++x) acc += float(src[base + uint(y) * p.in_w + uint(x)]);
+    for (int x = ws; x < we; ++x) acc += float(src[base + (uint(y) * p.in_w + uint(x)) * STEP]);
   const int count = COUNT_INCLUDE_PAD == 1 ? pool_size : (he - hs) * (we - ws);
   return (he > hs && we > ws) ? acc / float(count) : 0.0;
 }
 
 void main() {
   uint i = linear_invocation(256);
-  if (i >= p.planes * p.out_h * p.out_w) return;
-  uint ox = i % p.out_w;
-  uint t = i / p.out_w;
+  if (i >= p.planes * p.out_h * p.out_w * STEP) return;
+  const uint c = i % STEP;  // 0 for planar maps
+  uint t = i / STEP;
+  uint ox = t % p.out_w;
+  t /= p.out_w;
   uint oy = t % p.out_h;
   uint plane = t / p.out_h;
   const int hs = int(oy * p.stride_h) - int(p.pad_h), ws = int(ox * p.stride_w) - int(p.pad_w);
-  const uint base = p.base_in + plane * p.in_h * p.in_w;
+  const uint base = p.base_in + plane * p.in_h * p.in_w * STEP + c;
 #if INT_VALUES
   dst[p.base_out + i] = window_max(base, i, plane, hs, ws);
 #else

@@ -164,10 +164,11 @@ Result<GemmSplitK> GemmSplitK::plan(Graph& g, const Capabilities& caps, GemmTili
   const int64_t slices = ceil_div(k, tiling.bk);
   if (!tiling.coopmat && caps.shader_core_count == 0) return out;
   int64_t splits = 1;
-  if (tiles * 4 <= kTargetGroups) {
+  const bool wave_tiles = tiling.coopmat && tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 32 &&
+                          tiling.prefetch >= 2 && caps.shader_core_count > 0;
+  if (tiles * 4 <= kTargetGroups && !wave_tiles) {
     splits = std::min({ceil_div(kTargetGroups, tiles), slices / kMinSlicesPerShare, kMaxSplits});
-  } else if (tiling.coopmat && tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 32 && tiling.prefetch >= 2 &&
-             caps.shader_core_count > 0) {
+  } else if (wave_tiles) {
     splits = wave_balanced_splits(tiles, slices, caps.shader_core_count);
   } else if (tiling.coopmat && tiling.bm == 128 && tiling.bn == 128 && tiling.bk == 16 && !tiling.split &&
              caps.shader_core_count > 0 && tiles < 2 * int64_t{caps.shader_core_count}) {
@@ -263,12 +264,24 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
       } else if (n <= 64) {
         t.bn = 64, t.t0 = 4, t.t1 = 2;
         t.bk = k >= 2048 ? 32 : 16;
+      } else if (!b_row_major && k <= 128) {
+        // A GEMM of a few K slices is its epilogue, and half-height tiles run twice as many
+        // workgroups through it: ResNet-50's channels-last 1×1 convolutions at batch 32 with a
+        // residual (H200, Conv2dNhwcTest.ResNet50Batch32TileSweep): 64 channels into 256 154 →
+        // 115 µs, 128 into 512 90 → 80; 256 into 1024 lost (55 → 60).
+        t.bm = 64, t.t0 = 2, t.t1 = 4;
+        t.bk = 16;
       } else if (b_row_major && tiles >= 512) {
         t.bk = 16;
         t.prefetch = t.whole_tiles(m, n, k) ? 2 : 1;
       } else if (b_row_major && k <= 768) {
         t.bk = 16;
       }
+    } else if (!b_row_major && tiles >= 32 && k >= 2048 && caps.shader_core_count > 0) {
+      // Half a wave of 128×128 tiles with a long K split in two (GemmSplitK, wave_balanced_splits)
+      // rather than 64×64 tiles: ResNet-50's channels-last 3×3 convolution of 512 channels at 7×7
+      // and batch 32 (52 tiles, H200, Conv2dNhwcTest.ResNet50Batch32TileSweep) 148 → 105 µs.
+      t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
     } else {
       t.bm = 64, t.bn = 64, t.t0 = 2, t.t1 = 2;
     }

@@ -52,10 +52,17 @@ int64_t out_extent(int64_t in, int64_t span, int64_t pad, int64_t pad_end, int64
   return out;
 }
 
+// `channels_last`: in and out are [B, H, W, C], each image one "plane" of H·W·C elements.
 Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg& out, const Pool2dParams& params,
-            const std::optional<IndicesOut>& indices = std::nullopt) {
-  const Shape& s = in.shape();
-  if (s.size() != 4) return invalid_argument(std::string(name) + ": in " + shape_string(s) + " must be [B, C, H, W]");
+            const std::optional<IndicesOut>& indices = std::nullopt, bool channels_last = false) {
+  if (in.shape().size() != 4) {
+    return invalid_argument(std::string(name) + ": in " + shape_string(in.shape()) + " must be " +
+                            (channels_last ? "[B, H, W, C]" : "[B, C, H, W]"));
+  }
+  // The planar shape the checks below speak of.
+  const Shape& given = in.shape();
+  const Shape s = channels_last ? Shape{given[0], given[3], given[1], given[2]} : given;
+  if (channels_last && s[1] > kMaxExtent) return invalid_argument(std::string(name) + ": more than 2^24 channels");
   const bool dtype_ok =
       in.dtype() == DType::kF32 || in.dtype() == DType::kF16 || (mode == 0 && in.dtype() == DType::kI32);
   if (in.dtype() != out.dtype() || !dtype_ok) {
@@ -67,7 +74,8 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   }
   Result<std::array<int64_t, 2>> size = pool2d_output_size(s[2], s[3], params);
   if (!size.is_ok()) return size.status().with_context(name);
-  const Shape want{s[0], s[1], (*size)[0], (*size)[1]};
+  const Shape want =
+      channels_last ? Shape{s[0], (*size)[0], (*size)[1], s[1]} : Shape{s[0], s[1], (*size)[0], (*size)[1]};
   if (out.shape() != want) {
     return invalid_argument(std::string(name) + ": out must be " + shape_string(want) + ", is " +
                             shape_string(out.shape()));
@@ -75,9 +83,11 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   if (indices && (indices->arg.dtype() != DType::kI32 || indices->arg.shape() != want)) {
     return invalid_argument(std::string(name) + ": indices must be i32 " + shape_string(want));
   }
-  const int64_t planes = s[0] * s[1];
-  if (planes == 0) return Status::ok();
-  const int64_t in_plane = s[2] * s[3], out_plane = want[2] * want[3];
+  // Planar: one plane per image and channel; channels-last: one per image, all its channels.
+  const int64_t planes = channels_last ? s[0] : s[0] * s[1];
+  if (planes == 0 || s[1] == 0) return Status::ok();
+  const int64_t per = channels_last ? s[1] : 1;
+  const int64_t in_plane = s[2] * s[3] * per, out_plane = (*size)[0] * (*size)[1] * per;
   if (indices && planes * in_plane > INT32_MAX) {
     return invalid_argument(std::string(name) + ": positions beyond 2^31 do not fit the i32 indices");
   }
@@ -85,7 +95,8 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   RECON_ASSIGN_OR_RETURN(
       int64_t c, rows_per_window({in_plane * es, out_plane * es, indices ? out_plane * uint64_t{4} : 0}, planes));
   const std::string shader = std::string(indices ? "pool_indices_" : "pool_") + dtype_name(in.dtype());
-  const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u, indices && indices->column_major ? 1u : 0u};
+  const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u, indices && indices->column_major ? 1u : 0u,
+                           channels_last ? static_cast<uint32_t>(s[1]) : 1u};
   for (int64_t p0 = 0; p0 < planes; p0 += c) {
     const int64_t p1 = std::min(planes, p0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, p0 * in_plane, p1 * in_plane));
@@ -99,8 +110,8 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
     PoolPush push{static_cast<uint32_t>(p1 - p0),
                   static_cast<uint32_t>(s[2]),
                   static_cast<uint32_t>(s[3]),
-                  static_cast<uint32_t>(want[2]),
-                  static_cast<uint32_t>(want[3]),
+                  static_cast<uint32_t>((*size)[0]),
+                  static_cast<uint32_t>((*size)[1]),
                   static_cast<uint32_t>(params.kernel[0]),
                   static_cast<uint32_t>(params.kernel[1]),
                   static_cast<uint32_t>(stride_of(params, 0)),
@@ -156,6 +167,14 @@ Status max_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& p
 Status max_pool2d_with_indices(Graph& g, const Arg& in, const Arg& out, const Arg& indices, const Pool2dParams& params,
                                bool column_major) {
   return pool(g, 0, "max_pool2d", in, out, params, IndicesOut{indices, column_major});
+}
+
+Status max_pool2d_nhwc(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {
+  return pool(g, 0, "max_pool2d_nhwc", in, out, params, std::nullopt, /*channels_last=*/true);
+}
+
+Status avg_pool2d_nhwc(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {
+  return pool(g, 1, "avg_pool2d_nhwc", in, out, params, std::nullopt, /*channels_last=*/true);
 }
 
 Status avg_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params) {

@@ -48,4 +48,9 @@ Status max_pool2d_with_indices(Graph& g, const Arg& in, const Arg& out, const Ar
                                bool column_major = false);
 Status avg_pool2d(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
 
+// The same of channels-last maps: [B, H, W, C] → [B, Ho, Wo, C] (conv2d_nhwc.h's layout). f32/f16
+// (and i32 for max); C must be below 2^24 like the extents.
+Status max_pool2d_nhwc(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
+Status avg_pool2d_nhwc(Graph& g, const Arg& in, const Arg& out, const Pool2dParams& params);
+
 }  // namespace recon::gpu::ops

@@ -8,14 +8,12 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "bench/gpu/clock_warmup.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/gpu/ops/activation_reference.h"
 
@@ -466,119 +464,6 @@ TEST_F(Conv2dTest, CoopMatTileSweep) {
                   c.batch, t.bm, t.bn, t.bk, t.prefetch, t.b_words ? "words" : "elems",
                   t.tap_major ? "(ky,kx,c)" : "(c,ky,kx)", best * 1e6,
                   2.0 * c.batch * c.cout * k * npix / best * 1e-12);
-    }
-  }
-}
-
-// ResNet-50's convolutions at batch 32 in fp16 under each tensor-core tile, with the model's
-// epilogues (bias and ReLU; the residual on the expanding 1×1 ones, timed also without it), dispatched
-// directly (opt-in: RECON_CONV_BENCH=1). 1×1 convolutions of stride 1 run as the op runs them, a
-// batched GEMM (matmul_coopmat_f16, the push struct mirroring MatmulPush in gpu/ops/matmul.cpp).
-struct ResNetMatmulPush {
-  uint32_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, off_a, off_b, off_c, off_r, off_bias;
-  float alpha, beta;
-  uint32_t flags, rope_cols, rope_tokens, rope_grid_w;
-  float rope_base;
-};
-static_assert(sizeof(ResNetMatmulPush) == 84, "mirrors MatmulPush in gpu/ops/matmul.cpp");
-
-TEST_F(Conv2dTest, ResNet50Batch32TileSweep) {
-  if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
-  if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
-  const uint32_t sg = rt().caps().subgroup_size;
-  constexpr uint32_t kBatch = 32;
-  struct Tile {
-    uint32_t bm, bn, bk, wm, wn, prefetch;
-  };
-  const Tile tiles[] = {{128, 128, 16, 2, 4, 1}, {128, 128, 16, 2, 4, 2}, {128, 128, 32, 2, 4, 2},
-                        {64, 128, 16, 2, 4, 2},  {64, 128, 32, 2, 4, 2},  {128, 64, 16, 4, 2, 2},
-                        {128, 64, 32, 4, 2, 2},  {64, 64, 16, 2, 2, 2},   {64, 64, 32, 2, 2, 2},
-                        {64, 256, 16, 2, 4, 2},  {128, 256, 16, 2, 4, 1}, {256, 64, 16, 4, 2, 2}};
-  struct Case {
-    const char* what;
-    uint32_t cin, cout, h, w, kernel, stride;
-    bool residual;
-  };
-  const Case cases[] = {
-      {"stem 7x7/2", 3, 64, 224, 224, 7, 2, false},      {"l1 1x1 in", 64, 64, 56, 56, 1, 1, false},
-      {"l1 1x1 in'", 256, 64, 56, 56, 1, 1, false},      {"l1 3x3", 64, 64, 56, 56, 3, 1, false},
-      {"l1 1x1 out", 64, 256, 56, 56, 1, 1, true},       {"l2 1x1 in", 256, 128, 56, 56, 1, 1, false},
-      {"l2 3x3/2", 128, 128, 56, 56, 3, 2, false},       {"l2 down 1x1/2", 256, 512, 56, 56, 1, 2, false},
-      {"l2 1x1 in'", 512, 128, 28, 28, 1, 1, false},     {"l2 3x3", 128, 128, 28, 28, 3, 1, false},
-      {"l2 1x1 out", 128, 512, 28, 28, 1, 1, true},      {"l3 3x3/2", 256, 256, 28, 28, 3, 2, false},
-      {"l3 down 1x1/2", 512, 1024, 28, 28, 1, 2, false}, {"l3 1x1 in'", 1024, 256, 14, 14, 1, 1, false},
-      {"l3 3x3", 256, 256, 14, 14, 3, 1, false},         {"l3 1x1 out", 256, 1024, 14, 14, 1, 1, true},
-      {"l4 3x3/2", 512, 512, 14, 14, 3, 2, false},       {"l4 down 1x1/2", 1024, 2048, 14, 14, 1, 2, false},
-      {"l4 1x1 in'", 2048, 512, 7, 7, 1, 1, false},      {"l4 3x3", 512, 512, 7, 7, 3, 1, false},
-      {"l4 1x1 out", 512, 2048, 7, 7, 1, 1, true}};
-  const char* only = std::getenv("RECON_CONV_SWEEP_CASES");  // names of cases (`what`), comma-separated
-  for (const Case& c : cases) {
-    if (only != nullptr && ("," + std::string(only) + ",").find("," + std::string(c.what) + ",") == std::string::npos) {
-      continue;
-    }
-    const uint32_t pad = c.kernel / 2, ho = (c.h + 2 * pad - c.kernel) / c.stride + 1;
-    const uint32_t wo = (c.w + 2 * pad - c.kernel) / c.stride + 1, npix = ho * wo;
-    const uint32_t k = c.cin * c.kernel * c.kernel;
-    Tensor in =
-        upload_f32(rt(), DType::kF16, {kBatch, c.cin, c.h, c.w}, random_floats(int64_t{kBatch} * c.cin * c.h * c.w, 1));
-    Tensor wt =
-        upload_f32(rt(), DType::kF16, {c.cout, c.cin, c.kernel, c.kernel}, random_floats(int64_t{c.cout} * k, 2));
-    Tensor bias = upload_f32(rt(), DType::kF16, {c.cout}, random_floats(c.cout, 3));
-    Tensor res =
-        upload_f32(rt(), DType::kF16, {kBatch, c.cout, ho, wo}, random_floats(int64_t{kBatch} * c.cout * npix, 4));
-    Tensor out = Tensor::empty(rt(), DType::kF16, {kBatch, c.cout, ho, wo}).value();
-    const bool gemm = c.kernel == 1 && c.stride == 1;
-    for (const Tile& t : tiles) {
-      for (const bool residual : c.residual ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-        if (!residual && c.residual && !(t.bm == 128 && t.bn == 128 && t.bk == 16)) continue;  // once
-        uint32_t flags = static_cast<uint32_t>(Activation::kRelu) | ops::kGemmFlagBias;
-        if (residual) flags |= ops::kGemmFlagResidual;
-        std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, 1, t.prefetch};
-        const char* shader = gemm ? "matmul_coopmat_f16" : "conv2d_coopmat_f16";
-        constexpr int kReps = 10;
-        Graph g(rt());
-        auto dispatch = [&](const std::vector<uint32_t>& s, const auto& push, std::array<uint32_t, 3> groups) {
-          return g.dispatch(shader, s,
-                            {{gemm ? wt : in, Access::kRead},
-                             {gemm ? in : wt, Access::kRead},
-                             {out, Access::kWrite},
-                             {bias, Access::kRead},
-                             {res, Access::kRead},
-                             {wt, Access::kRead},
-                             {wt, Access::kRead}},
-                            push, groups);
-        };
-        const std::array<uint32_t, 3> groups = {(c.cout + t.bm - 1) / t.bm, (npix + t.bn - 1) / t.bn, kBatch};
-        ResNetMatmulPush gemm_push{};
-        ConvBenchPush conv_push{};
-        if (gemm) {
-          // TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED as the op sets them.
-          spec.insert(spec.end(),
-                      {0, 0, c.cin % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, npix % 8 == 0 ? 1u : 0u, 0, 0});
-          gemm_push.m = c.cout, gemm_push.n = npix, gemm_push.k = c.cin, gemm_push.lda = c.cin;
-          gemm_push.ldb = npix, gemm_push.ldc = npix, gemm_push.stride_b = c.cin * npix;
-          gemm_push.stride_c = c.cout * npix, gemm_push.alpha = 1.0f;
-          gemm_push.flags = flags | ops::kGemmFlagBiasPerRow;
-        } else {
-          // KH, KW, SH, SW, PH, PW, VEC_A, VEC_OUT, VEC_B, TAP_CIN as the op sets them.
-          const bool words_b = c.stride == 1 && c.w % 8 == 0 && c.kernel == 3;
-          spec.insert(spec.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad, k % 8 == 0 ? 1u : 0u,
-                                   npix % 8 == 0 ? 1u : 0u, words_b ? 1u : 0u, 0});
-          conv_push = {c.cin, c.h, c.w, c.cout, ho, wo, k, c.cin * c.h * c.w, c.cout * npix, 0, 0, 0, 0, 0, flags};
-        }
-        bool ok = true;
-        for (int i = 0; i < kReps && ok; ++i) {
-          ok = (gemm ? dispatch(spec, gemm_push, groups) : dispatch(spec, conv_push, groups)).is_ok();
-        }
-        if (!ok) continue;  // shared memory beyond the device's limit
-        // The clock first: each tile's pipeline compiles with the GPU idle, at its lowest clock.
-        ASSERT_TRUE(bench::warm_up_clocks([&] { return g.run(); }, bench::clock_warmup_seconds(rt().caps())).is_ok());
-        const double best = seconds_per_dispatch(g, kReps, 1);
-        std::printf("[resnet] %-15s %4u->%4u %3ux%3u tile %3ux%3ux%2u sg %ux%u pf %u%s: %7.1f us %6.1f TFLOP/s\n",
-                    c.what, c.cin, c.cout, ho, wo, t.bm, t.bn, t.bk, t.wm, t.wn, t.prefetch,
-                    residual ? " +res" : (c.residual ? " nores" : ""), best * 1e6,
-                    2.0 * kBatch * c.cout * k * npix / best * 1e-12);
-      }
     }
   }
 }

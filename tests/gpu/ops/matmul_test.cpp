@@ -685,6 +685,26 @@ TEST(GemmTiling, NarrowProblemsTakeHalfTiles) {
   const auto map14 = tile(256, 196, 2304);  // the 3×3 convolution at 14×14
   EXPECT_EQ(map14.bm, 128u);
   EXPECT_EQ(map14.bn, 128u);
+  // Channels-last (conv2d_nhwc.h): M = the batch's pixels, B the weights transposed ([N, K]).
+  const auto nhwc = [&](int64_t m, int64_t n, int64_t k) {
+    return ops::choose_gemm_tiling(caps, DType::kF16, m, n, k, GemmPath::kAuto, false, 1).value();
+  };
+  const auto short_k = nhwc(32 * 56 * 56, 256, 64);  // the 1×1 convolution of 64 channels into 256
+  EXPECT_EQ(short_k.bm, 64u);
+  EXPECT_EQ(short_k.bn, 128u);
+  EXPECT_EQ(short_k.bk, 16u);
+  EXPECT_EQ(short_k.wg_size, 256u) << "2×4 subgroups";
+  EXPECT_EQ(nhwc(32 * 14 * 14, 1024, 256).bm, 128u) << "K = 256 keeps the full tile";
+  EXPECT_EQ(tile(256, 56 * 56, 64).bm, 128u) << "B row-major (NCHW) keeps it too";
+  // The 3×3 convolution at 7×7: 52 tiles of 144 slices, which a GPU of 132 SMs splits in two.
+  Capabilities gpu = caps;
+  gpu.shader_core_count = 132;
+  const auto half_wave = ops::choose_gemm_tiling(gpu, DType::kF16, 32 * 7 * 7, 512, 4608, GemmPath::kAuto, false, 1);
+  EXPECT_EQ(half_wave->bm, 128u);
+  EXPECT_EQ(half_wave->bn, 128u);
+  EXPECT_EQ(half_wave->bk, 32u);
+  EXPECT_EQ(ops::wave_balanced_splits(52, 144, 132), 2);
+  EXPECT_EQ(nhwc(32 * 7 * 7, 512, 4608).bm, 64u) << "without an SM count to split by: 64×64 tiles";
 }
 
 // fp32 storage runs on tensor cores split into two fp16 parts (shaders/gemm_io.glsl) where the caller

@@ -143,6 +143,66 @@ TEST_P(Pool2dTest, MatchesPyTorchOnOddSizes) {
   }
 }
 
+// Channels-last maps ([B, H, W, C], conv2d_nhwc's layout) against the planar reference of the same
+// values: max and average, padding, ceil_mode, one-sided (SAME) padding, dilated max.
+TEST_P(Pool2dTest, ChannelsLastMapsMatchThePlanarReference) {
+  const DType d = GetParam();
+  struct Run {
+    bool is_max;
+    Shape nchw;
+    ops::Pool2dParams p;
+  };
+  ops::Pool2dParams same{{3, 3}, {2, 2}, {0, 1}, false, false};
+  same.pad_end = {1, 1};
+  ops::Pool2dParams dilated{{2, 3}, {1, 2}, {1, 1}};
+  dilated.dilation = {2, 1};
+  const std::vector<Run> runs = {
+      {true, {2, 12, 9, 11}, {{3, 3}, {2, 2}, {1, 1}}},  // ResNet's stem pool at a small, odd size
+      {false, {2, 5, 7, 6}, {{2, 2}, {2, 2}, {1, 0}, true, true}},
+      {false, {1, 9, 8, 5}, same},
+      {true, {1, 3, 10, 7}, dilated},
+  };
+  uint32_t seed = 400;
+  for (const Run& r : runs) {
+    SCOPED_TRACE(shape_string(r.nchw) + (r.is_max ? " max" : " avg"));
+    const Shape& s = r.nchw;
+    auto size = ops::pool2d_output_size(s[2], s[3], r.p);
+    ASSERT_TRUE(size.is_ok()) << size.status().to_string();
+    const int64_t oh = (*size)[0], ow = (*size)[1];
+    const std::vector<float> nhwc_values = random_floats(shape_numel(s), ++seed);
+    Tensor in = upload_f32(rt(), d, {s[0], s[2], s[3], s[1]}, nhwc_values);
+    Tensor out = poisoned(rt(), d, {s[0], oh, ow, s[1]});
+    Graph g(rt());
+    Status st = r.is_max ? ops::max_pool2d_nhwc(g, in, out, r.p) : ops::avg_pool2d_nhwc(g, in, out, r.p);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    ASSERT_TRUE(g.run().is_ok());
+    const std::vector<float> stored = download_f32(rt(), in);  // as rounded to the dtype
+    std::vector<float> planar(stored.size());
+    for (int64_t b = 0; b < s[0]; ++b)
+      for (int64_t y = 0; y < s[2]; ++y)
+        for (int64_t x = 0; x < s[3]; ++x)
+          for (int64_t c = 0; c < s[1]; ++c) {
+            planar[((b * s[1] + c) * s[2] + y) * s[3] + x] = stored[((b * s[2] + y) * s[3] + x) * s[1] + c];
+          }
+    const auto want = reference(r.is_max, planar, s, r.p, oh, ow);
+    const auto got = download_f32(rt(), out);
+    double worst = 0;
+    for (int64_t b = 0; b < s[0]; ++b)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x)
+          for (int64_t c = 0; c < s[1]; ++c) {
+            const float v = got[((b * oh + y) * ow + x) * s[1] + c];
+            ASSERT_TRUE(std::isfinite(v)) << "unwritten at " << b << "," << y << "," << x << "," << c;
+            worst = std::max(worst, std::abs(v - want[((b * s[1] + c) * oh + y) * ow + x]));
+          }
+    EXPECT_LE(worst, d == DType::kF16 ? 1e-3 : (r.is_max ? 0.0 : 1e-6));
+  }
+  Graph g(rt());  // no Indices for channels-last maps; [B, H, W, C] output shapes
+  Tensor in = Tensor::empty(rt(), d, {1, 4, 4, 3}).value(), wrong = Tensor::empty(rt(), d, {1, 3, 2, 2}).value();
+  EXPECT_EQ(ops::max_pool2d_nhwc(g, in, wrong, {{2, 2}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), 0u);
+}
+
 TEST_P(Pool2dTest, CeilModeAndPaddingCounting) {
   uint32_t seed = 50;
   for (bool ceil_mode : {false, true}) {

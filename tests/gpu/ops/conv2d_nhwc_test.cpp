@@ -1,0 +1,341 @@
+// conv2d_nhwc against a float64 CPU reference computed from the stored inputs: ResNet's
+// convolutions at small, odd sizes (3×3 over maps whose width is not a multiple of 8, strided 3×3
+// and 1×1, the 7×7 stem of 3 channels, 1×1 as a matmul), other kernels, bias, activations,
+// residuals (also in place, and before the activation), batches split beyond the binding limit,
+// the scalar path everywhere, its split over K and the tensor-core path where present, and misuse.
+#include "gpu/ops/conv2d_nhwc.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/gpu/clock_warmup.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/ops/activation_reference.h"
+
+namespace recon::gpu {
+namespace {
+
+using namespace testing;  // NOLINT
+using ops::Activation;
+using ops::GemmPath;
+
+struct NhwcCase {
+  std::string name;
+  int64_t batch, h, w, cin, cout, kh, kw;
+  ops::Conv2dParams params;
+  Activation act = Activation::kNone;
+  int residual = 0;  // 0 none, 1 separate, 2 the output itself
+  bool residual_first = false;
+  bool bias = true;
+  ops::ConvInput input = ops::ConvInput::kChannelsLast;
+};
+
+NhwcCase nhwc(std::string name, int64_t b, int64_t h, int64_t w, int64_t cin, int64_t cout, int64_t kh, int64_t kw,
+              int64_t stride, int64_t pad) {
+  NhwcCase c{std::move(name), b, h, w, cin, cout, kh, kw};
+  c.params.stride_h = c.params.stride_w = stride;
+  c.params.pad_h = c.params.pad_w = pad;
+  return c;
+}
+
+std::vector<NhwcCase> resnet_cases() {
+  std::vector<NhwcCase> v;
+  v.push_back(nhwc("3x3 pad 1 at 7x7, 16 channels (16-byte loads)", 2, 7, 7, 16, 24, 3, 3, 1, 1));
+  v.back().act = Activation::kRelu, v.back().residual = 1, v.back().residual_first = true;
+  v.push_back(nhwc("3x3 stride 2 pad 1, ragged 9x11", 2, 9, 11, 8, 13, 3, 3, 2, 1));
+  v.back().act = Activation::kRelu;
+  v.push_back(nhwc("1x1 (matmul), ReLU after the in-place residual", 3, 5, 6, 24, 16, 1, 1, 1, 0));
+  v.back().act = Activation::kRelu, v.back().residual = 2, v.back().residual_first = true;
+  v.push_back(nhwc("1x1 stride 2 (downsampling shortcut)", 2, 7, 9, 24, 32, 1, 1, 2, 0));
+  v.back().bias = false;
+  v.push_back(nhwc("7x7 stride 2 pad 3, 3 channels (element gathers)", 2, 19, 17, 3, 16, 7, 7, 2, 3));
+  v.back().act = Activation::kRelu;
+  v.push_back(nhwc("7x7 stride 2 pad 3 of a planar input (ResNet's stem)", 2, 19, 17, 3, 16, 7, 7, 2, 3));
+  v.back().act = Activation::kRelu, v.back().input = ops::ConvInput::kPlanar;
+  v.push_back(nhwc("1x1 of a planar input, 10 channels", 2, 5, 7, 10, 16, 1, 1, 1, 0));
+  v.back().input = ops::ConvInput::kPlanar;
+  v.push_back(nhwc("5x5 pad 2, 5 channels in, GELU, residual", 1, 8, 6, 5, 7, 5, 5, 1, 2));
+  v.back().act = Activation::kGeluErf, v.back().residual = 1;
+  v.push_back(nhwc("3x3 pad 1, 12 channels, sigmoid, in-place residual", 2, 6, 5, 12, 12, 3, 3, 1, 1));
+  v.back().act = Activation::kSigmoid, v.back().residual = 2;
+  return v;
+}
+
+class Conv2dNhwcTest : public recon::gpu::testing::GpuTest {
+ protected:
+  // |got − want| ≤ tol·(Σ|w·x| + |bias| + |r| + |want| + 1e-6) (conv2d_nhwc.h).
+  void check(const NhwcCase& c, DType d, GemmPath path, uint32_t seed, const Capabilities* caps_override = nullptr) {
+    SCOPED_TRACE(c.name + " " + dtype_name(d));
+    const auto& p = c.params;
+    const bool planar = c.input == ops::ConvInput::kPlanar;
+    const Shape in_shape = planar ? Shape{c.batch, c.cin, c.h, c.w} : Shape{c.batch, c.h, c.w, c.cin};
+    const Shape w_shape{c.cout, c.kh, c.kw, c.cin};
+    Result<Shape> shape = ops::conv2d_nhwc_output_shape(in_shape, w_shape, p, c.input);
+    ASSERT_TRUE(shape.is_ok()) << shape.status().to_string();
+    const Shape out_shape = *shape;
+    const int64_t ho = out_shape[1], wo = out_shape[2];
+    Tensor in = upload_f32(rt(), d, in_shape, random_floats(shape_numel(in_shape), seed));
+    Tensor wt = upload_f32(rt(), d, w_shape, random_floats(shape_numel(w_shape), seed + 1, -0.5f, 0.5f));
+    Tensor out = c.residual == 2 ? upload_f32(rt(), d, out_shape, random_floats(shape_numel(out_shape), seed + 2))
+                                 : poisoned(rt(), d, out_shape);
+    std::optional<Tensor> tb, tr;
+    if (c.bias) tb = upload_f32(rt(), d, {c.cout}, random_floats(c.cout, seed + 3));
+    if (c.residual == 1) tr = upload_f32(rt(), d, out_shape, random_floats(shape_numel(out_shape), seed + 4));
+    if (c.residual == 2) tr = out;
+    const auto hi = download_f32(rt(), in), hw = download_f32(rt(), wt);
+    const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
+    const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
+
+    ops::Epilogue ep;
+    ep.activation = c.act;
+    if (tr) ep.residual = *tr;
+    ep.residual_first = c.residual_first;
+    std::optional<Arg> bias_arg;
+    if (tb) bias_arg = *tb;
+    Graph g(rt());
+    Status s =
+        ops::conv2d_nhwc(g, caps_override ? *caps_override : rt().caps(), in, wt, bias_arg, out, p, ep, path, c.input);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    dispatches_ = g.dispatch_count();
+    scratch_bytes_ = g.scratch_bytes();
+    ASSERT_TRUE(g.run().is_ok());
+    const auto got = download_f32(rt(), out);
+
+    double worst = 0;
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t y = 0; y < ho; ++y)
+        for (int64_t x = 0; x < wo; ++x)
+          for (int64_t o = 0; o < c.cout; ++o) {
+            double sum = 0, scale = 0;
+            for (int64_t i = 0; i < c.kh; ++i)
+              for (int64_t j = 0; j < c.kw; ++j) {
+                const int64_t iy = y * p.stride_h - p.pad_h + i, ix = x * p.stride_w - p.pad_w + j;
+                if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+                for (int64_t ci = 0; ci < c.cin; ++ci) {
+                  const int64_t at =
+                      planar ? ((b * c.cin + ci) * c.h + iy) * c.w + ix : ((b * c.h + iy) * c.w + ix) * c.cin + ci;
+                  const double t = hi[at] * hw[((o * c.kh + i) * c.kw + j) * c.cin + ci];
+                  sum += t;
+                  scale += std::abs(t);
+                }
+              }
+            if (c.bias) sum += hb[o], scale += std::abs(hb[o]);
+            const int64_t oi = ((b * ho + y) * wo + x) * c.cout + o;
+            const double r = tr ? hr[oi] : 0.0;
+            const double want =
+                tr && c.residual_first ? activation_reference(sum + r, c.act) : activation_reference(sum, c.act) + r;
+            scale += std::abs(r);
+            ASSERT_TRUE(std::isfinite(got[oi])) << "output " << b << "," << y << "," << x << "," << o << " unwritten";
+            worst = std::max(worst, std::abs(got[oi] - want) / (scale + std::abs(want) + 1e-6));
+          }
+    EXPECT_LE(worst, d == DType::kF32 ? 1e-5 : 2e-3);
+  }
+
+  size_t dispatches_ = 0;
+  uint64_t scratch_bytes_ = 0;
+};
+
+class Conv2dNhwcDtypeTest : public Conv2dNhwcTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(Conv2dNhwcDtypeTest, ResNetConfigurationsMatchFloat64) {
+  uint32_t seed = 10;
+  for (const NhwcCase& c : resnet_cases()) check(c, GetParam(), GemmPath::kScalar, seed += 10);
+}
+
+TEST_P(Conv2dNhwcDtypeTest, ScalarPathSplitsLongKOverWorkgroupsOnGpus) {
+  // A device that reports its SM count (a GPU) splits small grids over K; lavapipe reports none.
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 132;
+  NhwcCase a = nhwc("3x3 pad 1, 64 -> 40 channels at 6x7 (K 576)", 1, 6, 7, 64, 40, 3, 3, 1, 1);
+  a.act = Activation::kRelu, a.residual = 1, a.residual_first = true;
+  check(a, GetParam(), GemmPath::kScalar, 820, &caps);
+  EXPECT_EQ(dispatches_, 1u);
+  EXPECT_GT(scratch_bytes_, 0u) << "the shares' partial tiles in the graph's scratch";
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2dNhwcDtypeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
+
+TEST_F(Conv2dNhwcTest, TensorCorePathMatchesFloat64) {
+  if (!ops::coopmat_gemm_available(rt().caps())) {
+    GTEST_SKIP() << "device has no VK_NV_cooperative_matrix 16x16x16 f16->f32 (lavapipe never does)";
+  }
+  for (const DType dt : {DType::kF16, DType::kF32}) {  // fp32 split into two fp16 parts
+    SCOPED_TRACE(dtype_name(dt));
+    uint32_t seed = 600;
+    for (const NhwcCase& c : resnet_cases()) check(c, dt, GemmPath::kCoopMat, seed += 10);
+    // Deep grids of whole and ragged tiles, as ResNet-50 runs them at batch 32.
+    NhwcCase deep = nhwc("3x3 pad 1 at 14x14, 64 -> 72 channels, 12 images", 12, 14, 14, 64, 72, 3, 3, 1, 1);
+    deep.act = Activation::kRelu;
+    check(deep, dt, GemmPath::kCoopMat, 700);
+    NhwcCase narrow = nhwc("3x3 pad 1 at 7x7, 40 -> 24 channels, 40 images", 40, 7, 7, 40, 24, 3, 3, 1, 1);
+    narrow.residual = 1, narrow.act = Activation::kRelu, narrow.residual_first = true;
+    check(narrow, dt, GemmPath::kCoopMat, 710);
+    // One tile, K long enough to split.
+    NhwcCase split = nhwc("3x3 pad 1 at 4x5, 256 -> 40 channels (K 2304)", 1, 4, 5, 256, 40, 3, 3, 1, 1);
+    split.residual = 2, split.act = Activation::kRelu;
+    check(split, dt, GemmPath::kCoopMat, 720);
+    EXPECT_EQ(dispatches_, 1u);
+    EXPECT_GT(scratch_bytes_, 0u) << "split over K";
+  }
+}
+
+TEST_F(Conv2dNhwcTest, BatchesBeyondTheBindingLimitAreSplitIntoImages) {
+  Capabilities caps = rt().caps();
+  caps.max_storage_buffer_range = 8192;  // one 12×12×8 f32 image is 4608 bytes
+  NhwcCase c = nhwc("3x3 pad 1, 3 images", 3, 12, 12, 8, 6, 3, 3, 1, 1);
+  c.residual = 1;
+  check(c, DType::kF32, GemmPath::kScalar, 500, &caps);
+  EXPECT_EQ(dispatches_, 3u);
+}
+
+TEST_F(Conv2dNhwcTest, MisuseIsInvalidArgument) {
+  auto t = [&](DType d, Shape s) { return Tensor::empty(rt(), d, s).value(); };
+  const Capabilities& caps = rt().caps();
+  Graph g(rt());
+  Tensor in = t(DType::kF32, {1, 8, 8, 4}), w = t(DType::kF32, {5, 3, 3, 4}), out = t(DType::kF32, {1, 6, 6, 5});
+  EXPECT_TRUE(ops::conv2d_nhwc(g, caps, in, w, std::nullopt, out).is_ok());
+  const size_t ok = g.dispatch_count();
+  ops::Conv2dParams pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, w, std::nullopt, out, pad1).code(), StatusCode::kInvalidArgument);
+  ops::Conv2dParams relu;
+  relu.input_relu = true;
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, w, std::nullopt, out, relu).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, t(DType::kF32, {5, 3, 3, 3}), std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // Cin
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, t(DType::kF16, {5, 3, 3, 4}), std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // dtype
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, t(DType::kF32, {8, 8, 4}), w, std::nullopt, out).code(),
+            StatusCode::kInvalidArgument);  // rank
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, w, Arg(t(DType::kF32, {4})), out).code(), StatusCode::kInvalidArgument);
+  ops::Epilogue bad_res;
+  bad_res.residual = t(DType::kF32, {1, 6, 6, 4});
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, w, std::nullopt, out, {}, bad_res).code(), StatusCode::kInvalidArgument);
+  Tensor sq = t(DType::kF32, {1, 8, 8, 4});  // in place: the output overwrites the input
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, sq, t(DType::kF32, {4, 1, 1, 4}), std::nullopt, sq).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.dispatch_count(), ok);
+}
+
+// ResNet-50's convolutions at batch 32 in fp16, channels-last as the ONNX compiler runs them, under
+// each tensor-core tile, with the model's epilogues (bias and ReLU; the residual on the expanding
+// 1×1 ones), dispatched directly (opt-in: RECON_CONV_BENCH=1; RECON_CONV_SWEEP_CASES names the
+// cases to run, comma-separated). 1×1 convolutions of stride 1 run as the op runs them, a GEMM of
+// the pixels by the transposed weights (matmul_coopmat_f16). Push structs mirror Conv2dNhwcPush in
+// gpu/ops/conv2d_nhwc.cpp and MatmulPush in gpu/ops/matmul.cpp.
+struct NhwcBenchPush {
+  uint32_t batch, h, w, cin, ho, wo, cout, k, off_in, off_w, off_out, off_r, off_bias, flags;
+};
+struct MatmulBenchPush {
+  uint32_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, off_a, off_b, off_c, off_r, off_bias;
+  float alpha, beta;
+  uint32_t flags, rope_cols, rope_tokens, rope_grid_w;
+  float rope_base;
+};
+static_assert(sizeof(NhwcBenchPush) == 56 && sizeof(MatmulBenchPush) == 84, "mirror the ops' push constants");
+
+TEST_F(Conv2dNhwcTest, ResNet50Batch32TileSweep) {
+  if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
+  if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
+  const uint32_t sg = rt().caps().subgroup_size;
+  constexpr uint32_t kBatch = 32;
+  struct Tile {
+    uint32_t bm, bn, bk, wm, wn, prefetch, splits;
+  };
+  const Tile tiles[] = {{128, 128, 32, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 1, 1},
+                        {128, 64, 16, 4, 2, 2, 1},  {128, 64, 32, 4, 2, 2, 1},  {64, 128, 16, 2, 4, 2, 1},
+                        {64, 64, 16, 2, 2, 2, 1},   {64, 64, 32, 2, 2, 2, 1},   {256, 64, 16, 4, 2, 2, 1},
+                        {128, 128, 16, 2, 4, 2, 2}, {128, 128, 32, 2, 4, 2, 2}, {128, 128, 16, 2, 4, 2, 3}};
+  struct Case {
+    const char* what;
+    uint32_t cin, cout, h, w, kernel, stride;
+    bool residual;
+  };
+  const Case cases[] = {
+      {"stem 7x7/2", 3, 64, 224, 224, 7, 2, false},      {"l1 1x1 in", 64, 64, 56, 56, 1, 1, false},
+      {"l1 1x1 in'", 256, 64, 56, 56, 1, 1, false},      {"l1 3x3", 64, 64, 56, 56, 3, 1, false},
+      {"l1 1x1 out", 64, 256, 56, 56, 1, 1, true},       {"l2 1x1 in", 256, 128, 56, 56, 1, 1, false},
+      {"l2 3x3/2", 128, 128, 56, 56, 3, 2, false},       {"l2 down 1x1/2", 256, 512, 56, 56, 1, 2, false},
+      {"l2 1x1 in'", 512, 128, 28, 28, 1, 1, false},     {"l2 3x3", 128, 128, 28, 28, 3, 1, false},
+      {"l2 1x1 out", 128, 512, 28, 28, 1, 1, true},      {"l3 3x3/2", 256, 256, 28, 28, 3, 2, false},
+      {"l3 down 1x1/2", 512, 1024, 28, 28, 1, 2, false}, {"l3 1x1 in'", 1024, 256, 14, 14, 1, 1, false},
+      {"l3 3x3", 256, 256, 14, 14, 3, 1, false},         {"l3 1x1 out", 256, 1024, 14, 14, 1, 1, true},
+      {"l4 3x3/2", 512, 512, 14, 14, 3, 2, false},       {"l4 down 1x1/2", 1024, 2048, 14, 14, 1, 2, false},
+      {"l4 1x1 in'", 2048, 512, 7, 7, 1, 1, false},      {"l4 3x3", 512, 512, 7, 7, 3, 1, false},
+      {"l4 1x1 out", 512, 2048, 7, 7, 1, 1, true}};
+  const char* only = std::getenv("RECON_CONV_SWEEP_CASES");
+  for (const Case& c : cases) {
+    if (only != nullptr && ("," + std::string(only) + ",").find("," + std::string(c.what) + ",") == std::string::npos) {
+      continue;
+    }
+    const uint32_t pad = c.kernel / 2, ho = (c.h + 2 * pad - c.kernel) / c.stride + 1;
+    const uint32_t wo = (c.w + 2 * pad - c.kernel) / c.stride + 1, pixels = kBatch * ho * wo;
+    const uint32_t k = c.cin * c.kernel * c.kernel;
+    const bool planar = c.cin < 8;  // the stem reads the NCHW input
+    Tensor in =
+        upload_f32(rt(), DType::kF16, {kBatch, c.h, c.w, c.cin}, random_floats(int64_t{kBatch} * c.cin * c.h * c.w, 1));
+    Tensor wt =
+        upload_f32(rt(), DType::kF16, {c.cout, c.kernel, c.kernel, c.cin}, random_floats(int64_t{c.cout} * k, 2));
+    Tensor bias = upload_f32(rt(), DType::kF16, {c.cout}, random_floats(c.cout, 3));
+    Tensor res = upload_f32(rt(), DType::kF16, {kBatch, ho, wo, c.cout}, random_floats(int64_t{pixels} * c.cout, 4));
+    Tensor out = Tensor::empty(rt(), DType::kF16, {kBatch, ho, wo, c.cout}).value();
+    Tensor partials = Tensor::zeros(rt(), DType::kF32, {int64_t{pixels + 256} * (c.cout + 128) * 3}).value();
+    Tensor arrivals = Tensor::zeros(rt(), DType::kF32, {4096}).value();
+    const bool gemm = c.kernel == 1 && c.stride == 1;
+    for (const Tile& t : tiles) {
+      const uint32_t flags =
+          static_cast<uint32_t>(Activation::kRelu) | ops::kGemmFlagBias | (c.residual ? ops::kGemmFlagResidual : 0u);
+      const std::array<uint32_t, 3> groups = {(pixels + t.bm - 1) / t.bm, (c.cout + t.bn - 1) / t.bn, t.splits};
+      if (t.splits > 1 && groups[0] * groups[1] > 4096) continue;  // the arrival counters
+      std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, t.splits, t.prefetch};
+      MatmulBenchPush gemm_push{};
+      NhwcBenchPush conv_push{};
+      if (gemm) {
+        // TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED as the op sets them.
+        spec.insert(spec.end(), {0, 1, 1, 1, 1, 0, 0});
+        gemm_push.m = pixels, gemm_push.n = c.cout, gemm_push.k = c.cin, gemm_push.lda = c.cin;
+        gemm_push.ldb = c.cin, gemm_push.ldc = c.cout, gemm_push.alpha = 1.0f, gemm_push.flags = flags;
+      } else {
+        // KH, KW, SH, SW, PH, PW, VEC_A, VEC_B, VEC_OUT, IN_PLANAR as the op sets them.
+        spec.insert(spec.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad, planar ? 0u : 1u,
+                                 k % 8 == 0 ? 1u : 0u, 1u, planar ? 1u : 0u});
+        conv_push = {kBatch, c.h, c.w, c.cin, ho, wo, c.cout, k, 0, 0, 0, 0, 0, flags};
+      }
+      constexpr int kReps = 10;
+      Graph g(rt());
+      bool ok = true;
+      for (int i = 0; i < kReps && ok; ++i) {
+        const auto dispatch = [&](const char* shader, const auto& push) {
+          return g.dispatch(shader, spec,
+                            {{in, Access::kRead},
+                             {wt, Access::kRead},
+                             {out, Access::kWrite},
+                             {bias, Access::kRead},
+                             {res, Access::kRead},
+                             {partials, Access::kReadWrite},
+                             {arrivals, Access::kReadWrite}},
+                            push, groups);
+        };
+        ok =
+            (gemm ? dispatch("matmul_coopmat_f16", gemm_push) : dispatch("conv2d_nhwc_coopmat_f16", conv_push)).is_ok();
+      }
+      if (!ok) continue;  // shared memory beyond the device's limit
+      // The clock first: each tile's pipeline compiles with the GPU idle, at its lowest clock.
+      ASSERT_TRUE(bench::warm_up_clocks([&] { return g.run(); }, bench::clock_warmup_seconds(rt().caps())).is_ok());
+      const double best = seconds_per_dispatch(g, kReps, 1);
+      std::printf(
+          "[resnet nhwc] %-15s %4u->%4u %3ux%3u tile %3ux%3ux%2u sg %ux%u pf %u split %u: %7.1f us %6.1f TFLOP/s\n",
+          c.what, c.cin, c.cout, ho, wo, t.bm, t.bn, t.bk, t.wm, t.wn, t.prefetch, t.splits, best * 1e6,
+          2.0 * pixels * c.cout * k / best * 1e-12);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recon::gpu
