@@ -27,12 +27,14 @@ namespace onnx = recon::gpu::onnx;
 
 constexpr const char* kUsage =
     "usage: recon-run MODEL.onnx [--input NAME=FILE.npy]... [--out DIR] [--precision fp32|fp32-split|fp16]\n"
-    "                 [--device D] [--bench N]\n"
+    "                 [--layout nchw|channels-last|auto] [--device D] [--bench N] [--profile]\n"
     "  --input      a graph input from a .npy file (every input the model declares, by name)\n"
     "  --out        writes DIR/<output name>.npy for every output (default: print shapes only)\n"
     "  --precision  fp32 (default); fp32-split: fp32 with GEMMs and convolutions on tensor cores, each\n"
     "               operand as two fp16 parts (fp32's accuracy; operands beyond +-65504 give NaN); fp16:\n"
     "               fp16 storage with fp32 arithmetic\n"
+    "  --layout     nchw, channels-last, or auto (default): where convolutional stretches run channels-last\n"
+    "               (auto: in fp16 on a GPU with tensor cores)\n"
     "  --bench      runs N more times and prints the median and best latency, with the inputs' upload and\n"
     "               the outputs' download and without (the recorded graph alone, inputs on the GPU)\n"
     "  --profile    GPU time per dispatch over all runs, printed at the end: the 30 largest, or\n"
@@ -43,6 +45,7 @@ struct Args {
   std::string model, out, device;
   std::map<std::string, std::string> inputs;
   recon::gpu::onnx::EngineOptions engine;
+  onnx::EngineOptions::Layout layout = onnx::EngineOptions::Layout::kAuto;
   int bench = 0;
   bool profile = false;
 };
@@ -95,6 +98,15 @@ Result<Args> parse(int argc, char** argv) {
       RECON_ASSIGN_OR_RETURN(std::string p, next());
       RECON_ASSIGN_OR_RETURN(const recon::gpu::Precision precision, recon::gpu::parse_precision(p));
       args.engine = recon::gpu::onnx::engine_options(precision);
+    } else if (a == "--layout") {
+      RECON_ASSIGN_OR_RETURN(std::string l, next());
+      if (l == "nchw") {
+        args.layout = onnx::EngineOptions::Layout::kNchw;
+      } else if (l == "channels-last") {
+        args.layout = onnx::EngineOptions::Layout::kChannelsLast;
+      } else if (l != "auto") {
+        return recon::invalid_argument("--layout takes nchw, channels-last or auto, not " + l);
+      }
     } else if (a == "--bench") {
       RECON_ASSIGN_OR_RETURN(std::string n, next());
       args.bench = std::max(0, std::atoi(n.c_str()));
@@ -109,6 +121,7 @@ Result<Args> parse(int argc, char** argv) {
     }
   }
   if (args.model.empty()) return recon::invalid_argument("no model given");
+  args.engine.layout = args.layout;
   return args;
 }
 
@@ -131,6 +144,10 @@ int main(int argc, char** argv) {
   recon::gpu::set_dispatch_profiling(args.profile);
   auto engine = onnx::Engine::load(**rt, args.model, args.engine);
   if (!engine) return fail(engine.status().to_string());
+  if (const onnx::ChannelsLastCounts& c = (*engine)->channels_last(); c.convolutions > 0) {
+    std::printf("channels-last: %zu convolutions, %zu pools, %zu element-wise ops; %zu transposes\n", c.convolutions,
+                c.pools, c.elementwise, c.transposes);
+  }
 
   std::vector<onnx::HostTensor> inputs;
   for (const onnx::ValueInfo* in : (*engine)->inputs()) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/models/onnx/onnx_channels_last.h"
 #include "gpu/models/onnx/onnx_compiler.h"
 #include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_model.h"
@@ -28,6 +29,10 @@ struct EngineOptions {
   // 1.8e-6; operands beyond ±65504 give NaN). Nothing changes in fp16 or on a device without
   // tensor cores.
   bool fp32_split = false;
+  // Where convolutional stretches run channels-last (onnx_channels_last.h). kAuto: in fp16 on a
+  // device with tensor cores (onnx_engine.cpp says what was measured).
+  enum class Layout : uint8_t { kAuto, kNchw, kChannelsLast };
+  Layout layout = Layout::kAuto;
   // Compiled graphs kept (one per set of input shapes, each holding its activations), the least
   // recently used dropped beyond: a client sending ever new shapes must not grow the process
   // without bound. The daemon raises it for a model with dynamic batching by the batch sizes it
@@ -79,6 +84,7 @@ class Engine {
   size_t compiled_count() const { return compiled_.size(); }
   // What the load-time rewrites fused (onnx_fusion.h).
   const FusionCounts& fused() const { return fused_; }
+  const ChannelsLastCounts& channels_last() const { return channels_last_; }
 
  private:
   Engine(Runtime& rt, Model model, const EngineOptions& options);
@@ -98,6 +104,7 @@ class Engine {
   std::vector<const ValueInfo*> inputs_;
   std::vector<bool> parameter_inputs_;  // per input: read only as a parameter (is_shape_tensor)
   FusionCounts fused_;
+  ChannelsLastCounts channels_last_;
   DeviceWeights weights_;  // uploaded once, shared by every compiled graph
   // Keyed by the slot inputs' shapes and the shape tensors' bytes; at most
   // options_.max_compiled_graphs, the least recently used dropped first.

@@ -3,6 +3,8 @@
 #include <array>
 #include <string>
 
+#include "gpu/models/onnx/onnx_channels_last.h"
+
 namespace recon::gpu::onnx {
 namespace {
 
@@ -163,6 +165,15 @@ const std::array kTable = {
     OpRow{"QLinearConv", 10, kMaxOpset, check_conv, qlinear_conv},
 };
 
+// The channels-last forms (onnx_channels_last.h): checked as their ONNX ops before the rewrite.
+const std::array kChannelsLastTable = {
+    OpRow{"Conv", 1, kMaxOpset, check_none, conv_channels_last},
+    OpRow{"MaxPool", 1, kMaxOpset, check_none, max_pool_channels_last},
+    OpRow{"AveragePool", 1, kMaxOpset, check_none, average_pool_channels_last},
+    OpRow{"GlobalAveragePool", 1, kMaxOpset, check_none, global_average_pool_channels_last},
+    OpRow{"GlobalMaxPool", 1, kMaxOpset, check_none, global_max_pool_channels_last},
+};
+
 bool default_domain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
 }
@@ -174,6 +185,12 @@ std::span<const OpRow> op_table() {
 }
 
 const OpRow* find_op(const Node& node, int64_t opset) {
+  if (node.domain == kChannelsLastDomain) {
+    for (const OpRow& row : kChannelsLastTable) {
+      if (node.op_type == row.op_type) return &row;
+    }
+    return nullptr;
+  }
   if (!default_domain(node.domain)) return nullptr;
   for (const OpRow& row : kTable) {
     if (node.op_type == row.op_type && opset >= row.since && opset <= row.until) return &row;

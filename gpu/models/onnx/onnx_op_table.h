@@ -25,7 +25,8 @@ struct OpRow {
 };
 
 std::span<const OpRow> op_table();
-// The row for `node` at `opset`, or nullptr.
+// The row for `node` at `opset`, or nullptr. Nodes of kChannelsLastDomain, which only the compiler's
+// own rewrite makes, have rows of their own (any opset).
 const OpRow* find_op(const Node& node, int64_t opset);
 
 // Every node the table cannot run (unknown op, opset out of range, unsupported attributes, other
@@ -111,6 +112,12 @@ Status max_pool(OpContext&);
 Status average_pool(OpContext&);
 Status global_average_pool(OpContext&);
 Status global_max_pool(OpContext&);
+// the channels-last forms (onnx_channels_last.h): rows of the internal domain's table
+Status conv_channels_last(OpContext&);
+Status max_pool_channels_last(OpContext&);
+Status average_pool_channels_last(OpContext&);
+Status global_average_pool_channels_last(OpContext&);
+Status global_max_pool_channels_last(OpContext&);
 std::string check_batch_norm(const Node&, int64_t);
 Status batch_norm(OpContext&);
 Status layer_norm(OpContext&);

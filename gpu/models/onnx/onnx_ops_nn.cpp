@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "gpu/models/onnx/onnx_channels_last.h"
 #include "gpu/models/onnx/onnx_fusion.h"
 #include "gpu/models/onnx/onnx_host.h"
 #include "gpu/models/onnx/onnx_op_table.h"
@@ -12,6 +13,7 @@
 #include "gpu/ops/cast.h"
 #include "gpu/ops/conv2d.h"
 #include "gpu/ops/conv2d_grouped.h"
+#include "gpu/ops/conv2d_nhwc.h"
 #include "gpu/ops/conv_transpose2d.h"
 #include "gpu/ops/det.h"
 #include "gpu/ops/elementwise.h"
@@ -89,6 +91,27 @@ std::array<int64_t, 2> spatial_attr(OpContext& ctx, std::string_view name, bool 
   return {1, v.empty() ? 1 : v[0]};
 }
 
+// A pooling node's parameters over maps of `in` = (h, w) (h = 1 for 1-D), and the output's (h, w).
+Result<std::pair<gpu::ops::Pool2dParams, std::array<int64_t, 2>>> pool_params(OpContext& ctx, bool max, bool one_d,
+                                                                              const std::array<int64_t, 2>& in) {
+  gpu::ops::Pool2dParams p;
+  const std::vector<int64_t> k = ctx.attr_ints("kernel_shape");
+  const size_t axes = one_d ? 1 : 2;
+  if (k.size() != axes) return ctx.fail("kernel_shape must have " + std::to_string(axes) + " entries");
+  p.kernel = one_d ? std::array<int64_t, 2>{1, k[0]} : std::array<int64_t, 2>{k[0], k[1]};
+  p.stride = spatial_attr(ctx, "strides", one_d);
+  if (max) p.dilation = spatial_attr(ctx, "dilations", one_d);
+  const std::array<int64_t, 2> span{p.dilation[0] * (p.kernel[0] - 1) + 1, p.dilation[1] * (p.kernel[1] - 1) + 1};
+  RECON_ASSIGN_OR_RETURN(const auto pads, explicit_pads(ctx, in, span, p.stride, one_d ? 1 : 2));
+  p.pad = {pads[0], pads[1]};
+  p.pad_end = {pads[2], pads[3]};  // SAME_UPPER / SAME_LOWER pad one side more
+  p.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  Result<std::array<int64_t, 2>> hw = gpu::ops::pool2d_output_size(in[0], in[1], p);
+  if (!hw) return ctx.fail(hw.status().message());
+  return std::pair{p, *hw};
+}
+
 Status pool(OpContext& ctx, bool max) {
   // MaxPool of int8 and uint8: i32 on the device, compared exactly.
   const bool ints = max && !is_floating(ctx.input(0).type);
@@ -100,25 +123,12 @@ Status pool(OpContext& ctx, bool max) {
     // [N, C, W] as [N, C, 1, W].
     RECON_ASSIGN_OR_RETURN(x, gpu::ops::reshape_view(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]}));
   }
-  gpu::ops::Pool2dParams p;
-  const std::vector<int64_t> k = ctx.attr_ints("kernel_shape");
-  if (k.size() != rank - 2) return ctx.fail("kernel_shape must have " + std::to_string(rank - 2) + " entries");
-  p.kernel = one_d ? std::array<int64_t, 2>{1, k[0]} : std::array<int64_t, 2>{k[0], k[1]};
-  p.stride = spatial_attr(ctx, "strides", one_d);
-  if (max) p.dilation = spatial_attr(ctx, "dilations", one_d);
-  const std::array<int64_t, 2> span{p.dilation[0] * (p.kernel[0] - 1) + 1, p.dilation[1] * (p.kernel[1] - 1) + 1};
-  RECON_ASSIGN_OR_RETURN(const auto pads,
-                         explicit_pads(ctx, {x.shape()[2], x.shape()[3]}, span, p.stride, one_d ? 1 : 2));
-  p.pad = {pads[0], pads[1]};
-  p.pad_end = {pads[2], pads[3]};  // SAME_UPPER / SAME_LOWER pad one side more
-  p.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
-  p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
-  Result<std::array<int64_t, 2>> hw = gpu::ops::pool2d_output_size(x.shape()[2], x.shape()[3], p);
-  if (!hw) return ctx.fail(hw.status().message());
+  RECON_ASSIGN_OR_RETURN(const auto params, pool_params(ctx, max, one_d, {x.shape()[2], x.shape()[3]}));
+  const auto& [p, hw] = params;
   const int64_t n = x.shape()[0], c = x.shape()[1];
-  const Shape out_shape = one_d ? Shape{n, c, (*hw)[1]} : Shape{n, c, (*hw)[0], (*hw)[1]};
+  const Shape out_shape = one_d ? Shape{n, c, hw[1]} : Shape{n, c, hw[0], hw[1]};
   RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, out_shape));
-  RECON_ASSIGN_OR_RETURN(const Arg out4, gpu::ops::reshape_view(out, {n, c, (*hw)[0], (*hw)[1]}));
+  RECON_ASSIGN_OR_RETURN(const Arg out4, gpu::ops::reshape_view(out, {n, c, hw[0], hw[1]}));
   if (!max) return gpu::ops::avg_pool2d(ctx.graph(), x, out4, p);
   if (!ctx.wants_output(1)) return gpu::ops::max_pool2d(ctx.graph(), x, out4, p);
   // MaxPool's Indices: int64, i32 on the device.
@@ -139,6 +149,28 @@ Status global_pool(OpContext& ctx, gpu::ops::ReduceOp op) {
   RECON_ASSIGN_OR_RETURN(Arg flat, gpu::ops::reshape_view(x, {s[0] * s[1], spatial}));
   RECON_ASSIGN_OR_RETURN(Arg flat_out, gpu::ops::reshape_view(out, {s[0] * s[1], 1}));
   return gpu::ops::reduce(ctx.graph(), op, flat, flat_out, 1);
+}
+
+// MaxPool / AveragePool in kChannelsLastDomain: x and the output [N, H, W, C].
+Status pool_channels_last(OpContext& ctx, bool max) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const Shape& s = x.shape();
+  if (s.size() != 4) return ctx.fail("channels-last pooling of " + shape_string(s) + ": [N, H, W, C] only");
+  RECON_ASSIGN_OR_RETURN(const auto params, pool_params(ctx, max, /*one_d=*/false, {s[1], s[2]}));
+  const auto& [p, hw] = params;
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {s[0], hw[0], hw[1], s[3]}));
+  return max ? gpu::ops::max_pool2d_nhwc(ctx.graph(), x, out, p) : gpu::ops::avg_pool2d_nhwc(ctx.graph(), x, out, p);
+}
+
+// GlobalAveragePool / GlobalMaxPool in kChannelsLastDomain: [N, H, W, C] → [N, 1, 1, C].
+Status global_pool_channels_last(OpContext& ctx, gpu::ops::ReduceOp op) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  const Shape& s = x.shape();
+  if (s.size() != 4) return ctx.fail("channels-last pooling of " + shape_string(s) + ": [N, H, W, C] only");
+  RECON_ASSIGN_OR_RETURN(Arg out, ctx.new_output(0, ctx.input(0).type, {s[0], 1, 1, s[3]}));
+  RECON_ASSIGN_OR_RETURN(Arg rows, gpu::ops::reshape_view(x, {s[0], s[1] * s[2], s[3]}));
+  RECON_ASSIGN_OR_RETURN(Arg rows_out, gpu::ops::reshape_view(out, {s[0], 1, s[3]}));
+  return gpu::ops::reduce(ctx.graph(), op, rows, rows_out, 1);
 }
 
 // The activation a fusion attached to this node (onnx_fusion.h).
@@ -174,14 +206,18 @@ std::array<int64_t, 2> flatten_at(const Shape& s, int64_t axis) {
 
 // A group-1, undilated, symmetrically padded 2-D convolution: the implicit GEMM with the fused
 // epilogue.
+// With `channels_last` the output and the residual are [N, H, W, C], w is [O, KH, KW, I] and x is
+// stored as that says (onnx_channels_last.h).
 Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional<Arg>& bias,
-                 const gpu::ops::Conv2dGroupedParams& g, const MakeOutput& make) {
+                 const gpu::ops::Conv2dGroupedParams& g, const MakeOutput& make,
+                 std::optional<gpu::ops::ConvInput> channels_last = std::nullopt) {
   gpu::ops::Conv2dParams p;
   p.stride_h = g.stride_h;
   p.stride_w = g.stride_w;
   p.pad_h = g.pad_top;
   p.pad_w = g.pad_left;
-  Result<Shape> shape = gpu::ops::conv2d_output_shape(x.shape(), w.shape(), p);
+  Result<Shape> shape = channels_last ? gpu::ops::conv2d_nhwc_output_shape(x.shape(), w.shape(), p, *channels_last)
+                                      : gpu::ops::conv2d_output_shape(x.shape(), w.shape(), p);
   if (!shape) return ctx.fail(shape.status().message());
   gpu::ops::Epilogue epilogue;
   epilogue.activation = fused_activation(ctx);
@@ -201,10 +237,15 @@ Status conv_gemm(OpContext& ctx, const Arg& x, const Arg& w, const std::optional
     if (!sum) return ctx.fail(sum.status().message());
     out_shape = *sum;
   }
+  const auto convolve = [&](const Arg& into) {
+    return channels_last ? gpu::ops::conv2d_nhwc(ctx.graph(), ctx.caps(), x, w, bias, into, p, epilogue,
+                                                 ctx.gemm_path(), *channels_last)
+                         : gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, into, p, epilogue, ctx.gemm_path());
+  };
   RECON_ASSIGN_OR_RETURN(Arg out, make(out_shape));
-  if (!added) return gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, out, p, epilogue, ctx.gemm_path());
+  if (!added) return convolve(out);
   RECON_ASSIGN_OR_RETURN(Arg conv_out, ctx.scratch(out.dtype(), *shape));
-  RECON_RETURN_IF_ERROR(gpu::ops::conv2d(ctx.graph(), ctx.caps(), x, w, bias, conv_out, p, epilogue, ctx.gemm_path()));
+  RECON_RETURN_IF_ERROR(convolve(conv_out));
   RECON_RETURN_IF_ERROR(gpu::ops::binary(ctx.graph(), gpu::ops::BinaryOp::kAdd, conv_out, *added, out));
   if (after_add == gpu::ops::Activation::kNone) return Status::ok();
   return gpu::ops::unary(ctx.graph(), as_unary(after_add), out, out);
@@ -289,6 +330,45 @@ Status conv_of(OpContext& ctx, Arg x, Arg w, const std::optional<Arg>& bias, con
   const bool gemm = !one_d && p.groups == 1 && p.dilation_h == 1 && p.dilation_w == 1 && p.pad_top == p.pad_bottom &&
                     p.pad_left == p.pad_right;
   return gemm ? conv_gemm(ctx, x, w, bias, p, make) : conv_direct(ctx, x, w, bias, p, one_d, make);
+}
+
+Status conv_channels_last(OpContext& ctx) {
+  RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
+  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  std::optional<Arg> bias;
+  if (ctx.has_input(2)) {
+    RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));
+  }
+  if (x.shape().size() != 4 || w.shape().size() != 4) {
+    return ctx.fail("channels-last convolution of " + shape_string(x.shape()) + " by " + shape_string(w.shape()) +
+                    ": [N, H, W, C] and [O, KH, KW, I] only");
+  }
+  const bool planar = ctx.attr_int(kChannelsLastPlanarInput, 0) != 0;
+  const int64_t h = x.shape()[planar ? 2 : 1], wd = x.shape()[planar ? 3 : 2];
+  gpu::ops::Conv2dGroupedParams p;
+  const std::array<int64_t, 2> stride = pair_attr(ctx, "strides", 1);
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  RECON_ASSIGN_OR_RETURN(const auto pads, explicit_pads(ctx, {h, wd}, {w.shape()[1], w.shape()[2]}, stride));
+  if (pads[0] != pads[2] || pads[1] != pads[3]) return ctx.fail("channels-last convolution with asymmetric padding");
+  p.pad_top = p.pad_bottom = pads[0];
+  p.pad_left = p.pad_right = pads[1];
+  return conv_gemm(
+      ctx, x, w, bias, p, [&ctx](const Shape& shape) { return ctx.new_output(0, ctx.input(0).type, shape); },
+      planar ? gpu::ops::ConvInput::kPlanar : gpu::ops::ConvInput::kChannelsLast);
+}
+
+Status max_pool_channels_last(OpContext& ctx) {
+  return pool_channels_last(ctx, true);
+}
+Status average_pool_channels_last(OpContext& ctx) {
+  return pool_channels_last(ctx, false);
+}
+Status global_average_pool_channels_last(OpContext& ctx) {
+  return global_pool_channels_last(ctx, gpu::ops::ReduceOp::kMean);
+}
+Status global_max_pool_channels_last(OpContext& ctx) {
+  return global_pool_channels_last(ctx, gpu::ops::ReduceOp::kMax);
 }
 
 std::string check_conv_transpose(const Node& node, int64_t) {

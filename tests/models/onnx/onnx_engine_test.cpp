@@ -53,7 +53,8 @@ HostTensor floats(std::vector<int64_t> dims, float value) {
 class OnnxTorchModelTest : public OnnxEngineTest, public ::testing::WithParamInterface<std::string> {};
 
 // fp32-split (fp32 GEMMs on tensor cores as fp16 parts) runs the scalar path where the device has
-// no tensor cores (lavapipe), and its own within 1e-3 where it has them.
+// no tensor cores (lavapipe), and its own within 1e-3 where it has them. fp32 runs both layouts
+// (onnx_channels_last.h), whatever the device; fp16 and fp32-split the device's default.
 TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32Fp32SplitAndFp16) {
   const fs::path dir = fs::path(RECON_ONNX_TORCH_MODELS) / GetParam();
   ASSERT_TRUE(fs::exists(dir / "model.onnx")) << dir;
@@ -62,7 +63,8 @@ TEST_P(OnnxTorchModelTest, MatchesTorchOnTheCpuAtEveryBatchSizeInFp32Fp32SplitAn
     EngineOptions options;
     double tolerance;
   };
-  const Mode modes[] = {{"fp32", {DType::kF32}, 2e-5},
+  const Mode modes[] = {{"fp32", {DType::kF32, false, EngineOptions::Layout::kNchw}, 2e-5},
+                        {"fp32 channels-last", {DType::kF32, false, EngineOptions::Layout::kChannelsLast}, 2e-5},
                         {"fp32-split", {DType::kF32, /*fp32_split=*/true}, 1e-3},
                         {"fp16", {DType::kF16}, 2e-2}};
   for (const Mode& mode : modes) {
@@ -133,6 +135,52 @@ TEST_F(OnnxEngineTest, TheResNetsResidualsAndActivationsFuseIntoItsConvolutions)
   // ReLU after each block's sum (3, residual first).
   EXPECT_EQ(f.residuals, 3u);
   EXPECT_EQ(f.activations, 7u);
+}
+
+// The channels-last rewrite (onnx_channels_last.h) takes the whole ResNet: its nine convolutions,
+// the max pool and the global average pool. The stem reads the 3-channel NCHW input as it is, and
+// one transpose leaves the layout (the pooled features). The MobileNet-like export keeps its
+// grouped and dilated convolutions NCHW and converts the rest. Both match torch
+// (OnnxTorchModelTest).
+TEST_F(OnnxEngineTest, TheResNetRunsChannelsLastFromItsInputToOneTransposeOut) {
+  EngineOptions options{DType::kF32, false, EngineOptions::Layout::kChannelsLast};
+  Result<std::unique_ptr<Engine>> engine =
+      Engine::load(rt(), (fs::path(RECON_ONNX_TORCH_MODELS) / "resnet_small" / "model.onnx").string(), options);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const ChannelsLastCounts& c = (*engine)->channels_last();
+  EXPECT_EQ(c.convolutions, 9u);
+  EXPECT_EQ(c.pools, 2u);
+  EXPECT_EQ(c.transposes, 1u);
+  EXPECT_EQ(c.planar_inputs, 1u);
+  size_t transposes = 0, converted = 0, weights = 0;
+  for (const Node& n : (*engine)->model().graph.nodes) {
+    transposes += n.op_type == "Transpose";
+    converted += n.domain == kChannelsLastDomain;
+  }
+  for (const HostTensor& t : (*engine)->model().graph.initializers) {
+    weights += t.dims.size() == 4;
+    if (t.dims.size() == 4) {
+      EXPECT_EQ(t.name.rfind(kChannelsLastPrefix, 0), 0u) << t.name << " kept in NCHW too";
+    }
+  }
+  EXPECT_EQ(transposes, 1u);
+  EXPECT_EQ(converted, 11u);
+  EXPECT_EQ(weights, 9u);
+
+  Result<std::unique_ptr<Engine>> mobile =
+      Engine::load(rt(), (fs::path(RECON_ONNX_TORCH_MODELS) / "mobile_small" / "model.onnx").string(), options);
+  ASSERT_TRUE(mobile.is_ok()) << mobile.status().to_string();
+  const ChannelsLastCounts& m = (*mobile)->channels_last();
+  std::printf("mobile_small channels-last: %zu convolutions, %zu pools, %zu element-wise, %zu transposes\n",
+              m.convolutions, m.pools, m.elementwise, m.transposes);
+  EXPECT_EQ(m.convolutions, 3u) << "the stem, the pointwise and the head convolution; not the grouped ones";
+  EXPECT_GE(m.transposes, 4u);
+  EngineOptions nchw = options;
+  nchw.layout = EngineOptions::Layout::kNchw;
+  Result<std::unique_ptr<Engine>> planar =
+      Engine::load(rt(), (fs::path(RECON_ONNX_TORCH_MODELS) / "resnet_small" / "model.onnx").string(), nchw);
+  ASSERT_TRUE(planar.is_ok());
+  EXPECT_EQ((*planar)->channels_last().convolutions, 0u);
 }
 
 // Conv → BatchNormalization folds into the convolution; with an Identity between them it cannot,
