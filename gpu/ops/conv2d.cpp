@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/ops/conv_images.h"
 #include "gpu/ops/layout.h"
 #include "gpu/ops/wide_access.h"
 
@@ -191,18 +192,10 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   }
 
   // Whole images per dispatch so that input, output and residual windows fit one binding.
-  const int64_t in_img = cin * h * w, out_img = cout * npix;
-  const VkDeviceSize range = caps.max_storage_buffer_range;
-  const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t usable = static_cast<int64_t>(range) -
-                         static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
-  int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
-  if (input.bytes() > range) bc = std::min(bc, usable / (in_img * esz));
-  if (out.bytes() > range || (epilogue.residual && epilogue.residual->bytes() > range)) {
-    bc = std::min(bc, usable / (out_img * esz));
-  }
-  if (bc < 1) return invalid_argument("conv2d: one image of " + shape_string(want) + " exceeds maxStorageBufferRange");
-  if (weight.bytes() > range) return invalid_argument("conv2d: weights exceed maxStorageBufferRange");
+  const ConvImageSizes sizes{cin * h * w, cout * npix};
+  RECON_ASSIGN_OR_RETURN(const int64_t bc,
+                         conv_images_per_dispatch(caps, "conv2d", input, weight, out, epilogue.residual, sizes, batch,
+                                                  caps.max_workgroup_count[2]));
 
   uint32_t flags = static_cast<uint32_t>(epilogue.activation);
   if (bias) flags |= kGemmFlagBias;
@@ -230,13 +223,9 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
   const bool words_b = conv2d_b_in_words(w, kw, p);
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
-    RECON_ASSIGN_OR_RETURN(GemmWindow win, gemm_window(caps, input, b0 * in_img, nb * in_img));
-    RECON_ASSIGN_OR_RETURN(GemmWindow wout, gemm_window(caps, out, b0 * out_img, nb * out_img));
-    std::optional<GemmWindow> wres;
-    if (epilogue.residual) {
-      RECON_ASSIGN_OR_RETURN(GemmWindow r, gemm_window(caps, *epilogue.residual, b0 * out_img, nb * out_img));
-      wres = r;
-    }
+    RECON_ASSIGN_OR_RETURN(const ConvImageWindows windows,
+                           conv_image_windows(caps, input, out, epilogue.residual, sizes, b0, nb));
+    const auto& [win, wout, wres] = windows;
     Conv2dPush push{};
     push.cin = static_cast<uint32_t>(cin);
     push.h = static_cast<uint32_t>(h);
@@ -245,8 +234,8 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.ho = static_cast<uint32_t>(ho);
     push.wo = static_cast<uint32_t>(wo);
     push.k = static_cast<uint32_t>(k);
-    push.stride_in = static_cast<uint32_t>(in_img);
-    push.stride_out = static_cast<uint32_t>(out_img);
+    push.stride_in = static_cast<uint32_t>(sizes.in);
+    push.stride_out = static_cast<uint32_t>(sizes.out);
     push.off_in = static_cast<uint32_t>(win.offset);
     push.off_w = 0;
     push.off_out = static_cast<uint32_t>(wout.offset);
@@ -256,7 +245,7 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     if (tiling.coopmat) {
       // 16-byte epilogue stores: output and residual rows start at multiples of 8.
       const size_t at = vec_out_at;  // VEC_OUT, VEC_B
-      spec[at] = npix % 8 == 0 && out_img % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+      spec[at] = npix % 8 == 0 && sizes.out % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
       spec[at + 1] = words_b && win.offset % 8 == 0;
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/ops/conv_images.h"
+
 namespace recon::gpu::ops {
 namespace {
 
@@ -90,21 +92,11 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
   }
   if (batch == 0 || cout == 0 || pixels == 0) return Status::ok();
 
-  // Whole images per dispatch so that input, output and residual windows fit one binding.
-  const int64_t in_img = h * w * cin, out_img = pixels * cout;
-  const VkDeviceSize range = caps.max_storage_buffer_range;
-  const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t usable = static_cast<int64_t>(range) -
-                         static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
-  int64_t bc = batch;
-  if (input.bytes() > range) bc = std::min(bc, usable / std::max<int64_t>(in_img * esz, 1));
-  if (out.bytes() > range || (epilogue.residual && epilogue.residual->bytes() > range)) {
-    bc = std::min(bc, usable / (out_img * esz));
-  }
-  if (bc < 1) {
-    return invalid_argument("conv2d_nhwc: one image of " + shape_string(want) + " exceeds maxStorageBufferRange");
-  }
-  if (weight.bytes() > range) return invalid_argument("conv2d_nhwc: weights exceed maxStorageBufferRange");
+  // Whole images per dispatch so that input, output and residual windows fit one binding (the
+  // images are rows of the grid, not its layers: no limit of their own).
+  const ConvImageSizes sizes{h * w * cin, pixels * cout};
+  RECON_ASSIGN_OR_RETURN(const int64_t bc, conv_images_per_dispatch(caps, "conv2d_nhwc", input, weight, out,
+                                                                    epilogue.residual, sizes, batch, batch));
 
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
                          choose_gemm_tiling(caps, dtype, bc * pixels, cout, k, path, /*b_row_major=*/false));
@@ -131,13 +123,9 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
   spec.push_back(planar ? 1u : 0u);
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
-    RECON_ASSIGN_OR_RETURN(GemmWindow win, gemm_window(caps, input, b0 * in_img, nb * in_img));
-    RECON_ASSIGN_OR_RETURN(GemmWindow wout, gemm_window(caps, out, b0 * out_img, nb * out_img));
-    std::optional<GemmWindow> wres;
-    if (epilogue.residual) {
-      RECON_ASSIGN_OR_RETURN(GemmWindow r, gemm_window(caps, *epilogue.residual, b0 * out_img, nb * out_img));
-      wres = r;
-    }
+    RECON_ASSIGN_OR_RETURN(const ConvImageWindows windows,
+                           conv_image_windows(caps, input, out, epilogue.residual, sizes, b0, nb));
+    const auto& [win, wout, wres] = windows;
     Conv2dNhwcPush push{};
     push.batch = static_cast<uint32_t>(nb);
     push.h = static_cast<uint32_t>(h);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/ops/conv_images.h"
+
 namespace recon::gpu::ops {
 namespace {
 
@@ -64,20 +66,10 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
                             " needs more workgroups than the device allows");
   }
 
-  const int64_t in_img = cin * npix, out_img = cout * kh * kw * npix;
-  const VkDeviceSize range = caps.max_storage_buffer_range;
-  const int64_t esz = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t usable = static_cast<int64_t>(range) -
-                         static_cast<int64_t>(std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 4));
-  int64_t bc = std::min<int64_t>(batch, caps.max_workgroup_count[2]);
-  if (input.bytes() > range) bc = std::min(bc, usable / (in_img * esz));
-  if (out.bytes() > range || (epilogue.residual && epilogue.residual->bytes() > range)) {
-    bc = std::min(bc, usable / (out_img * esz));
-  }
-  if (bc < 1) {
-    return invalid_argument("conv_transpose2d: one image of " + shape_string(want) + " exceeds maxStorageBufferRange");
-  }
-  if (weight.bytes() > range) return invalid_argument("conv_transpose2d: weights exceed maxStorageBufferRange");
+  const ConvImageSizes sizes{cin * npix, cout * kh * kw * npix};
+  RECON_ASSIGN_OR_RETURN(
+      const int64_t bc, conv_images_per_dispatch(caps, "conv_transpose2d", input, weight, out, epilogue.residual, sizes,
+                                                 batch, caps.max_workgroup_count[2]));
 
   uint32_t flags = static_cast<uint32_t>(epilogue.activation);
   if (bias) flags |= kGemmFlagBias;
@@ -88,20 +80,16 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
 
   for (int64_t b0 = 0; b0 < batch; b0 += bc) {
     const int64_t nb = std::min(bc, batch - b0);
-    RECON_ASSIGN_OR_RETURN(GemmWindow win, gemm_window(caps, input, b0 * in_img, nb * in_img));
-    RECON_ASSIGN_OR_RETURN(GemmWindow wout, gemm_window(caps, out, b0 * out_img, nb * out_img));
-    std::optional<GemmWindow> wres;
-    if (epilogue.residual) {
-      RECON_ASSIGN_OR_RETURN(GemmWindow r, gemm_window(caps, *epilogue.residual, b0 * out_img, nb * out_img));
-      wres = r;
-    }
+    RECON_ASSIGN_OR_RETURN(const ConvImageWindows windows,
+                           conv_image_windows(caps, input, out, epilogue.residual, sizes, b0, nb));
+    const auto& [win, wout, wres] = windows;
     ConvTranspose2dPush push{};
     push.cin = static_cast<uint32_t>(cin);
     push.h = static_cast<uint32_t>(h);
     push.w = static_cast<uint32_t>(w);
     push.cout = static_cast<uint32_t>(cout);
-    push.stride_in = static_cast<uint32_t>(in_img);
-    push.stride_out = static_cast<uint32_t>(out_img);
+    push.stride_in = static_cast<uint32_t>(sizes.in);
+    push.stride_out = static_cast<uint32_t>(sizes.out);
     push.off_in = static_cast<uint32_t>(win.offset);
     push.off_w = 0;
     push.off_out = static_cast<uint32_t>(wout.offset);
