@@ -253,11 +253,12 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     if (tiles >= 64) {
       t.bm = 128, t.bn = 128, t.t0 = 2, t.t1 = 4;
       // Half-size tiles where a 128-wide one would be half padding: ResNet-50's convolutions at
-      // batch 32 (H200, Conv2dTest.ResNet50Batch32TileSweep). 64 output channels take 64×64 tiles
-      // (the 3×3 at 56×56 154 → 105 µs, the 1×1 of 256 in 87 → 64; the stem 262 → 226, where
-      // 64×128 gave 210), 7×7 maps (N = 49) 128×64 (the 3×3 of 512 channels 268 → 146 µs at BK =
-      // 32, the 1×1 of 2048 in 123 → 62, of 512 in with a residual 111 → 78 at BK = 16). Short K
-      // alone does not pay for them (the 1×1 of 64 in to 256 out with a residual 116 → 123 µs).
+      // batch 32 in NCHW (H200, the NCHW tile sweep of 2026-11-28 in PERFORMANCE_LOG.md). 64
+      // output channels take 64×64 tiles (the 3×3 at 56×56 154 → 105 µs, the 1×1 of 256 in 87 →
+      // 64; the stem 262 → 226, where 64×128 gave 210), 7×7 maps (N = 49) 128×64 (the 3×3 of 512
+      // channels 268 → 146 µs at BK = 32, the 1×1 of 2048 in 123 → 62, of 512 in with a residual
+      // 111 → 78 at BK = 16). Short K alone does not pay for them there (the 1×1 of 64 in to 256
+      // out with a residual 116 → 123 µs); channels-last it does (below).
       if (m <= 64) {
         t.bm = 64, t.bn = 64, t.t0 = 2, t.t1 = 2;
         t.bk = 16;
