@@ -95,13 +95,14 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
   // Whole images per dispatch so that input, output and residual windows fit one binding (the
   // images are rows of the grid, not its layers: no limit of their own).
   const ConvImageSizes sizes{h * w * cin, pixels * cout};
-  RECON_ASSIGN_OR_RETURN(const int64_t bc, conv_images_per_dispatch(caps, "conv2d_nhwc", input, weight, out,
-                                                                    epilogue.residual, sizes, batch, batch));
-
+  RECON_ASSIGN_OR_RETURN(int64_t bc, conv_images_per_dispatch(caps, "conv2d_nhwc", input, weight, out,
+                                                              epilogue.residual, sizes, batch, batch));
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
                          choose_gemm_tiling(caps, dtype, bc * pixels, cout, k, path, /*b_row_major=*/false));
-  const auto grid = tiling.groups(bc * pixels, cout, 1);
-  if (grid[0] > caps.max_workgroup_count[0] || grid[1] > caps.max_workgroup_count[1]) {
+  // The grid's rows hold every image's pixels: as many images a dispatch as its x dimension takes
+  // (lavapipe's is 65,535 workgroups: 4 M pixels of 64-row tiles).
+  bc = std::min(bc, int64_t{caps.max_workgroup_count[0]} * tiling.bm / pixels);
+  if (bc < 1 || tiling.groups(pixels, cout, 1)[1] > caps.max_workgroup_count[1]) {
     return invalid_argument("conv2d_nhwc: output " + shape_string(want) +
                             " needs more workgroups than the device allows");
   }

@@ -194,6 +194,22 @@ TEST_F(Conv2dNhwcTest, BatchesBeyondTheBindingLimitAreSplitIntoImages) {
   EXPECT_EQ(dispatches_, 3u);
 }
 
+TEST_F(Conv2dNhwcTest, GridsBeyondTheDeviceLimitAreSplitIntoImages) {
+  Capabilities caps = rt().caps();
+  caps.max_workgroup_count[0] = 2;  // two tiles of 128 pixels (6 output channels): two 11×11 maps
+  NhwcCase c = nhwc("3x3 pad 1, 5 images of 11x11", 5, 11, 11, 8, 6, 3, 3, 1, 1);
+  c.residual = 1, c.act = Activation::kRelu;
+  check(c, DType::kF32, GemmPath::kScalar, 530, &caps);
+  EXPECT_EQ(dispatches_, 3u);
+  caps.max_workgroup_count[0] = 1;  // not one 14×14 map
+  Graph g(rt());
+  Tensor in = Tensor::empty(rt(), DType::kF32, {1, 16, 16, 8}).value();
+  Tensor w = Tensor::empty(rt(), DType::kF32, {6, 3, 3, 8}).value();
+  Tensor out = Tensor::empty(rt(), DType::kF32, {1, 14, 14, 6}).value();
+  EXPECT_EQ(ops::conv2d_nhwc(g, caps, in, w, std::nullopt, out, {}, {}, GemmPath::kScalar).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST_F(Conv2dNhwcTest, MisuseIsInvalidArgument) {
   auto t = [&](DType d, Shape s) { return Tensor::empty(rt(), d, s).value(); };
   const Capabilities& caps = rt().caps();
