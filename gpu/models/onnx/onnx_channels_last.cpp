@@ -112,7 +112,11 @@ class ChannelsLast {
         }
         node.inputs[i] = nhwc[name];
       }
-      if (kinds_[j] == Kind::kConv) node.inputs[1] = ohwi_weight(node.inputs[1]);
+      if (kinds_[j] == Kind::kConv && initializers_.count(node.inputs[1]) != 0) {
+        node.inputs[1] = ohwi_weight(node.inputs[1]);
+      } else if (kinds_[j] == Kind::kConv) {
+        node.attributes.push_back(int_attribute(kChannelsLastPlanarWeights, 1));
+      }
       if (kinds_[j] == Kind::kConv || kinds_[j] == Kind::kPool) node.domain = kChannelsLastDomain;
       ++(kinds_[j] == Kind::kConv ? counts.convolutions
                                   : (kinds_[j] == Kind::kPool ? counts.pools : counts.elementwise));
@@ -168,17 +172,22 @@ class ChannelsLast {
     }
   }
 
-  // A convertible Conv's input channels (its weight's second dim).
+  // A convertible Conv's input channels: its weight's second dim, or, unknown before compiling for
+  // a weight other than an initializer, as many as take a transpose.
   int64_t input_channels(const Node& conv) const {
-    return model_.graph.initializers[initializers_.at(conv.inputs[1])].dims[1];
+    auto w = initializers_.find(conv.inputs[1]);
+    if (w == initializers_.end()) return kChannelsLastMinTransposedChannels;
+    return model_.graph.initializers[w->second].dims[1];
   }
 
   bool convertible_conv(const Node& n) const {
     if (n.inputs.size() < 2 || n.outputs.size() != 1) return false;
-    auto w = initializers_.find(n.inputs[1]);
-    if (w == initializers_.end()) return false;
-    const HostTensor& t = model_.graph.initializers[w->second];
-    if (t.dims.size() != 4 || (t.type != ElemType::kFloat && t.type != ElemType::kFloat16)) return false;
+    if (auto w = initializers_.find(n.inputs[1]); w != initializers_.end()) {
+      const HostTensor& t = model_.graph.initializers[w->second];
+      if (t.dims.size() != 4 || (t.type != ElemType::kFloat && t.type != ElemType::kFloat16)) return false;
+    } else if (const Attribute* k = n.attribute("kernel_shape"); k == nullptr || k->ints.size() != 2) {
+      return false;  // a weight of unknown rank
+    }
     const Attribute* group = n.attribute("group");
     return (group == nullptr || group->i == 1) && all_ones(n.attribute("dilations")) && symmetric_padding(n);
   }

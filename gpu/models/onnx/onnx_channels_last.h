@@ -3,9 +3,10 @@
 // in NCHW the tensor-core convolution gathers its operand element by element wherever a map's width
 // is not a multiple of 8 (ResNet's 28×28, 14×14, 7×7), and each image is its own grid layer.
 //  - A Conv becomes the same op in kChannelsLastDomain (input, residual and output NHWC, weights
-//    [Cout, KH, KW, Cin]: a permuted copy of its initializer made here), when its weight is a rank-4
-//    initializer, group 1, no dilation, symmetric or VALID padding, and a fused residual (if any)
-//    is itself channels-last.
+//    [Cout, KH, KW, Cin]) when it is 2-D (a rank-4 weight, or kernel_shape of two), group 1, no
+//    dilation, symmetric or VALID padding, and a fused residual (if any) is itself channels-last.
+//    An initializer's permuted copy is made here; other weights (a Constant's, ConstantOfShape's as
+//    ONNX's model-zoo exports have them) the builder permutes (kChannelsLastPlanarWeights).
 //  - MaxPool / AveragePool (2-D, without Indices), GlobalAveragePool and GlobalMaxPool of a
 //    channels-last input become their channels-last forms; element-wise ops whose activation inputs
 //    are all channels-last (ReLU, Add...) stay as they are, on the permuted tensors.
@@ -26,8 +27,10 @@ namespace recon::gpu::onnx {
 // it (unsupported_nodes refuses other domains before this pass runs).
 inline constexpr const char* kChannelsLastDomain = "recon.channels_last";
 inline constexpr const char* kChannelsLastPrefix = "recon.nhwc:";
-// Internal attribute of a channels-last Conv: 1 when its input is NCHW (ops::ConvInput::kPlanar).
+// Internal attributes of a channels-last Conv: 1 when its input is NCHW (ops::ConvInput::kPlanar);
+// 1 when its weights are still [Cout, Cin, KH, KW] (not an initializer the rewrite could permute).
 inline constexpr const char* kChannelsLastPlanarInput = "recon.planar_input";
+inline constexpr const char* kChannelsLastPlanarWeights = "recon.planar_weights";
 // Convolutions of fewer input channels than this read an NCHW input as it is, without a transpose:
 // their loads gather single elements whatever the layout.
 inline constexpr int64_t kChannelsLastMinTransposedChannels = 8;

@@ -332,9 +332,37 @@ Status conv_of(OpContext& ctx, Arg x, Arg w, const std::optional<Arg>& bias, con
   return gemm ? conv_gemm(ctx, x, w, bias, p, make) : conv_direct(ctx, x, w, bias, p, one_d, make);
 }
 
+// The [O, KH, KW, I] weights of a channels-last Conv whose [O, I, KH, KW] weights the rewrite could
+// not permute (onnx_channels_last.h): permuted on the host once for a value known at load (shared
+// by every compiled graph, as ConvTranspose's flipped kernel), on the device every run otherwise.
+Result<Arg> channels_last_weights(OpContext& ctx) {
+  if (ctx.attr_int(kChannelsLastPlanarWeights, 0) == 0) return ctx.float_input(1);
+  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  const Shape& s = w.shape();
+  if (s.size() != 4) return ctx.fail("channels-last convolution by weights " + shape_string(s) + ": 2-D only");
+  const int64_t o = s[0], i = s[1], kh = s[2], kw = s[3];
+  if (!ctx.input(1).host) {
+    RECON_ASSIGN_OR_RETURN(Arg permuted, ctx.scratch(w.dtype(), {o, kh, kw, i}));
+    RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), w, permuted, {0, 2, 3, 1}));
+    return permuted;
+  }
+  const HostTensor& host = *ctx.input(1).host;
+  return ctx.derived_input(1, "channels-last", [&]() -> Result<Arg> {
+    RECON_ASSIGN_OR_RETURN(const std::vector<double> v, host_doubles(host));
+    std::vector<float> ohwi(v.size());
+    for (int64_t a = 0; a < o; ++a)
+      for (int64_t c = 0; c < i; ++c)
+        for (int64_t t = 0; t < kh * kw; ++t) {
+          ohwi[static_cast<size_t>((a * kh * kw + t) * i + c)] =
+              static_cast<float>(v[static_cast<size_t>((a * i + c) * kh * kw + t)]);
+        }
+    return upload_host_tensor(ctx.runtime(), make_float_tensor({o, kh, kw, i}, ohwi), ctx.float_dtype());
+  });
+}
+
 Status conv_channels_last(OpContext& ctx) {
   RECON_ASSIGN_OR_RETURN(Arg x, ctx.float_input(0));
-  RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
+  RECON_ASSIGN_OR_RETURN(Arg w, channels_last_weights(ctx));
   std::optional<Arg> bias;
   if (ctx.has_input(2)) {
     RECON_ASSIGN_OR_RETURN(bias, ctx.float_input(2));

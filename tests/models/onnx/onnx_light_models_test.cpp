@@ -6,7 +6,10 @@
 // expected outputs are the uniform softmax (0.001 in each of 1,000 classes: equal weights make
 // equal logits), so they check that the whole architecture loads, folds and runs; DenseNet-121's
 // (0.46095502, no softmax) is a value the network's arithmetic decides. fp32-split runs too where
-// the device has tensor cores (elsewhere it is the fp32 path), on the models its range allows.
+// the device has tensor cores (elsewhere it is the fp32 path), on the models its range allows, and
+// fp32 channels-last (onnx_channels_last.h) on every device: the rewrite meets weights made at load,
+// concatenations, LRN, batch norms it cannot fold (DenseNet's pre-activations) and ShuffleNet's
+// channel shuffle, each between transposes.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -58,19 +61,28 @@ HostTensor arange_input(const ValueInfo& info) {
   return HostTensor::owned(ElemType::kFloat, std::move(dims), std::move(bytes), info.name);
 }
 
-class OnnxLightModels : public testing::GpuTest, public ::testing::WithParamInterface<Precision> {};
+struct LightMode {
+  const char* name;
+  Precision precision;
+  EngineOptions::Layout layout;
+};
+
+class OnnxLightModels : public testing::GpuTest, public ::testing::WithParamInterface<LightMode> {};
 
 TEST_P(OnnxLightModels, EveryModelGivesItsStoredOutput) {
   const fs::path dir = data_dir();
   if (!fs::exists(dir / "SOURCE")) {
     GTEST_SKIP() << "no light models at " << dir << " (scripts/install-deps fetches them)";
   }
-  if (GetParam() == Precision::kF32Split && !ops::coopmat_gemm_available(rt().caps())) {
+  const LightMode& mode = GetParam();
+  if (mode.precision == Precision::kF32Split && !ops::coopmat_gemm_available(rt().caps())) {
     GTEST_SKIP() << "fp32-split is the fp32 path on a device without tensor cores";
   }
+  EngineOptions options = engine_options(mode.precision);
+  options.layout = mode.layout;
   for (const LightModel& m : kModels) {
     SCOPED_TRACE(m.name);
-    if (GetParam() == Precision::kF32Split && !m.within_fp16_range) {
+    if (mode.precision == Precision::kF32Split && !m.within_fp16_range) {
       std::printf("light %s (fp32-split): not run, its activations leave fp16's range\n", m.name);
       continue;
     }
@@ -79,7 +91,7 @@ TEST_P(OnnxLightModels, EveryModelGivesItsStoredOutput) {
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     ASSERT_TRUE(unsupported_nodes(*model).empty()) << unsupported_nodes(*model)[0];
     const auto start = std::chrono::steady_clock::now();
-    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(*model), engine_options(GetParam()));
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), std::move(*model), options);
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
     std::vector<HostTensor> inputs;
     for (const ValueInfo* info : (*engine)->inputs()) inputs.push_back(arange_input(*info));
@@ -91,15 +103,23 @@ TEST_P(OnnxLightModels, EveryModelGivesItsStoredOutput) {
       ASSERT_TRUE(want.is_ok()) << want.status().to_string();
       EXPECT_EQ(compare_as_onnx((*got)[i], *want, m.rtol), "") << "output " << i;
     }
-    std::printf("light %s (%s): %zu output(s) as stored, %.1f s to load and run\n", m.name, precision_name(GetParam()),
-                got->size(), seconds);
+    const ChannelsLastCounts& c = (*engine)->channels_last();
+    std::printf(
+        "light %s (%s): %zu output(s) as stored, %.1f s to load and run; channels-last: %zu "
+        "convolutions, %zu transposes\n",
+        m.name, mode.name, got->size(), seconds, c.convolutions, c.transposes);
+    if (mode.layout == EngineOptions::Layout::kChannelsLast) {
+      EXPECT_GT(c.convolutions, 0u) << "every model has convolutions the rewrite takes";
+    }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fp32Paths, OnnxLightModels, ::testing::Values(Precision::kF32, Precision::kF32Split),
-                         [](const ::testing::TestParamInfo<Precision>& info) {
-                           return info.param == Precision::kF32 ? std::string("fp32") : std::string("fp32_split");
-                         });
+INSTANTIATE_TEST_SUITE_P(Fp32Paths, OnnxLightModels,
+                         ::testing::Values(LightMode{"fp32", Precision::kF32, EngineOptions::Layout::kNchw},
+                                           LightMode{"fp32_channels_last", Precision::kF32,
+                                                     EngineOptions::Layout::kChannelsLast},
+                                           LightMode{"fp32_split", Precision::kF32Split, EngineOptions::Layout::kAuto}),
+                         [](const ::testing::TestParamInfo<LightMode>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace recon::gpu::onnx
