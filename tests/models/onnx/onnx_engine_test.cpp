@@ -183,6 +183,35 @@ TEST_F(OnnxEngineTest, TheResNetRunsChannelsLastFromItsInputToOneTransposeOut) {
   EXPECT_EQ((*planar)->channels_last().convolutions, 0u);
 }
 
+// A Conv whose weights arrive at run time (a graph input) converts too: its weights are permuted on
+// the device every run. Both layouts give the same numbers.
+TEST_F(OnnxEngineTest, AConvolutionOfRunTimeWeightsRunsChannelsLastAsItRunsNchw) {
+  Node conv = node("Conv", {"x", "w"}, {"y"});
+  conv.attributes = {ints_attribute("kernel_shape", {3, 3}), ints_attribute("pads", {1, 1, 1, 1})};
+  Node pool = node("MaxPool", {"y"}, {"z"});
+  pool.attributes = {ints_attribute("kernel_shape", {2, 2}), ints_attribute("strides", {2, 2})};
+  const Model m = model_of({conv, pool, node("Relu", {"z"}, {"r"})},
+                           {info("x", ElemType::kFloat, {2, 9, 6, 7}), info("w", ElemType::kFloat, {4, 9, 3, 3})},
+                           {info("r", ElemType::kFloat, {2, 4, 3, 3})});
+  const std::vector<HostTensor> inputs = {float_tensor({2, 9, 6, 7}, testing::random_floats(2 * 9 * 6 * 7, 1)),
+                                          float_tensor({4, 9, 3, 3}, testing::random_floats(4 * 9 * 3 * 3, 2))};
+  std::vector<std::vector<float>> outs;
+  for (const auto layout : {EngineOptions::Layout::kNchw, EngineOptions::Layout::kChannelsLast}) {
+    EngineOptions options{DType::kF32, false, layout};
+    Result<std::unique_ptr<Engine>> engine = Engine::from_model(rt(), m, options);
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    EXPECT_EQ((*engine)->channels_last().convolutions, layout == EngineOptions::Layout::kNchw ? 0u : 1u);
+    for (int run = 0; run < 2; ++run) {  // the permuted weights are the run's own
+      Result<std::vector<HostTensor>> got = (*engine)->run(inputs);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      const auto v = (*got)[0].values<float>();
+      if (run == 0) outs.emplace_back(v.begin(), v.end());
+    }
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  for (size_t i = 0; i < outs[0].size(); ++i) EXPECT_NEAR(outs[0][i], outs[1][i], 1e-5) << i;
+}
+
 // Conv → BatchNormalization folds into the convolution; with an Identity between them it cannot,
 // and the BatchNormalization op runs: both give the same numbers.
 TEST_F(OnnxEngineTest, AFoldedBatchNormGivesWhatTheBatchNormOpGives) {
