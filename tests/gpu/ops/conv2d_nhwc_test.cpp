@@ -17,6 +17,7 @@
 #include "bench/gpu/clock_warmup.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/gpu/ops/activation_reference.h"
+#include "tests/gpu/ops/conv_test_operands.h"
 
 namespace recon::gpu {
 namespace {
@@ -80,32 +81,18 @@ class Conv2dNhwcTest : public recon::gpu::testing::GpuTest {
     ASSERT_TRUE(shape.is_ok()) << shape.status().to_string();
     const Shape out_shape = *shape;
     const int64_t ho = out_shape[1], wo = out_shape[2];
-    Tensor in = upload_f32(rt(), d, in_shape, random_floats(shape_numel(in_shape), seed));
-    Tensor wt = upload_f32(rt(), d, w_shape, random_floats(shape_numel(w_shape), seed + 1, -0.5f, 0.5f));
-    Tensor out = c.residual == 2 ? upload_f32(rt(), d, out_shape, random_floats(shape_numel(out_shape), seed + 2))
-                                 : poisoned(rt(), d, out_shape);
-    std::optional<Tensor> tb, tr;
-    if (c.bias) tb = upload_f32(rt(), d, {c.cout}, random_floats(c.cout, seed + 3));
-    if (c.residual == 1) tr = upload_f32(rt(), d, out_shape, random_floats(shape_numel(out_shape), seed + 4));
-    if (c.residual == 2) tr = out;
-    const auto hi = download_f32(rt(), in), hw = download_f32(rt(), wt);
-    const auto hb = tb ? download_f32(rt(), *tb) : std::vector<float>();
-    const auto hr = tr ? download_f32(rt(), *tr) : std::vector<float>();
-
-    ops::Epilogue ep;
-    ep.activation = c.act;
-    if (tr) ep.residual = *tr;
-    ep.residual_first = c.residual_first;
-    std::optional<Arg> bias_arg;
-    if (tb) bias_arg = *tb;
+    const ConvOperands operands = conv_operands(rt(), d, in_shape, w_shape, out_shape, c.bias, c.residual, seed);
+    const auto &hi = operands.host_in, &hw = operands.host_w, &hb = operands.host_bias, &hr = operands.host_residual;
+    const bool tr = operands.residual.has_value();
     Graph g(rt());
     Status s =
-        ops::conv2d_nhwc(g, caps_override ? *caps_override : rt().caps(), in, wt, bias_arg, out, p, ep, path, c.input);
+        ops::conv2d_nhwc(g, caps_override ? *caps_override : rt().caps(), operands.in, operands.wt, operands.bias_arg(),
+                         operands.out, p, operands.epilogue(c.act, c.residual_first), path, c.input);
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     dispatches_ = g.dispatch_count();
     scratch_bytes_ = g.scratch_bytes();
     ASSERT_TRUE(g.run().is_ok());
-    const auto got = download_f32(rt(), out);
+    const auto got = download_f32(rt(), operands.out);
 
     double worst = 0;
     for (int64_t b = 0; b < c.batch; ++b)
