@@ -40,7 +40,8 @@ bool symmetric_padding(const Node& n) {
   return p.size() == 4 && p[0] == p[2] && p[1] == p[3];
 }
 
-// A permuted copy of a rank-4 [O, I, KH, KW] initializer as [O, KH, KW, I].
+}  // namespace
+
 HostTensor ohwi_copy(const HostTensor& w, std::string name) {
   const int64_t o = w.dims[0], i = w.dims[1], kh = w.dims[2], kw = w.dims[3];
   const size_t es = elem_type_size(w.type);
@@ -55,6 +56,8 @@ HostTensor ohwi_copy(const HostTensor& w, std::string name) {
         }
   return HostTensor::owned(w.type, {o, kh, kw, i}, std::move(data), std::move(name));
 }
+
+namespace {
 
 Attribute int_attribute(const char* name, int64_t value) {
   Attribute a;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "gpu/models/onnx/onnx_model.h"
 
@@ -42,5 +43,8 @@ struct ChannelsLastCounts {
 };
 
 ChannelsLastCounts convert_to_channels_last(Model& model);
+
+// A rank-4 [O, I, KH, KW] host tensor's values as [O, KH, KW, I] (any element type).
+HostTensor ohwi_copy(const HostTensor& w, std::string name = {});
 
 }  // namespace recon::gpu::onnx

@@ -333,31 +333,26 @@ Status conv_of(OpContext& ctx, Arg x, Arg w, const std::optional<Arg>& bias, con
 }
 
 // The [O, KH, KW, I] weights of a channels-last Conv whose [O, I, KH, KW] weights the rewrite could
-// not permute (onnx_channels_last.h): permuted on the host once for a value known at load (shared
-// by every compiled graph, as ConvTranspose's flipped kernel), on the device every run otherwise.
+// not permute (onnx_channels_last.h): a value known at load is permuted on the host once and only
+// that copy uploaded (shared by every compiled graph, as ConvTranspose's flipped kernel); weights
+// computed at run time are permuted on the device every run.
 Result<Arg> channels_last_weights(OpContext& ctx) {
   if (ctx.attr_int(kChannelsLastPlanarWeights, 0) == 0) return ctx.float_input(1);
+  const HostTensor* host = ctx.has_input(1) && ctx.input(1).host ? &*ctx.input(1).host : nullptr;
+  if (host != nullptr && (host->type == ElemType::kFloat || host->type == ElemType::kFloat16)) {
+    if (host->dims.size() != 4) {
+      return ctx.fail("channels-last convolution by weights " + shape_string(host->dims) + ": 2-D only");
+    }
+    return ctx.derived_input(1, "channels-last", [&]() -> Result<Arg> {
+      return upload_host_tensor(ctx.runtime(), ohwi_copy(*host), ctx.float_dtype());
+    });
+  }
   RECON_ASSIGN_OR_RETURN(Arg w, ctx.float_input(1));
   const Shape& s = w.shape();
   if (s.size() != 4) return ctx.fail("channels-last convolution by weights " + shape_string(s) + ": 2-D only");
-  const int64_t o = s[0], i = s[1], kh = s[2], kw = s[3];
-  if (!ctx.input(1).host) {
-    RECON_ASSIGN_OR_RETURN(Arg permuted, ctx.scratch(w.dtype(), {o, kh, kw, i}));
-    RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), w, permuted, {0, 2, 3, 1}));
-    return permuted;
-  }
-  const HostTensor& host = *ctx.input(1).host;
-  return ctx.derived_input(1, "channels-last", [&]() -> Result<Arg> {
-    RECON_ASSIGN_OR_RETURN(const std::vector<double> v, host_doubles(host));
-    std::vector<float> ohwi(v.size());
-    for (int64_t a = 0; a < o; ++a)
-      for (int64_t c = 0; c < i; ++c)
-        for (int64_t t = 0; t < kh * kw; ++t) {
-          ohwi[static_cast<size_t>((a * kh * kw + t) * i + c)] =
-              static_cast<float>(v[static_cast<size_t>((a * i + c) * kh * kw + t)]);
-        }
-    return upload_host_tensor(ctx.runtime(), make_float_tensor({o, kh, kw, i}, ohwi), ctx.float_dtype());
-  });
+  RECON_ASSIGN_OR_RETURN(Arg permuted, ctx.scratch(w.dtype(), {s[0], s[2], s[3], s[1]}));
+  RECON_RETURN_IF_ERROR(gpu::ops::permute(ctx.graph(), w, permuted, {0, 2, 3, 1}));
+  return permuted;
 }
 
 Status conv_channels_last(OpContext& ctx) {
