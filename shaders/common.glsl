@@ -5,8 +5,10 @@
 
 #if DTYPE_F16
 #define STORE_T float16_t
+#define STORE4_T f16vec4  // 4 adjacent elements as one 8- or 16-byte access
 #else
 #define STORE_T float
+#define STORE4_T vec4
 #endif
 
 // Dispatches larger than 65535 workgroups in x spill into y; this flattens both.

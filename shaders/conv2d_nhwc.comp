@@ -3,54 +3,49 @@
 // [B][H][W][Cin], weights [Cout][KH][KW][Cin], output and residual [B][Ho][Wo][Cout]; zero padding;
 // fused bias (per output channel), activation and residual:
 //   out[b,y,x,o] = act(bias[o] + Σ_{i,j,c} W[o,i,j,c]·in[b, y·SH-PH+i, x·SW-PW+j, c]) + R[b,y,x,o]
-// GEMM view: M = B·Ho·Wo, N = Cout, K = KH·KW·Cin in (ky, kx, c) order; A(m, k) gathered from the
-// input, B(k, n) the weights as stored ([N][K]). conv2d_nhwc_coopmat.comp is the tensor-core form.
-// Bindings: 0 input, 1 weight, 2 output, 3 bias, 4 residual (dummies when unused).
+// GEMM view (conv2d_nhwc_gemm.glsl): A(m, k) gathered from the input, B(k, n) the weights as
+// stored ([N][K]). With Cin a multiple of 4 the core loads 4 channels of one input pixel at a time
+// (one address computation, one 16-byte load in fp32), the weights 4 values of K at a time, and
+// stores 4 output channels of a pixel at a time. conv2d_nhwc_coopmat.comp is the tensor-core form.
 #include "common.glsl"
 #include "gemm_epilogue.glsl"
+#extension GL_EXT_control_flow_attributes : require
 
-layout(constant_id = 8) const uint KH = 3;
-layout(constant_id = 9) const uint KW = 3;
-layout(constant_id = 10) const uint SH = 1;
-layout(constant_id = 11) const uint SW = 1;
-layout(constant_id = 12) const uint PH = 1;
-layout(constant_id = 13) const uint PW = 1;
 // The input planar, [B][Cin][H][W] (a network's NCHW input, read with no transpose before).
 layout(constant_id = 14) const bool IN_PLANAR = false;
 
-layout(binding = 0) readonly buffer BufIn { STORE_T inp[]; };
-layout(binding = 1) readonly buffer BufW { STORE_T wgt[]; };
-layout(binding = 2) writeonly buffer BufOut { STORE_T outp[]; };
-layout(binding = 3) readonly buffer BufBias { STORE_T bias[]; };
-layout(binding = 4) readonly buffer BufR { STORE_T res[]; };
-
-// Mirrored by Conv2dNhwcPush in gpu/ops/conv2d_nhwc.cpp.
-layout(push_constant) uniform Push {
-  uint batch, h, w, cin;
-  uint ho, wo, cout;
-  uint k;  // KH·KW·Cin
-  uint off_in, off_w, off_out, off_r, off_bias;
-  uint flags;
-} p;
-
-#define GEMM_M (p.batch * p.ho * p.wo)
-#define GEMM_N p.cout
-#define GEMM_K p.k
+layout(binding = 0) readonly buffer BufIn4 { STORE4_T inp4[]; };
+layout(binding = 1) readonly buffer BufW4 { STORE4_T wgt4[]; };
+layout(binding = 2) writeonly buffer BufOut4 { STORE4_T outp4[]; };
+layout(binding = 4) readonly buffer BufR4 { STORE4_T res4[]; };
+#include "conv2d_nhwc_gemm.glsl"
 #define A_K_CONTIGUOUS true
 #define B_N_CONTIGUOUS false
 
 float gemm_load_a(uint bz, uint m, uint k) {
-  const uint plane = p.ho * p.wo;
-  const uint image = m / plane, r = m - image * plane, oy = r / p.wo, ox = r - oy * p.wo;
-  const uint tap = k / p.cin, c = k - tap * p.cin;
-  // Unsigned wrap-around turns negative (padding) coordinates into huge ones: one test each.
-  const uint iy = oy * SH + tap / KW - PH, ix = ox * SW + tap % KW - PW;
-  if (iy >= p.h || ix >= p.w) return 0.0f;
-  if (IN_PLANAR) return float(inp[p.off_in + ((image * p.cin + c) * p.h + iy) * p.w + ix]);
-  return float(inp[p.off_in + ((image * p.h + iy) * p.w + ix) * p.cin + c]);
+  uint image;
+  int iy0, ix0;
+  conv_pixel(m, image, iy0, ix0);
+  const uint tap = k / p.cin;
+  const int at = conv_input_at(tap, k - tap * p.cin, image, iy0, ix0);
+  return at < 0 ? 0.0f : float(inp[at]);
 }
 
 float gemm_load_b(uint bz, uint k, uint n) { return float(wgt[p.off_w + n * p.k + k]); }
+
+// Channels c..c + 3 of one input pixel under one tap (Cin and the input's offset multiples of 4).
+#define GEMM_LOAD_A4
+vec4 gemm_load_a4(uint bz, uint m, uint k) {
+  uint image;
+  int iy0, ix0;
+  conv_pixel(m, image, iy0, ix0);
+  const uint tap = k / p.cin;
+  const int at = conv_input_at(tap, k - tap * p.cin, image, iy0, ix0);
+  return at < 0 ? vec4(0.0) : vec4(inp4[uint(at) / 4u]);
+}
+
+#define GEMM_LOAD_B4
+vec4 gemm_load_b4(uint bz, uint k, uint n) { return vec4(wgt4[(p.off_w + n * p.k + k) / 4u]); }
 
 void gemm_store(uint bz, uint m, uint n, float acc) {
   const uint oi = m * p.cout + n;
@@ -58,6 +53,19 @@ void gemm_store(uint bz, uint m, uint n, float acc) {
   if ((p.flags & GEMM_FLAG_BIAS) != 0u) v += float(bias[p.off_bias + n]);
   const float r = (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? float(res[p.off_r + oi]) : 0.0;
   outp[p.off_out + oi] = STORE_T(gemm_act_residual(v, r, p.flags));
+}
+
+#define GEMM_STORE4
+vec4 gemm_load_epilogue4(uint bz, uint m, uint n) {
+  return (p.flags & GEMM_FLAG_RESIDUAL) != 0u ? vec4(res4[(p.off_r + m * p.cout + n) / 4u]) : vec4(0.0);
+}
+
+void gemm_store4(uint bz, uint m, uint n, vec4 acc, vec4 r) {
+  [[dont_unroll]] for (uint e = 0; e < 4u; ++e) {  // one activation instantiated, not four
+    const float b = (p.flags & GEMM_FLAG_BIAS) != 0u ? float(bias[p.off_bias + n + e]) : 0.0;
+    acc[e] = gemm_act_residual(acc[e] + b, r[e], p.flags);
+  }
+  outp4[(p.off_out + m * p.cout + n) / 4u] = STORE4_T(acc);
 }
 
 #include "gemm_scalar.glsl"

@@ -2,9 +2,7 @@
 // 2-D convolution of channels-last maps as an implicit GEMM on tensor cores (gemm_coopmat.glsl;
 // fp16 storage, or fp32 split into fp16 parts: gemm_io.glsl): input [B][H][W][Cin], weights
 // [Cout][KH][KW][Cin], output and residual [B][Ho][Wo][Cout]. Same operation, bindings, push and
-// specialisation constants as conv2d_nhwc.comp (IN_PLANAR too).
-// GEMM view: M = B·Ho·Wo (every image's pixels in one grid), N = Cout, K = KH·KW·Cin in (ky, kx, c)
-// order. A(m, k) is gathered from the input: with Cin a multiple of 8 (VEC_A) the 8 values of a
+// constants 8..13 as conv2d_nhwc.comp (conv2d_nhwc_gemm.glsl), and IN_PLANAR too. A(m, k) is gathered from the input: with Cin a multiple of 8 (VEC_A) the 8 values of a
 // load are 8 consecutive channels of one input pixel, one 16-byte load, whatever the map's width
 // (the NCHW kernel, conv2d_coopmat.comp, gathers element by element where the width is not a
 // multiple of 8: ResNet's 28×28, 14×14 and 7×7 maps). B is the weights as stored ([N][K], column
@@ -15,12 +13,6 @@
 #include "gemm_io.glsl"
 #extension GL_EXT_control_flow_attributes : require
 
-layout(constant_id = 8) const uint KH = 3;
-layout(constant_id = 9) const uint KW = 3;
-layout(constant_id = 10) const uint SH = 1;
-layout(constant_id = 11) const uint SW = 1;
-layout(constant_id = 12) const uint PH = 1;
-layout(constant_id = 13) const uint PW = 1;
 // 16-byte A loads: Cin and the input's offset are multiples of 8.
 layout(constant_id = 14) const bool VEC_A = false;
 // 16-byte B loads: K and the weights' offset are multiples of 8.
@@ -31,49 +23,14 @@ layout(constant_id = 16) const bool VEC_OUT = false;
 // as it is, element by element as it would gather a few channels anyway, with no transpose before.
 layout(constant_id = 17) const bool IN_PLANAR = false;
 
-layout(binding = 0) readonly buffer BufIn { STORE_T inp[]; };
 layout(binding = 0) readonly buffer BufIn4 { GEMM_WORD inp4[]; };
-layout(binding = 1) readonly buffer BufW { STORE_T wgt[]; };
 layout(binding = 1) readonly buffer BufW4 { GEMM_WORD wgt4[]; };
-layout(binding = 2) writeonly buffer BufOut { STORE_T outp[]; };
 layout(binding = 2) writeonly buffer BufOut4 { GEMM_WORD outp4[]; };
-layout(binding = 3) readonly buffer BufBias { STORE_T bias[]; };
 layout(binding = 3) readonly buffer BufBias4 { GEMM_WORD bias4[]; };
-layout(binding = 4) readonly buffer BufR { STORE_T res[]; };
 layout(binding = 4) readonly buffer BufR4 { GEMM_WORD res4[]; };
-
-// Mirrored by Conv2dNhwcPush in gpu/ops/conv2d_nhwc.cpp (same as conv2d_nhwc.comp).
-layout(push_constant) uniform Push {
-  uint batch, h, w, cin;
-  uint ho, wo, cout;
-  uint k;  // KH·KW·Cin
-  uint off_in, off_w, off_out, off_r, off_bias;
-  uint flags;
-} p;
-
-#define GEMM_M (p.batch * p.ho * p.wo)
-#define GEMM_N p.cout
-#define GEMM_K p.k
+#include "conv2d_nhwc_gemm.glsl"
 #define A_COLMAJOR false
 #define B_COLMAJOR true
-
-// Output pixel m as its image and its first input row and column (may be negative: padding).
-void conv_pixel(uint m, out uint image, out int iy0, out int ix0) {
-  const uint plane = p.ho * p.wo;
-  image = m / plane;
-  const uint r = m - image * plane, oy = r / p.wo, ox = r - oy * p.wo;
-  iy0 = int(oy * SH) - int(PH), ix0 = int(ox * SW) - int(PW);
-}
-
-// The input element of channel c under tap `tap` of output pixel (image, iy0, ix0), or −1 in the
-// padding.
-int conv_input_at(uint tap, uint c, uint image, int iy0, int ix0) {
-  const uint ky = tap / KW, kx = tap - ky * KW;
-  const uint iy = uint(iy0 + int(ky)), ix = uint(ix0 + int(kx));  // wraps when negative
-  if (iy >= p.h || ix >= p.w) return -1;
-  if (IN_PLANAR) return int(p.off_in + ((image * p.cin + c) * p.h + iy) * p.w + ix);
-  return int(p.off_in + ((image * p.h + iy) * p.w + ix) * p.cin + c);
-}
 
 // A: row = output pixel, col = k (a multiple of 8).
 GemmLoad8 gemm_load_a8(uint bz, uint row, uint col) {

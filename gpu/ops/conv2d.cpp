@@ -242,11 +242,18 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.off_bias = 0;
     push.flags = flags;
+    // Vector epilogue stores: output and residual rows start at multiples of the word (8 elements
+    // on tensor cores, 4 on the scalar core).
+    const int64_t width = tiling.coopmat ? 8 : 4;
+    const bool vec_out =
+        npix % width == 0 && sizes.out % width == 0 && wout.offset % width == 0 && (!wres || wres->offset % width == 0);
     if (tiling.coopmat) {
-      // 16-byte epilogue stores: output and residual rows start at multiples of 8.
       const size_t at = vec_out_at;  // VEC_OUT, VEC_B
-      spec[at] = npix % 8 == 0 && sizes.out % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+      spec[at] = vec_out;
       spec[at + 1] = words_b && win.offset % 8 == 0;
+    } else {
+      tiling.vec = (k % 4 == 0 ? kGemmVecA : 0) | (vec_out ? kGemmVecC : 0);
+      spec[7] = tiling.vec;
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

@@ -140,9 +140,16 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
     push.off_out = static_cast<uint32_t>(wout.offset);
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.flags = flags;
+    // Vector access: channels of one pixel, in words of 8 (tensor cores) or 4 (scalar core).
+    const int64_t width = tiling.coopmat ? 8 : 4;
+    const bool vec_a = !planar && cin % width == 0 && win.offset % width == 0;
+    const bool vec_out = cout % width == 0 && wout.offset % width == 0 && (!wres || wres->offset % width == 0);
     if (tiling.coopmat) {
-      spec[vec_at] = !planar && cin % 8 == 0 && win.offset % 8 == 0;
-      spec[vec_at + 2] = cout % 8 == 0 && wout.offset % 8 == 0 && (!wres || wres->offset % 8 == 0);
+      spec[vec_at] = vec_a;
+      spec[vec_at + 2] = vec_out;
+    } else {
+      tiling.vec = (vec_a ? kGemmVecA : 0) | (k % 4 == 0 ? kGemmVecB : 0) | (vec_out ? kGemmVecC : 0);
+      spec[7] = tiling.vec;
     }
     const Arg& bias_arg = bias ? *bias : weight;  // unused bindings get a dummy
     const Arg& res_arg = wres ? wres->arg : weight;

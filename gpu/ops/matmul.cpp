@@ -289,17 +289,41 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
     t.wg_size = t.t0 * t.t1 * caps.subgroup_size;
     return t;
   }
-  // Scalar tiles (BM, BN, BK, TM, TN), 256 invocations each.
+  // Scalar tiles (BM, BN, BK, TM, TN). On a CPU driver a problem's tiles count per image, as they
+  // were measured; the GPU rules count the grid's.
+  const int64_t per_image = ceil_div(m, 128) * ceil_div(n, 128);
+  const int64_t tiles128 = per_image * std::max<int64_t>(batch, 1);
+  // The GPU rules below were measured on B stored [N, K] (channels-last convolutions' weights,
+  // Conv2dNhwcSweepTest.ResNet50Batch32ScalarTileSweep on an H200); the NCHW convolutions, whose B is
+  // gathered row-major, keep the rules of a CPU driver.
+  const bool gpu = caps.shader_core_count > 0 && !b_row_major;
+  t.bk = 16;
   if (m <= 16 && n > 16) {
     t.bm = 16, t.bn = 128, t.t0 = 1, t.t1 = 8;
   } else if (n <= 16 && m > 16) {
     t.bm = 128, t.bn = 16, t.t0 = 8, t.t1 = 1;
-  } else if (ceil_div(m, 128) * ceil_div(n, 128) >= 256) {
+  } else if (gpu && tiles128 >= 64 && (n <= 64 || k <= 128)) {
+    // A 128-wide tile is half padding for 64 columns, and a GEMM of a few K slices is its
+    // epilogue, which half-width tiles share among twice the workgroups: ResNet-50's 3×3 at 56×56
+    // into 64 channels 506 → 303 µs, the stem 849 → 538, the 1×1 of 64 channels into 256 with a
+    // residual 227 → 203, of 128 into 512 166 → 155.
+    t.bm = 128, t.bn = 64, t.t0 = 8, t.t1 = 4;
+    t.bk = 8;
+  } else if (gpu && tiles128 >= 32 && tiles128 < 64 && k >= 4096) {
+    // Half a wave of long-K tiles: 8×8 micro-tiles in 128 invocations (the 3×3 of 512 channels at
+    // 7×7 and batch 32: 442 µs on 64×64 tiles, 386 on these). Smaller grids split 64×64 tiles over K
+    // (GemmSplitK): at batch 1 these tiles took ResNet-50 from 1.31–1.37 to 1.43–1.47 ms.
+    t.bm = 64, t.bn = 128, t.t0 = 8, t.t1 = 8;
+  } else if (gpu ? tiles128 >= 64 : per_image >= 256) {
+    // On a GPU from half a wave of 128×128 tiles up, deep K with two 16-deep slices in shared
+    // memory (33 KiB, where the device has it; lavapipe has 32): the 3×3 of 256 channels at 14×14
+    // (98 tiles) 439 µs on 64×64 tiles, 419 at BK = 8, 306 at BK = 16.
     t.bm = 128, t.bn = 128, t.t0 = 8, t.t1 = 8;
+    const uint32_t deep_bytes = 2 * 16 * (128 / 4 + 1) * 2 * 16;
+    t.bk = gpu && k >= 256 && caps.max_compute_shared_memory >= deep_bytes + 64 ? 16 : 8;
   } else {
     t.bm = 64, t.bn = 64, t.t0 = 4, t.t1 = 4;
   }
-  t.bk = 16;
   t.wg_size = (t.bm / t.t0) * (t.bn / t.t1);
   return t;
 }
@@ -477,29 +501,39 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
           if (off > kU32Max) return invalid_argument("matmul: element offset beyond 32 bits");
         }
 
+        // Vector loads of `width` elements need every row start of the operand (along its
+        // contiguous direction) at a multiple of `width`; vector epilogue stores need that of C,
+        // the residual and a per-column bias.
+        const auto vec_a = [&](int64_t width) {
+          return (opt.transpose_a ? mn : k) % width == 0 && lda % width == 0 && (bn_ == 1 || stride_a % width == 0) &&
+                 wa.offset % width == 0;
+        };
+        const auto vec_b = [&](int64_t width) {
+          return (opt.transpose_b ? k : nn) % width == 0 && ldb % width == 0 && (bn_ == 1 || stride_b % width == 0) &&
+                 wb.offset % width == 0;
+        };
+        const auto vec_c = [&](int64_t width) {
+          return ldc % width == 0 && (bn_ == 1 || stride_c % width == 0) && wc.offset % width == 0 &&
+                 (wr == nullptr || wr->offset % width == 0) &&
+                 (wbias == nullptr || opt.bias_per_row || wbias->offset % width == 0);
+        };
         std::vector<uint32_t> spec;
-        for (uint32_t s : tiling.spec()) spec.push_back(s);
         if (!tiling.coopmat) {
           push.flags |= (opt.transpose_a ? kFlagTransA : 0) | (opt.transpose_b ? kFlagTransB : 0);
+          // The scalar core's 4-wide stores also need whole runs of 4 columns.
+          tiling.vec =
+              (vec_a(4) ? kGemmVecA : 0) | (vec_b(4) ? kGemmVecB : 0) | (vec_c(4) && nn % 4 == 0 ? kGemmVecC : 0);
+          for (uint32_t s : tiling.spec()) spec.push_back(s);
         } else {
+          for (uint32_t s : tiling.spec()) spec.push_back(s);
           spec.push_back(opt.transpose_a ? 1 : 0);
           spec.push_back(opt.transpose_b ? 1 : 0);
-          // 16-byte loads need every row start of the operand at a multiple of 8 elements.
-          const bool vec_a = (opt.transpose_a ? mn : k) % 8 == 0 && lda % 8 == 0 && (bn_ == 1 || stride_a % 8 == 0) &&
-                             wa.offset % 8 == 0;
-          const bool vec_b = (opt.transpose_b ? k : nn) % 8 == 0 && ldb % 8 == 0 && (bn_ == 1 || stride_b % 8 == 0) &&
-                             wb.offset % 8 == 0;
-          spec.push_back(vec_a ? 1 : 0);
-          spec.push_back(vec_b ? 1 : 0);
-          // 16-byte epilogue stores: every row of C (and of the residual) and a per-column bias start
-          // at multiples of 8 elements.
-          const bool vec_c = ldc % 8 == 0 && (bn_ == 1 || stride_c % 8 == 0) && wc.offset % 8 == 0 &&
-                             (wr == nullptr || wr->offset % 8 == 0) &&
-                             (wbias == nullptr || opt.bias_per_row || wbias->offset % 8 == 0);
-          spec.push_back(vec_c ? 1 : 0);
+          spec.push_back(vec_a(8) ? 1 : 0);
+          spec.push_back(vec_b(8) ? 1 : 0);
+          spec.push_back(vec_c(8) ? 1 : 0);
           spec.push_back(fused_rope ? 1 : 0);
           // Whole tiles with 16-byte loads: the tile loop's loads need no bounds checks.
-          spec.push_back(vec_a && vec_b && tiling.whole_tiles(mn, nn, k) ? 1 : 0);
+          spec.push_back(vec_a(8) && vec_b(8) && tiling.whole_tiles(mn, nn, k) ? 1 : 0);
         }
         const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
         const Arg& res_arg = wr ? wr->arg : wa.arg;

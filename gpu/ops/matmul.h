@@ -138,12 +138,16 @@ struct GemmTiling {
   uint32_t splits = 1;
   uint32_t prefetch = 1;     // tensor-core path: slices of global loads in flight (constant 7)
   bool round_slices = true;  // split path: each K slice's sum rounded into the total (its constant 7)
+  // Scalar path: the operands that move 4 elements at a time (constant 7: kGemmVecA | kGemmVecB |
+  // kGemmVecC), which the op sets where the includer and the operands' alignment allow.
+  uint32_t vec = 0;
   // Grid for an M×N problem over `batch` images: x = M tiles, y = N tiles, z = batch·splits. M runs
   // fastest so that the workgroups in flight share panels of B (the weights of linear layers).
   std::array<uint32_t, 3> groups(int64_t m, int64_t n, int64_t batch) const;
   // Spec constants 0..7; the op appends its own from 8.
   std::array<uint32_t, 8> spec() const {
-    return {wg_size, bm, bn, bk, t0, t1, splits, split ? (round_slices ? 1u : 0u) : prefetch};
+    const uint32_t seventh = !coopmat ? vec : split ? (round_slices ? 1u : 0u) : prefetch;
+    return {wg_size, bm, bn, bk, t0, t1, splits, seventh};
   }
   // Whether an M×N×K problem is made of whole tiles: with 16-byte loads, the tensor-core loads then
   // skip their bounds checks (ALIGNED in matmul_coopmat.comp and conv2d_coopmat.comp).
@@ -194,6 +198,9 @@ Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t
 bool operands_overlap(const Arg& x, const Arg& y);
 
 // Epilogue flag word of the GEMM shaders (bits mirrored in shaders/gemm_epilogue.glsl).
+// Bits of GemmTiling::vec (mirrored in shaders/gemm_scalar.glsl).
+inline constexpr uint32_t kGemmVecA = 1, kGemmVecB = 2, kGemmVecC = 4;
+
 inline constexpr uint32_t kGemmFlagBias = 0x10, kGemmFlagBiasPerRow = 0x20, kGemmFlagResidual = 0x40,
                           kGemmFlagBeta = 0x80, kGemmFlagInputRelu = 0x100, kGemmFlagResidualFirst = 0x800;
 

@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -226,11 +228,12 @@ TEST_F(Conv2dNhwcTest, MisuseIsInvalidArgument) {
   EXPECT_EQ(g.dispatch_count(), ok);
 }
 
-// ResNet-50's convolutions at batch 32 in fp16, channels-last as the ONNX compiler runs them, under
-// each tensor-core tile, with the model's epilogues (bias and ReLU; the residual on the expanding
+// ResNet-50's convolutions at batch 32, channels-last as the ONNX compiler runs them, under each
+// tile of one GEMM core, with the model's epilogues (bias and ReLU; the residual on the expanding
 // 1×1 ones), dispatched directly (opt-in: RECON_CONV_BENCH=1; RECON_CONV_SWEEP_CASES names the
 // cases to run, comma-separated). 1×1 convolutions of stride 1 run as the op runs them, a GEMM of
-// the pixels by the transposed weights (matmul_coopmat_f16). Push structs mirror Conv2dNhwcPush in
+// the pixels by the transposed weights. The tensor-core sweep runs fp16, the scalar one fp32 (the
+// precision that runs on it on GPUs). Push structs mirror Conv2dNhwcPush in
 // gpu/ops/conv2d_nhwc.cpp and MatmulPush in gpu/ops/matmul.cpp.
 struct NhwcBenchPush {
   uint32_t batch, h, w, cin, ho, wo, cout, k, off_in, off_w, off_out, off_r, off_bias, flags;
@@ -242,102 +245,151 @@ struct MatmulBenchPush {
   float rope_base;
 };
 static_assert(sizeof(NhwcBenchPush) == 56 && sizeof(MatmulBenchPush) == 84, "mirror the ops' push constants");
+constexpr uint32_t kMatmulFlagTransB = 0x400;  // GEMM_FLAG_TRANS_B (shaders/gemm_epilogue.glsl)
 
-TEST_F(Conv2dNhwcTest, ResNet50Batch32TileSweep) {
+// One tile of the sweep: the core's specialisation constants 0..7 and a label.
+struct SweepTile {
+  std::array<uint32_t, 8> spec;
+  std::string label;
+};
+
+class Conv2dNhwcSweepTest : public Conv2dNhwcTest {
+ protected:
+  void sweep(bool coopmat, const std::vector<SweepTile>& tiles) {
+    const DType dtype = coopmat ? DType::kF16 : DType::kF32;
+    constexpr uint32_t kBatch = 32;
+    struct Case {
+      const char* what;
+      uint32_t cin, cout, h, w, kernel, stride;
+      bool residual;
+    };
+    const Case cases[] = {
+        {"stem 7x7/2", 3, 64, 224, 224, 7, 2, false},      {"l1 1x1 in", 64, 64, 56, 56, 1, 1, false},
+        {"l1 1x1 in'", 256, 64, 56, 56, 1, 1, false},      {"l1 3x3", 64, 64, 56, 56, 3, 1, false},
+        {"l1 1x1 out", 64, 256, 56, 56, 1, 1, true},       {"l2 1x1 in", 256, 128, 56, 56, 1, 1, false},
+        {"l2 3x3/2", 128, 128, 56, 56, 3, 2, false},       {"l2 down 1x1/2", 256, 512, 56, 56, 1, 2, false},
+        {"l2 1x1 in'", 512, 128, 28, 28, 1, 1, false},     {"l2 3x3", 128, 128, 28, 28, 3, 1, false},
+        {"l2 1x1 out", 128, 512, 28, 28, 1, 1, true},      {"l3 3x3/2", 256, 256, 28, 28, 3, 2, false},
+        {"l3 down 1x1/2", 512, 1024, 28, 28, 1, 2, false}, {"l3 1x1 in'", 1024, 256, 14, 14, 1, 1, false},
+        {"l3 3x3", 256, 256, 14, 14, 3, 1, false},         {"l3 1x1 out", 256, 1024, 14, 14, 1, 1, true},
+        {"l4 3x3/2", 512, 512, 14, 14, 3, 2, false},       {"l4 down 1x1/2", 1024, 2048, 14, 14, 1, 2, false},
+        {"l4 1x1 in'", 2048, 512, 7, 7, 1, 1, false},      {"l4 3x3", 512, 512, 7, 7, 3, 1, false},
+        {"l4 1x1 out", 512, 2048, 7, 7, 1, 1, true}};
+    const char* only = std::getenv("RECON_CONV_SWEEP_CASES");
+    for (const Case& c : cases) {
+      if (only != nullptr &&
+          ("," + std::string(only) + ",").find("," + std::string(c.what) + ",") == std::string::npos) {
+        continue;
+      }
+      const uint32_t pad = c.kernel / 2, ho = (c.h + 2 * pad - c.kernel) / c.stride + 1;
+      const uint32_t wo = (c.w + 2 * pad - c.kernel) / c.stride + 1, pixels = kBatch * ho * wo;
+      const uint32_t k = c.cin * c.kernel * c.kernel;
+      const bool planar = c.cin < 8;  // the stem reads the NCHW input
+      Tensor in =
+          upload_f32(rt(), dtype, {kBatch, c.h, c.w, c.cin}, random_floats(int64_t{kBatch} * c.cin * c.h * c.w, 1));
+      Tensor wt = upload_f32(rt(), dtype, {c.cout, c.kernel, c.kernel, c.cin}, random_floats(int64_t{c.cout} * k, 2));
+      Tensor bias = upload_f32(rt(), dtype, {c.cout}, random_floats(c.cout, 3));
+      Tensor res = upload_f32(rt(), dtype, {kBatch, ho, wo, c.cout}, random_floats(int64_t{pixels} * c.cout, 4));
+      Tensor out = Tensor::empty(rt(), dtype, {kBatch, ho, wo, c.cout}).value();
+      Tensor partials = Tensor::zeros(rt(), DType::kF32, {int64_t{pixels + 256} * (c.cout + 128) * 3}).value();
+      Tensor arrivals = Tensor::zeros(rt(), DType::kF32, {4096}).value();
+      const bool gemm = c.kernel == 1 && c.stride == 1;
+      const uint32_t flags =
+          static_cast<uint32_t>(Activation::kRelu) | ops::kGemmFlagBias | (c.residual ? ops::kGemmFlagResidual : 0u);
+      for (const SweepTile& t : tiles) {
+        const uint32_t bm = t.spec[1], bn = t.spec[2], splits = t.spec[6];
+        const std::array<uint32_t, 3> groups = {(pixels + bm - 1) / bm, (c.cout + bn - 1) / bn, splits};
+        if (splits > 1 && groups[0] * groups[1] > 4096) continue;  // the arrival counters
+        std::vector<uint32_t> spec(t.spec.begin(), t.spec.end());
+        if (!coopmat) {  // the scalar core's 4-wide loads and stores as the ops set them
+          spec[7] = (gemm || !planar ? ops::kGemmVecA : 0u) | ops::kGemmVecB | ops::kGemmVecC;
+        }
+        MatmulBenchPush gemm_push{};
+        NhwcBenchPush conv_push{};
+        if (gemm) {
+          gemm_push.m = pixels, gemm_push.n = c.cout, gemm_push.k = c.cin, gemm_push.lda = c.cin;
+          gemm_push.ldb = c.cin, gemm_push.ldc = c.cout, gemm_push.alpha = 1.0f, gemm_push.flags = flags;
+          // TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED as the op sets them; the scalar
+          // shader takes its transposes as flags.
+          if (coopmat) spec.insert(spec.end(), {0, 1, 1, 1, 1, 0, 0});
+          if (!coopmat) gemm_push.flags |= kMatmulFlagTransB;
+        } else {
+          // KH, KW, SH, SW, PH, PW, then VEC_A, VEC_B, VEC_OUT (tensor cores) and IN_PLANAR.
+          spec.insert(spec.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad});
+          if (coopmat) spec.insert(spec.end(), {planar ? 0u : 1u, k % 8 == 0 ? 1u : 0u, 1u});
+          spec.push_back(planar ? 1u : 0u);
+          conv_push = {kBatch, c.h, c.w, c.cin, ho, wo, c.cout, k, 0, 0, 0, 0, 0, flags};
+        }
+        std::string shader = gemm ? "matmul" : "conv2d_nhwc";
+        shader += coopmat ? "_coopmat_f16" : splits > 1 ? "_split_f32" : "_f32";
+        constexpr int kReps = 10;
+        Graph g(rt());
+        bool ok = true;
+        for (int i = 0; i < kReps && ok; ++i) {
+          const auto dispatch = [&](const auto& push) {
+            return g.dispatch(shader, spec,
+                              {{in, Access::kRead},
+                               {wt, Access::kRead},
+                               {out, Access::kWrite},
+                               {bias, Access::kRead},
+                               {res, Access::kRead},
+                               {partials, Access::kReadWrite},
+                               {arrivals, Access::kReadWrite}},
+                              push, groups);
+          };
+          ok = (gemm ? dispatch(gemm_push) : dispatch(conv_push)).is_ok();
+        }
+        if (!ok) continue;  // shared memory beyond the device's limit
+        // The clock first: each tile's pipeline compiles with the GPU idle, at its lowest clock.
+        ASSERT_TRUE(bench::warm_up_clocks([&] { return g.run(); }, bench::clock_warmup_seconds(rt().caps())).is_ok());
+        const double best = seconds_per_dispatch(g, kReps, 1);
+        std::printf("[resnet nhwc %s] %-15s %4u->%4u %3ux%3u tile %s: %7.1f us %6.1f TFLOP/s\n", dtype_name(dtype),
+                    c.what, c.cin, c.cout, ho, wo, t.label.c_str(), best * 1e6,
+                    2.0 * pixels * c.cout * k / best * 1e-12);
+        std::fflush(stdout);  // a sweep cut short by a time limit keeps what it measured
+      }
+    }
+  }
+};
+
+TEST_F(Conv2dNhwcSweepTest, ResNet50Batch32TileSweep) {
   if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
-  constexpr uint32_t kBatch = 32;
-  struct Tile {
-    uint32_t bm, bn, bk, wm, wn, prefetch, splits;
-  };
-  const Tile tiles[] = {{128, 128, 32, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 1, 1},
-                        {128, 64, 16, 4, 2, 2, 1},  {128, 64, 32, 4, 2, 2, 1},  {64, 128, 16, 2, 4, 2, 1},
-                        {64, 64, 16, 2, 2, 2, 1},   {64, 64, 32, 2, 2, 2, 1},   {256, 64, 16, 4, 2, 2, 1},
-                        {128, 128, 16, 2, 4, 2, 2}, {128, 128, 32, 2, 4, 2, 2}, {128, 128, 16, 2, 4, 2, 3}};
-  struct Case {
-    const char* what;
-    uint32_t cin, cout, h, w, kernel, stride;
-    bool residual;
-  };
-  const Case cases[] = {
-      {"stem 7x7/2", 3, 64, 224, 224, 7, 2, false},      {"l1 1x1 in", 64, 64, 56, 56, 1, 1, false},
-      {"l1 1x1 in'", 256, 64, 56, 56, 1, 1, false},      {"l1 3x3", 64, 64, 56, 56, 3, 1, false},
-      {"l1 1x1 out", 64, 256, 56, 56, 1, 1, true},       {"l2 1x1 in", 256, 128, 56, 56, 1, 1, false},
-      {"l2 3x3/2", 128, 128, 56, 56, 3, 2, false},       {"l2 down 1x1/2", 256, 512, 56, 56, 1, 2, false},
-      {"l2 1x1 in'", 512, 128, 28, 28, 1, 1, false},     {"l2 3x3", 128, 128, 28, 28, 3, 1, false},
-      {"l2 1x1 out", 128, 512, 28, 28, 1, 1, true},      {"l3 3x3/2", 256, 256, 28, 28, 3, 2, false},
-      {"l3 down 1x1/2", 512, 1024, 28, 28, 1, 2, false}, {"l3 1x1 in'", 1024, 256, 14, 14, 1, 1, false},
-      {"l3 3x3", 256, 256, 14, 14, 3, 1, false},         {"l3 1x1 out", 256, 1024, 14, 14, 1, 1, true},
-      {"l4 3x3/2", 512, 512, 14, 14, 3, 2, false},       {"l4 down 1x1/2", 1024, 2048, 14, 14, 1, 2, false},
-      {"l4 1x1 in'", 2048, 512, 7, 7, 1, 1, false},      {"l4 3x3", 512, 512, 7, 7, 3, 1, false},
-      {"l4 1x1 out", 512, 2048, 7, 7, 1, 1, true}};
-  const char* only = std::getenv("RECON_CONV_SWEEP_CASES");
-  for (const Case& c : cases) {
-    if (only != nullptr && ("," + std::string(only) + ",").find("," + std::string(c.what) + ",") == std::string::npos) {
-      continue;
-    }
-    const uint32_t pad = c.kernel / 2, ho = (c.h + 2 * pad - c.kernel) / c.stride + 1;
-    const uint32_t wo = (c.w + 2 * pad - c.kernel) / c.stride + 1, pixels = kBatch * ho * wo;
-    const uint32_t k = c.cin * c.kernel * c.kernel;
-    const bool planar = c.cin < 8;  // the stem reads the NCHW input
-    Tensor in =
-        upload_f32(rt(), DType::kF16, {kBatch, c.h, c.w, c.cin}, random_floats(int64_t{kBatch} * c.cin * c.h * c.w, 1));
-    Tensor wt =
-        upload_f32(rt(), DType::kF16, {c.cout, c.kernel, c.kernel, c.cin}, random_floats(int64_t{c.cout} * k, 2));
-    Tensor bias = upload_f32(rt(), DType::kF16, {c.cout}, random_floats(c.cout, 3));
-    Tensor res = upload_f32(rt(), DType::kF16, {kBatch, ho, wo, c.cout}, random_floats(int64_t{pixels} * c.cout, 4));
-    Tensor out = Tensor::empty(rt(), DType::kF16, {kBatch, ho, wo, c.cout}).value();
-    Tensor partials = Tensor::zeros(rt(), DType::kF32, {int64_t{pixels + 256} * (c.cout + 128) * 3}).value();
-    Tensor arrivals = Tensor::zeros(rt(), DType::kF32, {4096}).value();
-    const bool gemm = c.kernel == 1 && c.stride == 1;
-    for (const Tile& t : tiles) {
-      const uint32_t flags =
-          static_cast<uint32_t>(Activation::kRelu) | ops::kGemmFlagBias | (c.residual ? ops::kGemmFlagResidual : 0u);
-      const std::array<uint32_t, 3> groups = {(pixels + t.bm - 1) / t.bm, (c.cout + t.bn - 1) / t.bn, t.splits};
-      if (t.splits > 1 && groups[0] * groups[1] > 4096) continue;  // the arrival counters
-      std::vector<uint32_t> spec = {t.wm * t.wn * sg, t.bm, t.bn, t.bk, t.wm, t.wn, t.splits, t.prefetch};
-      MatmulBenchPush gemm_push{};
-      NhwcBenchPush conv_push{};
-      if (gemm) {
-        // TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C, ROPE, ALIGNED as the op sets them.
-        spec.insert(spec.end(), {0, 1, 1, 1, 1, 0, 0});
-        gemm_push.m = pixels, gemm_push.n = c.cout, gemm_push.k = c.cin, gemm_push.lda = c.cin;
-        gemm_push.ldb = c.cin, gemm_push.ldc = c.cout, gemm_push.alpha = 1.0f, gemm_push.flags = flags;
-      } else {
-        // KH, KW, SH, SW, PH, PW, VEC_A, VEC_B, VEC_OUT, IN_PLANAR as the op sets them.
-        spec.insert(spec.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad, planar ? 0u : 1u,
-                                 k % 8 == 0 ? 1u : 0u, 1u, planar ? 1u : 0u});
-        conv_push = {kBatch, c.h, c.w, c.cin, ho, wo, c.cout, k, 0, 0, 0, 0, 0, flags};
-      }
-      constexpr int kReps = 10;
-      Graph g(rt());
-      bool ok = true;
-      for (int i = 0; i < kReps && ok; ++i) {
-        const auto dispatch = [&](const char* shader, const auto& push) {
-          return g.dispatch(shader, spec,
-                            {{in, Access::kRead},
-                             {wt, Access::kRead},
-                             {out, Access::kWrite},
-                             {bias, Access::kRead},
-                             {res, Access::kRead},
-                             {partials, Access::kReadWrite},
-                             {arrivals, Access::kReadWrite}},
-                            push, groups);
-        };
-        ok =
-            (gemm ? dispatch("matmul_coopmat_f16", gemm_push) : dispatch("conv2d_nhwc_coopmat_f16", conv_push)).is_ok();
-      }
-      if (!ok) continue;  // shared memory beyond the device's limit
-      // The clock first: each tile's pipeline compiles with the GPU idle, at its lowest clock.
-      ASSERT_TRUE(bench::warm_up_clocks([&] { return g.run(); }, bench::clock_warmup_seconds(rt().caps())).is_ok());
-      const double best = seconds_per_dispatch(g, kReps, 1);
-      std::printf(
-          "[resnet nhwc] %-15s %4u->%4u %3ux%3u tile %3ux%3ux%2u sg %ux%u pf %u split %u: %7.1f us %6.1f TFLOP/s\n",
-          c.what, c.cin, c.cout, ho, wo, t.bm, t.bn, t.bk, t.wm, t.wn, t.prefetch, t.splits, best * 1e6,
-          2.0 * pixels * c.cout * k / best * 1e-12);
-    }
+  std::vector<SweepTile> tiles;
+  // BM, BN, BK, subgroups along M and N, slices of loads in flight, K splits.
+  const std::array<uint32_t, 7> list[] = {
+      {128, 128, 32, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 1, 1}, {128, 64, 16, 4, 2, 2, 1},
+      {128, 64, 32, 4, 2, 2, 1},  {64, 128, 16, 2, 4, 2, 1},  {64, 64, 16, 2, 2, 2, 1},   {64, 64, 32, 2, 2, 2, 1},
+      {256, 64, 16, 4, 2, 2, 1},  {128, 128, 16, 2, 4, 2, 2}, {128, 128, 32, 2, 4, 2, 2}, {128, 128, 16, 2, 4, 2, 3}};
+  for (const auto& [bm, bn, bk, wm, wn, prefetch, splits] : list) {
+    char label[64];
+    std::snprintf(label, sizeof label, "%3ux%3ux%2u sg %ux%u pf %u split %u", bm, bn, bk, wm, wn, prefetch, splits);
+    tiles.push_back({{wm * wn * sg, bm, bn, bk, wm, wn, splits, prefetch}, label});
   }
+  sweep(/*coopmat=*/true, tiles);
+}
+
+// The scalar core's tiles on the same convolutions in fp32 (opt-in like the above;
+// RECON_CONV_SCALAR_TILES=BMxBNxBKxTMxTN[xSPLITS],... replaces the list).
+TEST_F(Conv2dNhwcSweepTest, ResNet50Batch32ScalarTileSweep) {
+  if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
+  std::string list =
+      "128x128x8x8x8,128x128x16x8x8,64x64x16x4x4,64x64x8x4x4,128x64x8x8x4,64x128x8x4x8,"
+      "128x128x8x8x8x2,64x64x16x4x4x2";
+  if (const char* env = std::getenv("RECON_CONV_SCALAR_TILES")) list = env;
+  std::vector<SweepTile> tiles;
+  for (size_t at = 0; at < list.size();) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    uint32_t v[6] = {0, 0, 0, 0, 0, 1};
+    const int got =
+        std::sscanf(list.substr(at, end - at).c_str(), "%ux%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+    ASSERT_GE(got, 5) << list.substr(at, end - at);
+    const auto [bm, bn, bk, tm, tn, splits] = v;
+    tiles.push_back({{(bm / tm) * (bn / tn), bm, bn, bk, tm, tn, splits, 0}, list.substr(at, end - at)});
+    at = end + 1;
+  }
+  sweep(/*coopmat=*/false, tiles);
 }
 
 }  // namespace

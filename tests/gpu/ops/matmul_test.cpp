@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -170,6 +171,10 @@ TEST_F(MatmulTest, LargeTileCoversRaggedEdges) {
   Problem p;
   p.m = 1940, p.n = 1930, p.k = 17, p.tb = true, p.bias = true, p.act = Activation::kGeluErf;
   run(p, DType::kF32, 77);
+  // The same tile moving 4 elements at a time (every dimension a multiple of 4), with a residual.
+  Problem aligned;
+  aligned.m = 2052, aligned.n = 2044, aligned.k = 20, aligned.tb = true, aligned.residual = true;
+  run(aligned, DType::kF32, 78);
 }
 
 TEST_P(MatmulDtypeTest, AlphaBetaBiasResidualAndEveryActivation) {
@@ -200,6 +205,27 @@ TEST_P(MatmulDtypeTest, BatchesWithBroadcastOperands) {
   run(p, d, 510);
   p.batched_a = false, p.batched_b = true;  // shared left operand
   run(p, d, 520);
+}
+
+TEST_P(MatmulDtypeTest, AlignedOperandsMoveFourElementsAtATime) {
+  // Multiples of 4 along every direction: the scalar core's 4-wide loads of A and B along each of
+  // their directions (the transposes) and its 4-wide epilogue, on ragged 64×64 tiles.
+  const DType d = GetParam();
+  uint32_t seed = 600;
+  for (int t = 0; t < 4; ++t) {
+    Problem p;
+    p.m = 68, p.n = 72, p.k = 44, p.ta = t & 1, p.tb = t & 2;
+    p.alpha = 0.5f, p.beta = 0.25f, p.bias = true, p.residual = true, p.act = Activation::kGeluErf;
+    run(p, d, seed += 10);
+  }
+  Problem in_place;  // the residual read 4 rows ahead of the stores, from the output itself
+  in_place.m = 36, in_place.n = 20, in_place.k = 8, in_place.bias = true, in_place.bias_per_row = true;
+  in_place.residual = true, in_place.residual_in_place = true, in_place.act = Activation::kSigmoid;
+  run(in_place, d, 700);
+  Problem batched;
+  batched.batch = 3, batched.m = 24, batched.n = 28, batched.k = 12, batched.batched_a = true;
+  batched.batched_c = true, batched.tb = true, batched.residual = true;
+  run(batched, d, 710);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulDtypeTest, ::testing::Values(DType::kF32, DType::kF16), DtypeParamName());
@@ -705,6 +731,59 @@ TEST(GemmTiling, NarrowProblemsTakeHalfTiles) {
   EXPECT_EQ(half_wave->bk, 32u);
   EXPECT_EQ(ops::wave_balanced_splits(52, 144, 132), 2);
   EXPECT_EQ(nhwc(32 * 7 * 7, 512, 4608).bm, 64u) << "without an SM count to split by: 64×64 tiles";
+}
+
+// The scalar core's tiles: on a GPU (a device that reports its SM count) with B stored [N, K] as
+// channels-last convolutions have it, 128×64 tiles for 64 columns or K ≤ 128, 64×128 tiles of 8×8 in
+// 128 invocations for half a wave of K ≥ 4096, and 128×128 tiles from 64 of them with 16-deep
+// slices for K ≥ 256; a CPU driver, and B row-major, keep 128×128 tiles (8 deep) for 256 and more
+// per image, 64×64 otherwise.
+TEST(GemmTiling, ScalarTilesOnAGpuFollowTheChannelsLastSweep) {
+  Capabilities caps;
+  caps.max_compute_shared_memory = 49152;
+  const auto tile = [&](const Capabilities& c, int64_t m, int64_t n, int64_t k, bool b_row_major) {
+    const auto t = ops::choose_gemm_tiling(c, DType::kF32, m, n, k, GemmPath::kAuto, b_row_major, 1).value();
+    EXPECT_FALSE(t.coopmat);
+    EXPECT_EQ(t.wg_size, (t.bm / t.t0) * (t.bn / t.t1));
+    return std::array<uint32_t, 5>{t.bm, t.bn, t.bk, t.t0, t.t1};
+  };
+  Capabilities gpu = caps;
+  gpu.shader_core_count = 132;
+  using T = std::array<uint32_t, 5>;
+  EXPECT_EQ(tile(gpu, 32 * 56 * 56, 64, 576, false), (T{128, 64, 8, 8, 4})) << "the 3x3 into 64 channels";
+  EXPECT_EQ(tile(gpu, 32 * 14 * 14, 256, 2304, false), (T{128, 128, 16, 8, 8})) << "98 tiles, deep K";
+  EXPECT_EQ(tile(gpu, 32 * 56 * 56, 256, 64, false), (T{128, 64, 8, 8, 4})) << "short K";
+  EXPECT_EQ(tile(gpu, 32 * 14 * 14, 1024, 256, false), (T{128, 128, 16, 8, 8}));
+  EXPECT_EQ(tile(gpu, 32 * 7 * 7, 512, 4608, false), (T{64, 128, 16, 8, 8})) << "52 tiles, long K";
+  EXPECT_EQ(tile(gpu, 32 * 7 * 7, 512, 2048, false), (T{64, 64, 16, 4, 4})) << "52 tiles";
+  EXPECT_EQ(tile(gpu, 7 * 7, 512, 4608, false), (T{64, 64, 16, 4, 4})) << "4 tiles: split over K instead";
+  EXPECT_EQ(tile(gpu, 256, 32 * 14 * 14, 2304, true), (T{64, 64, 16, 4, 4})) << "B row-major: the CPU rules";
+  EXPECT_EQ(tile(caps, 32 * 14 * 14, 256, 2304, false), (T{64, 64, 16, 4, 4})) << "no SM count";
+  EXPECT_EQ(tile(caps, 32 * 56 * 56, 256, 64, false), (T{128, 128, 8, 8, 8}));
+  const auto batched = ops::choose_gemm_tiling(caps, DType::kF32, 64, 56 * 56, 576, GemmPath::kAuto, true, 32);
+  EXPECT_EQ(batched->bm, 64u) << "a CPU driver counts an image's tiles: 25";
+  gpu.max_compute_shared_memory = 32768;
+  EXPECT_EQ(tile(gpu, 32 * 14 * 14, 256, 2304, false), (T{128, 128, 8, 8, 8})) << "33 KiB do not fit";
+}
+
+// The GPU tiles above on the device (its caps claiming an SM count): 128×64, 64×128, and 128×128 with
+// 16-deep slices where the shared memory holds them (not on lavapipe: 8 deep), 4 elements at a
+// time and one at a time, against float64.
+TEST_F(MatmulTest, ScalarGpuTilesMatchFloat64) {
+  Capabilities caps = rt().caps();
+  caps.shader_core_count = 132;
+  Problem narrow;  // 64 tiles of 128×64
+  narrow.m = 128 * 64 - 4, narrow.n = 60, narrow.k = 36, narrow.tb = true, narrow.bias = true, narrow.residual = true;
+  narrow.act = Activation::kRelu;
+  run(narrow, DType::kF32, 800, &caps);
+  Problem deep;  // 64 tiles of 128×128, K ≥ 256
+  deep.m = 1024, deep.n = 1000, deep.k = 260, deep.tb = true, deep.bias = true, deep.residual = true;
+  run(deep, DType::kF32, 810, &caps);
+  deep.k = 257;  // K not a multiple of 4: one element at a time
+  run(deep, DType::kF32, 820, &caps);
+  Problem long_k;  // 64×128 tiles of 8×8 in 128 invocations (32 tiles of 128×128)
+  long_k.m = 1000, long_k.n = 500, long_k.k = 4100, long_k.tb = true, long_k.residual = true;
+  run(long_k, DType::kF32, 830, &caps);
 }
 
 // fp32 storage runs on tensor cores split into two fp16 parts (shaders/gemm_io.glsl) where the caller
