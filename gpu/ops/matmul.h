@@ -197,10 +197,10 @@ Result<GemmWindow> gemm_window(const Capabilities& caps, const Arg& arg, int64_t
 // True when two tensor operands share bytes of one buffer (slots are never known to overlap).
 bool operands_overlap(const Arg& x, const Arg& y);
 
-// Epilogue flag word of the GEMM shaders (bits mirrored in shaders/gemm_epilogue.glsl).
 // Bits of GemmTiling::vec (mirrored in shaders/gemm_scalar.glsl).
 inline constexpr uint32_t kGemmVecA = 1, kGemmVecB = 2, kGemmVecC = 4;
 
+// Epilogue flag word of the GEMM shaders (bits mirrored in shaders/gemm_epilogue.glsl).
 inline constexpr uint32_t kGemmFlagBias = 0x10, kGemmFlagBiasPerRow = 0x20, kGemmFlagResidual = 0x40,
                           kGemmFlagBeta = 0x80, kGemmFlagInputRelu = 0x100, kGemmFlagResidualFirst = 0x800;
 

@@ -22,8 +22,9 @@ namespace {
 
 // kAuto: fp16 on tensor cores, and fp32 on the scalar core of a GPU (a device that reports its SM
 // count; lavapipe was not measured). ResNet-50 on an H200 (recon-run --layout, batch 32 / 1): fp16
-// 5.41 → 4.74 ms and 1.44 → 1.16 ms; fp32 18.0 → 14.4 ms and 1.37 → 1.31 ms (its loads 4 channels of
-// a pixel at a time); fp32-split lost (14.5 → 19.0 ms and 1.80 → 1.91 ms).
+// 5.41 → 4.74 ms and 1.44 → 1.16 ms; fp32 18.2 → 11.6 ms and 1.35 → 1.33–1.35 ms (the scalar core
+// loads 4 channels of a pixel at a time, and takes tiles measured channels-last); fp32-split lost
+// (14.5 → 19.0 ms and 1.80 → 1.91 ms).
 bool runs_channels_last(const EngineOptions& options, const Capabilities& caps) {
   if (options.layout != EngineOptions::Layout::kAuto) return options.layout == EngineOptions::Layout::kChannelsLast;
   if (options.float_dtype == DType::kF16) return ops::coopmat_gemm_available(caps);
