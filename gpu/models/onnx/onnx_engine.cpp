@@ -20,15 +20,16 @@ EngineOptions engine_options(Precision precision) {
 
 namespace {
 
-// kAuto: fp16 on tensor cores, and fp32 on the scalar core of a GPU (a device that reports its SM
-// count; lavapipe was not measured). ResNet-50 on an H200 (recon-run --layout, batch 32 / 1): fp16
-// 5.41 → 4.74 ms and 1.44 → 1.16 ms; fp32 18.2 → 11.6 ms and 1.35 → 1.33–1.35 ms (the scalar core
-// loads 4 channels of a pixel at a time, and takes tiles measured channels-last); fp32-split lost
-// (14.5 → 19.0 ms and 1.80 → 1.91 ms).
+// kAuto: fp16 on tensor cores, and fp32 wherever it runs on the scalar core, whose loads take 4
+// channels of a pixel at a time. ResNet-50 on an H200 (recon-run --layout, batch 32 / 1): fp16 5.41 →
+// 4.74 ms and 1.44 → 1.16 ms; fp32 18.2 → 11.6 ms and 1.35 → 1.33–1.35 ms. On lavapipe (2 cores,
+// batch 1) ONNX's light models in fp32 gained too, transposes and all: ResNet-50 2.18 → 1.95 s (102
+// transposes), Inception v1 781 → 670 ms, SqueezeNet 228 → 215 ms. fp32-split lost (14.5 → 19.0 ms and
+// 1.80 → 1.91 ms), and fp16 on the scalar core was not measured.
 bool runs_channels_last(const EngineOptions& options, const Capabilities& caps) {
   if (options.layout != EngineOptions::Layout::kAuto) return options.layout == EngineOptions::Layout::kChannelsLast;
   if (options.float_dtype == DType::kF16) return ops::coopmat_gemm_available(caps);
-  return !options.fp32_split && caps.shader_core_count > 0;
+  return !options.fp32_split;
 }
 
 // Whether every dim of every runtime input is fixed, so the graph can be compiled at load.
