@@ -22,12 +22,17 @@ layout(binding = 4) readonly buffer BufR4 { STORE4_T res4[]; };
 #define A_K_CONTIGUOUS true
 #define B_N_CONTIGUOUS false
 
-float gemm_load_a(uint bz, uint m, uint k) {
+// The input element A(m, k) reads, or −1 in the padding.
+int input_of(uint m, uint k) {
   uint image;
   int iy0, ix0;
   conv_pixel(m, image, iy0, ix0);
   const uint tap = k / p.cin;
-  const int at = conv_input_at(tap, k - tap * p.cin, image, iy0, ix0);
+  return conv_input_at(tap, k - tap * p.cin, image, iy0, ix0);
+}
+
+float gemm_load_a(uint bz, uint m, uint k) {
+  const int at = input_of(m, k);
   return at < 0 ? 0.0f : float(inp[at]);
 }
 
@@ -36,11 +41,7 @@ float gemm_load_b(uint bz, uint k, uint n) { return float(wgt[p.off_w + n * p.k 
 // Channels c..c + 3 of one input pixel under one tap (Cin and the input's offset multiples of 4).
 #define GEMM_LOAD_A4
 vec4 gemm_load_a4(uint bz, uint m, uint k) {
-  uint image;
-  int iy0, ix0;
-  conv_pixel(m, image, iy0, ix0);
-  const uint tap = k / p.cin;
-  const int at = conv_input_at(tap, k - tap * p.cin, image, iy0, ix0);
+  const int at = input_of(m, k);
   return at < 0 ? vec4(0.0) : vec4(inp4[uint(at) / 4u]);
 }
 

@@ -242,9 +242,8 @@ Status conv2d(Graph& g, const Capabilities& caps, const Arg& input, const Arg& w
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.off_bias = 0;
     push.flags = flags;
-    // Vector epilogue stores: output and residual rows start at multiples of the word (8 elements
-    // on tensor cores, 4 on the scalar core).
-    const int64_t width = tiling.coopmat ? 8 : 4;
+    // Vector epilogue stores: output and residual rows start at multiples of the core's vector width.
+    const int64_t width = tiling.vector_width();
     const bool vec_out =
         npix % width == 0 && sizes.out % width == 0 && wout.offset % width == 0 && (!wres || wres->offset % width == 0);
     if (tiling.coopmat) {

@@ -140,8 +140,8 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
     push.off_out = static_cast<uint32_t>(wout.offset);
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.flags = flags;
-    // Vector access: channels of one pixel, in words of 8 (tensor cores) or 4 (scalar core).
-    const int64_t width = tiling.coopmat ? 8 : 4;
+    // Vector access: channels of one pixel, as many as the core's vector width.
+    const int64_t width = tiling.vector_width();
     const bool vec_a = !planar && cin % width == 0 && win.offset % width == 0;
     const bool vec_out = cout % width == 0 && wout.offset % width == 0 && (!wres || wres->offset % width == 0);
     if (tiling.coopmat) {

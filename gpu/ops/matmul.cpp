@@ -501,39 +501,33 @@ Status matmul_strided(Graph& g, const Capabilities& caps, const Arg& a, const Ar
           if (off > kU32Max) return invalid_argument("matmul: element offset beyond 32 bits");
         }
 
-        // Vector loads of `width` elements need every row start of the operand (along its
-        // contiguous direction) at a multiple of `width`; vector epilogue stores need that of C,
-        // the residual and a per-column bias.
-        const auto vec_a = [&](int64_t width) {
-          return (opt.transpose_a ? mn : k) % width == 0 && lda % width == 0 && (bn_ == 1 || stride_a % width == 0) &&
-                 wa.offset % width == 0;
-        };
-        const auto vec_b = [&](int64_t width) {
-          return (opt.transpose_b ? k : nn) % width == 0 && ldb % width == 0 && (bn_ == 1 || stride_b % width == 0) &&
-                 wb.offset % width == 0;
-        };
-        const auto vec_c = [&](int64_t width) {
-          return ldc % width == 0 && (bn_ == 1 || stride_c % width == 0) && wc.offset % width == 0 &&
-                 (wr == nullptr || wr->offset % width == 0) &&
-                 (wbias == nullptr || opt.bias_per_row || wbias->offset % width == 0);
-        };
-        std::vector<uint32_t> spec;
+        // Vector loads need every row start of the operand (along its contiguous direction) at a
+        // multiple of the core's vector width; vector epilogue stores need that of C, the residual
+        // and a per-column bias.
+        const int64_t width = tiling.vector_width();
+        const bool vec_a = (opt.transpose_a ? mn : k) % width == 0 && lda % width == 0 &&
+                           (bn_ == 1 || stride_a % width == 0) && wa.offset % width == 0;
+        const bool vec_b = (opt.transpose_b ? k : nn) % width == 0 && ldb % width == 0 &&
+                           (bn_ == 1 || stride_b % width == 0) && wb.offset % width == 0;
+        const bool vec_c = ldc % width == 0 && (bn_ == 1 || stride_c % width == 0) && wc.offset % width == 0 &&
+                           (wr == nullptr || wr->offset % width == 0) &&
+                           (wbias == nullptr || opt.bias_per_row || wbias->offset % width == 0);
         if (!tiling.coopmat) {
           push.flags |= (opt.transpose_a ? kFlagTransA : 0) | (opt.transpose_b ? kFlagTransB : 0);
           // The scalar core's 4-wide stores also need whole runs of 4 columns.
-          tiling.vec =
-              (vec_a(4) ? kGemmVecA : 0) | (vec_b(4) ? kGemmVecB : 0) | (vec_c(4) && nn % 4 == 0 ? kGemmVecC : 0);
-          for (uint32_t s : tiling.spec()) spec.push_back(s);
-        } else {
-          for (uint32_t s : tiling.spec()) spec.push_back(s);
+          tiling.vec = (vec_a ? kGemmVecA : 0) | (vec_b ? kGemmVecB : 0) | (vec_c && nn % 4 == 0 ? kGemmVecC : 0);
+        }
+        const std::array<uint32_t, 8> core = tiling.spec();
+        std::vector<uint32_t> spec(core.begin(), core.end());
+        if (tiling.coopmat) {
           spec.push_back(opt.transpose_a ? 1 : 0);
           spec.push_back(opt.transpose_b ? 1 : 0);
-          spec.push_back(vec_a(8) ? 1 : 0);
-          spec.push_back(vec_b(8) ? 1 : 0);
-          spec.push_back(vec_c(8) ? 1 : 0);
+          spec.push_back(vec_a ? 1 : 0);
+          spec.push_back(vec_b ? 1 : 0);
+          spec.push_back(vec_c ? 1 : 0);
           spec.push_back(fused_rope ? 1 : 0);
           // Whole tiles with 16-byte loads: the tile loop's loads need no bounds checks.
-          spec.push_back(vec_a(8) && vec_b(8) && tiling.whole_tiles(mn, nn, k) ? 1 : 0);
+          spec.push_back(vec_a && vec_b && tiling.whole_tiles(mn, nn, k) ? 1 : 0);
         }
         const Arg& bias_arg = wbias ? wbias->arg : wa.arg;  // unused bindings get a dummy
         const Arg& res_arg = wr ? wr->arg : wa.arg;

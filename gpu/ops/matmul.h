@@ -152,6 +152,8 @@ struct GemmTiling {
   // Whether an M×N×K problem is made of whole tiles: with 16-byte loads, the tensor-core loads then
   // skip their bounds checks (ALIGNED in matmul_coopmat.comp and conv2d_coopmat.comp).
   bool whole_tiles(int64_t m, int64_t n, int64_t k) const { return m % bm == 0 && n % bn == 0 && k % bk == 0; }
+  // Elements in one vector access of the core: a tensor-core load word (8), a scalar-core run (4).
+  int64_t vector_width() const { return coopmat ? 8 : 4; }
 };
 
 // Split-K (shaders/gemm_split_k.glsl; the tensor-core tiles, and the scalar ones on a GPU): a problem
