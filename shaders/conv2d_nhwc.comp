@@ -27,7 +27,7 @@ int input_of(uint m, uint k) {
   uint image;
   int iy0, ix0;
   conv_pixel(m, image, iy0, ix0);
-  const uint tap = k / p.cin;
+  const uint tap = conv_tap(k);
   return conv_input_at(tap, k - tap * p.cin, image, iy0, ix0);
 }
 

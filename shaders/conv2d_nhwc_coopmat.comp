@@ -38,7 +38,7 @@ GemmLoad8 gemm_load_a8(uint bz, uint row, uint col) {
   uint image;
   int iy0, ix0;
   conv_pixel(row, image, iy0, ix0);
-  uint tap = col / p.cin, c = col - tap * p.cin;
+  uint tap = conv_tap(col), c = col - tap * p.cin;
   if (VEC_A) {
     const int at = conv_input_at(tap, c, image, iy0, ix0);
     return at < 0 ? gemm_zero_load8() : GEMM_WORDS_LOAD8(inp4, uint(at));

@@ -19,14 +19,17 @@ layout(binding = 2) writeonly buffer BufOut { STORE_T outp[]; };
 layout(binding = 3) readonly buffer BufBias { STORE_T bias[]; };
 layout(binding = 4) readonly buffer BufR { STORE_T res[]; };
 
-// Mirrored by Conv2dNhwcPush in gpu/ops/conv2d_nhwc.cpp.
+// Mirrored by Conv2dNhwcPush in gpu/ops/conv2d_nhwc.cpp. The gather divides by Ho·Wo, Wo and Cin
+// with the host's multipliers (fast_divide.glsl); the shifts are bytes 0, 1 and 2 of div_shifts.
 layout(push_constant) uniform Push {
   uint batch, h, w, cin;
   uint ho, wo, cout;
   uint k;  // KH·KW·Cin
   uint off_in, off_w, off_out, off_r, off_bias;
   uint flags;
+  uint div_plane, div_wo, div_cin, div_shifts;
 } p;
+#include "fast_divide.glsl"
 
 #define GEMM_M (p.batch * p.ho * p.wo)
 #define GEMM_N p.cout
@@ -34,11 +37,14 @@ layout(push_constant) uniform Push {
 
 // Output pixel m as its image and its first input row and column (may be negative: padding).
 void conv_pixel(uint m, out uint image, out int iy0, out int ix0) {
-  const uint plane = p.ho * p.wo;
-  image = m / plane;
-  const uint r = m - image * plane, oy = r / p.wo, ox = r - oy * p.wo;
+  image = fast_divide(m, p.div_plane, p.div_shifts & 0xffu);
+  const uint r = m - image * (p.ho * p.wo), oy = fast_divide(r, p.div_wo, (p.div_shifts >> 8) & 0xffu);
+  const uint ox = r - oy * p.wo;
   iy0 = int(oy * SH) - int(PH), ix0 = int(ox * SW) - int(PW);
 }
+
+// k's tap (ky·KW + kx).
+uint conv_tap(uint k) { return fast_divide(k, p.div_cin, (p.div_shifts >> 16) & 0xffu); }
 
 // The input element of channel c under tap `tap` of output pixel (image, iy0, ix0), or −1 in the
 // padding.

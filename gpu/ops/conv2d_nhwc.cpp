@@ -1,10 +1,12 @@
 #include "gpu/ops/conv2d_nhwc.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gpu/ops/conv_images.h"
+#include "gpu/ops/fast_divide.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -15,8 +17,9 @@ struct Conv2dNhwcPush {
   uint32_t k;
   uint32_t off_in, off_w, off_out, off_r, off_bias;
   uint32_t flags;
+  uint32_t div_plane, div_wo, div_cin, div_shifts;  // fast_divisor(Ho·Wo, Wo, Cin): magics, shifts
 };
-static_assert(sizeof(Conv2dNhwcPush) == 56,
+static_assert(sizeof(Conv2dNhwcPush) == 72,
               "mirrors Push in shaders/conv2d_nhwc.comp and shaders/conv2d_nhwc_coopmat.comp");
 
 constexpr int64_t kU32Max = 0xffffffffLL;
@@ -87,9 +90,11 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
   }
 
   const int64_t k = kh * kw * cin, pixels = ho * wo;
-  for (int64_t v : {input.numel(), out.numel(), weight.numel(), k, batch * pixels}) {
+  for (int64_t v : {input.numel(), out.numel(), weight.numel()}) {
     if (v > kU32Max) return invalid_argument("conv2d_nhwc: size beyond 32 bits");
   }
+  // The gather's divisions (fast_divide) hold below 2^31.
+  if (k > INT32_MAX || batch * pixels > INT32_MAX) return invalid_argument("conv2d_nhwc: K or pixels beyond 2^31");
   if (batch == 0 || cout == 0 || pixels == 0) return Status::ok();
 
   // Whole images per dispatch so that input, output and residual windows fit one binding (the
@@ -140,6 +145,10 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
     push.off_out = static_cast<uint32_t>(wout.offset);
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.flags = flags;
+    const FastDivisor plane = fast_divisor(static_cast<uint32_t>(pixels)), row = fast_divisor(static_cast<uint32_t>(wo)),
+                      tap = fast_divisor(static_cast<uint32_t>(std::max<int64_t>(cin, 1)));
+    push.div_plane = plane.magic, push.div_wo = row.magic, push.div_cin = tap.magic;
+    push.div_shifts = plane.shift | row.shift << 8 | tap.shift << 16;
     // Vector access: channels of one pixel, as many as the core's vector width.
     const int64_t width = tiling.vector_width();
     const bool vec_a = !planar && cin % width == 0 && win.offset % width == 0;

@@ -4,6 +4,7 @@
 // residuals (also in place, and before the activation), batches split beyond the binding limit,
 // the scalar path everywhere, its split over K and the tensor-core path where present, and misuse.
 #include "gpu/ops/conv2d_nhwc.h"
+#include "gpu/ops/fast_divide.h"
 
 #include <gtest/gtest.h>
 
@@ -199,6 +200,37 @@ TEST_F(Conv2dNhwcTest, GridsBeyondTheDeviceLimitAreSplitIntoImages) {
             StatusCode::kInvalidArgument);
 }
 
+// The gather's divisions (gpu/ops/fast_divide.h) against the integer ones: every divisor up to 4096
+// (convolutions' widths, planes and channel counts) and powers of two and their neighbours up to
+// 2^31, with dividends at the ends of the range, near multiples of the divisor and random.
+TEST(FastDivide, EqualsIntegerDivisionBelow2To31) {
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 1; d <= 4096; ++d) divisors.push_back(d);
+  for (uint32_t s = 12; s <= 31; ++s) {
+    for (int64_t d : {(int64_t{1} << s) - 1, int64_t{1} << s, (int64_t{1} << s) + 1, int64_t{3} << (s - 2)}) {
+      divisors.push_back(static_cast<uint32_t>(d));
+    }
+  }
+  uint64_t state = 12345;
+  const auto next = [&] { return state = state * 6364136223846793005ULL + 1442695040888963407ULL; };
+  constexpr uint32_t kMax = 0x7fffffff;
+  for (uint32_t d : divisors) {
+    const ops::FastDivisor f = ops::fast_divisor(d);
+    std::vector<uint32_t> ns = {0, 1, d - 1, d, d + 1, kMax, kMax - 1, kMax / d * d, kMax / d * d - 1};
+    for (int i = 0; i < 64; ++i) ns.push_back(static_cast<uint32_t>(next() >> 33));  // below 2^31
+    for (int i = 0; i < 16; ++i) {
+      const uint64_t q = (next() >> 33) % (uint64_t{kMax} / d + 1);
+      for (int64_t n : {int64_t(q * d) - 1, int64_t(q * d), int64_t(q * d) + 1}) {
+        if (n >= 0 && n <= kMax) ns.push_back(static_cast<uint32_t>(n));
+      }
+    }
+    for (uint32_t n : ns) {
+      if (n > kMax) continue;
+      ASSERT_EQ(ops::fast_divide(n, f), n / d) << n << " / " << d;
+    }
+  }
+}
+
 TEST_F(Conv2dNhwcTest, MisuseIsInvalidArgument) {
   auto t = [&](DType d, Shape s) { return Tensor::empty(rt(), d, s).value(); };
   const Capabilities& caps = rt().caps();
@@ -237,6 +269,7 @@ TEST_F(Conv2dNhwcTest, MisuseIsInvalidArgument) {
 // gpu/ops/conv2d_nhwc.cpp and MatmulPush in gpu/ops/matmul.cpp.
 struct NhwcBenchPush {
   uint32_t batch, h, w, cin, ho, wo, cout, k, off_in, off_w, off_out, off_r, off_bias, flags;
+  uint32_t div_plane, div_wo, div_cin, div_shifts;
 };
 struct MatmulBenchPush {
   uint32_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, off_a, off_b, off_c, off_r, off_bias;
@@ -244,7 +277,7 @@ struct MatmulBenchPush {
   uint32_t flags, rope_cols, rope_tokens, rope_grid_w;
   float rope_base;
 };
-static_assert(sizeof(NhwcBenchPush) == 56 && sizeof(MatmulBenchPush) == 84, "mirror the ops' push constants");
+static_assert(sizeof(NhwcBenchPush) == 72 && sizeof(MatmulBenchPush) == 84, "mirror the ops' push constants");
 constexpr uint32_t kMatmulFlagTransB = 0x400;  // GEMM_FLAG_TRANS_B (shaders/gemm_epilogue.glsl)
 
 // One tile of the sweep: the core's specialisation constants 0..7 and a label.
@@ -318,7 +351,10 @@ class Conv2dNhwcSweepTest : public Conv2dNhwcTest {
           spec.insert(spec.end(), {c.kernel, c.kernel, c.stride, c.stride, pad, pad});
           if (coopmat) spec.insert(spec.end(), {planar ? 0u : 1u, k % 8 == 0 ? 1u : 0u, 1u});
           spec.push_back(planar ? 1u : 0u);
-          conv_push = {kBatch, c.h, c.w, c.cin, ho, wo, c.cout, k, 0, 0, 0, 0, 0, flags};
+          const ops::FastDivisor plane = ops::fast_divisor(ho * wo), row = ops::fast_divisor(wo),
+                                 tap = ops::fast_divisor(c.cin);
+          conv_push = {kBatch, c.h, c.w, c.cin, ho, wo, c.cout, k, 0, 0, 0, 0, 0, flags,
+                       plane.magic, row.magic, tap.magic, plane.shift | row.shift << 8 | tap.shift << 16};
         }
         std::string shader = gemm ? "matmul" : "conv2d_nhwc";
         shader += coopmat ? "_coopmat_f16" : splits > 1 ? "_split_f32" : "_f32";
