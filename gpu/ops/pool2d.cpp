@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu/ops/layout.h"
+#include "gpu/ops/wide_access.h"
 
 namespace recon::gpu::ops {
 namespace {
@@ -95,8 +96,12 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
   RECON_ASSIGN_OR_RETURN(
       int64_t c, rows_per_window({in_plane * es, out_plane * es, indices ? out_plane * uint64_t{4} : 0}, planes));
   const std::string shader = std::string(indices ? "pool_indices_" : "pool_") + dtype_name(in.dtype());
-  const uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u, indices && indices->column_major ? 1u : 0u,
-                           channels_last ? static_cast<uint32_t>(s[1]) : 1u};
+  // Channels-last float maps pool a 16-byte word of channels an invocation (WORDS in pool.comp)
+  // where the channels fill whole words.
+  const uint32_t vw = elements_per_word(in.dtype());
+  const bool words_ok = channels_last && !indices && in.dtype() != DType::kI32 && s[1] % vw == 0;
+  uint32_t spec[] = {mode, params.count_include_pad ? 1u : 0u, indices && indices->column_major ? 1u : 0u,
+                     channels_last ? static_cast<uint32_t>(s[1]) : 1u, 0u};
   for (int64_t p0 = 0; p0 < planes; p0 += c) {
     const int64_t p1 = std::min(planes, p0 + c);
     RECON_ASSIGN_OR_RETURN(Window wi, window(in, p0 * in_plane, p1 * in_plane));
@@ -126,7 +131,10 @@ Status pool(Graph& g, uint32_t mode, const char* name, const Arg& in, const Arg&
                   static_cast<uint32_t>(p0),
                   static_cast<uint32_t>(params.dilation[0]),
                   static_cast<uint32_t>(params.dilation[1])};
-    const auto groups = Graph::grid_1d((static_cast<uint64_t>(n) + kGroup - 1) / kGroup);
+    const bool words = words_ok && wi.base % vw == 0 && wo.base % vw == 0;
+    spec[4] = words ? 1u : 0u;
+    const uint64_t invocations = static_cast<uint64_t>(n) / (words ? vw : 1);
+    const auto groups = Graph::grid_1d((invocations + kGroup - 1) / kGroup);
     const Binding read{wi.arg, Access::kRead}, write{wo.arg, Access::kWrite};
     RECON_RETURN_IF_ERROR(wx ? g.dispatch(shader, spec, {read, write, {wx->arg, Access::kWrite}}, push, groups)
                              : g.dispatch(shader, spec, {read, write}, push, groups));

@@ -652,6 +652,12 @@ TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
     run(split, dt, 2700, &caps, &dispatches);
     EXPECT_GT(dispatches, 1u);
   }
+  // A many-tile GEMM of short K with a residual, ragged in M: 64×128 tiles with the residual loaded
+  // ahead of the epilogue (a ResNet 1×1 convolution's shape).
+  Problem short_k;
+  short_k.m = 4100, short_k.n = 256, short_k.k = 64, short_k.tb = true, short_k.bias = true, short_k.residual = true;
+  short_k.act = Activation::kRelu, short_k.path = GemmPath::kCoopMat;
+  run(short_k, DType::kF16, 2800);
 }
 
 // The capabilities of a GPU with the tensor-core GEMM (an H200's shared memory), for the tile rules'

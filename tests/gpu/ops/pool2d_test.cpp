@@ -144,7 +144,8 @@ TEST_P(Pool2dTest, MatchesPyTorchOnOddSizes) {
 }
 
 // Channels-last maps ([B, H, W, C], conv2d_nhwc's layout) against the planar reference of the same
-// values: max and average, padding, ceil_mode, one-sided (SAME) padding, dilated max.
+// values: max and average, padding, ceil_mode, one-sided (SAME) padding, dilated max; channel
+// counts that fill 16-byte words and counts that do not.
 TEST_P(Pool2dTest, ChannelsLastMapsMatchThePlanarReference) {
   const DType d = GetParam();
   struct Run {
@@ -161,6 +162,11 @@ TEST_P(Pool2dTest, ChannelsLastMapsMatchThePlanarReference) {
       {false, {2, 5, 7, 6}, {{2, 2}, {2, 2}, {1, 0}, true, true}},
       {false, {1, 9, 8, 5}, same},
       {true, {1, 3, 10, 7}, dilated},
+      // Channels in whole 16-byte words (8 fp16, 4 fp32): a word of channels an invocation.
+      {true, {2, 16, 9, 11}, {{3, 3}, {2, 2}, {1, 1}}},
+      {false, {2, 24, 7, 6}, {{2, 2}, {2, 2}, {1, 0}, true, true}},
+      {false, {1, 8, 8, 5}, same},
+      {true, {1, 8, 10, 7}, dilated},
   };
   uint32_t seed = 400;
   for (const Run& r : runs) {
