@@ -265,13 +265,17 @@ Result<GemmTiling> choose_gemm_tiling(const Capabilities& caps, DType dtype, int
       } else if (n <= 64) {
         t.bn = 64, t.t0 = 4, t.t1 = 2;
         t.bk = k >= 2048 ? 32 : 16;
-      } else if (!b_row_major && k <= 128) {
-        // A GEMM of a few K slices is its epilogue, and half-height tiles run twice as many
-        // workgroups through it: ResNet-50's channels-last 1×1 convolutions at batch 32 with a
-        // residual (H200, Conv2dNhwcTest.ResNet50Batch32TileSweep): 64 channels into 256 154 →
-        // 115 µs, 128 into 512 90 → 80; 256 into 1024 lost (55 → 60).
-        t.bm = 64, t.t0 = 2, t.t1 = 4;
-        t.bk = 16;
+      } else if (!b_row_major && k <= 512 && caps.max_workgroup_invocations >= 512) {
+        // A GEMM of a few K slices is mostly its epilogue, which each subgroup runs fragment by
+        // fragment: 16 subgroups of 2×2 fragments (512 invocations; 105 registers, one workgroup an
+        // SM as with 8) share it among twice the subgroups. ResNet-50's channels-last 1×1
+        // convolutions at batch 32 (H200, Conv2dNhwcSweepTest.ResNet50Batch32TileSweep, 8 against
+        // 16 subgroups): K = 256 108 → 93 µs (into 128 channels), 108 → 91 (strided, into 512), 56 →
+        // 49 (into 1024 with a residual); K = 512 84 → 76, 52 → 49; K = 128 82 → 73 (64×128 tiles
+        // of 8 subgroups before); K ≥ 1024 no gain (43 → 43, 87 → 87), and the 3×3 convolutions
+        // (K ≥ 1152) lose (90 → 94, 83 → 89). K = 64 takes 128×64 tiles: 112 → 109 µs.
+        t.t0 = 4, t.t1 = 4;
+        if (k <= 64) t.bn = 64, t.bk = 16;
       } else if (b_row_major && tiles >= 512) {
         t.bk = 16;
         t.prefetch = t.whole_tiles(m, n, k) ? 2 : 1;

@@ -163,6 +163,13 @@ TEST_F(Conv2dNhwcTest, TensorCorePathMatchesFloat64) {
     NhwcCase deep = nhwc("3x3 pad 1 at 14x14, 64 -> 72 channels, 12 images", 12, 14, 14, 64, 72, 3, 3, 1, 1);
     deep.act = Activation::kRelu;
     check(deep, dt, GemmPath::kCoopMat, 700);
+    // K ≤ 512 over many tiles: 16 subgroups a tile (128×128, and 128×64 for K = 64 through the GEMM).
+    NhwcCase wide = nhwc("3x3 pad 1 at 40x40, 32 -> 160 channels, 8 images", 8, 40, 40, 32, 160, 3, 3, 1, 1);
+    wide.residual = 1, wide.act = Activation::kRelu, wide.residual_first = true;
+    check(wide, dt, GemmPath::kCoopMat, 705);
+    NhwcCase pointwise = nhwc("1x1 at 36x33, 64 -> 256 channels, 8 images", 8, 36, 33, 64, 256, 1, 1, 1, 0);
+    pointwise.residual = 1, pointwise.act = Activation::kRelu, pointwise.residual_first = true;
+    check(pointwise, dt, GemmPath::kCoopMat, 707);
     NhwcCase narrow = nhwc("3x3 pad 1 at 7x7, 40 -> 24 channels, 40 images", 40, 7, 7, 40, 24, 3, 3, 1, 1);
     narrow.residual = 1, narrow.act = Activation::kRelu, narrow.residual_first = true;
     check(narrow, dt, GemmPath::kCoopMat, 710);
@@ -263,7 +270,8 @@ TEST_F(Conv2dNhwcTest, MisuseIsInvalidArgument) {
 // ResNet-50's convolutions at batch 32, channels-last as the ONNX compiler runs them, under each
 // tile of one GEMM core, with the model's epilogues (bias and ReLU; the residual on the expanding
 // 1×1 ones), dispatched directly (opt-in: RECON_CONV_BENCH=1; RECON_CONV_SWEEP_CASES names the
-// cases to run, comma-separated). 1×1 convolutions of stride 1 run as the op runs them, a GEMM of
+// cases to run, comma-separated; RECON_CONV_TILES=BMxBNxBKxWMxWNxPREFETCHxSPLITS,... the tensor-core
+// tiles). 1×1 convolutions of stride 1 run as the op runs them, a GEMM of
 // the pixels by the transposed weights. The tensor-core sweep runs fp16, the scalar one fp32 (the
 // precision that runs on it on GPUs). Push structs mirror Conv2dNhwcPush in
 // gpu/ops/conv2d_nhwc.cpp and MatmulPush in gpu/ops/matmul.cpp.
@@ -392,16 +400,23 @@ TEST_F(Conv2dNhwcSweepTest, ResNet50Batch32TileSweep) {
   if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
   const uint32_t sg = rt().caps().subgroup_size;
+  // BM x BN x BK x subgroups along M x along N x slices of loads in flight x K splits.
+  std::string list =
+      "128x128x32x2x4x2x1,128x128x16x2x4x2x1,128x128x16x2x4x1x1,128x64x16x4x2x2x1,128x64x32x4x2x2x1,"
+      "64x128x16x2x4x2x1,64x64x16x2x2x2x1,64x64x32x2x2x2x1,256x64x16x4x2x2x1,128x128x16x2x4x2x2,"
+      "128x128x32x2x4x2x2,128x128x16x2x4x2x3";
+  if (const char* env = std::getenv("RECON_CONV_TILES")) list = env;
   std::vector<SweepTile> tiles;
-  // BM, BN, BK, subgroups along M and N, slices of loads in flight, K splits.
-  const std::array<uint32_t, 7> list[] = {
-      {128, 128, 32, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 2, 1}, {128, 128, 16, 2, 4, 1, 1}, {128, 64, 16, 4, 2, 2, 1},
-      {128, 64, 32, 4, 2, 2, 1},  {64, 128, 16, 2, 4, 2, 1},  {64, 64, 16, 2, 2, 2, 1},   {64, 64, 32, 2, 2, 2, 1},
-      {256, 64, 16, 4, 2, 2, 1},  {128, 128, 16, 2, 4, 2, 2}, {128, 128, 32, 2, 4, 2, 2}, {128, 128, 16, 2, 4, 2, 3}};
-  for (const auto& [bm, bn, bk, wm, wn, prefetch, splits] : list) {
-    char label[64];
-    std::snprintf(label, sizeof label, "%3ux%3ux%2u sg %ux%u pf %u split %u", bm, bn, bk, wm, wn, prefetch, splits);
-    tiles.push_back({{wm * wn * sg, bm, bn, bk, wm, wn, splits, prefetch}, label});
+  for (size_t at = 0; at < list.size();) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    uint32_t v[7] = {};
+    ASSERT_EQ(std::sscanf(list.substr(at, end - at).c_str(), "%ux%ux%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4],
+                          &v[5], &v[6]),
+              7)
+        << list.substr(at, end - at);
+    const auto [bm, bn, bk, wm, wn, prefetch, splits] = v;
+    tiles.push_back({{wm * wn * sg, bm, bn, bk, wm, wn, splits, prefetch}, list.substr(at, end - at)});
+    at = end + 1;
   }
   sweep(/*coopmat=*/true, tiles);
 }

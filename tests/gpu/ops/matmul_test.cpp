@@ -652,12 +652,14 @@ TEST_F(MatmulCoopMatTest, EpilogueAndBatchesMatchFloat64) {
     run(split, dt, 2700, &caps, &dispatches);
     EXPECT_GT(dispatches, 1u);
   }
-  // A many-tile GEMM of short K with a residual, ragged in M: 64×128 tiles with the residual loaded
-  // ahead of the epilogue (a ResNet 1×1 convolution's shape).
-  Problem short_k;
-  short_k.m = 4100, short_k.n = 256, short_k.k = 64, short_k.tb = true, short_k.bias = true, short_k.residual = true;
-  short_k.act = Activation::kRelu, short_k.path = GemmPath::kCoopMat;
-  run(short_k, DType::kF16, 2800);
+  // Many-tile GEMMs of short K with a residual, ragged in M: tiles of 16 subgroups, 128×64 and
+  // 128×128, with the residual loaded ahead of the epilogue (ResNet's 1×1 convolutions' shapes).
+  for (const int64_t k : {64, 200}) {
+    Problem short_k;
+    short_k.m = 4100, short_k.n = 256, short_k.k = k, short_k.tb = true, short_k.bias = true;
+    short_k.residual = true, short_k.act = Activation::kRelu, short_k.path = GemmPath::kCoopMat;
+    run(short_k, DType::kF16, 2800 + static_cast<uint32_t>(k));
+  }
 }
 
 // The capabilities of a GPU with the tensor-core GEMM (an H200's shared memory), for the tile rules'
@@ -722,11 +724,17 @@ TEST(GemmTiling, NarrowProblemsTakeHalfTiles) {
     return ops::choose_gemm_tiling(caps, DType::kF16, m, n, k, GemmPath::kAuto, false, 1).value();
   };
   const auto short_k = nhwc(32 * 56 * 56, 256, 64);  // the 1×1 convolution of 64 channels into 256
-  EXPECT_EQ(short_k.bm, 64u);
-  EXPECT_EQ(short_k.bn, 128u);
+  EXPECT_EQ(short_k.bm, 128u);
+  EXPECT_EQ(short_k.bn, 64u);
   EXPECT_EQ(short_k.bk, 16u);
-  EXPECT_EQ(short_k.wg_size, 256u) << "2×4 subgroups";
-  EXPECT_EQ(nhwc(32 * 14 * 14, 1024, 256).bm, 128u) << "K = 256 keeps the full tile";
+  EXPECT_EQ(short_k.wg_size, 512u) << "4×4 subgroups";
+  const auto k256 = nhwc(32 * 14 * 14, 1024, 256);  // the 1×1 convolution of 256 channels into 1024
+  EXPECT_EQ(k256.bm, 128u);
+  EXPECT_EQ(k256.bn, 128u);
+  EXPECT_EQ(k256.bk, 32u);
+  EXPECT_EQ(k256.spec()[4], 4u) << "4×4 subgroups up to K = 512";
+  EXPECT_EQ(k256.spec()[5], 4u);
+  EXPECT_EQ(nhwc(32 * 14 * 14, 256, 2304).wg_size, 256u) << "the 3×3 convolution keeps 2×4 subgroups";
   EXPECT_EQ(tile(256, 56 * 56, 64).bm, 128u) << "B row-major (NCHW) keeps it too";
   // The 3×3 convolution at 7×7: 52 tiles of 144 slices, which a GPU of 132 SMs splits in two.
   Capabilities gpu = caps;
