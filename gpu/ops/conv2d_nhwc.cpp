@@ -145,7 +145,8 @@ Status conv2d_nhwc(Graph& g, const Capabilities& caps, const Arg& input, const A
     push.off_out = static_cast<uint32_t>(wout.offset);
     push.off_r = wres ? static_cast<uint32_t>(wres->offset) : 0;
     push.flags = flags;
-    const FastDivisor plane = fast_divisor(static_cast<uint32_t>(pixels)), row = fast_divisor(static_cast<uint32_t>(wo)),
+    const FastDivisor plane = fast_divisor(static_cast<uint32_t>(pixels)),
+                      row = fast_divisor(static_cast<uint32_t>(wo)),
                       tap = fast_divisor(static_cast<uint32_t>(std::max<int64_t>(cin, 1)));
     push.div_plane = plane.magic, push.div_wo = row.magic, push.div_cin = tap.magic;
     push.div_shifts = plane.shift | row.shift << 8 | tap.shift << 16;

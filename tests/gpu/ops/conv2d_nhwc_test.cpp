@@ -4,7 +4,6 @@
 // residuals (also in place, and before the activation), batches split beyond the binding limit,
 // the scalar path everywhere, its split over K and the tensor-core path where present, and misuse.
 #include "gpu/ops/conv2d_nhwc.h"
-#include "gpu/ops/fast_divide.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "bench/gpu/clock_warmup.h"
+#include "gpu/ops/fast_divide.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/gpu/ops/activation_reference.h"
 #include "tests/gpu/ops/conv_test_operands.h"
@@ -361,8 +361,10 @@ class Conv2dNhwcSweepTest : public Conv2dNhwcTest {
           spec.push_back(planar ? 1u : 0u);
           const ops::FastDivisor plane = ops::fast_divisor(ho * wo), row = ops::fast_divisor(wo),
                                  tap = ops::fast_divisor(c.cin);
-          conv_push = {kBatch, c.h, c.w, c.cin, ho, wo, c.cout, k, 0, 0, 0, 0, 0, flags,
-                       plane.magic, row.magic, tap.magic, plane.shift | row.shift << 8 | tap.shift << 16};
+          conv_push = {
+              kBatch, c.h,   c.w,         c.cin,     ho,        wo,
+              c.cout, k,     0,           0,         0,         0,
+              0,      flags, plane.magic, row.magic, tap.magic, plane.shift | row.shift << 8 | tap.shift << 16};
         }
         std::string shader = gemm ? "matmul" : "conv2d_nhwc";
         shader += coopmat ? "_coopmat_f16" : splits > 1 ? "_split_f32" : "_f32";
