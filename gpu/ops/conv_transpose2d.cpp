@@ -58,8 +58,10 @@ Status conv_transpose2d(Graph& g, const Capabilities& caps, const Arg& input, co
   }
   const int64_t m = cout * kh * kw, npix = h * w;
   if (batch == 0 || m == 0 || npix == 0) return Status::ok();
+  // B is the input image, [Cin, H·W]: stored [K, N] as the NCHW convolution's, whose tile rules it
+  // follows (it had taken the rules of B stored [N, K], measured on channels-last convolutions).
   RECON_ASSIGN_OR_RETURN(GemmTiling tiling,
-                         choose_gemm_tiling(caps, dtype, m, npix, cin, path, /*b_row_major=*/false, batch));
+                         choose_gemm_tiling(caps, dtype, m, npix, cin, path, /*b_row_major=*/true, batch));
   const auto grid = tiling.groups(m, npix, 1);
   if (grid[0] > caps.max_workgroup_count[0] || grid[1] > caps.max_workgroup_count[1]) {
     return invalid_argument("conv_transpose2d: " + shape_string(want) +
