@@ -398,6 +398,31 @@ class Conv2dNhwcSweepTest : public Conv2dNhwcTest {
   }
 };
 
+// A sweep's tiles as RECON_CONV_TILES and RECON_CONV_SCALAR_TILES spell them: comma-separated, each
+// up to 7 numbers joined by 'x', at least `required` of them; the numbers left out keep `fill`'s.
+// A tile that does not parse is named in `bad`.
+struct ListedTile {
+  std::array<uint32_t, 7> v;
+  std::string text;
+};
+std::vector<ListedTile> parse_tiles(const std::string& list, int required, const std::array<uint32_t, 7>& fill,
+                                    std::string* bad) {
+  std::vector<ListedTile> out;
+  for (size_t at = 0; at < list.size();) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    ListedTile t{fill, list.substr(at, end - at)};
+    const int got = std::sscanf(t.text.c_str(), "%ux%ux%ux%ux%ux%ux%u", &t.v[0], &t.v[1], &t.v[2], &t.v[3], &t.v[4],
+                                &t.v[5], &t.v[6]);
+    if (got < required) {
+      *bad = t.text;
+      return {};
+    }
+    out.push_back(std::move(t));
+    at = end + 1;
+  }
+  return out;
+}
+
 TEST_F(Conv2dNhwcSweepTest, ResNet50Batch32TileSweep) {
   if (std::getenv("RECON_CONV_BENCH") == nullptr) GTEST_SKIP() << "set RECON_CONV_BENCH=1 to run";
   if (!ops::coopmat_gemm_available(rt().caps())) GTEST_SKIP() << "no tensor cores";
@@ -408,17 +433,13 @@ TEST_F(Conv2dNhwcSweepTest, ResNet50Batch32TileSweep) {
       "64x128x16x2x4x2x1,64x64x16x2x2x2x1,64x64x32x2x2x2x1,256x64x16x4x2x2x1,128x128x16x2x4x2x2,"
       "128x128x32x2x4x2x2,128x128x16x2x4x2x3";
   if (const char* env = std::getenv("RECON_CONV_TILES")) list = env;
+  std::string bad;
+  const std::vector<ListedTile> listed = parse_tiles(list, 7, {}, &bad);
+  ASSERT_TRUE(bad.empty()) << bad;
   std::vector<SweepTile> tiles;
-  for (size_t at = 0; at < list.size();) {
-    const size_t end = std::min(list.find(',', at), list.size());
-    uint32_t v[7] = {};
-    ASSERT_EQ(std::sscanf(list.substr(at, end - at).c_str(), "%ux%ux%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4],
-                          &v[5], &v[6]),
-              7)
-        << list.substr(at, end - at);
-    const auto [bm, bn, bk, wm, wn, prefetch, splits] = v;
-    tiles.push_back({{wm * wn * sg, bm, bn, bk, wm, wn, splits, prefetch}, list.substr(at, end - at)});
-    at = end + 1;
+  for (const ListedTile& t : listed) {
+    const auto [bm, bn, bk, wm, wn, prefetch, splits] = t.v;
+    tiles.push_back({{wm * wn * sg, bm, bn, bk, wm, wn, splits, prefetch}, t.text});
   }
   sweep(/*coopmat=*/true, tiles);
 }
@@ -431,16 +452,13 @@ TEST_F(Conv2dNhwcSweepTest, ResNet50Batch32ScalarTileSweep) {
       "128x128x8x8x8,128x128x16x8x8,64x64x16x4x4,64x64x8x4x4,128x64x8x8x4,64x128x8x4x8,"
       "128x128x8x8x8x2,64x64x16x4x4x2";
   if (const char* env = std::getenv("RECON_CONV_SCALAR_TILES")) list = env;
+  std::string bad;
+  const std::vector<ListedTile> listed = parse_tiles(list, 5, {0, 0, 0, 0, 0, 1, 0}, &bad);
+  ASSERT_TRUE(bad.empty()) << bad;
   std::vector<SweepTile> tiles;
-  for (size_t at = 0; at < list.size();) {
-    const size_t end = std::min(list.find(',', at), list.size());
-    uint32_t v[6] = {0, 0, 0, 0, 0, 1};
-    const int got =
-        std::sscanf(list.substr(at, end - at).c_str(), "%ux%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
-    ASSERT_GE(got, 5) << list.substr(at, end - at);
-    const auto [bm, bn, bk, tm, tn, splits] = v;
-    tiles.push_back({{(bm / tm) * (bn / tn), bm, bn, bk, tm, tn, splits, 0}, list.substr(at, end - at)});
-    at = end + 1;
+  for (const ListedTile& t : listed) {
+    const auto [bm, bn, bk, tm, tn, splits, unused] = t.v;
+    tiles.push_back({{(bm / tm) * (bn / tn), bm, bn, bk, tm, tn, splits, 0}, t.text});
   }
   sweep(/*coopmat=*/false, tiles);
 }
